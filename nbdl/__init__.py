@@ -1,0 +1,8 @@
+"""nbdl: MXNet's programming model on Numba kernels with a static memory planner."""
+from .errors import (AttrError, BindError, DeviceError, DTypeError, GraphError,  # noqa: F401
+                     NbdlError, ShapeError, UnknownOpError)
+from .device import Context, Device, cpu, current_context, current_device, gpu, num_gpus  # noqa: F401
+from . import symbol  # noqa: F401
+from . import symbol as sym  # noqa: F401
+
+__version__ = "0.1.0"

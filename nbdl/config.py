@@ -1,0 +1,64 @@
+"""Every environment knob nbdl reads, read in one place.
+
+Values are read when asked for (not at import), so tests can set them with
+``monkeypatch.setenv``.
+"""
+import os
+
+
+def _flag(name, default):
+    v = os.environ.get(name)
+    if v is None or v == "":
+        return default
+    return v.strip().lower() not in ("0", "false", "no", "off")
+
+
+def planner_mode():
+    """``NBDL_PLANNER``: ``greedy`` (default) packs entries into one arena;
+    ``naive`` gives every entry its own region (no sharing, no inplace)."""
+    mode = os.environ.get("NBDL_PLANNER", "greedy").strip().lower() or "greedy"
+    if mode not in ("greedy", "naive"):
+        from .errors import NbdlError
+        raise NbdlError(f"NBDL_PLANNER={mode!r}: expected 'greedy' or 'naive'")
+    return mode
+
+
+def cache_dir():
+    """``NBDL_CACHE_DIR``: where generated executor drivers are written so that
+    Numba's on-disk cache can reuse their compiled code across processes."""
+    d = os.environ.get("NBDL_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "nbdl")
+    return d
+
+
+def num_threads():
+    """``NBDL_NUM_THREADS``: threads for parallel kernels (0 = Numba's default)."""
+    try:
+        return int(os.environ.get("NBDL_NUM_THREADS", "0"))
+    except ValueError:
+        return 0
+
+
+def use_driver():
+    """``NBDL_DRIVER``: compile a static executor schedule into one native
+    ``@njit`` driver (default on).  Off runs the schedule from a Python loop."""
+    return _flag("NBDL_DRIVER", True)
+
+
+def driver_min_steps():
+    """``NBDL_DRIVER_MIN_STEPS``: schedules shorter than this run from Python;
+    compiling a driver costs about a second and pays off only when reused."""
+    try:
+        return int(os.environ.get("NBDL_DRIVER_MIN_STEPS", "8"))
+    except ValueError:
+        return 8
+
+
+def parallel_threshold():
+    """``NBDL_PARALLEL_MIN``: element count from which the ``parallel=True``
+    variant of a kernel is chosen at bind time (each parallel call costs
+    1.5-3 us, so small arrays run serially)."""
+    try:
+        return int(os.environ.get("NBDL_PARALLEL_MIN", str(1 << 17)))
+    except ValueError:
+        return 1 << 17

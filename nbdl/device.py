@@ -1,0 +1,135 @@
+"""Devices: ``nbdl.cpu()``, ``nbdl.gpu(i)`` and the ``with device:`` default.
+
+A device knows how to allocate, copy and fill arrays of its kind: numpy arrays
+on the CPU, ``numba.cuda`` device arrays on a GPU.  CUDA is imported lazily,
+the first time a GPU device is used, so a CPU-only install never touches it.
+"""
+import threading
+
+import numpy as np
+
+from .errors import DeviceError
+
+_state = threading.local()
+
+
+class Device:
+    """A compute device: ``device_type`` is ``'cpu'`` or ``'gpu'``."""
+
+    __slots__ = ("device_type", "device_id", "_old")
+
+    def __init__(self, device_type="cpu", device_id=0):
+        if isinstance(device_type, Device):
+            device_type, device_id = device_type.device_type, device_type.device_id
+        if device_type not in ("cpu", "gpu", "cpu_pinned", "cpu_shared"):
+            raise DeviceError(f"unknown device type {device_type!r}: expected 'cpu' or 'gpu'")
+        if device_type in ("cpu_pinned", "cpu_shared"):
+            device_type = "cpu"
+        self.device_type = device_type
+        self.device_id = int(device_id)
+        self._old = None
+
+    # The kernel table is keyed by 'cpu' / 'cuda'.
+    @property
+    def kernel_key(self):
+        return "cpu" if self.device_type == "cpu" else "cuda"
+
+    def __eq__(self, other):
+        return (isinstance(other, Device) and self.device_type == other.device_type
+                and self.device_id == other.device_id)
+
+    def __hash__(self):
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self):
+        return f"{self.device_type}({self.device_id})"
+
+    __str__ = __repr__
+
+    def __enter__(self):
+        self._old = current_device()
+        _state.device = self
+        return self
+
+    def __exit__(self, *exc):
+        _state.device = self._old
+        self._old = None
+
+    # --- storage -----------------------------------------------------------
+    def empty(self, shape, dtype):
+        if self.device_type == "cpu":
+            return np.empty(shape, dtype=dtype)
+        cuda = _cuda(self)
+        with cuda.gpus[self.device_id]:
+            return cuda.device_array(shape, dtype=dtype)
+
+    def zeros(self, shape, dtype):
+        if self.device_type == "cpu":
+            return np.zeros(shape, dtype=dtype)
+        return self.from_numpy(np.zeros(shape, dtype=dtype))
+
+    def from_numpy(self, a):
+        """Copy a numpy array onto this device (a view is kept on the CPU)."""
+        a = np.ascontiguousarray(a)
+        if self.device_type == "cpu":
+            return a
+        cuda = _cuda(self)
+        with cuda.gpus[self.device_id]:
+            return cuda.to_device(a)
+
+    @staticmethod
+    def to_numpy(a):
+        if isinstance(a, np.ndarray):
+            return a
+        return a.copy_to_host()
+
+
+def _cuda(dev):
+    try:
+        from numba import cuda
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise DeviceError(f"{dev}: numba.cuda is not importable ({e}); "
+                          "install nbdl[cuda]") from e
+    if not cuda.is_available():
+        raise DeviceError(f"{dev}: no CUDA device is available "
+                          "(set NUMBA_ENABLE_CUDASIM=1 to use the simulator)")
+    if dev.device_id >= len(cuda.gpus):
+        raise DeviceError(f"{dev}: only {len(cuda.gpus)} GPU(s) present")
+    return cuda
+
+
+def cpu(device_id=0):
+    return Device("cpu", device_id)
+
+
+def gpu(device_id=0):
+    return Device("gpu", device_id)
+
+
+def num_gpus():
+    try:
+        from numba import cuda
+        return len(cuda.gpus) if cuda.is_available() else 0
+    except Exception:
+        return 0
+
+
+def current_device():
+    d = getattr(_state, "device", None)
+    return d if d is not None else Device("cpu", 0)
+
+
+def as_device(d):
+    if d is None:
+        return current_device()
+    if isinstance(d, Device):
+        return d
+    if isinstance(d, str):
+        kind, _, idx = d.partition("(")
+        return Device(kind.strip(), int(idx.rstrip(")") or 0))
+    raise DeviceError(f"expected a Device, got {d!r}")
+
+
+# MXNet spelling
+Context = Device
+current_context = current_device

@@ -1,0 +1,46 @@
+"""nbdl's exception hierarchy.
+
+Every error a user can provoke is an ``NbdlError``.  The subclasses also derive
+from the matching builtin (``ValueError``, ``TypeError``, ``KeyError``) so code
+written against MXNet's ``MXNetError`` or against plain Python exceptions keeps
+working.
+"""
+
+
+class NbdlError(Exception):
+    """Base class of every error nbdl raises on bad input."""
+
+
+class ShapeError(NbdlError, ValueError):
+    """Shapes that do not agree, or shape inference that cannot finish."""
+
+
+class DTypeError(NbdlError, TypeError):
+    """A dtype an op or kernel does not support, or dtypes that disagree."""
+
+
+class AttrError(NbdlError, ValueError):
+    """An unknown, missing or malformed operator attribute."""
+
+
+class UnknownOpError(NbdlError, KeyError):
+    """An operator name that is not in the op table."""
+
+    def __str__(self):  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class BindError(NbdlError, ValueError):
+    """Bad arguments to bind / simple_bind / forward / backward."""
+
+
+class GraphError(NbdlError, ValueError):
+    """A malformed graph: duplicate names, bad JSON, dangling references."""
+
+
+class DeviceError(NbdlError, RuntimeError):
+    """A device that is unavailable or arrays on mismatched devices."""
+
+
+__all__ = ["NbdlError", "ShapeError", "DTypeError", "AttrError", "UnknownOpError",
+           "BindError", "GraphError", "DeviceError"]

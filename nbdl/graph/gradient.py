@@ -1,0 +1,61 @@
+"""The gradient pass: reverse-mode over the graph using each op's
+``gradient`` rule, which builds the input gradients out of registered ops.
+The result is an ordinary graph, so backward is planned like forward."""
+from ..errors import GraphError
+from .ir import Entry, make_node, topo_order
+
+
+def _sum(entries, name_hint):
+    if len(entries) == 1:
+        return entries[0]
+    return make_node("add_n", entries, name=f"{name_hint}_sum").output(0)
+
+
+def build_gradient(heads, head_grads, wrt):
+    """Gradient entries of ``wrt`` (variable entries) given the head gradients.
+
+    Returns a list with one Entry per ``wrt``; an argument no head depends on
+    gets a ``zeros_like`` node."""
+    order = topo_order(heads)
+    wrt_ids = {id(e.node) for e in wrt}
+    # Only nodes downstream of a wrt variable carry gradient.
+    live = set(wrt_ids)
+    for node in order:
+        if node.op is not None and any(id(e.node) in live for e in node.inputs):
+            live.add(id(node))
+    contribs = {}
+    for h, g in zip(heads, head_grads):
+        contribs.setdefault(h, []).append(g)
+    for node in reversed(order):
+        if node.op is None or id(node) not in live:
+            continue
+        outs = node.outputs()
+        if not any(o in contribs for o in outs):
+            continue
+        if node.op.gradient is None:
+            continue  # not differentiable: no gradient flows through it
+        out_grads = []
+        for o in outs:
+            c = contribs.get(o)
+            if c:
+                out_grads.append(_sum(c, f"{node.name}_{o.index}_grad"))
+            else:
+                out_grads.append(make_node("zeros_like", [o], name=f"{node.name}_out{o.index}_zero").output(0))
+        in_grads = node.op.gradient(node, out_grads)
+        if len(in_grads) > len(node.inputs):
+            raise GraphError(f"{node.op.name}: gradient rule returned {len(in_grads)} "
+                             f"gradients for {len(node.inputs)} inputs")
+        for inp, g in zip(node.inputs, in_grads):
+            if g is None or id(inp.node) not in live:
+                continue
+            if not isinstance(g, Entry):
+                raise GraphError(f"{node.op.name}: gradient rule returned {g!r}, not an Entry")
+            contribs.setdefault(inp, []).append(g)
+    result = []
+    for e in wrt:
+        c = contribs.get(e)
+        if c:
+            result.append(_sum(c, f"{e.node.name}_grad"))
+        else:
+            result.append(make_node("zeros_like", [e], name=f"{e.node.name}_zerograd").output(0))
+    return result

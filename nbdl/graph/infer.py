@@ -1,0 +1,93 @@
+"""Shape and dtype inference over a graph: each op's rule, run forward and
+backward to a fixed point, so weights get their shapes from data and labels
+from outputs (two-way, partial)."""
+import numpy as np
+
+from ..errors import DTypeError, ShapeError
+from ..ops.registry import shapes_str
+
+
+def _where(node):
+    return f"{node.op.name} (node {node.name!r})"
+
+
+def _merge(table, entry, new, node, what, err):
+    if new is None:
+        return False
+    old = table.get(entry)
+    if old is None:
+        table[entry] = new
+        return True
+    if old != new:
+        raise err(f"{_where(node)}: {what} of {entry.name!r} is inferred as "
+                  f"{_fmt(new)} but was already {_fmt(old)}")
+    return False
+
+
+def _fmt(v):
+    if isinstance(v, tuple):
+        return str(v)
+    return str(np.dtype(v)) if v is not None else "?"
+
+
+def _run(order, table, rule_attr, what, err, partial):
+    ops = [n for n in order if n.op is not None]
+    for _ in range(2 * len(ops) + 2):
+        changed = False
+        for sweep in (ops, reversed(ops)):
+            for node in sweep:
+                ins = [table.get(e) for e in node.inputs]
+                outs = [table.get(node.output(i)) for i in range(node.num_outputs)]
+                if all(x is not None for x in ins) and all(x is not None for x in outs):
+                    continue
+                rule = getattr(node.op, rule_attr)
+                try:
+                    new_in, new_out = rule(node.attrs, list(ins), list(outs))
+                except err as e:
+                    raise err(f"node {node.name!r}: {e}" if node.name not in str(e) else str(e)) from None
+                for e, v in zip(node.inputs, new_in):
+                    changed |= _merge(table, e, v, node, what, err)
+                for i, v in enumerate(new_out):
+                    changed |= _merge(table, node.output(i), v, node, what, err)
+        if not changed:
+            break
+    return table
+
+
+def infer_shapes(order, known, partial=True):
+    """``known``: {Entry: shape}.  Returns {Entry: shape} for every entry that
+    could be inferred.  Raises ``ShapeError`` on conflicts; the caller decides
+    what incomplete inference means."""
+    table = {}
+    for node in order:
+        if node.op is None and "__shape__" in node.user_attrs:
+            from ..ops.attrs import _parse_tuple
+            shp = _parse_tuple(node.user_attrs["__shape__"])
+            if shp and all(d is not None and d > 0 for d in shp):
+                table[node.output(0)] = shp
+    for e, s in known.items():
+        if s is not None:
+            s = tuple(int(d) for d in s)
+            old = table.get(e)
+            if old is not None and old != s and e.node.op is None:
+                raise ShapeError(f"argument {e.node.name!r}: given shape {s} disagrees "
+                                 f"with its declared shape {old}")
+            table[e] = s
+    return _run(order, table, "infer_shape", "shape", ShapeError, partial)
+
+
+def infer_types(order, known):
+    table = {}
+    for node in order:
+        if node.op is None and "__dtype__" in node.user_attrs:
+            from ..dtype import from_flag
+            table[node.output(0)] = from_flag(node.user_attrs["__dtype__"])
+    for e, t in known.items():
+        if t is not None:
+            table[e] = np.dtype(t)
+    return _run(order, table, "infer_type", "dtype", DTypeError, True)
+
+
+def describe_missing(order, table, arg_nodes):
+    missing = [n.name for n in arg_nodes if table.get(n.output(0)) is None]
+    return missing

@@ -1,0 +1,160 @@
+"""The graph IR shared by Symbol, the gradient pass, the planner's caller and
+the executor: nodes, the entries they produce, and topological order."""
+from ..errors import GraphError
+from ..ops.attrs import attr_to_str, is_user_attr
+from ..ops.registry import get_op
+
+
+class Node:
+    """One operator application, or a variable when ``op`` is None.
+
+    ``attrs`` are the parsed op attributes, ``attr_str`` their MXNet string
+    forms, ``user_attrs`` the ``__key__`` attributes (``__shape__``,
+    ``__lr_mult__``, ...) that belong to the node rather than the op.
+    ``inputs`` lists the op's data inputs and then its aux inputs."""
+
+    __slots__ = ("op", "name", "attrs", "attr_str", "user_attrs", "inputs", "__weakref__")
+
+    def __init__(self, op, name, attrs=None, attr_str=None, inputs=(), user_attrs=None):
+        self.op = op
+        self.name = name
+        self.attrs = attrs or {}
+        self.attr_str = attr_str or {}
+        self.inputs = list(inputs)
+        self.user_attrs = dict(user_attrs or {})
+
+    @property
+    def is_variable(self):
+        return self.op is None
+
+    @property
+    def num_outputs(self):
+        return 1 if self.op is None else self.op.n_outputs(self.attrs)
+
+    @property
+    def num_visible_outputs(self):
+        return 1 if self.op is None else self.op.n_visible(self.attrs)
+
+    def output(self, i=0):
+        return Entry(self, i)
+
+    def outputs(self):
+        return [Entry(self, i) for i in range(self.num_outputs)]
+
+    def output_names(self):
+        if self.op is None:
+            return [self.name]
+        return [f"{self.name}_{n}" for n in self.op.list_outputs(self.attrs)]
+
+    def __repr__(self):
+        return f"Node({self.op.name if self.op else 'var'}, {self.name!r})"
+
+
+class Entry:
+    """Output ``index`` of ``node``; hashable by node identity."""
+
+    __slots__ = ("node", "index")
+
+    def __init__(self, node, index=0):
+        self.node = node
+        self.index = index
+
+    def __eq__(self, other):
+        return isinstance(other, Entry) and self.node is other.node and self.index == other.index
+
+    def __hash__(self):
+        return hash((id(self.node), self.index))
+
+    @property
+    def name(self):
+        return self.node.output_names()[self.index]
+
+    def __repr__(self):
+        return f"Entry({self.node.name!r}, {self.index})"
+
+
+_counters = {}
+
+
+def auto_name(hint):
+    """MXNet-style automatic names: ``fullyconnected0``, ``fullyconnected1``..."""
+    hint = hint.lower()
+    n = _counters.get(hint, 0)
+    _counters[hint] = n + 1
+    return f"{hint}{n}"
+
+
+def reset_auto_names():
+    _counters.clear()
+
+
+def make_variable(name, user_attrs=None):
+    return Node(None, name, user_attrs=user_attrs)
+
+
+def make_node(op_name, inputs, attrs=None, name=None, user_attrs=None):
+    """Create an op node from entries (used by Symbol and by gradient rules).
+
+    ``attrs`` may hold strings or Python values; they are parsed and checked
+    against the op's schema here."""
+    op = get_op(op_name) if isinstance(op_name, str) else op_name
+    raw = dict(attrs or {})
+    user = dict(user_attrs or {})
+    for k in list(raw):
+        if is_user_attr(k):
+            user[k] = attr_to_str(raw.pop(k))
+    if op.key_var_num_args and op.key_var_num_args not in raw:
+        raw[op.key_var_num_args] = len(inputs)
+    if name is None:
+        name = auto_name(op.name.lstrip("_") if not op.name.startswith("_backward") else op.name)
+    parsed, strings = op.parse_attrs(raw, name)
+    want = len(op.list_inputs(parsed)) + len(op.list_aux(parsed))
+    if len(inputs) != want:
+        raise GraphError(f"{op.name} (node {name!r}): expected {want} inputs "
+                         f"({', '.join(op.list_inputs(parsed) + op.list_aux(parsed))}), "
+                         f"got {len(inputs)}")
+    return Node(op, name, parsed, strings, inputs, user)
+
+
+def topo_order(heads):
+    """Nodes reachable from ``heads`` (entries), inputs before users, in
+    MXNet's depth-first post-order (which fixes argument order)."""
+    order, seen = [], set()
+    for h in heads:
+        root = h.node if isinstance(h, Entry) else h
+        if id(root) in seen:
+            continue
+        stack = [(root, 0)]
+        seen.add(id(root))
+        while stack:
+            node, i = stack.pop()
+            if i < len(node.inputs):
+                stack.append((node, i + 1))
+                child = node.inputs[i].node
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, 0))
+            else:
+                order.append(node)
+    return order
+
+
+def aux_positions(node):
+    """Indices into ``node.inputs`` that are aux states."""
+    if node.op is None:
+        return range(0)
+    n_in = len(node.op.list_inputs(node.attrs))
+    return range(n_in, len(node.inputs))
+
+
+def classify_variables(order):
+    """Split variable nodes into (arguments, aux states) in topo order."""
+    aux_ids = set()
+    for node in order:
+        for i in aux_positions(node):
+            aux_ids.add(id(node.inputs[i].node))
+    args, aux = [], []
+    for node in order:
+        if node.op is None:
+            (aux if id(node) in aux_ids else args).append(node)
+    return args, aux

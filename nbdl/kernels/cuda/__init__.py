@@ -1,0 +1,1 @@
+"""CUDA kernels.  Imported only when a GPU device is used."""

@@ -1,0 +1,208 @@
+"""The op table: one ``OpDef`` per operator, rules only.
+
+An ``OpDef`` says what an op is (names, attributes), how shapes and dtypes
+flow through it, how its gradient is built from other registered ops, which
+outputs may alias which inputs, how much scratch it needs, and where its
+kernels are.  Kernels live in ``nbdl.kernels.<device>.<family>`` and are
+reached through ``prepare`` functions named by dotted path, so CUDA code is
+imported only when a GPU is used.
+
+Kernel calling convention (the contract every ``prepare`` keeps)::
+
+    launch = prepare(call)          # once, at bind time (or per eager call)
+    launch.fn(*arrays, *launch.scalars)
+
+``arrays`` are the op's inputs, then outputs, then temp buffers, each a
+contiguous array viewed with the shape ``launch.views[i]`` asks for (``None``:
+its own shape).  A kernel writes only into its outputs and temps, never
+allocates, and honours ``call.req[i]`` for each output (``REQ_WRITE`` /
+``REQ_INPLACE`` overwrite, ``REQ_ADD`` accumulates; ``REQ_ADD`` is only ever
+passed to ops with ``supports_add=True``).
+"""
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..errors import DTypeError, ShapeError, UnknownOpError
+from .attrs import Attr, parse_attrs
+
+REQ_NULL, REQ_WRITE, REQ_INPLACE, REQ_ADD = 0, 1, 2, 3
+REQ_NAMES = {"null": REQ_NULL, "write": REQ_WRITE, "inplace": REQ_INPLACE, "add": REQ_ADD}
+
+
+@dataclass
+class Call:
+    """Everything a ``prepare`` function may look at: parsed attributes,
+    input/output shapes and dtypes, the device, the write request of each
+    output and whether the graph runs in training mode."""
+    op: "OpDef"
+    attrs: dict
+    in_shapes: list
+    in_dtypes: list
+    out_shapes: list
+    out_dtypes: list
+    device: Any = None
+    req: list = None
+    is_train: bool = False
+    node_name: str = ""
+
+    def __post_init__(self):
+        if self.req is None:
+            self.req = [REQ_WRITE] * len(self.out_shapes)
+
+    def where(self):
+        return f"{self.op.name}" + (f" (node {self.node_name!r})" if self.node_name else "")
+
+
+@dataclass
+class Launch:
+    """A prepared kernel call: ``fn(*arrays, *scalars)``."""
+    fn: Callable
+    scalars: tuple = ()
+    views: Optional[list] = None  # shape per array argument (inputs, outputs, temps) or None
+
+
+@dataclass
+class OpDef:
+    name: str
+    input_names: Any = ("data",)          # list, or f(attrs) -> list for variadic ops
+    aux_names: tuple = ()
+    num_outputs: Any = 1                  # int or f(attrs) -> int
+    num_visible_outputs: Any = None       # int, f(attrs), or None = all
+    output_names: Any = None              # list, f(attrs) -> list, or None = "output"
+    attrs: dict = field(default_factory=dict)
+    infer_shape: Callable = None          # (attrs, in_shapes, out_shapes) -> (in_shapes, out_shapes)
+    infer_type: Callable = None           # (attrs, in_dtypes, out_dtypes) -> (in_dtypes, out_dtypes)
+    gradient: Callable = None             # (node, out_grads) -> [Entry | None] per input
+    inplace: Callable = None              # attrs -> [(input_index, output_index)]
+    temp: Callable = None                 # call -> [(shape, dtype)]
+    kernels: dict = field(default_factory=dict)  # {"cpu": "module:prepare_fn", "cuda": ...}
+    supports_add: bool = False            # kernels honour REQ_ADD
+    train_aware: bool = False             # output depends on is_train (Dropout, BatchNorm)
+    mutates_aux: bool = False             # writes its aux inputs (BatchNorm moving stats)
+    loss_output: bool = False             # backward ignores the head gradient (SoftmaxOutput)
+    key_var_num_args: str = None          # attribute holding the number of variadic inputs
+    ignore_inputs_in_backward: tuple = () # hint for readers; liveness is computed from the graph
+    dtypes: tuple = None                  # compute dtypes the kernels support (None: float32/64)
+    int_inputs: tuple = ()                # inputs that may also be integer (labels, indices)
+    hidden: bool = False                  # internal op (_backward_*): not exported to nd/sym namespaces
+    doc: str = ""
+    _prepared: dict = field(default_factory=dict, repr=False)
+
+    # -- names ------------------------------------------------------------
+    def list_inputs(self, attrs):
+        names = self.input_names(attrs) if callable(self.input_names) else self.input_names
+        return list(names)
+
+    def list_aux(self, attrs):
+        return list(self.aux_names(attrs) if callable(self.aux_names) else self.aux_names)
+
+    def n_outputs(self, attrs):
+        return self.num_outputs(attrs) if callable(self.num_outputs) else self.num_outputs
+
+    def n_visible(self, attrs):
+        v = self.num_visible_outputs
+        if v is None:
+            return self.n_outputs(attrs)
+        return v(attrs) if callable(v) else v
+
+    def list_outputs(self, attrs):
+        n = self.n_outputs(attrs)
+        names = self.output_names
+        if names is None:
+            return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
+        names = names(attrs) if callable(names) else names
+        return list(names)
+
+    def parse_attrs(self, raw, node_name=None):
+        return parse_attrs(self.name, self.attrs, raw, node_name)
+
+    # -- kernels ----------------------------------------------------------
+    def prepare(self, call):
+        key = call.device.kernel_key if call.device is not None else "cpu"
+        fn = self._prepared.get(key)
+        if fn is None:
+            path = self.kernels.get(key)
+            if path is None:
+                raise DTypeError(f"{self.name}: no {key} kernel is registered")
+            mod, _, attr = path.partition(":")
+            fn = getattr(importlib.import_module(mod), attr)
+            self._prepared[key] = fn
+        allowed = self.dtypes if self.dtypes is not None else FLOAT_DTYPES
+        for i, dt in enumerate(list(call.in_dtypes) + list(call.out_dtypes)):
+            if dt is not None and np.dtype(dt) not in allowed and not _dtype_exempt(self, call, i):
+                raise DTypeError(
+                    f"{call.where()}: dtype {np.dtype(dt)} is not supported "
+                    f"(supported: {', '.join(str(d) for d in allowed)}); "
+                    f"input dtypes {[str(np.dtype(d)) for d in call.in_dtypes]}")
+        return fn(call)
+
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _dtype_exempt(op, call, i):
+    # Index-like inputs (labels, indices) may be integer even for float ops.
+    return i < len(call.in_dtypes) and i in op.int_inputs
+
+
+_TABLE = {}
+_ALIASES = {}
+
+
+def register(op: OpDef, aliases=()):
+    if op.name in _TABLE:
+        raise ValueError(f"op {op.name!r} registered twice")
+    _TABLE[op.name] = op
+    for a in aliases:
+        _ALIASES[a] = op.name
+    return op
+
+
+def get_op(name):
+    """Look an op up by MXNet name or alias; unknown names raise ``UnknownOpError``."""
+    op = _TABLE.get(name) or _TABLE.get(_ALIASES.get(name, ""))
+    if op is None:
+        _load_all()
+        op = _TABLE.get(name) or _TABLE.get(_ALIASES.get(name, ""))
+    if op is None:
+        raise UnknownOpError(f"unknown operator {name!r}: nbdl has no op of that name")
+    return op
+
+
+def list_ops(include_hidden=False):
+    _load_all()
+    return sorted(n for n, op in _TABLE.items() if include_hidden or not op.hidden)
+
+
+def aliases():
+    _load_all()
+    return dict(_ALIASES)
+
+
+def _load_all():
+    from . import _families  # noqa: F401  (registers every family)
+
+
+# -- helpers shared by op families ------------------------------------------------
+
+def shape_str(s):
+    return "?" if s is None else str(tuple(s))
+
+
+def shapes_str(shapes):
+    return "[" + ", ".join(shape_str(s) for s in shapes) + "]"
+
+
+def shape_error(attrs_or_where, msg, in_shapes=None):
+    where = attrs_or_where
+    text = f"{where}: {msg}"
+    if in_shapes is not None:
+        text += f"; input shapes {shapes_str(in_shapes)}"
+    return ShapeError(text)
+
+
+__all__ = ["Attr", "Call", "Launch", "OpDef", "register", "get_op", "list_ops",
+           "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES"]
