@@ -1,0 +1,131 @@
+"""``plan(request)``: liveness -> inplace -> packing -> stats.
+
+In greedy mode several packers run and the smallest arena wins; one of them
+lays out MXNet's own storage-id pool end to end, so the planned arena is never
+bigger than what MXNet 1.x would allocate for the same schedule.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import config
+from ..errors import NbdlError
+from .inplace import Groups, groups_from_aliases, inplace_groups, singleton_groups
+from .liveness import Liveness, compute_liveness
+from .mxnet_pool import PoolResult, simulate_mxnet_pool
+from .packing import GREEDY_PACKERS, group_arrays, lower_bound_bytes, pack_greedy, pack_naive
+from .types import Buffer, MemoryPlan, PlanRequest, PlanStats, align_up
+
+
+def _resolve_mode(request: PlanRequest) -> str:
+    mode = request.mode if request.mode is not None else config.planner_mode()
+    if mode not in ("greedy", "naive"):
+        raise NbdlError(f"PlanRequest.mode={mode!r}: expected 'greedy', 'naive' or None")
+    return mode
+
+
+def _group_units(groups: Groups, roots, offsets, sizes):
+    """(offset, bytes, entries, interval) per storage group."""
+    return [(int(offsets[k]), int(sizes[k]), groups.members[r], groups.interval[r])
+            for k, r in enumerate(roots)]
+
+
+def _pool_units(pool: PoolResult, liveness: Liveness, aligned: dict[int, int]):
+    """Lay MXNet's blocks end to end, then its temp block; one unit per block
+    and per temp."""
+    live = liveness.live
+    block_offset = np.zeros(len(pool.block_bytes), np.int64)
+    if pool.block_bytes:
+        block_offset[1:] = np.cumsum(pool.block_bytes)[:-1]
+    temp_base = int(sum(pool.block_bytes))
+    per_block: dict[int, list[int]] = {}
+    for e in liveness.planned:
+        if e in pool.storage_of:
+            per_block.setdefault(pool.storage_of[e], []).append(e)
+    units = []
+    for b, entries in per_block.items():
+        span = (min(live[e][0] for e in entries), max(live[e][1] for e in entries))
+        units.append((int(block_offset[b]), pool.block_bytes[b], entries, span))
+    for t, off in pool.temp_offset.items():
+        units.append((temp_base + off, aligned[t], [t], live[t]))
+    return units, temp_base + pool.temp_block_bytes
+
+
+def _buffers(units, live) -> list[Buffer]:
+    """Merge units that occupy exactly the same bytes; sort by offset, and
+    each buffer's entries by first use."""
+    merged: dict[tuple[int, int], Buffer] = {}
+    for off, size, entries, (first, last) in units:
+        b = merged.get((off, size))
+        if b is None:
+            merged[(off, size)] = Buffer(off, size, list(entries), (first, last))
+        else:
+            b.entries.extend(entries)
+            b.live = (min(b.live[0], first), max(b.live[1], last))
+    for b in merged.values():
+        b.entries.sort(key=lambda e: live[e][0])
+    return sorted(merged.values(), key=lambda b: (b.offset, b.live[0], b.nbytes))
+
+
+PACKERS = (*GREEDY_PACKERS, "mxnet_pool")
+
+
+def plan(request: PlanRequest) -> MemoryPlan:
+    """Give every non-external entry of ``request`` an offset in one arena."""
+    return plan_with(request, PACKERS)
+
+
+def plan_with(request: PlanRequest, packers=PACKERS) -> MemoryPlan:
+    """``plan`` restricted to some of ``PACKERS`` (the smallest arena wins,
+    ties to the earlier name); for tests and experiments.  Naive mode ignores
+    ``packers``."""
+    unknown = set(packers) - set(PACKERS)
+    if unknown or not packers:
+        raise NbdlError(f"unknown packers {sorted(unknown)}; choose from {list(PACKERS)}")
+    mode = _resolve_mode(request)
+    liveness = compute_liveness(request)
+    align, nbytes = request.alignment, request.nbytes
+    num_steps = len(request.steps)
+    aligned = {e: align_up(nbytes[e], align) for e in liveness.planned}
+    pool = simulate_mxnet_pool(request, liveness)
+
+    if mode == "naive":
+        groups = singleton_groups(liveness)
+        roots, starts, ends, sizes = group_arrays(groups, nbytes, align)
+        offsets, arena = pack_naive(sizes)
+        units, packer, alias_of = _group_units(groups, roots, offsets, sizes), "naive", {}
+        lower = lower_bound_bytes(starts, ends, sizes, num_steps)
+    else:
+        groups = inplace_groups(request, liveness)
+        roots, starts, ends, sizes = group_arrays(groups, nbytes, align)
+        best = None
+        for name in packers:
+            if name == "mxnet_pool":
+                arena = pool.total_bytes
+            else:
+                offsets, arena = pack_greedy(name, starts, ends, sizes)
+            if best is None or arena < best[0]:
+                best = (arena, name, offsets if name != "mxnet_pool" else None)
+        arena, packer, offsets = best
+        if packer == "mxnet_pool":
+            units, arena = _pool_units(pool, liveness, aligned)
+            alias_of = pool.alias_of
+        else:
+            units, alias_of = _group_units(groups, roots, offsets, sizes), groups.alias_of
+        # the bound must hold whichever inplace choices the winner used
+        mx_groups = groups_from_aliases(liveness, pool.alias_of)
+        _, mx_starts, mx_ends, mx_sizes = group_arrays(mx_groups, nbytes, align)
+        lower = min(lower_bound_bytes(starts, ends, sizes, num_steps),
+                    lower_bound_bytes(mx_starts, mx_ends, mx_sizes, num_steps))
+
+    offsets_by_id: dict[int, int] = {}
+    for off, _size, entries, _span in units:
+        for e in entries:
+            offsets_by_id[e] = off
+    stats = PlanStats(naive_bytes=sum(aligned.values()), planned_bytes=int(arena),
+                      lower_bound_bytes=int(lower),
+                      temp_bytes=sum(aligned[t] for t in liveness.temp_step),
+                      mxnet_pool_bytes=pool.total_bytes, packer=packer)
+    return MemoryPlan(request=request, offsets=offsets_by_id, arena_bytes=int(arena),
+                      live=dict(liveness.live), alias_of=dict(alias_of),
+                      buffers=_buffers(units, liveness.live), stats=stats)

@@ -1,0 +1,69 @@
+"""The planner's data: what the executor asks for and what it gets back.
+
+Entry ids are plain ints chosen by the caller.  A ``Step`` is one kernel call
+of the schedule; a ``PlanRequest`` is the whole schedule (forward then
+backward) plus sizes; a ``MemoryPlan`` gives every planned id a byte offset in
+one arena.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def align_up(nbytes: int, alignment: int) -> int:
+    """``nbytes`` rounded up to a multiple of ``alignment`` (0 stays 0)."""
+    return -(-nbytes // alignment) * alignment
+
+
+@dataclass
+class Step:
+    """One scheduled kernel call."""
+    name: str                       # node name, for debug tables
+    op: str                         # op name
+    reads: list[int]                # entry ids read (may repeat; may be external)
+    writes: list[int]               # entry ids written
+    temps: list[int] = ()           # scratch ids live only during this step
+    inplace: list[tuple[int, int]] = ()   # (read id, written id) the kernel may alias
+
+
+@dataclass
+class PlanRequest:
+    """The whole schedule to plan, forward and backward together."""
+    steps: list[Step]
+    nbytes: dict[int, int]          # bytes of every id that appears (temps included)
+    names: dict[int, str]           # readable name per id
+    external: set[int]              # bound to user arrays: never planned
+    outputs: set[int]               # must stay live to the end of the schedule
+    alignment: int = 64
+    mode: str | None = None         # 'greedy' | 'naive'; None -> nbdl.config.planner_mode()
+
+
+@dataclass
+class Buffer:
+    """One row of the memory table: a region and the entries that use it."""
+    offset: int
+    nbytes: int                     # aligned size of the region
+    entries: list[int]              # ids stored there, in order of first use
+    live: tuple[int, int]           # first step any of them is live .. last step
+
+
+@dataclass
+class PlanStats:
+    naive_bytes: int = 0            # every planned id its own aligned region
+    planned_bytes: int = 0          # arena size
+    lower_bound_bytes: int = 0      # max over steps of aligned bytes live at once (of the
+                                    # inplace choices considered, the smaller)
+    temp_bytes: int = 0             # sum of temp sizes (aligned)
+    mxnet_pool_bytes: int = 0       # MXNet 1.x storage-id pool on the same request
+    packer: str = ""                # strategy that produced the offsets
+
+
+@dataclass
+class MemoryPlan:
+    request: PlanRequest
+    offsets: dict[int, int]                 # arena byte offset of every planned id
+    arena_bytes: int                        # == stats.planned_bytes
+    live: dict[int, tuple[int, int]]        # planned id -> (first step, last step); no externals
+    alias_of: dict[int, int]                # out id -> in id whose storage it took
+    buffers: list[Buffer] = field(default_factory=list)   # sorted by offset
+    stats: PlanStats = field(default_factory=PlanStats)
