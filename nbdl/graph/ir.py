@@ -106,8 +106,11 @@ def make_node(op_name, inputs, attrs=None, name=None, user_attrs=None):
     if op.key_var_num_args and op.key_var_num_args not in raw:
         raw[op.key_var_num_args] = len(inputs)
     if name is None:
-        name = auto_name(op.name.lstrip("_") if not op.name.startswith("_backward") else op.name)
+        name = auto_name(op.name)
     parsed, strings = op.parse_attrs(raw, name)
+    if op.key_var_num_args and parsed.get(op.key_var_num_args) != len(inputs):
+        raise GraphError(f"{op.name} (node {name!r}): {op.key_var_num_args}="
+                         f"{parsed.get(op.key_var_num_args)} but {len(inputs)} inputs were given")
     want = len(op.list_inputs(parsed)) + len(op.list_aux(parsed))
     if len(inputs) != want:
         raise GraphError(f"{op.name} (node {name!r}): expected {want} inputs "

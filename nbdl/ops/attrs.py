@@ -152,8 +152,9 @@ def parse_attrs(opname, schema, raw, node_name=None):
             raise AttrError(f"{where}: unknown attribute {key!r} (known attributes: {known})")
         try:
             parsed[key] = schema[key].parse(value)
-        except (ValueError, TypeError, SyntaxError) as e:
-            raise AttrError(f"{where}: attribute {key}={value!r} is invalid: {e}") from None
+        except (ValueError, TypeError, SyntaxError, OverflowError, RecursionError, MemoryError) as e:
+            raise AttrError(f"{where}: attribute {key}={value!r} is invalid: "
+                            f"{e or type(e).__name__}") from None
         strings[key] = attr_to_str(value)
     for key, spec in schema.items():
         if key not in parsed:

@@ -1,20 +1,32 @@
 """``nbdl.sym``: graph construction.  ``nbdl.sym.<op>`` comes from the op table."""
 from .symbol import Group, Symbol, Variable, create, load, load_json, var  # noqa: F401
 
+__all__ = ["Group", "Symbol", "Variable", "create", "load", "load_json", "var"]
+
 
 def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(f"module 'nbdl.symbol' has no attribute {name!r}")
     from ..errors import UnknownOpError
     from ..ops.registry import get_op
     try:
         op = get_op(name)
     except UnknownOpError:
-        raise AttributeError(f"module 'nbdl.symbol' has no attribute {name!r}") from None
+        raise AttributeError(f"module 'nbdl.symbol' has no attribute {name!r} "
+                             f"(and nbdl has no operator of that name)") from None
     if op.hidden and not name.startswith("_"):
-        raise AttributeError(name)
+        raise AttributeError(f"module 'nbdl.symbol' has no attribute {name!r}")
 
     def fn(*args, name=None, attr=None, **kwargs):
-        return create(op.name, *args, name=name, attr=attr, **kwargs)
+        return create(op_name, *args, name=name, attr=attr, **kwargs)
+    op_name = name          # the name called (an alias names its nodes, as in MXNet)
     fn.__name__ = name
+    fn.__qualname__ = name
     fn.__doc__ = op.doc
     globals()[name] = fn
     return fn
+
+
+def __dir__():
+    from ..ops.registry import aliases, list_ops
+    return sorted(set(globals()) | set(list_ops()) | set(aliases()))

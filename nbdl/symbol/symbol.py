@@ -1,12 +1,37 @@
-"""Symbol: a handle on one or more graph outputs, MXNet 1.x's API."""
-import copy as _copy
+"""Symbol: a handle on one or more graph outputs, with MXNet 1.x's API.
+
+A Symbol holds entries (node outputs) of the shared graph IR
+(``nbdl.graph.ir``); nodes are shared between symbols as in MXNet, so
+``_set_attr`` and ``_compose`` change every symbol that holds the node, while
+``copy.copy``/``copy.deepcopy``/``__call__`` work on a fresh copy of the graph.
+"""
+import numbers
+import warnings
 
 import numpy as np
 
-from ..errors import GraphError, ShapeError
+from ..errors import AttrError, DTypeError, GraphError, ShapeError
 from ..graph.infer import infer_shapes, infer_types
-from ..graph.ir import Entry, classify_variables, make_node, make_variable, topo_order
-from ..ops.attrs import attr_to_str
+from ..graph.ir import Entry, Node, auto_name, classify_variables, make_node, make_variable, topo_order
+from ..ops.attrs import attr_to_str, is_user_attr
+
+# Node attributes MXNet accepts without underscores and stores as ``__key__``.
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+               "profiler_scope")
+
+
+def user_attr_key(key):
+    """``lr_mult`` -> ``__lr_mult__`` (MXNet's MXSymbolSetAttr); other keys as given."""
+    return f"__{key}__" if key in HIDDEN_KEYS else key
+
+
+def _with_plain_keys(d):
+    """MXNet lists a hidden ``__key__`` attribute under ``key`` as well."""
+    out = dict(d)
+    for k, v in d.items():
+        if k.startswith("__") and k.endswith("__") and k[2:-2] in HIDDEN_KEYS:
+            out[k[2:-2]] = v
+    return out
 
 
 class Symbol:
@@ -18,14 +43,15 @@ class Symbol:
     # -- identity ---------------------------------------------------------
     @property
     def name(self):
-        if len(self._outputs) != 1:
-            return None
-        return self._outputs[0].node.name
+        """The node name when every output comes from one node, else None."""
+        nodes = {id(e.node) for e in self._outputs}
+        return self._outputs[0].node.name if len(nodes) == 1 else None
 
     def __repr__(self):
-        if len(self._outputs) == 1:
-            return f"<Symbol {self.name}>"
-        return "<Symbol group [" + ", ".join(e.node.name for e in self._outputs) + "]>"
+        name = self.name
+        if name is None:
+            return "<Symbol group [" + ", ".join(s.name for s in self) + "]>"
+        return f"<Symbol {name}>"
 
     def __len__(self):
         return len(self._outputs)
@@ -34,29 +60,38 @@ class Symbol:
         return (Symbol([e]) for e in self._outputs)
 
     def __getitem__(self, index):
+        if isinstance(index, slice):
+            outs = self._outputs[index]
+            if not outs:
+                raise GraphError(f"slice {index} selects none of the {len(self)} outputs")
+            return Symbol(outs)
         if isinstance(index, str):
             names = self.list_outputs()
             matches = [i for i, n in enumerate(names) if n == index]
             if not matches:
                 raise GraphError(f"no output named {index!r} (outputs: {', '.join(names)})")
             if len(matches) > 1:
-                raise GraphError(f"more than one output named {index!r}")
+                raise GraphError(f"there are {len(matches)} outputs named {index!r}")
             index = matches[0]
-        if isinstance(index, slice):
-            return Symbol(self._outputs[index])
+        if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
+            raise GraphError(f"a Symbol is indexed by output position or name, "
+                             f"not {type(index).__name__}")
         if not -len(self._outputs) <= index < len(self._outputs):
             raise IndexError(f"output index {index} out of range for {len(self._outputs)} outputs")
-        return Symbol([self._outputs[index]])
+        return Symbol([self._outputs[int(index)]])
 
+    # MXNet's copy is a copy of the graph: attributes set on it or inputs
+    # composed into it do not reach the original.
     def __copy__(self):
-        return Symbol(list(self._outputs))
+        return Symbol(_copy_graph(self._outputs))
 
     def __deepcopy__(self, memo):
-        from .json_io import load_json
-        return load_json(self.tojson())
+        return self.__copy__()
 
-    def copy(self):
-        return _copy.deepcopy(self)
+    copy = __copy__
+
+    def __reduce__(self):  # pickle through the JSON text, as MXNet does
+        return (load_json, (self.tojson(),))
 
     # -- graph queries ----------------------------------------------------
     def _order(self):
@@ -72,108 +107,202 @@ class Symbol:
         return [n.name for n in self._variables()[1]]
 
     def list_inputs(self):
+        """Arguments and aux states, in graph order."""
         return [n.name for n in self._order() if n.op is None]
 
     def list_outputs(self):
         return [e.name for e in self._outputs]
 
     def get_internals(self):
+        """Every visible output of every node, in graph order: variables by
+        name, op outputs as ``<node>_output`` (``<node>_output0``... or the
+        op's own output names when it has several)."""
         outs = []
         for node in self._order():
-            for i in range(node.num_visible_outputs if node.op is not None else 1):
+            for i in range(node.num_visible_outputs):
                 outs.append(node.output(i))
         return Symbol(outs)
 
     def get_children(self):
-        inputs = []
+        """The inputs of the output nodes, or None for a variable."""
+        inputs, seen = [], set()
         for e in self._outputs:
-            inputs.extend(e.node.inputs)
+            if id(e.node) not in seen:
+                seen.add(id(e.node))
+                inputs.extend(e.node.inputs)
         return Symbol(inputs) if inputs else None
 
     # -- attributes -------------------------------------------------------
     def attr(self, key):
-        if len(self._outputs) != 1:
+        """An attribute of this symbol's node as a string, or None."""
+        if any(e.node is not self._outputs[0].node for e in self._outputs):
             return None
         node = self._outputs[0].node
+        if key == "name":
+            return node.name
+        if key == "op_name":
+            return node.op.name if node.op is not None else "null"
         if key in node.attr_str:
             return node.attr_str[key]
-        v = node.user_attrs.get(key)
-        if v is None:
-            v = node.user_attrs.get(f"__{key}__")
-        return v
+        return node.user_attrs.get(key, node.user_attrs.get(user_attr_key(key)))
 
     def list_attr(self, recursive=False):
+        """This node's attributes (``recursive=True``: every node's, keyed
+        ``name$key`` as MXNet 0.x did; prefer ``attr_dict``)."""
         if recursive:
-            return {f"{k}": v for k, v in self.attr_dict().items()}
+            return {f"{n}${k}": v for n, d in self.attr_dict().items() for k, v in d.items()}
         node = self._outputs[0].node
-        d = {k: v for k, v in node.user_attrs.items()}
+        d = dict(node.user_attrs)
         d.update(node.attr_str)
-        return d
+        return _with_plain_keys(d)
 
     def attr_dict(self):
+        """``{node name: {key: value}}`` for every node that has attributes."""
         out = {}
         for node in self._order():
             d = dict(node.user_attrs)
             d.update(node.attr_str)
             if d:
-                out[node.name] = d
+                out.setdefault(node.name, {}).update(_with_plain_keys(d))
         return out
 
     def _set_attr(self, **kwargs):
-        for e in self._outputs:
-            for k, v in kwargs.items():
-                e.node.user_attrs[k] = attr_to_str(v)
+        """Set attributes of this symbol's node (shared with every symbol
+        holding it).  ``__key__`` and hidden keys are node attributes; other
+        keys of an op node are op attributes and are re-parsed."""
+        node = self._outputs[0].node
+        if any(e.node is not node for e in self._outputs):
+            raise GraphError("_set_attr works on a symbol with one node, not a group")
+        params = {}
+        for k, v in kwargs.items():
+            k = user_attr_key(k)
+            if k == "name":
+                if not isinstance(v, str):
+                    raise AttrError(f"node name must be a str, got {v!r}")
+                node.name = v
+            elif node.op is None or is_user_attr(k):
+                node.user_attrs[k] = attr_to_str(v)
+            else:
+                params[k] = v
+        if params:
+            raw = dict(node.attr_str)
+            raw.update(params)
+            parsed, strings = node.op.parse_attrs(raw, node.name)
+            want = len(node.op.list_inputs(parsed)) + len(node.op.list_aux(parsed))
+            if want != len(node.inputs):
+                raise AttrError(f"{node.op.name} (node {node.name!r}): these attributes need "
+                                f"{want} inputs, the node has {len(node.inputs)}")
+            node.attrs, node.attr_str = parsed, strings
+
+    # -- composition ------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        """A copy of this symbol with variables replaced: positionally in
+        ``list_inputs()`` order, or by name (``net(data=other)``)."""
+        s = self.__copy__()
+        s._compose(*args, **kwargs)
+        return s
+
+    def _compose(self, *args, **kwargs):
+        """Replace variables of this graph in place (MXNet's ``_compose``)."""
+        name = kwargs.pop("name", None)
+        for k, s in list(enumerate(args)) + list(kwargs.items()):
+            if not isinstance(s, Symbol):
+                raise GraphError(f"compose: argument {k!r} must be a Symbol, got {type(s).__name__}")
+            if len(s._outputs) != 1:
+                raise GraphError(f"compose: argument {k!r} has {len(s._outputs)} outputs; "
+                                 f"a single output is required")
+        order = self._order()
+        variables = [n for n in order if n.op is None]
+        if len(args) > len(variables):
+            raise GraphError(f"compose: {len(args)} positional symbols for "
+                             f"{len(variables)} inputs {[n.name for n in variables]}")
+        replace = {id(n): s._outputs[0] for n, s in zip(variables, args)}
+        matched = set()
+        for n in variables[len(args):]:
+            if n.name in kwargs:
+                replace[id(n)] = kwargs[n.name]._outputs[0]
+                matched.add(n.name)
+        unknown = [k for k in kwargs if k not in matched]
+        if unknown:
+            raise GraphError(f"compose: {', '.join(map(repr, unknown))} "
+                             f"{'is not an input' if len(unknown) == 1 else 'are not inputs'} "
+                             f"of the symbol (inputs: {', '.join(n.name for n in variables)})")
+        ops = {id(n) for n in order if n.op is not None}
+        for e in set(replace.values()):
+            if any(id(n) in ops for n in topo_order([e])):
+                raise GraphError(f"compose: {e.node.name!r} shares nodes with the symbol it is "
+                                 f"composed into (that would make a cycle); compose into a copy")
+        if name:
+            self._outputs[0].node.name = name
+        for n in order:
+            if n.op is not None:
+                n.inputs = [replace.get(id(e.node), e) for e in n.inputs]
+        self._outputs = [replace.get(id(e.node), e) for e in self._outputs]
 
     # -- inference --------------------------------------------------------
     def _known(self, args, kwargs, what):
+        err = ShapeError if what == "shape" else DTypeError
         order = self._order()
         arg_nodes, aux_nodes = classify_variables(order)
         names = [n.name for n in arg_nodes]
+        if len(args) > len(arg_nodes):
+            raise err(f"infer_{what}: {len(args)} positional {what}s for "
+                      f"{len(arg_nodes)} arguments {names}")
+        convert = _as_shape if what == "shape" else _as_type
         known = {}
-        if args:
-            if len(args) > len(arg_nodes):
-                raise ShapeError(f"infer_{what}: got {len(args)} positional {what}s for "
-                                 f"{len(arg_nodes)} arguments {names}")
-            for node, v in zip(arg_nodes, args):
-                if v is not None and (what != "shape" or len(v) > 0):
-                    known[node.output(0)] = v
-        by_name = {n.name: n for n in arg_nodes + aux_nodes}
+        for node, v in zip(arg_nodes, args):
+            v = convert(v, node.name)
+            if v is not None:
+                known[node.output(0)] = v
+        by_name = {}
+        for n in arg_nodes + aux_nodes:
+            by_name.setdefault(n.name, []).append(n)
         for k, v in kwargs.items():
             if k not in by_name:
-                raise ShapeError(f"infer_{what}: {k!r} is not an argument of the symbol "
-                                 f"(arguments: {', '.join(names)})")
+                raise err(f"infer_{what}: {k!r} is not an argument of the symbol (arguments: "
+                          f"{', '.join(names)}; aux states: "
+                          f"{', '.join(n.name for n in aux_nodes) or 'none'})")
+            v = convert(v, k)
             if v is not None:
-                known[by_name[k].output(0)] = v
+                for n in by_name[k]:
+                    known[n.output(0)] = v
         return order, arg_nodes, aux_nodes, known
 
     def infer_shape_partial(self, *args, **kwargs):
+        """As ``infer_shape``, with ``()`` for every shape that stays unknown."""
         order, arg_nodes, aux_nodes, known = self._known(args, kwargs, "shape")
-        table = infer_shapes(order, {e: tuple(s) for e, s in known.items()})
-        get = lambda e: table.get(e) if table.get(e) is not None else ()  # noqa: E731
+        table = infer_shapes(order, known)
+
+        def get(e):
+            return table.get(e) if table.get(e) is not None else ()
         return ([get(n.output(0)) for n in arg_nodes], [get(e) for e in self._outputs],
                 [get(n.output(0)) for n in aux_nodes])
 
     def infer_shape(self, *args, **kwargs):
-        """(arg_shapes, out_shapes, aux_shapes), or (None, None, None) when
-        the given shapes are not enough (as MXNet)."""
+        """``(arg_shapes, out_shapes, aux_shapes)`` from the shapes given (by
+        position in ``list_arguments()`` order, or by name); ``(None, None,
+        None)`` with a warning when they are not enough, as MXNet."""
         order, arg_nodes, aux_nodes, known = self._known(args, kwargs, "shape")
-        table = infer_shapes(order, {e: tuple(s) for e, s in known.items()})
-        ents = [n.output(0) for n in arg_nodes + aux_nodes] + self._outputs
-        if any(table.get(e) is None for e in ents):
-            return None, None, None
-        return ([table[n.output(0)] for n in arg_nodes], [table[e] for e in self._outputs],
-                [table[n.output(0)] for n in aux_nodes])
+        table = infer_shapes(order, known)
+        return _complete(table, arg_nodes, aux_nodes, self._outputs, "shape")
+
+    def infer_type_partial(self, *args, **kwargs):
+        order, arg_nodes, aux_nodes, known = self._known(args, kwargs, "type")
+        table = infer_types(order, known)
+
+        def get(e):
+            return table[e].type if table.get(e) is not None else None
+        return ([get(n.output(0)) for n in arg_nodes], [get(e) for e in self._outputs],
+                [get(n.output(0)) for n in aux_nodes])
 
     def infer_type(self, *args, **kwargs):
+        """``(arg_types, out_types, aux_types)`` as numpy types (``np.float32``)."""
         order, arg_nodes, aux_nodes, known = self._known(args, kwargs, "type")
-        from ..dtype import as_dtype
-        table = infer_types(order, {e: as_dtype(t) for e, t in known.items()})
-        ents = [n.output(0) for n in arg_nodes + aux_nodes] + self._outputs
-        if any(table.get(e) is None for e in ents):
-            return None, None, None
-        f = lambda e: table[e].type  # noqa: E731  (MXNet returns numpy types)
-        return ([f(n.output(0)) for n in arg_nodes], [f(e) for e in self._outputs],
-                [f(n.output(0)) for n in aux_nodes])
+        table = infer_types(order, known)
+        res = _complete(table, arg_nodes, aux_nodes, self._outputs, "type")
+        if res[0] is None:
+            return res
+        return tuple([np.dtype(t).type for t in lst] for lst in res)
 
     # -- serialisation (nbdl.symbol.json_io) ------------------------------
     def tojson(self, remove_amp_cast=True):
@@ -205,80 +334,206 @@ class Symbol:
         from ..executor.debug import symbol_debug_str
         return symbol_debug_str(self)
 
-    # -- arithmetic -------------------------------------------------------
-    def _binary(self, other, sym_op, scalar_op, reverse_scalar_op=None, reverse=False):
+    # -- arithmetic: +, -, *, /, %, ** and comparisons are generated below
+    def _binary(self, other, sym_ops, scalar_op, reverse=False):
         if isinstance(other, Symbol):
             a, b = (other, self) if reverse else (self, other)
-            return _apply(sym_op, [a, b])
-        if isinstance(other, (int, float, np.number, bool)):
-            op = reverse_scalar_op if reverse else scalar_op
-            return _apply(op, [self], {"scalar": other})
+            return _operator(sym_ops, [a, b])
+        if isinstance(other, numbers.Number) and not isinstance(other, complex):
+            return _operator(scalar_op, [self], {"scalar": other})
         return NotImplemented
 
-    def __add__(self, o): return self._binary(o, "elemwise_add", "_plus_scalar", "_plus_scalar")
-    def __radd__(self, o): return self._binary(o, "elemwise_add", "_plus_scalar", "_plus_scalar", True)
-    def __sub__(self, o): return self._binary(o, "elemwise_sub", "_minus_scalar", "_rminus_scalar")
-    def __rsub__(self, o): return self._binary(o, "elemwise_sub", "_minus_scalar", "_rminus_scalar", True)
-    def __mul__(self, o): return self._binary(o, "elemwise_mul", "_mul_scalar", "_mul_scalar")
-    def __rmul__(self, o): return self._binary(o, "elemwise_mul", "_mul_scalar", "_mul_scalar", True)
-    def __truediv__(self, o): return self._binary(o, "elemwise_div", "_div_scalar", "_rdiv_scalar")
-    def __rtruediv__(self, o): return self._binary(o, "elemwise_div", "_div_scalar", "_rdiv_scalar", True)
-    def __pow__(self, o): return self._binary(o, "broadcast_power", "_power_scalar", "_rpower_scalar")
-    def __rpow__(self, o): return self._binary(o, "broadcast_power", "_power_scalar", "_rpower_scalar", True)
-    def __neg__(self): return _apply("negative", [self])
-    def __abs__(self): return _apply("abs", [self])
-    def __eq__(self, o): return self._binary(o, "broadcast_equal", "_equal_scalar", "_equal_scalar")
-    def __ne__(self, o): return self._binary(o, "broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar")
-    def __gt__(self, o): return self._binary(o, "broadcast_greater", "_greater_scalar", "_lesser_scalar")
-    def __ge__(self, o): return self._binary(o, "broadcast_greater_equal", "_greater_equal_scalar", "_lesser_equal_scalar")
-    def __lt__(self, o): return self._binary(o, "broadcast_lesser", "_lesser_scalar", "_greater_scalar")
-    def __le__(self, o): return self._binary(o, "broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar")
+    def __neg__(self):
+        return self.__mul__(-1.0)   # as MXNet: a _mul_scalar node
+
+    def __abs__(self):
+        return create("abs", self)
+
     __hash__ = object.__hash__
 
     def __bool__(self):
         raise GraphError("a Symbol has no truth value; compare values after binding")
 
-    # fluent methods
+    # -- fluent methods (more are generated below the class) --------------
     def reshape(self, *shape, **kwargs):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         if shape:
             kwargs["shape"] = tuple(shape)
-        return _apply("Reshape", [self], kwargs)
+        return create("Reshape", self, **kwargs)
 
-    def flatten(self, **kw): return _apply("Flatten", [self], kw)
-    def transpose(self, axes=None, **kw): return _apply("transpose", [self], dict(kw, **({"axes": axes} if axes is not None else {})))
-    def sum(self, **kw): return _apply("sum", [self], kw)
-    def mean(self, **kw): return _apply("mean", [self], kw)
-    def max(self, **kw): return _apply("max", [self], kw)
-    def min(self, **kw): return _apply("min", [self], kw)
-    def exp(self, **kw): return _apply("exp", [self], kw)
-    def log(self, **kw): return _apply("log", [self], kw)
+    def astype(self, dtype, **kwargs):
+        return create("Cast", self, dtype=np.dtype(dtype).name, **kwargs)
 
     @property
     def T(self):
-        return _apply("transpose", [self])
+        return create("transpose", self)
 
 
-def _apply(op_name, inputs, attrs=None, name=None):
-    node = make_node(op_name, [s._outputs[0] for s in inputs], attrs, name=name)
-    return _symbol_of(node)
+# MXNet's Symbol operators call _Plus, _PlusScalar, _RMinusScalar..., so their
+# nodes are named _plus0, _plusscalar0...: (method, Symbol-Symbol op names tried
+# in order, name hint, scalar op, name hint, reflected scalar op, name hint).
+_ARITHMETIC = [
+    ("add", ("elemwise_add",), "_plus", "_plus_scalar", "_plusscalar", "_plus_scalar", "_plusscalar"),
+    ("sub", ("elemwise_sub",), "_minus", "_minus_scalar", "_minusscalar", "_rminus_scalar", "_rminusscalar"),
+    ("mul", ("elemwise_mul",), "_mul", "_mul_scalar", "_mulscalar", "_mul_scalar", "_mulscalar"),
+    ("truediv", ("elemwise_div",), "_div", "_div_scalar", "_divscalar", "_rdiv_scalar", "_rdivscalar"),
+    ("mod", ("_mod", "broadcast_mod"), "_mod", "_mod_scalar", "_modscalar", "_rmod_scalar", "_rmodscalar"),
+    ("pow", ("_power", "broadcast_power"), "_power", "_power_scalar", "_powerscalar",
+     "_rpower_scalar", "_rpowerscalar"),
+]
+_COMPARISONS = [("eq", "equal"), ("ne", "not_equal"), ("gt", "greater"), ("ge", "greater_equal"),
+                ("lt", "lesser"), ("le", "lesser_equal")]
+
+
+def _binary_method(sym_spec, scalar_spec, reverse):
+    def method(self, other):
+        return self._binary(other, sym_spec, scalar_spec, reverse)
+    return method
+
+
+for _m, _ops, _hint, _sc, _sc_hint, _rsc, _rsc_hint in _ARITHMETIC:
+    setattr(Symbol, f"__{_m}__", _binary_method((_ops, _hint), (_sc, _sc_hint), False))
+    setattr(Symbol, f"__r{_m}__", _binary_method((_ops, _hint), (_rsc, _rsc_hint), True))
+for _m, _op in _COMPARISONS:   # 2 < x calls x.__gt__(2): no reflected forms needed
+    setattr(Symbol, f"__{_m}__", _binary_method(((f"_{_op}", f"broadcast_{_op}"), f"_{_op}"),
+                                                (f"_{_op}_scalar", f"_{_op}_scalar"), False))
+Symbol.__div__, Symbol.__rdiv__ = Symbol.__truediv__, Symbol.__rtruediv__
+_FLUENT = ("flatten", "transpose", "expand_dims", "squeeze", "swapaxes", "split", "slice",
+           "slice_axis", "slice_like", "take", "pick", "one_hot", "tile", "repeat", "pad",
+           "broadcast_to", "broadcast_like", "zeros_like", "ones_like", "clip", "sum", "nansum",
+           "prod", "nanprod", "mean", "max", "min", "norm", "argmax", "argmin", "argsort", "sort",
+           "topk", "abs", "sign", "round", "rint", "floor", "ceil", "trunc", "fix", "exp", "expm1",
+           "log", "log10", "log2", "log1p", "sqrt", "rsqrt", "cbrt", "rcbrt", "square",
+           "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
+           "tanh", "arcsinh", "arccosh", "arctanh", "degrees", "radians", "relu", "sigmoid",
+           "softmax", "log_softmax", "softmin", "diag")
+
+
+def _fluent(op_name):
+    def method(self, *args, **kwargs):
+        return create(op_name, self, *args, **kwargs)
+    method.__name__ = op_name
+    method.__doc__ = f"``nbdl.sym.{op_name}(self, ...)``"
+    return method
+
+
+for _m in _FLUENT:
+    setattr(Symbol, _m, _fluent(_m))
+del _m, _ops, _hint, _sc, _sc_hint, _rsc, _rsc_hint, _op
+
+
+# -- helpers ---------------------------------------------------------------------
+
+def _copy_graph(outputs):
+    new = {}
+    for node in topo_order(outputs):
+        new[id(node)] = Node(node.op, node.name, dict(node.attrs), dict(node.attr_str),
+                             [Entry(new[id(e.node)], e.index) for e in node.inputs],
+                             node.user_attrs)
+    return [Entry(new[id(e.node)], e.index) for e in outputs]
+
+
+def _as_shape(v, name):
+    if v is None:
+        return None
+    if isinstance(v, np.ndarray) or not isinstance(v, (tuple, list)):
+        raise ShapeError(f"shape of {name!r} must be a tuple of ints, got {v!r}")
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in v):
+        raise ShapeError(f"shape of {name!r} must be a tuple of non-negative ints, got {v!r}")
+    return tuple(int(d) for d in v) or None   # () means unknown, as in MXNet
+
+
+def _as_type(v, name):
+    if v is None:
+        return None
+    from ..dtype import as_dtype
+    try:
+        return as_dtype(v)
+    except DTypeError as e:
+        raise DTypeError(f"dtype of {name!r}: {e}") from None
+
+
+def _complete(table, arg_nodes, aux_nodes, heads, what):
+    ents = [n.output(0) for n in arg_nodes + aux_nodes] + list(heads)
+    if any(table.get(e) is None for e in ents):
+        unknown = [n.name for n in arg_nodes + aux_nodes if table.get(n.output(0)) is None]
+        warnings.warn(f"Cannot decide {what} for the following arguments; consider providing "
+                      f"them as input: {', '.join(unknown) or '(outputs only)'}", stacklevel=3)
+        return None, None, None
+    return ([table[n.output(0)] for n in arg_nodes], [table[e] for e in heads],
+            [table[n.output(0)] for n in aux_nodes])
+
+
+def _first_op(names):
+    """The first of ``names`` that nbdl has (MXNet's op, then a stand-in)."""
+    from ..errors import UnknownOpError
+    from ..ops.registry import get_op
+    for n in names[:-1]:
+        try:
+            return get_op(n)
+        except UnknownOpError:
+            pass
+    return get_op(names[-1])
+
+
+def _single(s, what):
+    if not isinstance(s, Symbol):
+        raise GraphError(f"{what} must be a Symbol, got {type(s).__name__}")
+    if len(s._outputs) != 1:
+        raise GraphError(f"{what} is a group of {len(s._outputs)} outputs; "
+                         f"a single output is required (index it: sym[0])")
+    return s._outputs[0]
+
+
+def _operator(spec, inputs, attrs=None):
+    """An operator node for ``+``, ``*``...: ``spec`` is (op names, name hint)
+    or (op name, name hint)."""
+    names, hint = spec
+    op = _first_op((names,) if isinstance(names, str) else names)
+    entries = [_single(s, f"operand of {op.name}") for s in inputs]
+    return _symbol_of(make_node(op, entries, attrs, name=auto_name(hint)))
 
 
 def _symbol_of(node):
-    return Symbol([node.output(i) for i in range(node.num_visible_outputs)])
+    n = node.num_visible_outputs
+    if n < 1:
+        raise GraphError(f"{node.op.name} (node {node.name!r}) has no outputs with these "
+                         f"attributes ({node.attr_str})")
+    return Symbol([node.output(i) for i in range(n)])
 
+
+def _node_user_attrs(attr, where):
+    """The ``attr=`` dict of an op: hidden keys -> ``__key__``; every key must
+    then be a ``__key__`` (others would be op parameters)."""
+    out = {}
+    if attr is None:
+        return out
+    if not isinstance(attr, dict):
+        raise AttrError(f"{where}: attr must be a dict, got {type(attr).__name__}")
+    for k, v in attr.items():
+        key = user_attr_key(str(k))
+        if not is_user_attr(key):
+            raise AttrError(f"{where}: attr key {k!r} is not supported; node attributes are "
+                            f"written __key__ (or one of {', '.join(HIDDEN_KEYS)})")
+        out[key] = attr_to_str(v)
+    return out
+
+
+# -- construction ----------------------------------------------------------------
 
 def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None,
         init=None, stype=None, **kwargs):
-    """A variable (an argument of the graph)."""
+    """A variable (an argument or aux state of the graph)."""
     if not isinstance(name, str):
         raise GraphError(f"variable name must be a str, got {name!r}")
-    ua = {}
-    for k, v in (attr or {}).items():
-        ua[k] = attr_to_str(v)
+    if attr is not None and not isinstance(attr, dict):
+        raise AttrError(f"variable {name!r}: attr must be a dict, got {type(attr).__name__}")
+    ua = {user_attr_key(str(k)): attr_to_str(v) for k, v in (attr or {}).items()}
     if shape is not None:
-        ua["__shape__"] = attr_to_str(tuple(shape))
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        ua["__shape__"] = attr_to_str(tuple(int(d) if d is not None else None for d in shape))
     if lr_mult is not None:
         ua["__lr_mult__"] = attr_to_str(lr_mult)
     if wd_mult is not None:
@@ -288,13 +543,15 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None,
         ua["__dtype__"] = str(to_flag(dtype))
     if init is not None:
         ua["__init__"] = init if isinstance(init, str) else getattr(init, "dumps", lambda: str(init))()
-    if stype is not None and stype != "default":
-        raise GraphError(f"variable {name!r}: storage type {stype!r} is not supported (dense only)")
+    if stype is not None:
+        if stype != "default":
+            raise GraphError(f"variable {name!r}: storage type {stype!r} is not supported (dense only)")
+        ua["__storage_type__"] = "0"
     for k, v in kwargs.items():
-        if k.startswith("__") and k.endswith("__"):
-            ua[k] = attr_to_str(v)
-        else:
-            raise GraphError(f"variable {name!r}: unknown keyword {k!r}")
+        if not is_user_attr(k):
+            raise AttrError(f"variable {name!r}: attribute {k!r} is not supported; extra "
+                            f"attributes are written with double underscores (__{k}__)")
+        ua[k] = attr_to_str(v)
     return Symbol([make_variable(name, ua).output(0)])
 
 
@@ -302,6 +559,10 @@ Variable = var
 
 
 def Group(symbols):
+    """One symbol whose outputs are the outputs of ``symbols``, in order."""
+    symbols = list(symbols) if not isinstance(symbols, Symbol) else [symbols]
+    if not symbols:
+        raise GraphError("Group needs at least one Symbol")
     outs = []
     for s in symbols:
         if not isinstance(s, Symbol):
@@ -311,57 +572,61 @@ def Group(symbols):
 
 
 def create(op_name, *args, name=None, attr=None, **kwargs):
-    """``nbdl.sym.<op>(...)``: inputs by position or by input name, missing
-    inputs become variables named ``<name>_<input>`` (``fc1_weight``)."""
-    from ..graph.ir import auto_name
+    """``nbdl.sym.<op>(...)``: inputs by position or by input name; missing
+    inputs become variables ``<name>_<input>`` (``fc1_weight``) that carry a
+    copy of the node's attributes, as MXNet's do."""
     from ..ops.registry import get_op
     op = get_op(op_name)
-    sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    attrs = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol) and v is not None}
-    for a in args:
-        if not isinstance(a, Symbol):
-            raise GraphError(f"{op.name}: positional arguments must be Symbols, got "
-                             f"{type(a).__name__}; pass attributes by keyword")
+    if name is not None and not isinstance(name, str):
+        raise GraphError(f"{op.name}: name must be a str, got {name!r}")
+    where = f"{op.name}" + (f" (node {name!r})" if name else "")
+    user = _node_user_attrs(attr, where)
+    sym_kwargs, attrs = {}, {}
+    for k, v in kwargs.items():
+        if isinstance(v, Symbol):
+            sym_kwargs[k] = _single(v, f"{where}: input {k!r}")
+        elif is_user_attr(k):
+            user[k] = attr_to_str(v)
+        elif v is not None:
+            attrs[k] = v
+    inputs = [_single(a, f"{where}: positional argument {i}") if isinstance(a, Symbol) else a
+              for i, a in enumerate(args)]
+    for i, a in enumerate(inputs):
+        if not isinstance(a, Entry):
+            raise GraphError(f"{where}: positional arguments must be Symbols, got "
+                             f"{type(a).__name__} (argument {i}); pass attributes by keyword")
     if op.key_var_num_args:
         if sym_kwargs:
-            raise GraphError(f"{op.name}: takes its inputs by position")
-        inputs = [s._outputs[0] for s in args]
-        attrs.setdefault(op.key_var_num_args, len(inputs))
-        if name is None:
-            name = auto_name(op.name)
-        node = make_node(op, inputs, attrs, name=name, user_attrs=attr)
-        return _symbol_of(node)
-    # parse attrs first (they decide the input list)
-    parsed, _ = op.parse_attrs(attrs, name)
-    in_names = op.list_inputs(parsed)
-    aux_names = op.list_aux(parsed)
-    if len(args) > len(in_names):
-        raise GraphError(f"{op.name}: takes {len(in_names)} inputs ({', '.join(in_names)}), "
-                         f"got {len(args)} positional")
+            raise GraphError(f"{where}: takes its inputs by position, got "
+                             f"{', '.join(sym_kwargs)} by keyword")
+        name = name or auto_name(op_name)
+        return _symbol_of(make_node(op, inputs, attrs, name=name, user_attrs=user))
+    parsed, strings = op.parse_attrs(attrs, name)   # the attributes decide the input list
+    names = op.list_inputs(parsed) + op.list_aux(parsed)
+    if len(inputs) > len(names):
+        raise GraphError(f"{where}: takes {len(names)} inputs ({', '.join(names)}), "
+                         f"got {len(inputs)} positional")
     for k in sym_kwargs:
-        if k not in in_names and k not in aux_names:
-            raise GraphError(f"{op.name}: unknown input {k!r} (inputs: {', '.join(in_names + aux_names)})")
-    if name is None:
-        name = auto_name(op.name.lstrip("_") or op.name)
-    inputs = []
-    for i, iname in enumerate(in_names + aux_names):
-        if i < len(args):
-            if iname in sym_kwargs:
-                raise GraphError(f"{op.name}: input {iname!r} given twice")
-            inputs.append(args[i]._outputs[0])
-        elif iname in sym_kwargs:
-            inputs.append(sym_kwargs[iname]._outputs[0])
-        else:
-            inputs.append(make_variable(f"{name}_{iname}").output(0))
-    node = make_node(op, inputs, attrs, name=name, user_attrs=attr)
-    return _symbol_of(node)
+        if k not in names:
+            raise GraphError(f"{where}: unknown input {k!r} (inputs: {', '.join(names)})")
+        if names.index(k) < len(inputs):
+            raise GraphError(f"{where}: input {k!r} given by position and by keyword")
+    name = name or auto_name(op_name)
+    var_attrs = dict(user)
+    var_attrs.update(strings)
+    for iname in names[len(inputs):]:
+        e = sym_kwargs.get(iname)
+        inputs.append(e if e is not None else make_variable(f"{name}_{iname}", var_attrs).output(0))
+    return _symbol_of(make_node(op, inputs, attrs, name=name, user_attrs=user))
 
 
 def load_json(json_str):
-    from .json_io import load_json as _lj
-    return _lj(json_str)
+    """A Symbol from -symbol.json text (MXNet 0.x or 1.x)."""
+    from .json_io import load_json as _load_json
+    return _load_json(json_str)
 
 
 def load(fname):
+    """A Symbol from a -symbol.json file (MXNet 0.x or 1.x)."""
     from .json_io import load as _l
     return _l(fname)
