@@ -1,0 +1,32 @@
+"""``nbdl.nd``: NDArray and the imperative API.
+
+``nbdl.nd.<op>`` is generated from the op table on first use
+(``nbdl.nd.FullyConnected(data=x, weight=w, bias=b, num_hidden=3)``,
+``nbdl.nd.elemwise_add(a, b)``); ``nbdl.nd.op.<op>`` and
+``nbdl.nd._internal.<op>`` (internal ops too) are the same functions.
+"""
+from . import random  # noqa: F401
+from .creation import (arange, array, empty, eye, from_numpy, full, full_like, linspace,  # noqa: F401
+                       ones, ones_like, waitall, zeros, zeros_like)
+from . import invoke  # noqa: F401  (the module: nbdl.nd.invoke.invoke runs one op)
+from .ndarray import NDArray  # noqa: F401
+from . import namespace as _namespace
+
+op = _namespace.make_module(__name__ + ".op", include_hidden=False)
+_internal = _namespace.make_module(__name__ + "._internal", include_hidden=True)
+
+# MXNet 1.x's legacy spellings of the samplers.
+random_uniform = random.uniform
+random_normal = random.normal
+random_randint = random.randint
+
+
+def __getattr__(name):
+    fn = _namespace.lookup(name)
+    globals()[name] = fn
+    return fn
+
+
+def __dir__():
+    from ..ops.registry import list_ops
+    return sorted(set(globals()) | set(list_ops()))

@@ -1,0 +1,148 @@
+"""Creating NDArrays: ``array``, ``zeros``, ``ones``, ``full``, ``empty``,
+``arange``, ``linspace``, ``eye``, ``*_like`` and ``from_numpy``.
+
+Values are made on the host and copied once to the device (filling is
+storage, not arithmetic).  ``ctx=`` and ``device=`` both name the device;
+the default is ``nbdl.current_device()``.  The dtype defaults to float32, as
+in MXNet 1.x, even for integer numpy sources (``nd.array(np.arange(3))`` is
+float32); an NDArray source keeps its dtype.
+"""
+import numpy as np
+
+from ..device import as_device
+from ..dtype import as_dtype
+from ..errors import DeviceError
+from .ndarray import NDArray
+
+
+def _device(ctx, device):
+    if ctx is not None and device is not None and as_device(ctx) != as_device(device):
+        raise DeviceError(f"ctx={ctx} and device={device} disagree")
+    return as_device(ctx if ctx is not None else device)
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def _check_stype(stype):
+    if stype not in (None, "default"):
+        raise NotImplementedError(f"storage type {stype!r} is not supported (dense only)")
+
+
+def from_host(a, device):
+    """Wrap a numpy array as an NDArray on ``device`` (copied to a GPU; kept
+    as is on the CPU when already contiguous)."""
+    return NDArray(device.from_numpy(a), device)
+
+
+def array(source_array, ctx=None, dtype=None, device=None):
+    """An NDArray holding a copy of ``source_array`` (an NDArray, a numpy
+    array, nested lists or a scalar)."""
+    dev = _device(ctx, device)
+    if isinstance(source_array, NDArray):
+        src = source_array
+        if dtype is not None and as_dtype(dtype) != np.dtype(src.dtype):
+            src = src.astype(dtype)
+            return src if src.context == dev else src.copyto(dev)
+        return src.copyto(dev)
+    dt = as_dtype(dtype)
+    try:
+        a = np.array(source_array, dtype=dt)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"array: source_array must be array-like, got "
+                        f"{type(source_array).__name__} ({e})") from None
+    return from_host(a, dev)
+
+
+def from_numpy(ndarray, zero_copy=True, ctx=None, device=None):
+    """An NDArray from a numpy array; on the CPU it shares memory with a
+    C-contiguous source when ``zero_copy`` is true (the dtype is kept)."""
+    dev = _device(ctx, device)
+    a = np.asarray(ndarray)
+    as_dtype(a.dtype)  # rejects dtypes nbdl does not support
+    if dev.device_type == "cpu" and zero_copy and a.flags.c_contiguous:
+        return NDArray(a, dev)
+    return NDArray(dev.from_numpy(a.copy() if dev.device_type == "cpu" else a), dev)
+
+
+def empty(shape, ctx=None, dtype=None, device=None, stype=None):
+    _check_stype(stype)
+    dev = _device(ctx, device)
+    return NDArray(dev.empty(_shape(shape), as_dtype(dtype)), dev)
+
+
+def zeros(shape, ctx=None, dtype=None, device=None, stype=None, **kwargs):
+    _check_stype(stype)
+    _no_kwargs("zeros", kwargs)
+    dev = _device(ctx, device)
+    return NDArray(dev.zeros(_shape(shape), as_dtype(dtype)), dev)
+
+
+def ones(shape, ctx=None, dtype=None, device=None, **kwargs):
+    _no_kwargs("ones", kwargs)
+    return full(shape, 1, ctx=ctx, dtype=dtype, device=device)
+
+
+def full(shape, val, ctx=None, dtype=None, out=None, device=None):
+    if out is not None:
+        out[:] = val
+        return out
+    dev = _device(ctx, device)
+    return from_host(np.full(_shape(shape), val, dtype=as_dtype(dtype)), dev)
+
+
+def zeros_like(data, dtype=None):
+    return zeros(data.shape, ctx=data.context, dtype=data.dtype if dtype is None else dtype)
+
+
+def ones_like(data, dtype=None):
+    return ones(data.shape, ctx=data.context, dtype=data.dtype if dtype is None else dtype)
+
+
+def full_like(data, fill_value, dtype=None):
+    return full(data.shape, fill_value, ctx=data.context,
+                dtype=data.dtype if dtype is None else dtype)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None,
+           device=None):
+    """``start, start + step, ...`` below ``stop`` (``arange(n)`` is
+    ``0 .. n-1``), each value repeated ``repeat`` times; float32 by default."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
+    n = max(0, int(np.ceil((stop - start) / step)))
+    values = start + np.arange(n, dtype=np.float64) * step
+    if repeat != 1:
+        values = np.repeat(values, int(repeat))
+    return from_host(values.astype(as_dtype(dtype)), _device(ctx, device))
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None, device=None):
+    values = np.linspace(start, stop, int(num), endpoint=endpoint)
+    return from_host(values.astype(as_dtype(dtype)), _device(ctx, device))
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None, device=None):
+    values = np.eye(int(N), int(M) or None, int(k), dtype=as_dtype(dtype))
+    return from_host(values, _device(ctx, device))
+
+
+def waitall():
+    """Wait for every queued GPU kernel (CPU work is synchronous)."""
+    import sys
+    if "numba.cuda" in sys.modules:
+        from numba import cuda
+        if cuda.is_available():
+            for i in range(len(cuda.gpus)):
+                with cuda.gpus[i]:
+                    cuda.synchronize()
+
+
+def _no_kwargs(fname, kwargs):
+    if kwargs:
+        raise TypeError(f"{fname}: unexpected keyword arguments {sorted(kwargs)}")

@@ -1,0 +1,117 @@
+"""Creation functions: values, dtype defaults (float32 as MXNet 1.x),
+devices (``ctx=``, ``device=``, ``with device:``)."""
+import numpy as np
+import pytest
+
+import nbdl
+import nbdl.ndarray as nd
+
+
+@pytest.mark.parametrize("source", [[1, 2, 3], (1.5, 2.5), np.arange(3), np.arange(3.0),
+                                    np.array([True, False]), [[1, 2], [3, 4]]])
+def test_array_defaults_to_float32(source):
+    x = nd.array(source)
+    assert x.dtype is np.float32
+    np.testing.assert_array_equal(x.asnumpy(), np.asarray(source, dtype=np.float32))
+
+
+def test_array_dtype_and_ndarray_source():
+    x = nd.array([1, 2], dtype=np.int32)
+    assert x.dtype is np.int32
+    assert nd.array(x).dtype is np.int32                  # an NDArray keeps its dtype
+    assert nd.array(x, dtype="float64").dtype is np.float64
+    y = nd.array(x)
+    y[0] = 5
+    assert x.asnumpy()[0] == 1                            # and is copied
+    assert nd.array(np.float64(2.5)).shape == ()
+    with pytest.raises(nbdl.DTypeError):
+        nd.array([1, 2], dtype=np.complex64)
+    with pytest.raises(TypeError):
+        nd.array([[1, 2], [3]])
+
+
+def test_array_on_gpu_and_back():
+    x = nd.array([1, 2], ctx=nbdl.gpu(0))
+    assert x.context == nbdl.gpu(0)
+    y = nd.array(x, ctx=nbdl.cpu())
+    assert y.context == nbdl.cpu()
+    np.testing.assert_array_equal(y.asnumpy(), [1, 2])
+    z = nd.array(y, device="gpu(0)", dtype=np.float64)
+    assert z.context == nbdl.gpu(0) and z.dtype is np.float64
+
+
+def test_default_device_from_with_block():
+    with nbdl.gpu(0):
+        x = nd.zeros((2,))
+        y = nd.array([1, 2])
+        z = nd.random.uniform(shape=(2,))
+    assert x.context == y.context == z.context == nbdl.gpu(0)
+    assert nd.zeros((2,)).context == nbdl.cpu()
+
+
+def test_ctx_and_device_must_agree():
+    with pytest.raises(nbdl.DeviceError):
+        nd.zeros((2,), ctx=nbdl.cpu(), device=nbdl.gpu(0))
+
+
+@pytest.mark.parametrize("ctx", [nbdl.cpu(), nbdl.gpu(0)], ids=str)
+def test_fill_functions(ctx):
+    z = nd.zeros((2, 3), ctx=ctx)
+    assert z.shape == (2, 3) and z.dtype is np.float32 and z.context == ctx
+    np.testing.assert_array_equal(z.asnumpy(), np.zeros((2, 3)))
+    o = nd.ones(4, ctx=ctx, dtype=np.int64)
+    assert o.shape == (4,) and o.dtype is np.int64
+    np.testing.assert_array_equal(o.asnumpy(), np.ones(4))
+    f = nd.full((2, 2), 7.5, ctx=ctx, dtype=np.float64)
+    assert f.dtype is np.float64
+    np.testing.assert_array_equal(f.asnumpy(), np.full((2, 2), 7.5))
+    e = nd.empty((3,), ctx=ctx)
+    assert e.shape == (3,) and e.context == ctx
+
+
+def test_full_into_out():
+    out = nd.zeros((2,))
+    assert nd.full((2,), 3, out=out) is out
+    np.testing.assert_array_equal(out.asnumpy(), [3, 3])
+
+
+def test_like_functions():
+    x = nd.array([[1, 2]], ctx=nbdl.gpu(0), dtype=np.float64)
+    for fn, val in [(nd.zeros_like, 0), (nd.ones_like, 1)]:
+        y = fn(x)
+        assert y.shape == x.shape and y.dtype is np.float64 and y.context == x.context
+        np.testing.assert_array_equal(y.asnumpy(), np.full((1, 2), val))
+    np.testing.assert_array_equal(nd.full_like(x, 4).asnumpy(), [[4, 4]])
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((5,), {}), ((1, 7), {}), ((0, 2, 0.5), {}), ((3, 0, -1), {}), ((0, 3), {"repeat": 2}),
+    ((2,), {"dtype": np.int32}), ((0, 1, 0.3), {}),
+])
+def test_arange(args, kwargs):
+    x = nd.arange(*args, **kwargs)
+    repeat = kwargs.get("repeat", 1)
+    want = np.repeat(np.arange(*args, dtype=np.float64), repeat).astype(kwargs.get("dtype", np.float32))
+    assert x.dtype is np.dtype(kwargs.get("dtype", np.float32)).type
+    np.testing.assert_allclose(x.asnumpy(), want, rtol=1e-6)
+
+
+def test_linspace_and_eye():
+    np.testing.assert_allclose(nd.linspace(0, 1, 5).asnumpy(), np.linspace(0, 1, 5), rtol=1e-6)
+    np.testing.assert_array_equal(nd.eye(3, k=1).asnumpy(), np.eye(3, k=1))
+    assert nd.eye(2, 3).shape == (2, 3)
+
+
+def test_from_numpy_zero_copy():
+    a = np.arange(4, dtype=np.float64)
+    x = nd.from_numpy(a)
+    assert x.dtype is np.float64 and np.shares_memory(x._data, a)
+    y = nd.from_numpy(a, zero_copy=False)
+    assert not np.shares_memory(y._data, a)
+    g = nd.from_numpy(a, ctx=nbdl.gpu(0))
+    np.testing.assert_array_equal(g.asnumpy(), a)
+
+
+def test_waitall():
+    nd.array([1], ctx=nbdl.gpu(0))
+    nd.waitall()
