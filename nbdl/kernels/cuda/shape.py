@@ -1,0 +1,274 @@
+"""CUDA kernels for the shape family: the same plans as the CPU kernels
+(nbdl.kernels.cpu.shape computes the index arithmetic; nothing there is
+compiled unless the CPU runs it), one thread per output element."""
+from numba import cuda
+
+from ...ops.registry import Launch
+from ..cpu import shape as cpu_plan
+from ._launch import grid1d, launcher
+
+
+@cuda.jit
+def copy_kernel(x, out, req):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, x.size, stride):
+        if req == 3:
+            out[i] += x[i]
+        else:
+            out[i] = x[i]
+
+
+@cuda.jit
+def copy_like_kernel(x, like, out, req):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, x.size, stride):
+        if req == 3:
+            out[i] += x[i]
+        else:
+            out[i] = x[i]
+
+
+@cuda.jit(device=True)
+def _offset(k, base, n0, n1, n2, n3, n4, n5, n6, n7, s0, s1, s2, s3, s4, s5, s6, s7):
+    """Source offset of flat walk position ``k`` (C order over n0..n7)."""
+    off = base
+    off += (k % n7) * s7
+    k //= n7
+    off += (k % n6) * s6
+    k //= n6
+    off += (k % n5) * s5
+    k //= n5
+    off += (k % n4) * s4
+    k //= n4
+    off += (k % n3) * s3
+    k //= n3
+    off += (k % n2) * s2
+    k //= n2
+    off += (k % n1) * s1
+    k //= n1
+    return off + k * s0
+
+
+@cuda.jit
+def gather_kernel(x, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                  s0, s1, s2, s3, s4, s5, s6, s7, req):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for k in range(start, out.size, stride):
+        src = _offset(k, base, n0, n1, n2, n3, n4, n5, n6, n7, s0, s1, s2, s3, s4, s5, s6, s7)
+        if req == 3:
+            out[k] += x[src]
+        else:
+            out[k] = x[src]
+
+
+@cuda.jit
+def zero_kernel(out):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, out.size, stride):
+        out[i] = 0
+
+
+@cuda.jit
+def scatter_kernel(g, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                   s0, s1, s2, s3, s4, s5, s6, s7, add, overlap):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for k in range(start, g.size, stride):
+        dst = _offset(k, base, n0, n1, n2, n3, n4, n5, n6, n7, s0, s1, s2, s3, s4, s5, s6, s7)
+        if overlap:
+            cuda.atomic.add(out, dst, g[k])
+        elif add:
+            out[dst] += g[k]
+        else:
+            out[dst] = g[k]
+
+
+@cuda.jit
+def window_copy_kernel(x, out, off, req):
+    """out[r, j] = x[r, off + j]."""
+    w = out.shape[1]
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for k in range(start, out.size, stride):
+        r = k // w
+        j = k - r * w
+        if req == 3:
+            out[r, j] += x[r, off + j]
+        else:
+            out[r, j] = x[r, off + j]
+
+
+@cuda.jit
+def window_put_kernel(src, out, off, req):
+    """out[r, off + j] = src[r, j]."""
+    w = src.shape[1]
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for k in range(start, src.size, stride):
+        r = k // w
+        j = k - r * w
+        if req == 3:
+            out[r, off + j] += src[r, j]
+        else:
+            out[r, off + j] = src[r, j]
+
+
+@cuda.jit
+def window_scatter_kernel(g, out, off, req):
+    """out[r, j] = g[r, j - off] inside the window, 0 outside (unless adding)."""
+    w = out.shape[1]
+    gw = g.shape[1]
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for k in range(start, out.size, stride):
+        r = k // w
+        j = k - r * w
+        inside = off <= j < off + gw
+        if req == 3:
+            if inside:
+                out[r, j] += g[r, j - off]
+        elif inside:
+            out[r, j] = g[r, j - off]
+        else:
+            out[r, j] = 0
+
+
+# -- launchers (Python functions: the CUDA ``fn`` may launch several kernels) ---------------
+
+def _launch(kernel, n, *args):
+    blocks, threads = grid1d(n)
+    kernel[blocks, threads](*args)
+
+
+def _noop(*args):
+    pass
+
+
+def _copy(call, cpu_launch, kernel):
+    if call.req[0] == 0:
+        return Launch(_noop, cpu_launch.scalars, cpu_launch.views)
+    n = cpu_launch.views[0][0]
+    return Launch(launcher(kernel, n), cpu_launch.scalars, cpu_launch.views)
+
+
+def prepare_copy(call):
+    return _copy(call, cpu_plan.prepare_copy(call), copy_kernel)
+
+
+def prepare_copy_like(call):
+    return _copy(call, cpu_plan.prepare_copy_like(call), copy_like_kernel)
+
+
+def _gather(cpu_launch, out_size):
+    """Re-issue a CPU gather plan (or the 2-D transpose fast path) as a GPU gather."""
+    if cpu_launch.fn is cpu_plan.transpose2d_kernel:
+        b, m, n = cpu_launch.views[0]
+        scalars = (0,) + (1,) * 5 + (b, n, m) + (0,) * 5 + (m * n, 1, n) + cpu_launch.scalars
+        views = [(b * m * n,), (b * m * n,)]
+    else:
+        scalars, views = cpu_launch.scalars, cpu_launch.views
+    if scalars[-1] == 0:
+        return Launch(_noop, scalars, views)
+    return Launch(launcher(gather_kernel, out_size), scalars, views)
+
+
+def _gather_prepare(name):
+    def prepare(call):
+        return _gather(getattr(cpu_plan, name)(call), cpu_plan.size_of(call.out_shapes[0]))
+    prepare.__name__ = name
+    return prepare
+
+
+prepare_transpose = _gather_prepare("prepare_transpose")
+prepare_flip = _gather_prepare("prepare_flip")
+prepare_tile = _gather_prepare("prepare_tile")
+prepare_repeat = _gather_prepare("prepare_repeat")
+prepare_slice = _gather_prepare("prepare_slice")
+
+
+def _scatter(call, cpu_launch):
+    *plan, req, overlap = cpu_launch.scalars
+    n_out = cpu_plan.size_of(call.out_shapes[0])
+    n_g = cpu_plan.size_of(call.in_shapes[0])
+
+    def fn(g, like, out, *scalars):
+        if req == 0:
+            return
+        if req != 3:
+            _launch(zero_kernel, n_out, out)
+        _launch(scatter_kernel, n_g, g, out, *plan, int(req == 3), overlap)
+    return Launch(fn, cpu_launch.scalars, cpu_launch.views)
+
+
+def prepare_backward_slice(call):
+    return _scatter(call, cpu_plan.prepare_backward_slice(call))
+
+
+def prepare_backward_tile(call):
+    return _scatter(call, cpu_plan.prepare_backward_tile(call))
+
+
+def prepare_backward_repeat(call):
+    return _scatter(call, cpu_plan.prepare_backward_repeat(call))
+
+
+def prepare_slice_axis(call):
+    cl = cpu_plan.prepare_slice_axis(call)
+    off, req = cl.scalars
+    n = cpu_plan.size_of(cl.views[1])
+
+    def fn(x, out, *scalars):
+        if req != 0:
+            _launch(window_copy_kernel, n, x, out, off, req)
+    return Launch(fn, cl.scalars, cl.views)
+
+
+def prepare_backward_slice_axis(call):
+    cl = cpu_plan.prepare_backward_slice_axis(call)
+    off, req = cl.scalars
+    n = cpu_plan.size_of(cl.views[2])
+
+    def fn(g, like, out, *scalars):
+        if req != 0:
+            _launch(window_scatter_kernel, n, g, out, off, req)
+    return Launch(fn, cl.scalars, cl.views)
+
+
+def prepare_concat(call):
+    cl = cpu_plan.prepare_concat(call)
+    req = call.req[0]
+    widths = [v[1] for v in cl.views[:-1]]
+
+    def fn(*args):
+        if req == 0:
+            return
+        out, off = args[-2], 0
+        for a, w in zip(args[:len(widths)], widths):
+            _launch(window_put_kernel, a.size, a, out, off, req)
+            off += w
+    return Launch(fn, cl.scalars, cl.views)
+
+
+def _split(cl, n_carriers, reqs):
+    n = len(reqs)
+
+    def fn(*args):
+        x, outs = args[0], args[1 + n_carriers:1 + n_carriers + n]
+        off = 0
+        for o, r in zip(outs, reqs):
+            if r != 0:
+                _launch(window_copy_kernel, o.size, x, o, off, r)
+            off += o.shape[1]
+    return Launch(fn, cl.scalars, cl.views)
+
+
+def prepare_split(call):
+    return _split(cpu_plan.prepare_split(call), 0, list(call.req))
+
+
+def prepare_backward_concat(call):
+    return _split(cpu_plan.prepare_backward_concat(call), len(call.in_shapes) - 1, list(call.req))

@@ -1,0 +1,263 @@
+"""Joining and cutting: Concat, SliceChannel (split), slice, slice_axis and
+their hidden backward ops (rules only; kernels in nbdl.kernels.*.shape).
+
+The backward ops of Concat, slice and slice_axis take the forward inputs as
+extra inputs for their *shapes* only (a gradient rule is built before shapes
+are known); the kernels never read them."""
+from ..graph.ir import make_node
+from .registry import Attr, OpDef, register, shape_error
+from .shape import (MOVE_DTYPES, c_strides, forward_of_backward, grad_type, kernels,
+                    like_data_shape, norm_axis, same_type)
+
+
+# -- Concat -------------------------------------------------------------------------
+
+def _concat_shape(attrs, in_shapes, out_shapes):
+    out = out_shapes[0]
+    known = [s for s in in_shapes if s is not None]
+    ref = known[0] if known else out
+    if ref is None:
+        return in_shapes, out_shapes
+    where = "Concat"
+    ndim = len(ref)
+    d = norm_axis(attrs["dim"], ndim, where, "dim", in_shapes)
+
+    def agree(s):
+        return len(s) == ndim and all(s[k] == ref[k] for k in range(ndim) if k != d)
+    for i, s in enumerate(in_shapes):
+        if s is not None and not agree(s):
+            raise shape_error(where, f"arg{i} of shape {s} does not match {ref} outside dim {d}",
+                              in_shapes)
+    if out is not None and not agree(out):
+        raise shape_error(where, f"output shape {out} does not match the inputs outside dim {d}",
+                          in_shapes)
+    missing = [i for i, s in enumerate(in_shapes) if s is None]
+    total = sum(s[d] for s in known)
+    if not missing:
+        return in_shapes, [tuple(ref[:d]) + (total,) + tuple(ref[d + 1:])]
+    if out is not None and len(missing) == 1:
+        rest = out[d] - total
+        if rest < 0:
+            raise shape_error(where, f"the inputs add up to {total} along dim {d}, more than the "
+                                     f"output shape {out} holds", in_shapes)
+        in_shapes = list(in_shapes)
+        in_shapes[missing[0]] = tuple(out[:d]) + (rest,) + tuple(out[d + 1:])
+    return in_shapes, out_shapes
+
+
+def _concat_grad(node, out_grads):
+    n = node.attrs["num_args"]
+    bw = make_node("_backward_Concat", [out_grads[0]] + list(node.inputs),
+                   {"num_args": n, "dim": node.attrs["dim"]}, name=f"{node.name}_backward")
+    return [bw.output(i) for i in range(n)]
+
+
+def _args(attrs):
+    return [f"arg{i}" for i in range(attrs["num_args"])]
+
+
+register(OpDef(
+    name="Concat",
+    input_names=_args, key_var_num_args="num_args",
+    attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
+    infer_shape=_concat_shape, infer_type=same_type,
+    gradient=_concat_grad,
+    kernels=kernels("prepare_concat"), supports_add=True, dtypes=MOVE_DTYPES,
+    doc="Join the inputs along ``dim``."), aliases=("concat",))
+
+
+def _backward_concat_shape(attrs, in_shapes, out_shapes):
+    carriers = [c if c is not None else o for c, o in zip(in_shapes[1:], out_shapes)]
+    return [in_shapes[0]] + carriers, carriers
+
+
+def _backward_concat_grad(node, out_grads):
+    # Linear in the head gradient: its gradient joins the output gradients again.
+    n = node.attrs["num_args"]
+    cat = make_node("Concat", list(out_grads), {"num_args": n, "dim": node.attrs["dim"]},
+                    name=f"{node.name}_backward")
+    return [cat.output(0)] + [None] * n
+
+
+register(OpDef(
+    name="_backward_Concat", hidden=True,
+    input_names=lambda attrs: ["out_grad"] + _args(attrs),
+    num_outputs=lambda attrs: attrs["num_args"],
+    attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
+    infer_shape=_backward_concat_shape, infer_type=grad_type,
+    gradient=_backward_concat_grad,
+    kernels=kernels("prepare_backward_concat"), supports_add=True,
+    doc="Cut the head gradient into the inputs' pieces; arg_i are read for their shapes only."))
+
+
+# -- SliceChannel -----------------------------------------------------------------------
+
+def split_axis(attrs, ndim, where="SliceChannel", in_shapes=None):
+    if attrs["num_outputs"] < 1:
+        raise shape_error(where, f"num_outputs={attrs['num_outputs']} must be at least 1", in_shapes)
+    return norm_axis(attrs["axis"], ndim, where, in_shapes=in_shapes)
+
+
+def _split_shape(attrs, in_shapes, out_shapes):
+    n, squeeze = attrs["num_outputs"], attrs["squeeze_axis"]
+    where = "SliceChannel"
+    d = in_shapes[0]
+    if d is not None:
+        a = split_axis(attrs, len(d), where, in_shapes)
+        if d[a] % n:
+            raise shape_error(where, f"axis {a} of size {d[a]} does not split into "
+                                     f"num_outputs={n} equal parts", in_shapes)
+        if squeeze and d[a] != n:
+            raise shape_error(where, f"squeeze_axis needs axis {a} of size num_outputs={n}, "
+                                     f"not {d[a]}", in_shapes)
+        piece = tuple(d[:a]) + (() if squeeze else (d[a] // n,)) + tuple(d[a + 1:])
+        return in_shapes, [piece] * n
+    o = next((s for s in out_shapes if s is not None), None)
+    if o is None:
+        return in_shapes, out_shapes
+    if squeeze:
+        a = split_axis(attrs, len(o) + 1, where, in_shapes)
+        return [tuple(o[:a]) + (n,) + tuple(o[a:])], [o] * n
+    a = split_axis(attrs, len(o), where, in_shapes)
+    return [tuple(o[:a]) + (o[a] * n,) + tuple(o[a + 1:])], [o] * n
+
+
+def _split_grad(node, out_grads):
+    attrs = node.attrs
+    grads = list(out_grads)
+    if attrs["squeeze_axis"]:
+        grads = [make_node("expand_dims", [g], {"axis": attrs["axis"]},
+                           name=f"{node.name}_backward_expand{i}").output(0)
+                 for i, g in enumerate(grads)]
+    cat = make_node("Concat", grads, {"num_args": len(grads), "dim": attrs["axis"]},
+                    name=f"{node.name}_backward")
+    return [cat.output(0)]
+
+
+register(OpDef(
+    name="SliceChannel",
+    num_outputs=lambda attrs: attrs["num_outputs"],
+    output_names=lambda attrs: [f"output{i}" for i in range(attrs["num_outputs"])],
+    attrs={"num_outputs": Attr("int"), "axis": Attr("int", 1), "squeeze_axis": Attr("bool", False)},
+    infer_shape=_split_shape, infer_type=same_type,
+    gradient=_split_grad,
+    kernels=kernels("prepare_split"), supports_add=True, dtypes=MOVE_DTYPES,
+    doc="Split into ``num_outputs`` equal parts along ``axis``."), aliases=("split",))
+
+
+# -- slice -------------------------------------------------------------------------------
+
+def slice_ranges(attrs, dshape, where="slice"):
+    """(start, step, count) per input dim, with Python's (= MXNet 1.9's)
+    clamping of out-of-range begin/end."""
+    begin, end, step = attrs["begin"], attrs["end"], attrs["step"]
+    if len(begin) != len(end):
+        raise shape_error(where, f"begin={begin} and end={end} differ in length", [dshape])
+    if step and len(step) != len(begin):
+        raise shape_error(where, f"step={step} and begin={begin} differ in length", [dshape])
+    if len(begin) > len(dshape):
+        raise shape_error(where, f"begin={begin} has more entries than the input has dims", [dshape])
+    out = []
+    for i, n in enumerate(dshape):
+        if i >= len(begin):
+            out.append((0, 1, n))
+            continue
+        s = step[i] if step and step[i] is not None else 1
+        if s == 0:
+            raise shape_error(where, f"step[{i}] cannot be 0", [dshape])
+        start, stop, s = slice(begin[i], end[i], s).indices(n)
+        out.append((start, s, len(range(start, stop, s))))
+    return out
+
+
+def slice_gather(attrs, dshape):
+    """(output shape, element strides into the input, base offset)."""
+    ranges = slice_ranges(attrs, dshape)
+    strides = c_strides(dshape)
+    base = sum(start * st for (start, _, _), st in zip(ranges, strides))
+    return (tuple(c for _, _, c in ranges), tuple(s * st for (_, s, _), st in zip(ranges, strides)),
+            base)
+
+
+def _slice_shape(attrs, in_shapes, out_shapes):
+    if in_shapes[0] is None:
+        return in_shapes, out_shapes
+    return in_shapes, [tuple(c for _, _, c in slice_ranges(attrs, in_shapes[0]))]
+
+
+_SLICE_ATTRS = {"begin": Attr("tuple"), "end": Attr("tuple"), "step": Attr("tuple", ())}
+
+
+def _slice_grad(node, out_grads):
+    bw = make_node("_backward_slice", [out_grads[0], node.inputs[0]],
+                   {k: node.attrs[k] for k in _SLICE_ATTRS}, name=f"{node.name}_backward")
+    return [bw.output(0)]
+
+
+register(OpDef(
+    name="slice",
+    attrs=dict(_SLICE_ATTRS),
+    infer_shape=_slice_shape, infer_type=same_type,
+    gradient=_slice_grad,
+    kernels=kernels("prepare_slice"), supports_add=True, dtypes=MOVE_DTYPES,
+    doc="data[begin:end:step] per leading dim; None and negative indices as in Python."),
+    aliases=("crop",))
+
+register(OpDef(
+    name="_backward_slice", hidden=True, input_names=("out_grad", "data"),
+    attrs=dict(_SLICE_ATTRS),
+    infer_shape=like_data_shape, infer_type=grad_type,
+    gradient=forward_of_backward("slice", tuple(_SLICE_ATTRS)),
+    kernels=kernels("prepare_backward_slice"), supports_add=True,
+    doc="Zeros with the head gradient written into the sliced window; data gives the shape."))
+
+
+# -- slice_axis -----------------------------------------------------------------------------
+
+def slice_axis_range(attrs, dshape, where="slice_axis"):
+    """(axis, begin, end) normalised, with MXNet's checks (non-empty window)."""
+    a = norm_axis(attrs["axis"], len(dshape), where, in_shapes=[dshape])
+    n = dshape[a]
+    b, e = attrs["begin"], attrs["end"]
+    if n == 0:
+        return a, 0, 0
+    b = b + n if b < 0 else b
+    e = n if e is None else (e + n if e < 0 else e)
+    if not 0 <= b < e <= n:
+        raise shape_error(where, f"begin={attrs['begin']}, end={attrs['end']} is not a non-empty "
+                                 f"window of axis {a} (size {n})", [dshape])
+    return a, b, e
+
+
+def _slice_axis_shape(attrs, in_shapes, out_shapes):
+    d = in_shapes[0]
+    if d is None:
+        return in_shapes, out_shapes
+    a, b, e = slice_axis_range(attrs, d)
+    return in_shapes, [tuple(d[:a]) + (e - b,) + tuple(d[a + 1:])]
+
+
+_SLICE_AXIS_ATTRS = {"axis": Attr("int"), "begin": Attr("int"), "end": Attr("int", None, optional=True)}
+
+
+def _slice_axis_grad(node, out_grads):
+    bw = make_node("_backward_slice_axis", [out_grads[0], node.inputs[0]],
+                   {k: node.attrs[k] for k in _SLICE_AXIS_ATTRS}, name=f"{node.name}_backward")
+    return [bw.output(0)]
+
+
+register(OpDef(
+    name="slice_axis",
+    attrs=dict(_SLICE_AXIS_ATTRS),
+    infer_shape=_slice_axis_shape, infer_type=same_type,
+    gradient=_slice_axis_grad,
+    kernels=kernels("prepare_slice_axis"), supports_add=True, dtypes=MOVE_DTYPES,
+    doc="data[..., begin:end, ...] along ``axis`` (end None: to the end)."))
+
+register(OpDef(
+    name="_backward_slice_axis", hidden=True, input_names=("out_grad", "data"),
+    attrs=dict(_SLICE_AXIS_ATTRS),
+    infer_shape=like_data_shape, infer_type=grad_type,
+    gradient=forward_of_backward("slice_axis", tuple(_SLICE_AXIS_ATTRS)),
+    kernels=kernels("prepare_backward_slice_axis"), supports_add=True,
+    doc="Zeros with the head gradient written into the window; data gives the shape."))
