@@ -1,0 +1,241 @@
+"""``bind`` / ``simple_bind``: validate what the user passed, build the
+forward+backward graph, plan it and compile the schedule."""
+import numpy as np
+
+from ..device import as_device
+from ..errors import BindError, ShapeError
+from ..graph.ir import classify_variables, topo_order
+from ..ops.registry import REQ_ADD, REQ_INPLACE, REQ_NAMES, REQ_NULL, REQ_WRITE
+from . import graph as _graph
+from .executor import Executor, _wrap
+from .schedule import compile_schedule
+
+GRAD_NOP, GRAD_WRITE, GRAD_INPLACE, GRAD_ADD = "null", "write", "inplace", "add"
+_REQ_BY_INT = {REQ_NULL: REQ_NULL, REQ_WRITE: REQ_WRITE, REQ_INPLACE: REQ_WRITE, REQ_ADD: REQ_ADD}
+
+
+def _req_code(v, where):
+    if isinstance(v, str) and v in REQ_NAMES:
+        return _REQ_BY_INT[REQ_NAMES[v]]
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and int(v) in _REQ_BY_INT:
+        return _REQ_BY_INT[int(v)]
+    raise BindError(f"{where}: invalid grad_req {v!r}; expected 'null', 'write', 'add' or 'inplace'")
+
+
+def parse_grad_req(grad_req, arg_names):
+    """grad_req as a string/constant for all, a list, or a dict by name
+    (names not listed get 'null').  Returns {name: req code}."""
+    if isinstance(grad_req, (str, int, np.integer)):
+        code = _req_code(grad_req, "bind")
+        return {n: code for n in arg_names}
+    if isinstance(grad_req, (list, tuple)):
+        if len(grad_req) != len(arg_names):
+            raise BindError(f"bind: grad_req has {len(grad_req)} entries for {len(arg_names)} "
+                            f"arguments {arg_names}")
+        return {n: _req_code(r, f"bind: grad_req for {n!r}") for n, r in zip(arg_names, grad_req)}
+    if isinstance(grad_req, dict):
+        unknown = [k for k in grad_req if k not in arg_names]
+        if unknown:
+            raise BindError(f"bind: grad_req names {unknown} that are not arguments "
+                            f"(arguments: {arg_names})")
+        return {n: _req_code(grad_req[n], f"bind: grad_req for {n!r}") if n in grad_req else REQ_NULL
+                for n in arg_names}
+    raise BindError(f"bind: grad_req must be a string, list or dict, got {type(grad_req).__name__}")
+
+
+def _as_list(what, given, names, required, device):
+    """Normalise a list or dict of arrays into a list aligned with ``names``."""
+    if given is None:
+        if required and names:
+            raise BindError(f"bind: {what} is required for {names}")
+        return [None] * len(names)
+    if isinstance(given, dict):
+        out = []
+        for n in names:
+            if n not in given or given[n] is None:
+                if required:
+                    raise BindError(f"bind: key {n!r} is missing in {what} "
+                                    f"(expected {', '.join(names)})")
+                out.append(None)
+            else:
+                out.append(given[n])
+    elif isinstance(given, (list, tuple)):
+        if len(given) != len(names):
+            raise BindError(f"bind: {what} has {len(given)} arrays but the symbol has "
+                            f"{len(names)}: {names}")
+        out = list(given)
+        if required:
+            missing = [n for n, a in zip(names, out) if a is None]
+            if missing:
+                raise BindError(f"bind: {what} has no array for {missing}")
+    else:
+        raise BindError(f"bind: {what} must be a list or a dict, got {type(given).__name__}")
+    result = []
+    for n, a in zip(names, out):
+        if a is None:
+            result.append(None)
+            continue
+        result.append(_as_ndarray(a, n, what, device))
+    return result
+
+
+def _as_ndarray(a, name, what, device):
+    from ..ndarray import NDArray
+    if isinstance(a, NDArray):
+        if a.device != device:
+            raise BindError(f"bind: {what} {name!r} is on {a.device}, the executor on {device}")
+        if not _is_contiguous(a._data):
+            raise BindError(f"bind: {what} {name!r} is not contiguous; pass a copy")
+        return a
+    if isinstance(a, np.ndarray):
+        return _wrap(device.from_numpy(a), device)
+    raise BindError(f"bind: {what} {name!r} must be an NDArray, got {type(a).__name__}")
+
+
+def _is_contiguous(d):
+    flags = getattr(d, "flags", None)
+    if flags is None:
+        return True
+    try:
+        return bool(flags["C_CONTIGUOUS"])
+    except (KeyError, TypeError):
+        return bool(getattr(flags, "c_contiguous", True))
+
+
+def _check_unique(sym):
+    order = topo_order(sym._outputs)
+    seen, dup = {}, []
+    for n in order:
+        if n.op is None:
+            if n.name in seen and seen[n.name] is not n:
+                dup.append(n.name)
+            seen[n.name] = n
+    if dup:
+        raise BindError(f"bind: the symbol has more than one variable named "
+                        f"{', '.join(repr(d) for d in sorted(set(dup)))}; argument names must be unique")
+    return classify_variables(order)
+
+
+def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs):
+    arg_nodes, aux_nodes = _check_unique(sym)
+    arg_names = [n.name for n in arg_nodes]
+    wants = {n for n, g in zip(arg_names, grad_nds) if g is not None and reqs[n] != REQ_NULL}
+    reqs = {n: (reqs[n] if n in wants else REQ_NULL) for n in arg_names}
+    bg = _graph.build(sym,
+                      {n: a.shape for n, a in zip(arg_names, arg_nds)},
+                      {n: np.dtype(a.dtype) for n, a in zip(arg_names, arg_nds)},
+                      {n.name: a.shape for n, a in zip(aux_nodes, aux_nds)},
+                      {n.name: np.dtype(a.dtype) for n, a in zip(aux_nodes, aux_nds)},
+                      wants)
+    for n, a in zip(arg_names, arg_nds):
+        want = bg.shapes[bg.arg_nodes[arg_names.index(n)].output(0)]
+        if tuple(a.shape) != tuple(want):
+            raise ShapeError(f"bind: argument {n!r} has shape {tuple(a.shape)}, inferred {want}")
+    for n, g, a in zip(arg_names, grad_nds, arg_nds):
+        if g is not None and n in wants:
+            if tuple(g.shape) != tuple(a.shape):
+                raise ShapeError(f"bind: gradient array of {n!r} has shape {tuple(g.shape)}, "
+                                 f"the argument {tuple(a.shape)}")
+            if np.dtype(g.dtype) != np.dtype(a.dtype):
+                raise BindError(f"bind: gradient array of {n!r} has dtype {np.dtype(g.dtype)}, "
+                                f"the argument {np.dtype(a.dtype)}")
+    external = {}
+    for node, a in zip(bg.arg_nodes, arg_nds):
+        external[node.output(0)] = a._data
+    for node, a in zip(bg.aux_nodes, aux_nds):
+        external[node.output(0)] = a._data
+    head_grads = [device.zeros(bg.shapes[h], bg.dtypes[h]) for h in bg.head_grads]
+    grad_arrays = {n: g._data for n, g in zip(arg_names, grad_nds) if n in wants}
+    sched = compile_schedule(bg, device, reqs, external, head_grads, grad_arrays)
+    grads_out = [g if n in wants else None for n, g in zip(arg_names, grad_nds)]
+    return Executor(sym, device, bg, sched, arg_nds, grads_out, aux_nds, reqs, head_grads)
+
+
+def bind(sym, ctx, args, args_grad=None, aux_states=None, grad_req="write"):
+    """Bind ``sym`` to the given arrays (MXNet's ``Symbol.bind``).
+
+    ``args``: a list in ``list_arguments()`` order or a dict with every
+    argument; ``args_grad`` likewise (a missing array means no gradient for
+    that argument); ``grad_req``: 'null'|'write'|'add'|'inplace', a list, or a
+    dict by name (unlisted names get 'null')."""
+    device = as_device(ctx)
+    arg_nodes, aux_nodes = _check_unique(sym)
+    arg_names = [n.name for n in arg_nodes]
+    aux_names = [n.name for n in aux_nodes]
+    reqs = parse_grad_req(grad_req, arg_names)
+    arg_nds = _as_list("args", args, arg_names, True, device)
+    grad_nds = _as_list("args_grad", args_grad, arg_names, False, device)
+    aux_nds = _as_list("aux_states", aux_states, aux_names, True, device)
+    return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs)
+
+
+def simple_bind(sym, ctx, grad_req="write", type_dict=None, **shapes):
+    """Infer every shape from the given ones, allocate zeros for arguments,
+    gradients (not for the names given as shapes: those are data) and aux
+    states, and bind."""
+    device = as_device(ctx)
+    arg_nodes, aux_nodes = _check_unique(sym)
+    arg_names = [n.name for n in arg_nodes]
+    unknown = [k for k in shapes if k not in arg_names and k not in [n.name for n in aux_nodes]]
+    if unknown:
+        raise BindError(f"simple_bind: {unknown} are not arguments of the symbol "
+                        f"(arguments: {arg_names})")
+    type_dict = dict(type_dict or {})
+    bad = [k for k in type_dict if k not in arg_names]
+    if bad:
+        raise BindError(f"simple_bind: type_dict names {bad} that are not arguments")
+    reqs = parse_grad_req(grad_req, arg_names)
+    order = topo_order(sym._outputs)
+    from ..dtype import as_dtype
+    known_s = {n.output(0): tuple(shapes[n.name]) for n in arg_nodes + aux_nodes if n.name in shapes}
+    known_t = {n.output(0): as_dtype(type_dict[n.name]) for n in arg_nodes if n.name in type_dict}
+    s_table, t_table = _graph.infer_all(order, arg_nodes, known_s, known_t)
+    missing = [n.name for n in arg_nodes + aux_nodes if s_table.get(n.output(0)) is None]
+    if missing:
+        raise ShapeError(f"simple_bind: cannot infer the shapes of {', '.join(map(repr, missing))} "
+                         f"from the given shapes {shapes}; give them explicitly")
+    from ..ndarray import NDArray
+
+    def alloc(node):
+        e = node.output(0)
+        return NDArray(device.zeros(s_table[e], t_table[e]), device)
+    arg_nds = [alloc(n) for n in arg_nodes]
+    grad_nds = [alloc(n) if reqs[n.name] != REQ_NULL and n.name not in shapes else None
+                for n in arg_nodes]
+    aux_nds = [alloc(n) for n in aux_nodes]
+    return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs)
+
+
+def rebind(ex, new_shapes, partial_shaping=False):
+    """``Executor.reshape``: arguments whose shape is unchanged keep their
+    arrays (and gradient arrays); the rest are allocated anew."""
+    sym = ex._symbol
+    names = ex._arg_names
+    unknown = [k for k in new_shapes if k not in names]
+    if unknown:
+        raise BindError(f"reshape: {unknown} are not arguments (arguments: {names})")
+    order = topo_order(sym._outputs)
+    arg_nodes, aux_nodes = classify_variables(order)
+    known = {n.output(0): tuple(new_shapes[n.name]) for n in arg_nodes if n.name in new_shapes}
+    types = {n.output(0): np.dtype(a.dtype) for n, a in zip(arg_nodes, ex.arg_arrays)}
+    s_table, _ = _graph.infer_all(order, arg_nodes, known, types)
+    # Arguments the new shapes do not determine keep their current shapes.
+    for n, a in zip(arg_nodes, ex.arg_arrays):
+        if s_table.get(n.output(0)) is None:
+            known[n.output(0)] = tuple(a.shape)
+    s_table, _ = _graph.infer_all(order, arg_nodes, known, types)
+    from ..ndarray import NDArray
+    dev = ex._device
+    arg_nds, grad_nds, aux_nds = [], [], []
+    for n, a, g in zip(arg_nodes, ex.arg_arrays, ex.grad_arrays):
+        shp = s_table.get(n.output(0), tuple(a.shape))
+        if tuple(shp) == tuple(a.shape):
+            arg_nds.append(a)
+            grad_nds.append(g)
+        else:
+            arg_nds.append(NDArray(dev.zeros(shp, a.dtype), dev))
+            grad_nds.append(NDArray(dev.zeros(shp, a.dtype), dev) if g is not None else None)
+    for n, a in zip(aux_nodes, ex.aux_arrays):
+        shp = s_table.get(n.output(0), tuple(a.shape))
+        aux_nds.append(a if tuple(shp) == tuple(a.shape) else NDArray(dev.zeros(shp, a.dtype), dev))
+    return _finish(sym, dev, arg_nds, grad_nds, aux_nds, dict(ex._grad_req))

@@ -1,0 +1,48 @@
+"""``debug_str``: MXNet's graph listing, then nbdl's memory table."""
+from ..graph.ir import topo_order
+
+
+def _graph_listing(heads, nodes, variables):
+    lines = ["Symbol Outputs:"]
+    for i, h in enumerate(heads):
+        lines.append(f"\toutput[{i}]={h.node.name}({h.index})")
+    for v in variables:
+        lines.append(f"Variable:{v.name}")
+    for node in nodes:
+        lines.append("--------------------")
+        lines.append(f"Op:{node.op.name}, Name={node.name}")
+        lines.append("Inputs:")
+        for i, e in enumerate(node.inputs):
+            lines.append(f"\targ[{i}]={e.node.name}({e.index}) version=0")
+        if node.attr_str:
+            lines.append("Attrs:")
+            for k, v in node.attr_str.items():
+                lines.append(f"\t{k}={v}")
+    return lines
+
+
+def symbol_debug_str(sym):
+    order = topo_order(sym._outputs)
+    return "\n".join(_graph_listing(sym._outputs, [n for n in order if n.op is not None],
+                                    [n for n in order if n.op is None])) + "\n"
+
+
+def executor_debug_str(ex):
+    from ..planner import format_plan_table
+    sched = ex._sched
+    bg = ex._bg
+    variables = bg.arg_nodes + bg.aux_nodes + [e.node for e in bg.head_grads]
+    lines = _graph_listing(bg.heads, sched.nodes, variables)
+    plan = sched.plan
+    n_temp = sum(len(v) for v in sched.temps.values())
+    lines.append(f"Total {plan.arena_bytes >> 20} MB allocated "
+                 f"({plan.arena_bytes} bytes planned, temp space included)")
+    lines.append(f"Total {n_temp} TempSpace resource requested")
+    lines.append("")
+    lines.append(format_plan_table(plan))
+    return "\n".join(lines) + "\n"
+
+
+def debug_str(obj):
+    """``nbdl.debug_str(executor)`` (or anything with a ``debug_str`` method)."""
+    return obj.debug_str()

@@ -1,0 +1,229 @@
+"""The Executor: a bound symbol with planned memory and a compiled schedule.
+
+``forward``/``backward`` only run prepared kernel calls over views made at
+bind time (through one generated native driver when the schedule allows), so
+nothing is allocated per call."""
+import numpy as np
+
+from .. import config
+from ..device import Device
+from ..errors import BindError, ShapeError
+from ..ops.registry import REQ_ADD, REQ_NULL
+from . import driver as _driver
+
+
+def _wrap(array, device):
+    from ..ndarray import NDArray
+    return NDArray(array, device)
+
+
+def copy_into(dst, src):
+    """Copy ``src`` (NDArray, numpy array or scalar) into the device array
+    ``dst`` without reallocating it."""
+    if hasattr(src, "_data"):
+        src = src._data
+    if isinstance(dst, np.ndarray):
+        if not isinstance(src, np.ndarray) and hasattr(src, "copy_to_host"):
+            src = src.copy_to_host()
+        np.copyto(dst, src, casting="unsafe")
+    else:
+        if isinstance(src, np.ndarray) or not hasattr(src, "copy_to_host"):
+            src = np.ascontiguousarray(np.broadcast_to(np.asarray(src, dtype=dst.dtype), dst.shape))
+        dst.copy_to_device(src)
+
+
+class Executor:
+    """Created by ``nbdl.bind`` / ``nbdl.simple_bind`` (or ``Symbol.bind``)."""
+
+    def __init__(self, symbol, device, bg, sched, arg_arrays, grad_arrays, aux_arrays,
+                 grad_req, head_grad_arrays):
+        self._symbol = symbol
+        self._device = device
+        self._bg = bg
+        self._sched = sched
+        self.arg_arrays = arg_arrays
+        self.grad_arrays = grad_arrays
+        self.aux_arrays = aux_arrays
+        self._grad_req = grad_req
+        self._head_grads = head_grad_arrays
+        self._arg_names = [n.name for n in bg.arg_nodes]
+        self._aux_names = [n.name for n in bg.aux_nodes]
+        self.outputs = [_wrap(sched.arrays[sched.ids[h]], device) for h in bg.heads]
+        self._output_names = symbol.list_outputs()
+        self._runners = {}
+        self._has_backward = bool(sched.backward)
+
+    # -- views by name ----------------------------------------------------
+    @property
+    def arg_dict(self):
+        return dict(zip(self._arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self):
+        return {n: g for n, g in zip(self._arg_names, self.grad_arrays) if g is not None}
+
+    @property
+    def aux_dict(self):
+        return dict(zip(self._aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self):
+        return dict(zip(self._output_names, self.outputs))
+
+    @property
+    def memory_plan(self):
+        """The planner's ``MemoryPlan`` (offsets, live ranges, stats)."""
+        return self._sched.plan
+
+    @property
+    def symbol(self):
+        return self._symbol
+
+    @property
+    def device(self):
+        return self._device
+
+    ctx = context = device
+
+    # -- running ----------------------------------------------------------
+    def _runner(self, which):
+        r = self._runners.get(which)
+        if r is None:
+            steps = {"fwd_train": self._sched.fwd_train, "fwd_infer": self._sched.fwd_infer,
+                     "backward": self._sched.backward}[which]
+            r = self._compile(steps)
+            self._runners[which] = r
+        return r
+
+    def _compile(self, steps):
+        if (self._device.device_type == "cpu" and config.use_driver()
+                and len(steps) >= config.driver_min_steps()):
+            sched = self._sched
+            used = []
+            planned = sched.plan.offsets
+            for s in steps:
+                for i in s.ids:
+                    if i not in planned and i not in used:
+                        used.append(i)
+            fn = _driver.build(steps, used, sched.arena, [sched.arrays[i] for i in used],
+                               lambda i: (planned[i], sched.arrays[i].dtype))
+            if fn is not None:
+                fn.boxed_arrays = 1 + len(used)
+                fn.native = True
+                return fn
+        calls = [(s.fn, s.args) for s in steps]
+
+        def run():
+            for fn, args in calls:
+                fn(*args)
+        # Arrays handed from Python to compiled code per run: Numba wraps each
+        # in an NRT meminfo (an allocation of a small header, not of data).
+        run.boxed_arrays = sum(len(s.views) for s in steps)
+        run.native = False
+        return run
+
+    def forward(self, is_train=False, **kwargs):
+        """Copy ``kwargs`` (name=array) into the bound argument arrays, run
+        the forward pass and return ``outputs``."""
+        if kwargs:
+            arg = self.arg_dict
+            for k, v in kwargs.items():
+                if k not in arg:
+                    raise BindError(f"forward: {k!r} is not an argument of the symbol "
+                                    f"(arguments: {', '.join(self._arg_names)})")
+                dst = arg[k]
+                src = v.asnumpy() if hasattr(v, "asnumpy") else np.asarray(v)
+                if tuple(src.shape) != tuple(dst.shape):
+                    raise ShapeError(f"forward: argument {k!r} is bound with shape {dst.shape} "
+                                     f"but got an array of shape {tuple(src.shape)}; use "
+                                     f"executor.reshape({k}={tuple(src.shape)}) to change it")
+            for k, v in kwargs.items():
+                copy_into(arg[k]._data, v)
+        self._runner("fwd_train" if is_train else "fwd_infer")()
+        return self.outputs
+
+    def backward(self, out_grads=None, is_train=True):
+        """Run the backward pass.  ``out_grads``: None (a head gradient of
+        ones, as for a loss output), one array, or a list, one per output."""
+        if not self._has_backward:
+            if any(r != REQ_NULL for r in self._grad_req.values()):
+                return
+            raise BindError("backward: the executor was bound with grad_req='null' for every "
+                            "argument (or without gradient arrays); nothing to compute")
+        if out_grads is None:
+            for h in self._head_grads:
+                copy_into(h, 1)
+        else:
+            if not isinstance(out_grads, (list, tuple)):
+                out_grads = [out_grads]
+            if len(out_grads) != len(self._head_grads):
+                raise BindError(f"backward: got {len(out_grads)} head gradients for "
+                                f"{len(self._head_grads)} outputs")
+            for i, (h, g) in enumerate(zip(self._head_grads, out_grads)):
+                if tuple(g.shape) != tuple(h.shape):
+                    raise ShapeError(f"backward: head gradient {i} has shape {tuple(g.shape)}, "
+                                     f"output {self._output_names[i]!r} has shape {tuple(h.shape)}")
+            for h, g in zip(self._head_grads, out_grads):
+                copy_into(h, g)
+        self._runner("backward")()
+
+    # -- parameters -------------------------------------------------------
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy parameters into the bound arrays.  Everything is checked
+        before anything is written, so an error leaves the executor as it was."""
+        arg, aux = self.arg_dict, self.aux_dict
+        plan = []
+        for table, params, kind in ((arg, arg_params, "argument"), (aux, aux_params or {}, "aux state")):
+            for name, value in params.items():
+                if name not in table:
+                    if allow_extra_params:
+                        continue
+                    raise BindError(f"copy_params_from: {name!r} is not an {kind} of the executor "
+                                    f"(pass allow_extra_params=True to ignore it)")
+                src = value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
+                if tuple(src.shape) != tuple(table[name].shape):
+                    raise ShapeError(f"copy_params_from: {kind} {name!r} has shape "
+                                     f"{tuple(table[name].shape)}, the given array {tuple(src.shape)}")
+                plan.append((table[name], src))
+        for dst, src in plan:
+            copy_into(dst._data, src)
+
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new argument shapes that shares the arrays of
+        every argument whose shape does not change (parameters)."""
+        from .bind import rebind
+        return rebind(self, kwargs, partial_shaping=partial_shaping)
+
+    # -- inspection -------------------------------------------------------
+    def debug_str(self):
+        from .debug import executor_debug_str
+        return executor_debug_str(self)
+
+    def __str__(self):
+        return self.debug_str()
+
+    def __repr__(self):
+        return f"<Executor {self._symbol!r} on {self._device}>"
+
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Call ``callback(name, NDArray)`` after every op with its outputs
+        (and inputs when ``monitor_all``).  Monitoring runs the schedule from
+        Python, one op at a time."""
+        def make(steps):
+            def run():
+                for s in steps:
+                    s.fn(*s.args)
+                    n_in = len(s.node.inputs)
+                    outs = s.arrays[n_in:n_in + s.node.num_outputs]
+                    if monitor_all:
+                        for e, a in zip(s.node.inputs, s.arrays[:n_in]):
+                            callback(f"{s.node.name}_{e.name}", _wrap(a, self._device))
+                    for name, a in zip(s.node.output_names(), outs):
+                        callback(name, _wrap(a, self._device))
+            return run
+        if callback is None:
+            self._runners.clear()
+            return
+        self._runners = {"fwd_train": make(self._sched.fwd_train),
+                         "fwd_infer": make(self._sched.fwd_infer),
+                         "backward": make(self._sched.backward)}

@@ -1,0 +1,69 @@
+"""Side-by-side reference figures from Apache MXNet 1.9.1 for the executor
+benchmarks in perf/.  Not part of nbdl or its tests: run it in a separate
+virtual environment that has MXNet,
+
+    python -m venv /tmp/mxvenv && /tmp/mxvenv/bin/pip install 'mxnet==1.9.1' 'numpy<1.24'
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /tmp/mxvenv/bin/python perf/compare/mxnet_reference.py
+
+It prints the median of repeated timings for the same workloads as
+perf/test_executor_mlp.py and perf/test_dispatch.py.
+"""
+import statistics
+import time
+
+import mxnet as mx
+import numpy as np
+
+
+def median_time(fn, repeat=200, warmup=20):
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def mlp_step():
+    x = mx.sym.var("data")
+    for i, h in enumerate((512, 512)):
+        x = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=h, name=f"fc{i + 1}"), act_type="relu")
+    x = mx.sym.FullyConnected(x, num_hidden=10, name="fc3")
+    net = mx.sym.SoftmaxOutput(x, name="softmax")
+    ex = net.simple_bind(mx.cpu(), data=(128, 784))
+    rng = np.random.RandomState(0)
+    for k, a in ex.arg_dict.items():
+        if k.endswith("weight"):
+            a[:] = rng.uniform(-0.05, 0.05, a.shape)
+    ex.arg_dict["data"][:] = rng.rand(128, 784)
+    ex.arg_dict["softmax_label"][:] = rng.randint(0, 10, 128)
+    pairs = [(ex.arg_dict[k], ex.grad_dict[k]) for k in ex.grad_dict if k != "data" and k != "softmax_label"]
+
+    def step():
+        ex.forward(is_train=True)
+        ex.backward()
+        for w, g in pairs:
+            mx.nd.sgd_update(w, g, lr=0.01 / 128, out=w)
+        mx.nd.waitall()
+    return median_time(step)
+
+
+def chain(n=100):
+    x = mx.sym.var("x")
+    y = x
+    for i in range(n):
+        y = (y * 0.5) if i % 2 else mx.sym.relu(y)
+    ex = y.bind(mx.cpu(), args={"x": mx.nd.array(np.arange(4))}, grad_req="null")
+
+    def fwd():
+        ex.forward()
+        mx.nd.waitall()
+    return median_time(fwd, repeat=500) / n
+
+
+if __name__ == "__main__":
+    print(f"mxnet {mx.__version__}")
+    print(f"MLP 784-512-512-10 batch 128 train step: {mlp_step() * 1e3:.3f} ms")
+    print(f"100-op chain of tiny ops, static graph: {chain() * 1e6:.3f} us/op")

@@ -1,0 +1,30 @@
+"""Per-op dispatch cost in a static graph: a chain of 100 tiny elementwise
+ops (a (4,)-element float32 tensor) bound once; the figure per op is the
+forward time / 100.
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE pytest perf --benchmark-only
+"""
+import numpy as np
+import pytest
+
+import nbdl
+
+N_OPS = 100
+
+
+def chain(n=N_OPS):
+    x = nbdl.sym.var("x")
+    y = x
+    for i in range(n):
+        y = (y * 0.5) if i % 2 else nbdl.sym.relu(y)
+    return y
+
+
+@pytest.mark.parametrize("driver", ["native", "python"])
+def test_chain_100_tiny_ops(benchmark, driver, monkeypatch):
+    monkeypatch.setenv("NBDL_DRIVER", "1" if driver == "native" else "0")
+    ex = chain().bind(nbdl.cpu(), args={"x": nbdl.nd.array(np.arange(4, dtype=np.float32))},
+                      grad_req="null")
+    ex.forward()
+    benchmark(ex.forward)
+    benchmark.extra_info["us_per_op"] = benchmark.stats.stats.median * 1e6 / N_OPS
