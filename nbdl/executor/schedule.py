@@ -140,7 +140,12 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
             for i_in, i_out in node.op.inplace(node.attrs):
                 if reqs[i_out] == REQ_WRITE and i_in < len(node.inputs):
                     pairs.append((eid(node.inputs[i_in]), eid(outs[i_out])))
-        reads = [eid(e) for e in node.inputs]
+        # Inputs used only for their shape are not reads: their data may be
+        # overwritten before this step (the kernel still gets a view).
+        shape_only = node.op.list_shape_inputs(node.attrs)
+        reads = [eid(e) for k, e in enumerate(node.inputs) if k not in shape_only]
+        for e in node.inputs:
+            eid(e)
         writes = [eid(e) for e in outs]
         steps.append(Step(node.name, node.op.name, reads, writes, tids, pairs))
     for e, i in ids.items():

@@ -84,7 +84,8 @@ class OpDef:
     mutates_aux: bool = False             # writes its aux inputs (BatchNorm moving stats)
     loss_output: bool = False             # backward ignores the head gradient (SoftmaxOutput)
     key_var_num_args: str = None          # attribute holding the number of variadic inputs
-    ignore_inputs_in_backward: tuple = () # hint for readers; liveness is computed from the graph
+    shape_inputs: Any = ()                # inputs whose shape, not data, the kernel uses
+                                          # (tuple or f(attrs)); the planner lets them die early
     dtypes: tuple = None                  # compute dtypes the kernels support (None: float32/64)
     int_inputs: tuple = ()                # inputs that may also be integer (labels, indices)
     hidden: bool = False                  # internal op (_backward_*): not exported to nd/sym namespaces
@@ -115,6 +116,10 @@ class OpDef:
             return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
         names = names(attrs) if callable(names) else names
         return list(names)
+
+    def list_shape_inputs(self, attrs):
+        v = self.shape_inputs
+        return tuple(v(attrs) if callable(v) else v)
 
     def parse_attrs(self, raw, node_name=None):
         return parse_attrs(self.name, self.attrs, raw, node_name)
