@@ -1,1 +1,114 @@
-"""placeholder until the family lands"""
+"""softmax and log_softmax: rules only (kernels in nbdl.kernels.*.softmax).
+
+The gradients use the forward *output* only (``_backward_softmax(out_grad,
+out)``), so the input can die after the forward step or be overwritten by it
+(inplace)."""
+import math
+
+from ..errors import AttrError
+from ..graph.ir import make_node
+from .attrs import Attr
+from .registry import OpDef, register, shape_error
+
+SOFTMAX_ATTRS = {
+    "axis": Attr("int", -1, doc="The axis along which to compute softmax."),
+    "temperature": Attr("float", None, optional=True, doc="Divides the input by this first."),
+    "dtype": Attr("str", None, optional=True, choices=("float16", "float32", "float64"),
+                  doc="Accepted for MXNet compatibility; nbdl computes in the input dtype."),
+    "use_length": Attr("bool", False, optional=True,
+                       doc="Not supported: masked softmax with a length input."),
+}
+# The hidden backward ops take the attributes that change the arithmetic.
+BACKWARD_ATTRS = {"axis": SOFTMAX_ATTRS["axis"], "temperature": SOFTMAX_ATTRS["temperature"]}
+
+
+def check_softmax_attrs(opname, attrs):
+    if attrs.get("use_length"):
+        raise AttrError(f"{opname}: use_length=True (softmax masked by a length input) is not "
+                        f"supported by nbdl; mask the input instead")
+    t = attrs.get("temperature")
+    if t is not None and (t == 0 or not math.isfinite(t)):
+        raise AttrError(f"{opname}: temperature={t!r} is invalid: it must be a finite, "
+                        f"non-zero number")
+
+
+def _inputs_checked(opname, names):
+    # ``input_names(attrs)`` is the first rule that runs on parsed attributes
+    # when a node is made, so value checks that the schema cannot express
+    # live here: a bad value fails at graph construction, not at bind.
+    def input_names(attrs):
+        check_softmax_attrs(opname, attrs)
+        return list(names)
+    return input_names
+
+
+def normalize_axis(opname, axis, shape, in_shapes, what="axis"):
+    """``axis`` as a non-negative index into ``shape``; ShapeError if out of range."""
+    nd = len(shape)
+    if not -nd <= axis < nd:
+        raise shape_error(opname, f"{what}={axis} is out of range for an input of "
+                          f"{nd} dimension(s) {tuple(shape)}", in_shapes)
+    return axis + nd if axis < 0 else axis
+
+
+def first_known(values):
+    return next((v for v in values if v is not None), None)
+
+
+def same_shape_rule(opname):
+    """Every input and output has one shape; the axis must exist."""
+    def infer_shape(attrs, in_shapes, out_shapes):
+        known = first_known(list(in_shapes) + list(out_shapes))
+        if known is None:
+            return in_shapes, out_shapes
+        for s in list(in_shapes) + list(out_shapes):
+            if s is not None and tuple(s) != tuple(known):
+                raise shape_error(opname, f"shapes must agree, got {tuple(s)} and "
+                                  f"{tuple(known)}", in_shapes)
+        normalize_axis(opname, attrs["axis"], known, in_shapes)
+        return [known] * len(in_shapes), [known] * len(out_shapes)
+    return infer_shape
+
+
+def same_type(attrs, in_types, out_types):
+    known = first_known(list(in_types) + list(out_types))
+    return [known] * len(in_types), [known] * len(out_types)
+
+
+def _gradient(backward_name):
+    def gradient(node, out_grads):
+        g = make_node(backward_name, [out_grads[0], node.output(0)],
+                      {"axis": node.attrs["axis"], "temperature": node.attrs["temperature"]},
+                      name=f"{node.name}_backward")
+        return [g.output(0)]
+    return gradient
+
+
+def _register(name, kernel, doc):
+    register(OpDef(
+        name=name,
+        input_names=_inputs_checked(name, ["data"]),
+        attrs=dict(SOFTMAX_ATTRS),
+        infer_shape=same_shape_rule(name), infer_type=same_type,
+        gradient=_gradient(f"_backward_{name}"),
+        inplace=lambda attrs: [(0, 0)],
+        kernels={"cpu": f"nbdl.kernels.cpu.softmax:prepare_{kernel}",
+                 "cuda": f"nbdl.kernels.cuda.softmax:prepare_{kernel}"},
+        doc=doc))
+    register(OpDef(
+        name=f"_backward_{name}",
+        input_names=("out_grad", "output"),
+        attrs=dict(BACKWARD_ATTRS),
+        infer_shape=same_shape_rule(f"_backward_{name}"), infer_type=same_type,
+        # out_grad -> in_grad is a row-local read-then-write
+        inplace=lambda attrs: [(0, 0)],
+        kernels={"cpu": f"nbdl.kernels.cpu.softmax:prepare_{kernel}_backward",
+                 "cuda": f"nbdl.kernels.cuda.softmax:prepare_{kernel}_backward"},
+        supports_add=True, hidden=True,
+        doc=f"Gradient of {name} from its output."))
+
+
+_register("softmax", "softmax",
+          "softmax(data / temperature) along ``axis``, computed stably (max subtracted).")
+_register("log_softmax", "log_softmax",
+          "log(softmax(data / temperature)) along ``axis``, computed stably.")

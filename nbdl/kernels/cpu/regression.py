@@ -1,0 +1,253 @@
+"""CPU kernels for the loss-output ops: SoftmaxOutput and the regression
+outputs.  Their backward kernels ignore the head gradient (unless
+SoftmaxOutput's ``out_grad``) and compute the loss gradient from the forward
+output and the label."""
+import numpy as np
+from numba import njit
+
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from .softmax import softmax_forward, softmax_forward_parallel, pick_variant
+
+NORM_NULL, NORM_BATCH, NORM_VALID = 0, 1, 2
+NORM_CODES = {"null": NORM_NULL, "batch": NORM_BATCH, "valid": NORM_VALID}
+
+
+# -- SoftmaxOutput ---------------------------------------------------------------
+
+def softmax_output_views(attrs, dshape):
+    """``(rows, classes, spatial)`` for the softmax of SoftmaxOutput; the
+    label (class indices) is then ``(rows, spatial)``."""
+    size = int(np.prod(dshape, dtype=np.int64))
+    if attrs["multi_output"]:
+        n, k = dshape[0], dshape[1]
+        return (n, k, size // (n * k) if n * k else int(np.prod(dshape[2:], dtype=np.int64)))
+    if attrs["preserve_shape"]:
+        c = dshape[-1]
+        return (size // c if c else int(np.prod(dshape[:-1], dtype=np.int64)), c, 1)
+    n = dshape[0]
+    return (n, size // n if n else int(np.prod(dshape[1:], dtype=np.int64)), 1)
+
+
+@njit(cache=True)
+def softmax_output_forward(x, label, out, one, req):
+    softmax_forward(x, out, one, 0, req)
+
+
+@njit(cache=True)
+def softmax_output_forward_parallel(x, label, out, one, req):
+    softmax_forward_parallel(x, out, one, 0, req)
+
+
+def prepare_softmax_output(call):
+    view = softmax_output_views(call.attrs, call.in_shapes[0])
+    fn = pick_variant(softmax_output_forward, softmax_output_forward_parallel, int(np.prod(view)))
+    one = np.dtype(call.out_dtypes[0]).type(1)
+    # inputs data, label; the label is not read (None keeps its own shape)
+    return Launch(fn, (one, call.req[0]), views=[view, None, view])
+
+
+@njit(cache=True)
+def count_valid(label, ignore):
+    n = 0
+    for r in range(label.shape[0]):
+        for d in range(label.shape[1]):
+            if int(label[r, d]) != ignore:
+                n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _softmax_output_grad(out, label, og, grad, scale_base, alpha, ignore, use_ignore,
+                         norm, use_og, req):
+    rows, c, sp = out.shape
+    if norm == NORM_BATCH:
+        cnt = rows
+    elif norm == NORM_VALID:
+        cnt = count_valid(label, ignore)
+        if cnt == 0:
+            cnt = 1
+    else:
+        cnt = 1
+    scale = grad.dtype.type(scale_base / cnt)
+    one = grad.dtype.type(1)
+    zero = grad.dtype.type(0)
+    # label smoothing: the target is 1 - alpha on the label, alpha/(c-1) elsewhere
+    on_target = one - grad.dtype.type(alpha)
+    off_target = grad.dtype.type(alpha / (c - 1)) if c > 1 else zero
+    add = req == REQ_ADD
+    for r in range(rows):
+        for d in range(sp):
+            k = int(label[r, d])
+            skip = use_ignore and k == ignore
+            for x in range(c):
+                if skip:
+                    v = zero
+                else:
+                    t = on_target if x == k else off_target
+                    v = (out[r, x, d] - t) * scale
+                    if use_og:
+                        v *= og[r, x, d]
+                if add:
+                    grad[r, x, d] += v
+                else:
+                    grad[r, x, d] = v
+
+
+@njit(cache=True)
+def softmax_output_backward(out, label, grad, tmp, scale_base, alpha, ignore, use_ignore,
+                            norm, req):
+    if req == REQ_NULL:
+        return
+    _softmax_output_grad(out, label, out, grad, scale_base, alpha, ignore, use_ignore,
+                         norm, False, req)
+
+
+@njit(cache=True)
+def softmax_output_backward_og(out, label, og, grad, tmp, scale_base, alpha, ignore,
+                               use_ignore, norm, req):
+    if req == REQ_NULL:
+        return
+    _softmax_output_grad(out, label, og, grad, scale_base, alpha, ignore, use_ignore,
+                         norm, True, req)
+
+
+@njit(cache=True, inline="always")
+def _prob_label_grad(out, label, og, grad, scale, use_og, req):
+    s = grad.dtype.type(scale)
+    add = req == REQ_ADD
+    for i in range(out.size):
+        v = (out[i] - label[i]) * s
+        if use_og:
+            v *= og[i]
+        if add:
+            grad[i] += v
+        else:
+            grad[i] = v
+
+
+@njit(cache=True)
+def prob_label_backward(out, label, grad, tmp, scale, req):
+    if req == REQ_NULL:
+        return
+    _prob_label_grad(out, label, out, grad, scale, False, req)
+
+
+@njit(cache=True)
+def prob_label_backward_og(out, label, og, grad, tmp, scale, req):
+    if req == REQ_NULL:
+        return
+    _prob_label_grad(out, label, og, grad, scale, True, req)
+
+
+def softmax_output_backward_plan(call):
+    """What both devices need: (probability labels?, views, scalars)."""
+    a = call.attrs
+    oshape, lshape = tuple(call.in_shapes[0]), tuple(call.in_shapes[1])
+    use_og = a["out_grad"]
+    if lshape == oshape:
+        n = int(np.prod(oshape, dtype=np.int64))
+        views = [(n,)] * (4 if use_og else 3) + [None]
+        return True, views, (float(a["grad_scale"]), call.req[0])
+    rows, c, sp = softmax_output_views(a, oshape)
+    norm = NORM_CODES[a["normalization"]]
+    # MXNet divides multi_output gradients by the spatial size too, except
+    # under 'valid' normalisation (there the count already covers it)
+    scale_base = float(a["grad_scale"]) / (sp if norm != NORM_VALID else 1)
+    full = (rows, c, sp)
+    views = [full, (rows, sp)] + ([full] if use_og else []) + [full, None]
+    scalars = (scale_base, float(a["smooth_alpha"]), int(a["ignore_label"]),
+               int(bool(a["use_ignore"])), norm, call.req[0])
+    return False, views, scalars
+
+
+def prepare_softmax_output_backward(call):
+    prob, views, scalars = softmax_output_backward_plan(call)
+    og = call.attrs["out_grad"]
+    if prob:
+        fn = prob_label_backward_og if og else prob_label_backward
+    else:
+        fn = softmax_output_backward_og if og else softmax_output_backward
+    return Launch(fn, scalars, views=views)
+
+
+# -- LinearRegressionOutput / LogisticRegressionOutput / MAERegressionOutput -----
+
+KIND_LINEAR, KIND_LOGISTIC, KIND_MAE = 0, 1, 2
+
+
+@njit(cache=True)
+def regression_forward(x, label, out, kind, req):
+    if req == REQ_NULL:
+        return
+    if kind == KIND_LOGISTIC:
+        one = out.dtype.type(1)
+        for i in range(x.size):
+            out[i] = one / (one + np.exp(-x[i]))
+    else:
+        for i in range(x.size):
+            out[i] = x[i]
+
+
+@njit(cache=True)
+def regression_backward(out, label, grad, scale, kind, req):
+    if req == REQ_NULL:
+        return
+    s = grad.dtype.type(scale)
+    add = req == REQ_ADD
+    for i in range(out.size):
+        if kind == KIND_MAE:
+            # MXNet's minus_sign: ties count as negative
+            v = s if out[i] - label[i] > 0 else -s
+        else:
+            v = (out[i] - label[i]) * s
+        if add:
+            grad[i] += v
+        else:
+            grad[i] = v
+
+
+def regression_scale(call):
+    """grad_scale / num_output, num_output = label.size / label.shape[0]."""
+    lshape = call.in_shapes[1]
+    lsize = int(np.prod(lshape, dtype=np.int64))
+    per_row = lsize // lshape[0] if len(lshape) and lshape[0] else 1
+    return float(call.attrs["grad_scale"]) / max(per_row, 1)
+
+
+def _flat(shape):
+    return (int(np.prod(shape, dtype=np.int64)),)
+
+
+def _prepare_forward(call, kind):
+    v = _flat(call.in_shapes[0])
+    return Launch(regression_forward, (kind, call.req[0]), views=[v, _flat(call.in_shapes[1]), v])
+
+
+def _prepare_backward(call, kind):
+    v = _flat(call.in_shapes[0])
+    return Launch(regression_backward, (regression_scale(call), kind, call.req[0]),
+                  views=[v, _flat(call.in_shapes[1]), v])
+
+
+def prepare_linear_forward(call):
+    return _prepare_forward(call, KIND_LINEAR)
+
+
+def prepare_logistic_forward(call):
+    return _prepare_forward(call, KIND_LOGISTIC)
+
+
+def prepare_mae_forward(call):
+    return _prepare_forward(call, KIND_MAE)
+
+
+def prepare_linear_backward(call):
+    return _prepare_backward(call, KIND_LINEAR)
+
+
+def prepare_logistic_backward(call):
+    return _prepare_backward(call, KIND_LOGISTIC)
+
+
+def prepare_mae_backward(call):
+    return _prepare_backward(call, KIND_MAE)
