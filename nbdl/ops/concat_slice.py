@@ -82,6 +82,7 @@ def _backward_concat_grad(node, out_grads):
 register(OpDef(
     name="_backward_Concat", hidden=True,
     input_names=lambda attrs: ["out_grad"] + _args(attrs),
+    shape_inputs=lambda attrs: tuple(range(1, attrs["num_args"] + 1)),
     num_outputs=lambda attrs: attrs["num_args"],
     attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
     infer_shape=_backward_concat_shape, infer_type=grad_type,
@@ -204,7 +205,7 @@ register(OpDef(
     aliases=("crop",))
 
 register(OpDef(
-    name="_backward_slice", hidden=True, input_names=("out_grad", "data"),
+    name="_backward_slice", hidden=True, input_names=("out_grad", "data"), shape_inputs=(1,),
     attrs=dict(_SLICE_ATTRS),
     infer_shape=like_data_shape, infer_type=grad_type,
     gradient=forward_of_backward("slice", tuple(_SLICE_ATTRS)),
@@ -255,7 +256,7 @@ register(OpDef(
     doc="data[..., begin:end, ...] along ``axis`` (end None: to the end)."))
 
 register(OpDef(
-    name="_backward_slice_axis", hidden=True, input_names=("out_grad", "data"),
+    name="_backward_slice_axis", hidden=True, input_names=("out_grad", "data"), shape_inputs=(1,),
     attrs=dict(_SLICE_AXIS_ATTRS),
     infer_shape=like_data_shape, infer_type=grad_type,
     gradient=forward_of_backward("slice_axis", tuple(_SLICE_AXIS_ATTRS)),

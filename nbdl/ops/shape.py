@@ -325,7 +325,7 @@ def _reshape_like_grad(node, out_grads):
 
 register(OpDef(
     name="reshape_like",
-    input_names=("lhs", "rhs"),
+    input_names=("lhs", "rhs"), shape_inputs=(1,),
     attrs={k: Attr("int", None, optional=True)
            for k in ("lhs_begin", "lhs_end", "rhs_begin", "rhs_end")},
     infer_shape=_reshape_like_shape, infer_type=_reshape_like_type,

@@ -10,10 +10,14 @@ def grid1d(n, threads=THREADS):
 
 def launcher(kernel, n):
     """A function that launches ``kernel`` over ``n`` elements with the
-    executor's ``fn(*arrays, *scalars)`` convention."""
+    executor's ``fn(*arrays, *scalars)`` convention.
+
+    The launch is configured at call time: in Numba's simulator
+    ``kernel[grid, block]`` reconfigures the shared kernel object, so a
+    configuration made at prepare time could be overwritten by a later
+    prepare of the same kernel at another size."""
     blocks, threads = grid1d(n)
-    configured = kernel[blocks, threads]
 
     def fn(*args):
-        configured(*args)
+        kernel[blocks, threads](*args)
     return fn

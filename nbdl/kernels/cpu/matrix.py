@@ -1,0 +1,186 @@
+"""CPU kernels for matrix products (FullyConnected, dot, batch_dot).
+
+Every product goes to BLAS through ``np.dot(a, b, out)`` inside njit; numba
+hands a transposed C-contiguous operand (``b.T``, an F-contiguous view) to
+gemm with the transpose flag instead of copying it, so all four
+``transpose_a``/``transpose_b`` combinations run without scratch.  ``np.dot``
+overwrites ``out``, so ``REQ_ADD`` goes through a planned temp (see
+``nbdl.ops.matrix._add_temp``) and is added afterwards.
+
+``batch_dot`` loops over the batch serially: each item is one BLAS call
+that may itself be multi-threaded, and numba's threads must never nest
+around BLAS's.  (A ``prange`` over items with BLAS held to one thread would
+pay off for many small matrices; left for when a threadpool guard exists.)
+"""
+import numpy as np
+from numba import njit
+
+from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
+from ...ops.registry import Launch
+
+
+@njit(cache=True)
+def gemm(a, b, out, ta, tb):
+    """out = op(a) . op(b) with op = transpose when the flag (0/1) is set."""
+    if ta:
+        if tb:
+            np.dot(a.T, b.T, out)
+        else:
+            np.dot(a.T, b, out)
+    else:
+        if tb:
+            np.dot(a, b.T, out)
+        else:
+            np.dot(a, b, out)
+
+
+@njit(cache=True)
+def gemm_req(a, b, out, tmp, ta, tb, req):
+    """gemm honouring req: NULL skips, ADD accumulates through ``tmp``."""
+    if req == 0:
+        return
+    if req == 3:
+        gemm(a, b, tmp, ta, tb)
+        out += tmp
+    else:
+        gemm(a, b, out, ta, tb)
+
+
+@njit(cache=True)
+def _add_bias_rows(dst, bias):
+    m, n = dst.shape
+    for i in range(m):
+        for j in range(n):
+            dst[i, j] += bias[j]
+
+
+@njit(cache=True)
+def fc_forward(x, w, b, out, tmp, req):
+    """out (M, N) = x (M, K) . w (N, K)^T + b (N,)."""
+    if req == 0:
+        return
+    dst = tmp if req == 3 else out
+    np.dot(x, w.T, dst)
+    _add_bias_rows(dst, b)
+    if req == 3:
+        out += dst
+
+
+@njit(cache=True)
+def fc_forward_nobias(x, w, out, tmp, req):
+    gemm_req(x, w, out, tmp, 0, 1, req)
+
+
+@njit(cache=True)
+def _bias_grad(g, db, req):
+    """db (N,) = column sums of g (M, N), accumulated row by row so the inner
+    loop runs over contiguous memory."""
+    if req == 0:
+        return
+    if req != 3:
+        db[:] = 0
+    m, n = g.shape
+    for i in range(m):
+        for j in range(n):
+            db[j] += g[i, j]
+
+
+@njit(cache=True)
+def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, req_x, req_w, req_b):
+    """dx = g . w, dw = g^T . x, db = sum(g, axis=0)."""
+    gemm_req(g, w, dx, tmp_x, 0, 0, req_x)
+    gemm_req(g, x, dw, tmp_w, 1, 0, req_w)
+    _bias_grad(g, db, req_b)
+
+
+@njit(cache=True)
+def fc_backward_nobias(g, x, w, dx, dw, tmp_x, tmp_w, req_x, req_w):
+    gemm_req(g, w, dx, tmp_x, 0, 0, req_x)
+    gemm_req(g, x, dw, tmp_w, 1, 0, req_w)
+
+
+@njit(cache=True)
+def dot_forward(a, b, out, tmp, ta, tb, req):
+    gemm_req(a, b, out, tmp, ta, tb, req)
+
+
+@njit(cache=True)
+def dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b):
+    """Gradients of out = op_a(a) . op_b(b) for out_grad g:
+    d op_a(a) = g . op_b(b)^T and d op_b(b) = op_a(a)^T . g, transposed back
+    when the operand was used transposed."""
+    if ta:
+        gemm_req(b, g, da, tmp_a, tb, 1, req_a)           # op_b(b) . g^T
+    else:
+        gemm_req(g, b, da, tmp_a, 0, 1 - tb, req_a)      # g . op_b(b)^T
+    if tb:
+        gemm_req(g, a, db, tmp_b, 1, ta, req_b)           # g^T . op_a(a)
+    else:
+        gemm_req(a, g, db, tmp_b, 1 - ta, 0, req_b)      # op_a(a)^T . g
+
+
+@njit(cache=True)
+def batch_dot_forward(a, b, out, tmp, ta, tb, req):
+    for i in range(out.shape[0]):
+        gemm_req(a[i], b[i], out[i], tmp, ta, tb, req)
+
+
+@njit(cache=True)
+def batch_dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b):
+    for i in range(g.shape[0]):
+        dot_backward(g[i], a[i], b[i], da[i], db[i], tmp_a, tmp_b, ta, tb, req_a, req_b)
+
+
+# ---------------------------------------------------------------- prepare
+
+def prepare_fc(call):
+    m, k = fc_dims(call.attrs, call.in_shapes[0])
+    n = call.attrs["num_hidden"]
+    views = [(m, k), (n, k)]
+    if call.attrs["no_bias"]:
+        return Launch(fc_forward_nobias, (call.req[0],), views + [(m, n), None])
+    return Launch(fc_forward, (call.req[0],), views + [(n,), (m, n), None])
+
+
+def prepare_fc_backward(call):
+    m, k = fc_dims(call.attrs, call.in_shapes[1])
+    n = call.attrs["num_hidden"]
+    views = [(m, n), (m, k), (n, k), (m, k), (n, k)]
+    if call.attrs["no_bias"]:
+        return Launch(fc_backward_nobias, tuple(call.req[:2]), views + [None, None])
+    return Launch(fc_backward, tuple(call.req[:3]), views + [(n,), None, None])
+
+
+def _operand_views(m, k, n, ta, tb):
+    return ((k, m) if ta else (m, k)), ((n, k) if tb else (k, n))
+
+
+def prepare_dot(call):
+    ta, tb = call.attrs["transpose_a"], call.attrs["transpose_b"]
+    m, k, n, _ = dot_dims(call.in_shapes[0], call.in_shapes[1], ta, tb)
+    va, vb = _operand_views(m, k, n, ta, tb)
+    return Launch(dot_forward, (int(ta), int(tb), call.req[0]), [va, vb, (m, n), None])
+
+
+def prepare_dot_backward(call):
+    ta, tb = call.attrs["transpose_a"], call.attrs["transpose_b"]
+    m, k, n, _ = dot_dims(call.in_shapes[1], call.in_shapes[2], ta, tb)
+    va, vb = _operand_views(m, k, n, ta, tb)
+    return Launch(dot_backward, (int(ta), int(tb), call.req[0], call.req[1]),
+                  [(m, n), va, vb, va, vb, None, None])
+
+
+def prepare_batch_dot(call):
+    ta, tb = call.attrs["transpose_a"], call.attrs["transpose_b"]
+    bsz, m, k, n, _ = batch_dot_dims(call.in_shapes[0], call.in_shapes[1], ta, tb)
+    va, vb = _operand_views(m, k, n, ta, tb)
+    return Launch(batch_dot_forward, (int(ta), int(tb), call.req[0]),
+                  [(bsz,) + va, (bsz,) + vb, (bsz, m, n), None])
+
+
+def prepare_batch_dot_backward(call):
+    ta, tb = call.attrs["transpose_a"], call.attrs["transpose_b"]
+    bsz, m, k, n, _ = batch_dot_dims(call.in_shapes[1], call.in_shapes[2], ta, tb)
+    va, vb = ((bsz,) + v for v in _operand_views(m, k, n, ta, tb))
+    return Launch(batch_dot_backward, (int(ta), int(tb), call.req[0], call.req[1]),
+                  [(bsz, m, n), va, vb, va, vb, None, None])

@@ -1,0 +1,304 @@
+"""CPU kernels for reductions and broadcasts.
+
+Arrays arrive in the views of ``nbdl.ops.reduce.reduce_plan``: the full-size
+array as 6-D ``(K0, R0, K1, R1, K2, R2)`` ("tail" kernels, last group reduced)
+or ``(R0, K0, R1, K1, R2, K2)`` ("keep" kernels, last group kept), the
+reduced one as 3-D ``(K0, K1, K2)``.  Loops run in memory order of the big
+array, so the innermost loop is contiguous either way: a scalar reduction
+over R2 (tail) or an elementwise update across K2 (keep).
+
+Accumulation is in float64 for every dtype, into a planned float64 temp
+(one slot per output element), then scaled and cast into the output once.
+For float32 inputs this keeps sums accurate to float32 rounding without
+pairwise summation, at the price of 8 bytes of scratch per output element.
+max/min propagate NaN like numpy and MXNet.
+
+All kernels are serial: a ``parallel=True`` variant (prange over K0) is the
+natural next step for large inputs, picked by ``nbdl.config.parallel_threshold``.
+"""
+import numpy as np
+from numba import njit
+
+from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
+                           reduce_plan)
+from ...ops.registry import Launch
+
+_FASTMATH = {"reassoc", "contract"}  # lets the float64 sum loops vectorise; NaN/inf stay exact
+
+
+@njit(cache=True)
+def _start(acc, op):
+    flat = acc.reshape(acc.size)
+    if op == 0:
+        flat[:] = 0.0
+    elif op == 1:
+        flat[:] = 1.0
+    elif op == 2:
+        flat[:] = -np.inf
+    else:
+        flat[:] = np.inf
+
+
+@njit(cache=True)
+def _finish(acc, out, scale, req):
+    a = acc.reshape(acc.size)
+    o = out.reshape(out.size)
+    if req == 3:
+        for i in range(o.size):
+            o[i] += a[i] * scale
+    else:
+        for i in range(o.size):
+            o[i] = a[i] * scale
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def reduce_tail(x, out, acc, op, scale, req):
+    """x (K0, R0, K1, R1, K2, R2) -> out (K0, K1, K2); op 0 sum, 1 prod, 2 max, 3 min."""
+    if req == 0:
+        return
+    _start(acc, op)
+    n_k0, n_r0, n_k1, n_r1, n_k2, n_r2 = x.shape
+    for k0 in range(n_k0):
+        for r0 in range(n_r0):
+            for k1 in range(n_k1):
+                for r1 in range(n_r1):
+                    for k2 in range(n_k2):
+                        s = acc[k0, k1, k2]
+                        if op == 0:
+                            for r2 in range(n_r2):
+                                s += x[k0, r0, k1, r1, k2, r2]
+                        elif op == 1:
+                            for r2 in range(n_r2):
+                                s *= x[k0, r0, k1, r1, k2, r2]
+                        elif op == 2:
+                            for r2 in range(n_r2):
+                                v = x[k0, r0, k1, r1, k2, r2]
+                                if v > s or v != v:
+                                    s = v
+                        else:
+                            for r2 in range(n_r2):
+                                v = x[k0, r0, k1, r1, k2, r2]
+                                if v < s or v != v:
+                                    s = v
+                        acc[k0, k1, k2] = s
+    _finish(acc, out, scale, req)
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def reduce_keep(x, out, acc, op, scale, req):
+    """x (R0, K0, R1, K1, R2, K2) -> out (K0, K1, K2)."""
+    if req == 0:
+        return
+    _start(acc, op)
+    n_r0, n_k0, n_r1, n_k1, n_r2, n_k2 = x.shape
+    for r0 in range(n_r0):
+        for k0 in range(n_k0):
+            for r1 in range(n_r1):
+                for k1 in range(n_k1):
+                    for r2 in range(n_r2):
+                        if op == 0:
+                            for k2 in range(n_k2):
+                                acc[k0, k1, k2] += x[r0, k0, r1, k1, r2, k2]
+                        elif op == 1:
+                            for k2 in range(n_k2):
+                                acc[k0, k1, k2] *= x[r0, k0, r1, k1, r2, k2]
+                        elif op == 2:
+                            for k2 in range(n_k2):
+                                v = x[r0, k0, r1, k1, r2, k2]
+                                if v > acc[k0, k1, k2] or v != v:
+                                    acc[k0, k1, k2] = v
+                        else:
+                            for k2 in range(n_k2):
+                                v = x[r0, k0, r1, k1, r2, k2]
+                                if v < acc[k0, k1, k2] or v != v:
+                                    acc[k0, k1, k2] = v
+    _finish(acc, out, scale, req)
+
+
+@njit(cache=True)
+def bcast_tail(src, dst, scale, req):
+    """dst (K0, R0, K1, R1, K2, R2) = src (K0, K1, K2) * scale, repeated over R."""
+    if req == 0:
+        return
+    n_k0, n_r0, n_k1, n_r1, n_k2, n_r2 = dst.shape
+    for k0 in range(n_k0):
+        for r0 in range(n_r0):
+            for k1 in range(n_k1):
+                for r1 in range(n_r1):
+                    for k2 in range(n_k2):
+                        v = src[k0, k1, k2] * scale
+                        if req == 3:
+                            for r2 in range(n_r2):
+                                dst[k0, r0, k1, r1, k2, r2] += v
+                        else:
+                            for r2 in range(n_r2):
+                                dst[k0, r0, k1, r1, k2, r2] = v
+
+
+@njit(cache=True)
+def bcast_keep(src, dst, scale, req):
+    """dst (R0, K0, R1, K1, R2, K2) = src (K0, K1, K2) * scale, repeated over R."""
+    if req == 0:
+        return
+    n_r0, n_k0, n_r1, n_k1, n_r2, n_k2 = dst.shape
+    for r0 in range(n_r0):
+        for k0 in range(n_k0):
+            for r1 in range(n_r1):
+                for k1 in range(n_k1):
+                    for r2 in range(n_r2):
+                        if req == 3:
+                            for k2 in range(n_k2):
+                                dst[r0, k0, r1, k1, r2, k2] += src[k0, k1, k2] * scale
+                        else:
+                            for k2 in range(n_k2):
+                                dst[r0, k0, r1, k1, r2, k2] = src[k0, k1, k2] * scale
+
+
+@njit(cache=True)
+def _select(g, x, y, mode):
+    """max/min (mode 0): g where x equals the result, else 0 (MXNet gives every
+    tied position the gradient); prod (mode 1): g * out / x."""
+    if mode == 0:
+        return g if x == y else g * 0
+    return g * (y / x)
+
+
+@njit(cache=True)
+def select_tail(g, x, y, dx, mode, req):
+    if req == 0:
+        return
+    n_k0, n_r0, n_k1, n_r1, n_k2, n_r2 = x.shape
+    for k0 in range(n_k0):
+        for r0 in range(n_r0):
+            for k1 in range(n_k1):
+                for r1 in range(n_r1):
+                    for k2 in range(n_k2):
+                        gv = g[k0, k1, k2]
+                        yv = y[k0, k1, k2]
+                        for r2 in range(n_r2):
+                            d = _select(gv, x[k0, r0, k1, r1, k2, r2], yv, mode)
+                            if req == 3:
+                                dx[k0, r0, k1, r1, k2, r2] += d
+                            else:
+                                dx[k0, r0, k1, r1, k2, r2] = d
+
+
+@njit(cache=True)
+def select_keep(g, x, y, dx, mode, req):
+    if req == 0:
+        return
+    n_r0, n_k0, n_r1, n_k1, n_r2, n_k2 = x.shape
+    for r0 in range(n_r0):
+        for k0 in range(n_k0):
+            for r1 in range(n_r1):
+                for k1 in range(n_k1):
+                    for r2 in range(n_r2):
+                        for k2 in range(n_k2):
+                            d = _select(g[k0, k1, k2], x[r0, k0, r1, k1, r2, k2], y[k0, k1, k2], mode)
+                            if req == 3:
+                                dx[r0, k0, r1, k1, r2, k2] += d
+                            else:
+                                dx[r0, k0, r1, k1, r2, k2] = d
+
+
+# Signatures of the hidden backward ops: (out_grad, data, data_grad, ...).
+@njit(cache=True)
+def bcast_backward_tail(g, x, dx, scale, req):
+    bcast_tail(g, dx, scale, req)
+
+
+@njit(cache=True)
+def bcast_backward_keep(g, x, dx, scale, req):
+    bcast_keep(g, dx, scale, req)
+
+
+@njit(cache=True)
+def sum_backward_tail(g, x, dx, acc, op, scale, req):
+    reduce_tail(g, dx, acc, op, scale, req)
+
+
+@njit(cache=True)
+def sum_backward_keep(g, x, dx, acc, op, scale, req):
+    reduce_keep(g, dx, acc, op, scale, req)
+
+
+@njit(cache=True)
+def arg_reduce(x, out, is_min, req):
+    """out (outer, inner) = index of the max (min) of x (outer, n, inner) over n,
+    stored as a float; the first of ties wins, and a NaN beats any number.
+    The running best index lives in ``out`` itself, so the inner loop reads
+    x contiguously."""
+    if req == 0:
+        return
+    n_outer, n, n_inner = x.shape
+    for o in range(n_outer):
+        for i in range(n_inner):
+            out[o, i] = 0
+        for j in range(1, n):
+            for i in range(n_inner):
+                best = x[o, int(out[o, i]), i]
+                v = x[o, j, i]
+                if is_min:
+                    better = v < best or (v != v and best == best)
+                else:
+                    better = v > best or (v != v and best == best)
+                if better:
+                    out[o, i] = j
+
+
+# ---------------------------------------------------------------- prepare
+
+def prepare_reduce(call):
+    ishape = call.in_shapes[0]
+    axes = reduce_axes(call.attrs, len(ishape), call.where())
+    tail, big, small, count = reduce_plan(ishape, axes, call.where())
+    name = op_name(call)
+    scale = 1.0
+    if name == "mean":
+        scale = 1.0 / count if count else float("nan")
+    fn = reduce_tail if tail else reduce_keep
+    return Launch(fn, (OP_CODES[name], np.float64(scale), call.req[0]), [big, small, small])
+
+
+def prepare_bcast_backward(call):
+    """_backward_sum / _backward_mean: (out_grad, data) -> data_grad."""
+    ishape = call.in_shapes[1]
+    axes = reduce_axes(call.attrs, len(ishape), call.where())
+    tail, big, small, count = reduce_plan(ishape, axes, call.where())
+    scale = 1.0
+    if op_name(call) == "mean":
+        scale = 1.0 / count if count else float("nan")
+    fn = bcast_backward_tail if tail else bcast_backward_keep
+    dt = np.dtype(call.out_dtypes[0]).type
+    return Launch(fn, (dt(scale), call.req[0]), [small, big, big])
+
+
+def prepare_select_backward(call):
+    """_backward_max / _backward_min / _backward_prod: (out_grad, data, out) -> data_grad."""
+    ishape = call.in_shapes[1]
+    axes = reduce_axes(call.attrs, len(ishape), call.where())
+    tail, big, small, _ = reduce_plan(ishape, axes, call.where())
+    mode = 1 if op_name(call) == "prod" else 0
+    fn = select_tail if tail else select_keep
+    return Launch(fn, (mode, call.req[0]), [small, big, small, big])
+
+
+def prepare_broadcast(call):
+    ishape, oshape = call.in_shapes[0], call.out_shapes[0]
+    tail, big, small, _ = reduce_plan(oshape, broadcast_axes(ishape, oshape), call.where())
+    fn = bcast_tail if tail else bcast_keep
+    dt = np.dtype(call.out_dtypes[0]).type
+    return Launch(fn, (dt(1), call.req[0]), [small, big])
+
+
+def prepare_broadcast_backward(call):
+    gshape, ishape = call.in_shapes[0], call.in_shapes[1]
+    tail, big, small, _ = reduce_plan(gshape, broadcast_axes(ishape, gshape), call.where())
+    fn = sum_backward_tail if tail else sum_backward_keep
+    return Launch(fn, (OP_SUM, np.float64(1.0), call.req[0]), [big, small, small, small])
+
+
+def prepare_arg(call):
+    outer, n, inner = arg_plan(call.attrs, call.in_shapes[0], call.where())
+    is_min = 1 if call.op.name == "argmin" else 0
+    return Launch(arg_reduce, (is_min, call.req[0]), [(outer, n, inner), (outer, inner)])

@@ -1,0 +1,231 @@
+"""CUDA kernels for reductions and broadcasts.
+
+Same geometry as the CPU kernels (``nbdl.ops.reduce.reduce_plan``): the big
+array in a 6-D view, the reduced one in a 3-D view, ``tail`` saying whether
+the last slot is reduced.  Reductions run one thread per output element with
+a float64 accumulator in a register (the op requests an empty temp on the
+GPU); broadcasts and the backward ops run one thread per element of the big
+array.  Simple rather than fast: a block-level tree reduction is the upgrade
+when a real GPU needs it.  Only the simulator has run these so far.
+"""
+import math
+
+from numba import config, cuda
+
+from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
+                           reduce_plan)
+from ...ops.registry import Launch
+from ._launch import grid1d
+
+
+@cuda.jit
+def reduce_kernel(x, out, tail, op, scale, req):
+    n_k0, n_k1, n_k2 = out.shape
+    if tail:
+        n_r0, n_r1, n_r2 = x.shape[1], x.shape[3], x.shape[5]
+    else:
+        n_r0, n_r1, n_r2 = x.shape[0], x.shape[2], x.shape[4]
+    for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        k2 = o % n_k2
+        k1 = (o // n_k2) % n_k1
+        k0 = o // (n_k2 * n_k1)
+        if op == 0:
+            acc = 0.0
+        elif op == 1:
+            acc = 1.0
+        elif op == 2:
+            acc = -math.inf
+        else:
+            acc = math.inf
+        for r0 in range(n_r0):
+            for r1 in range(n_r1):
+                for r2 in range(n_r2):
+                    if tail:
+                        v = x[k0, r0, k1, r1, k2, r2]
+                    else:
+                        v = x[r0, k0, r1, k1, r2, k2]
+                    if op == 0:
+                        acc += v
+                    elif op == 1:
+                        acc *= v
+                    elif op == 2:
+                        if v > acc or v != v:
+                            acc = v
+                    else:
+                        if v < acc or v != v:
+                            acc = v
+        if req == 3:
+            out[k0, k1, k2] += acc * scale
+        else:
+            out[k0, k1, k2] = acc * scale
+
+
+@cuda.jit(device=True)
+def _unravel6(i, shape):
+    i5 = i % shape[5]
+    i //= shape[5]
+    i4 = i % shape[4]
+    i //= shape[4]
+    i3 = i % shape[3]
+    i //= shape[3]
+    i2 = i % shape[2]
+    i //= shape[2]
+    i1 = i % shape[1]
+    i0 = i // shape[1]
+    return i0, i1, i2, i3, i4, i5
+
+
+@cuda.jit
+def bcast_kernel(src, dst, tail, scale, req):
+    """dst (big) = src (small) * scale."""
+    for i in range(cuda.grid(1), dst.size, cuda.gridsize(1)):
+        i0, i1, i2, i3, i4, i5 = _unravel6(i, dst.shape)
+        if tail:
+            v = src[i0, i2, i4] * scale
+        else:
+            v = src[i1, i3, i5] * scale
+        if req == 3:
+            dst[i0, i1, i2, i3, i4, i5] += v
+        else:
+            dst[i0, i1, i2, i3, i4, i5] = v
+
+
+@cuda.jit
+def select_kernel(g, x, y, dx, tail, mode, req):
+    """max/min (mode 0): g where x equals the result; prod (mode 1): g * y / x."""
+    for i in range(cuda.grid(1), dx.size, cuda.gridsize(1)):
+        i0, i1, i2, i3, i4, i5 = _unravel6(i, dx.shape)
+        if tail:
+            gv = g[i0, i2, i4]
+            yv = y[i0, i2, i4]
+        else:
+            gv = g[i1, i3, i5]
+            yv = y[i1, i3, i5]
+        xv = x[i0, i1, i2, i3, i4, i5]
+        if mode == 0:
+            d = gv if xv == yv else gv * 0
+        else:
+            d = gv * (yv / xv)
+        if req == 3:
+            dx[i0, i1, i2, i3, i4, i5] += d
+        else:
+            dx[i0, i1, i2, i3, i4, i5] = d
+
+
+@cuda.jit
+def arg_kernel(x, out, is_min):
+    n_outer, n, n_inner = x.shape
+    for t in range(cuda.grid(1), n_outer * n_inner, cuda.gridsize(1)):
+        o = t // n_inner
+        i = t % n_inner
+        best = x[o, 0, i]
+        idx = 0
+        for j in range(1, n):
+            v = x[o, j, i]
+            if is_min:
+                better = v < best or (v != v and best == best)
+            else:
+                better = v > best or (v != v and best == best)
+            if better:
+                best = v
+                idx = j
+        out[o, i] = idx
+
+
+def _launch(kernel, n):
+    """``kernel`` over ``n`` elements.  Configured at each call: the
+    simulator's ``kernel[grid, block]`` mutates the shared kernel object, so a
+    configuration kept from prepare time would be overwritten by the next
+    prepare.  The simulator runs a Python thread per CUDA thread, so it gets
+    no more threads than elements."""
+    blocks, threads = grid1d(n, max(1, min(n, 32))) if config.ENABLE_CUDASIM else grid1d(n)
+
+    def run(*args):
+        kernel[blocks, threads](*args)
+    return run
+
+
+def _skip_null(run, req, n):
+    def fn(*args):
+        if req != 0 and n > 0:
+            run(*args)
+    return fn
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+# ---------------------------------------------------------------- prepare
+
+def prepare_reduce(call):
+    ishape = call.in_shapes[0]
+    axes = reduce_axes(call.attrs, len(ishape), call.where())
+    tail, big, small, count = reduce_plan(ishape, axes, call.where())
+    name = op_name(call)
+    scale = (1.0 / count if count else math.nan) if name == "mean" else 1.0
+    run = _launch(reduce_kernel, _size(small))
+    req = call.req[0]
+
+    def fn(x, out, acc, op, scale, req):
+        run(x, out, tail, op, scale, req)
+    return Launch(_skip_null(fn, req, _size(small)), (OP_CODES[name], scale, req), [big, small, None])
+
+
+def prepare_bcast_backward(call):
+    ishape = call.in_shapes[1]
+    axes = reduce_axes(call.attrs, len(ishape), call.where())
+    tail, big, small, count = reduce_plan(ishape, axes, call.where())
+    scale = (1.0 / count if count else math.nan) if op_name(call) == "mean" else 1.0
+    run = _launch(bcast_kernel, _size(big))
+
+    def fn(g, x, dx, scale, req):
+        run(g, dx, tail, scale, req)
+    return Launch(_skip_null(fn, call.req[0], _size(big)), (scale, call.req[0]), [small, big, big])
+
+
+def prepare_select_backward(call):
+    ishape = call.in_shapes[1]
+    axes = reduce_axes(call.attrs, len(ishape), call.where())
+    tail, big, small, _ = reduce_plan(ishape, axes, call.where())
+    mode = 1 if op_name(call) == "prod" else 0
+    run = _launch(select_kernel, _size(big))
+
+    def fn(g, x, y, dx, mode, req):
+        run(g, x, y, dx, tail, mode, req)
+    return Launch(_skip_null(fn, call.req[0], _size(big)), (mode, call.req[0]), [small, big, small, big])
+
+
+def prepare_broadcast(call):
+    ishape, oshape = call.in_shapes[0], call.out_shapes[0]
+    tail, big, small, _ = reduce_plan(oshape, broadcast_axes(ishape, oshape), call.where())
+    run = _launch(bcast_kernel, _size(big))
+
+    def fn(x, out, scale, req):
+        run(x, out, tail, scale, req)
+    return Launch(_skip_null(fn, call.req[0], _size(big)), (1.0, call.req[0]), [small, big])
+
+
+def prepare_broadcast_backward(call):
+    gshape, ishape = call.in_shapes[0], call.in_shapes[1]
+    tail, big, small, _ = reduce_plan(gshape, broadcast_axes(ishape, gshape), call.where())
+    run = _launch(reduce_kernel, _size(small))
+
+    def fn(g, x, dx, acc, op, scale, req):
+        run(g, dx, tail, op, scale, req)
+    return Launch(_skip_null(fn, call.req[0], _size(small)), (OP_SUM, 1.0, call.req[0]),
+                  [big, small, small, None])
+
+
+def prepare_arg(call):
+    outer, n, inner = arg_plan(call.attrs, call.in_shapes[0], call.where())
+    is_min = 1 if call.op.name == "argmin" else 0
+    run = _launch(arg_kernel, outer * inner)
+
+    def fn(x, out, is_min, req):
+        run(x, out, is_min)
+    return Launch(_skip_null(fn, call.req[0], outer * inner), (is_min, call.req[0]),
+                  [(outer, n, inner), (outer, inner)])
