@@ -26,5 +26,6 @@ def test_chain_100_tiny_ops(benchmark, driver, monkeypatch):
     ex = chain().bind(nbdl.cpu(), args={"x": nbdl.nd.array(np.arange(4, dtype=np.float32))},
                       grad_req="null")
     ex.forward()
+    assert ex._runner("fwd_infer").native == (driver == "native")
     benchmark(ex.forward)
     benchmark.extra_info["us_per_op"] = benchmark.stats.stats.median * 1e6 / N_OPS

@@ -34,7 +34,9 @@ def executor_debug_str(ex):
     variables = bg.arg_nodes + bg.aux_nodes + [e.node for e in bg.head_grads]
     lines = _graph_listing(bg.heads, sched.nodes, variables)
     plan = sched.plan
-    n_temp = sum(len(v) for v in sched.temps.values())
+    # Temps a kernel requested with zero size (scratch it needs only in some
+    # modes) are not counted.
+    n_temp = sum(1 for v in sched.temps.values() for t in v if plan.request.nbytes.get(t, 0) > 0)
     lines.append(f"Total {plan.arena_bytes >> 20} MB allocated "
                  f"({plan.arena_bytes} bytes planned, temp space included)")
     lines.append(f"Total {n_temp} TempSpace resource requested")

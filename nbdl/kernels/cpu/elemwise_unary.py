@@ -1,8 +1,17 @@
-"""CPU kernels for unary elementwise ops."""
-import numpy as np
-from numba import njit
+"""CPU kernels for unary elementwise ops, Activation, clip, their backward
+ops, ElementWiseSum and where.
 
-from ...ops.registry import REQ_ADD, Launch
+Most loops are generated from one expression each (``_elemwise_gen``); the
+ones here are the few with their own shape: a plain copy, ``where`` with a
+per-row condition, and where's two-output backward.  Computed indices are
+cast to ``np.uintp`` so Numba does not check each one for wrap-around."""
+import numpy as np
+from numba import njit, prange
+
+from ...ops.registry import Launch
+from ._elemwise_exprs import add_n
+from ._elemwise_gen import map_kernel, prepare_map, use_parallel  # noqa: F401  (prepare_map: op table)
+from ._elemwise_plan import size_of
 
 
 @njit(cache=True)
@@ -10,11 +19,118 @@ def copy_kernel(x, out, req):
     if req == 3:
         for i in range(x.size):
             out[i] += x[i]
-    else:
+    elif req != 0:
         for i in range(x.size):
             out[i] = x[i]
 
 
 def prepare_copy(call):
-    n = int(np.prod(call.out_shapes[0]))
-    return Launch(copy_kernel, (call.req[0],), views=[(n,), (n,)])
+    n = size_of(call.out_shapes[0])
+    return Launch(copy_kernel, (int(call.req[0]),), views=[(n,), (n,)])
+
+
+def prepare_add_n(call):
+    """ElementWiseSum: one generated loop per number of inputs."""
+    k = len(call.in_shapes)
+    n = size_of(call.out_shapes[0])
+    fn = map_kernel(f"add_n_{k}", add_n(k), use_parallel(n))
+    return Launch(fn, (int(call.req[0]),), views=[(n,)] * (k + 1))
+
+
+# -- where with a condition per row (condition of shape (x.shape[0],)) --------------
+
+@njit(cache=True)
+def where_rows_kernel(c, a, b, out, inner, req):
+    if req == 0:
+        return
+    for r in range(c.size):
+        o = r * inner
+        if c[r] != 0:
+            if req == 3:
+                for j in range(inner):
+                    out[np.uintp(o + j)] += a[np.uintp(o + j)]
+            else:
+                for j in range(inner):
+                    out[np.uintp(o + j)] = a[np.uintp(o + j)]
+        else:
+            if req == 3:
+                for j in range(inner):
+                    out[np.uintp(o + j)] += b[np.uintp(o + j)]
+            else:
+                for j in range(inner):
+                    out[np.uintp(o + j)] = b[np.uintp(o + j)]
+
+
+@njit(cache=True, parallel=True)
+def where_rows_kernel_par(c, a, b, out, inner, req):
+    if req == 0:
+        return
+    for r in prange(c.size):
+        o = r * inner
+        src = a if c[r] != 0 else b
+        if req == 3:
+            for j in range(inner):
+                out[np.uintp(o + j)] += src[np.uintp(o + j)]
+        else:
+            for j in range(inner):
+                out[np.uintp(o + j)] = src[np.uintp(o + j)]
+
+
+def _rows(cond_shape, data_shape):
+    """(rows, inner, n): the condition has one entry per row, each covering
+    ``inner`` consecutive elements of the data (inner == 1: same shape)."""
+    rows, n = size_of(cond_shape), size_of(data_shape)
+    return rows, (n // rows if rows else 0), n
+
+
+def prepare_where(call):
+    if tuple(call.in_shapes[0]) == tuple(call.in_shapes[1]):
+        return prepare_map(call)
+    rows, inner, n = _rows(call.in_shapes[0], call.in_shapes[1])
+    fn = where_rows_kernel_par if use_parallel(n) else where_rows_kernel
+    return Launch(fn, (int(inner), int(call.req[0])), views=[(rows,), (n,), (n,), (n,)])
+
+
+# -- _backward_where: (head gradient, condition) -> (grad x, grad y) --------------
+
+@njit(cache=True)
+def _store(out, i, v, req):
+    if req == 3:
+        out[i] += v
+    elif req != 0:
+        out[i] = v
+
+
+@njit(cache=True)
+def where_backward_kernel(g, c, gx, gy, inner, req_x, req_y):
+    zero = g.dtype.type(0)
+    for r in range(c.size):
+        keep = c[r] != 0
+        for j in range(inner):
+            i = np.uintp(r * inner + j)
+            v = g[i]
+            _store(gx, i, v if keep else zero, req_x)
+            _store(gy, i, zero if keep else v, req_y)
+
+
+@njit(cache=True, parallel=True)
+def where_backward_kernel_par(g, c, gx, gy, inner, req_x, req_y):
+    zero = g.dtype.type(0)
+    for r in prange(c.size):
+        keep = c[r] != 0
+        for j in range(inner):
+            i = np.uintp(r * inner + j)
+            v = g[i]
+            _store(gx, i, v if keep else zero, req_x)
+            _store(gy, i, zero if keep else v, req_y)
+
+
+def prepare_backward_where(call):
+    rows, inner, n = _rows(call.in_shapes[1], call.in_shapes[0])
+    fn = where_backward_kernel_par if use_parallel(n) else where_backward_kernel
+    return Launch(fn, (int(inner), int(call.req[0]), int(call.req[1])),
+                  views=[(n,), (rows,), (n,), (n,)])
+
+
+__all__ = ["prepare_copy", "prepare_map", "prepare_add_n", "prepare_where",
+           "prepare_backward_where", "copy_kernel"]

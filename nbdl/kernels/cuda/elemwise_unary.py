@@ -1,8 +1,13 @@
-"""CUDA kernels for unary elementwise ops."""
+"""CUDA kernels for unary elementwise ops, Activation, clip, their backward
+ops, ElementWiseSum and where (the expression loops come from
+``_elemwise_gen``; the copy and where's row-wise forms are written here)."""
+import numpy as np
 from numba import cuda
 
 from ...ops.registry import Launch
-from ._launch import launcher
+from ..cpu._elemwise_exprs import add_n
+from ..cpu._elemwise_plan import size_of
+from ._elemwise_gen import launch, map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
 
 
 @cuda.jit
@@ -12,12 +17,69 @@ def copy_kernel(x, out, req):
     for i in range(start, x.size, stride):
         if req == 3:
             out[i] += x[i]
-        else:
+        elif req != 0:
             out[i] = x[i]
 
 
 def prepare_copy(call):
-    n = 1
-    for d in call.out_shapes[0]:
-        n *= d
-    return Launch(launcher(copy_kernel, n), (call.req[0],), views=[(n,), (n,)])
+    n = size_of(call.out_shapes[0])
+    return Launch(launch(copy_kernel, n), (int(call.req[0]),), views=[(n,), (n,)])
+
+
+def prepare_add_n(call):
+    k = len(call.in_shapes)
+    n = size_of(call.out_shapes[0])
+    fn = map_kernel(add_n(k), call.out_dtypes[0])
+    return Launch(launch(fn, n), (int(call.req[0]),), views=[(n,)] * (k + 1))
+
+
+@cuda.jit
+def where_rows_kernel(c, a, b, out, inner, req):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, out.size, stride):
+        v = a[i] if c[i // inner] != 0 else b[i]
+        if req == 3:
+            out[i] += v
+        elif req != 0:
+            out[i] = v
+
+
+def _rows(cond_shape, data_shape):
+    rows, n = size_of(cond_shape), size_of(data_shape)
+    return rows, (n // rows if rows else 0), n
+
+
+def prepare_where(call):
+    if tuple(call.in_shapes[0]) == tuple(call.in_shapes[1]):
+        return prepare_map(call)
+    rows, inner, n = _rows(call.in_shapes[0], call.in_shapes[1])
+    return Launch(launch(where_rows_kernel, n), (int(inner), int(call.req[0])),
+                  views=[(rows,), (n,), (n,), (n,)])
+
+
+@cuda.jit
+def where_backward_kernel(g, c, gx, gy, zero, inner, req_x, req_y):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, g.size, stride):
+        v = g[i]
+        keep = c[i // inner] != 0
+        vx = v if keep else zero
+        vy = zero if keep else v
+        if req_x == 3:
+            gx[i] += vx
+        elif req_x != 0:
+            gx[i] = vx
+        if req_y == 3:
+            gy[i] += vy
+        elif req_y != 0:
+            gy[i] = vy
+
+
+def prepare_backward_where(call):
+    rows, inner, n = _rows(call.in_shapes[1], call.in_shapes[0])
+    zero = np.dtype(call.out_dtypes[0]).type(0)
+    return Launch(launch(where_backward_kernel, n),
+                  (zero, int(inner), int(call.req[0]), int(call.req[1])),
+                  views=[(n,), (rows,), (n,), (n,)])

@@ -1,0 +1,157 @@
+"""Generates the CPU loops of the elementwise ops from their expressions
+(``_elemwise_exprs``), one ``@njit(cache=True)`` dispatcher per (op, layout,
+serial/parallel), made on first use.
+
+Numba's on-disk cache needs a function with a source file.  The generated
+source is therefore compiled with this module's path as its file name and
+its globals' ``__name__`` set to this module, and every function's name
+carries a hash of its own source: Numba keys the cache on file, name and
+bytecode, so an edited expression gets a fresh entry, and an edit to this
+file (the templates) invalidates them all through the file's timestamp.
+Numba's error messages about a generated kernel therefore quote this file
+at the generated line numbers; ``source_of(fn)`` gives the real source.
+"""
+import hashlib
+import math
+import re
+
+import numpy as np
+from numba import njit, prange
+
+from ... import config
+from ...ops.registry import Launch
+from ._elemwise_exprs import spec_of, kernel_name
+from ._elemwise_plan import size_of
+
+_MAP = '''
+def {name}({params}, out, {scalars}req):
+    T = out.dtype.type
+    if req == 0:
+        return
+{hoisted}    if req == 3:
+        for i in {loop}(out.size):
+{loads}            out[i] += {expr}
+    else:
+        for i in {loop}(out.size):
+{loads}            out[i] = {expr}
+'''
+
+_BROADCAST_INNER = '''            if req == 3:
+                for j in range(n):
+{load}                    out[np.uintp(o + j)] += {expr}
+            else:
+                for j in range(n):
+{load}                    out[np.uintp(o + j)] = {expr}
+'''
+
+_BROADCAST = '''
+def {name}(a_arr, b_arr, out, d0, d1, d2, d3, d4, n,
+           sa0, sa1, sa2, sa3, sa4, sa5, sb0, sb1, sb2, sb3, sb4, sb5, req):
+    T = out.dtype.type
+    if req == 0:
+        return
+    for r in {loop}(d0 * d1 * d2 * d3 * d4):
+        i4 = r % d4
+        q4 = r // d4        # (a prange index may not be reassigned: new names)
+        i3 = q4 % d3
+        q3 = q4 // d3
+        i2 = q3 % d2
+        q2 = q3 // d2
+        i1 = q2 % d1
+        i0 = q2 // d1
+        oa = i0 * sa0 + i1 * sa1 + i2 * sa2 + i3 * sa3 + i4 * sa4
+        ob = i0 * sb0 + i1 * sb1 + i2 * sb2 + i3 * sb3 + i4 * sb4
+        o = r * n
+        if sa5 == 0:
+            a = a_arr[oa]
+{lhs_fixed}        elif sb5 == 0:
+            b = b_arr[ob]
+{rhs_fixed}        else:
+{both}'''
+
+_PAD = " " * 20
+_GLOBALS = {"np": np, "math": math, "prange": prange, "__name__": __name__}
+_SOURCES = {}
+_memo = {}
+
+
+def _uses(name, expr):
+    return re.search(rf"\b{name}\b", expr) is not None
+
+
+def _compile(tag, template, **fields):
+    src = template.format(name="KERNEL", **fields)
+    digest = hashlib.sha1(src.encode()).hexdigest()[:12]
+    name = re.sub(r"\W", "_", tag) + "_" + digest
+    src = template.format(name=name, **fields)
+    ns = dict(_GLOBALS)
+    exec(compile(src, __file__, "exec"), ns)
+    parallel = "prange(" in src
+    fn = njit(cache=True, parallel=parallel)(ns[name])
+    _SOURCES[name] = src
+    return fn
+
+
+def source_of(fn):
+    """The generated source of a kernel (for debugging)."""
+    return _SOURCES.get(fn.py_func.__name__)
+
+
+def map_kernel(tag, spec, parallel=False, hoisted=()):
+    """``fn(*arrays, out, *scalars, req)``: ``out[i] = expr`` over flat arrays;
+    arguments in ``hoisted`` have one element, read once before the loop."""
+    key = ("map", spec, parallel, tuple(hoisted))
+    fn = _memo.get(key)
+    if fn is None:
+        used = [a for a in spec.args if _uses(a, spec.expr)]
+        fn = _compile(
+            f"{tag}_{'par' if parallel else 'ser'}" + "".join(f"_{h}0" for h in hoisted),
+            _MAP,
+            params=", ".join(f"{a}_arr" for a in spec.args),
+            scalars="".join(f"{s}, " for s in spec.scalars),
+            hoisted="".join(f"    {a} = {a}_arr[0]\n" for a in used if a in hoisted),
+            loads="".join(f"            {a} = {a}_arr[i]\n" for a in used if a not in hoisted),
+            loop="prange" if parallel else "range", expr=spec.expr)
+        _memo[key] = fn
+    return fn
+
+
+def broadcast_kernel(tag, spec, parallel=False):
+    """``fn(a, b, out, d0..d4, n, sa0..sa5, sb0..sb5, req)`` (see
+    ``_elemwise_plan.broadcast_scalars``).  The inner loop is specialised on
+    which side, if any, is broadcast along it, so it stays contiguous.
+    Computed indices are cast to ``np.uintp``: a signed index makes Numba
+    check for negative (wrap-around) indices per element, which kept this
+    loop from vectorising (5x slower)."""
+    key = ("broadcast", spec, parallel)
+    fn = _memo.get(key)
+    if fn is None:
+        def inner(load):
+            return _BROADCAST_INNER.format(load=load, expr=spec.expr)
+        fn = _compile(
+            f"{tag}_bcast_{'par' if parallel else 'ser'}", _BROADCAST,
+            loop="prange" if parallel else "range",
+            lhs_fixed=inner(f"{_PAD}b = b_arr[np.uintp(ob + j)]\n"),
+            rhs_fixed=inner(f"{_PAD}a = a_arr[np.uintp(oa + j)]\n"),
+            both=inner(f"{_PAD}a = a_arr[np.uintp(oa + j)]\n{_PAD}b = b_arr[np.uintp(ob + j)]\n"))
+        _memo[key] = fn
+    return fn
+
+
+def use_parallel(n):
+    return n >= config.parallel_threshold()
+
+
+def typed_scalars(call, spec):
+    """The attributes a kernel takes, cast to the output dtype."""
+    t = np.dtype(call.out_dtypes[0]).type
+    return tuple(t(call.attrs[s]) for s in spec.scalars)
+
+
+def prepare_map(call):
+    """Every op whose inputs and output have one size: ``out[i] = f(in[i]...)``."""
+    spec = spec_of(call)
+    n = size_of(call.out_shapes[0])
+    fn = map_kernel(kernel_name(call), spec, use_parallel(n))
+    return Launch(fn, typed_scalars(call, spec) + (int(call.req[0]),),
+                  views=[(n,)] * (len(spec.args) + 1))

@@ -1,0 +1,114 @@
+"""Index plans for broadcasting and for summing a broadcast back down, shared
+by the CPU and CUDA kernels (pure Python, run once per prepare).
+
+Both collapse the problem to a few dimensions: size-1 output dimensions are
+dropped and neighbouring dimensions with the same broadcast pattern are
+merged, so ``(N, C, H, W) + (1, C, 1, 1)`` becomes three dimensions
+``(N, C, H*W)``.  The kernels are written for a fixed rank of ``RANK`` and the
+plan pads at the front with size-1 dimensions."""
+from ...errors import ShapeError
+
+RANK = 6
+
+
+def size_of(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _pad(shape, nd):
+    return (1,) * (nd - len(shape)) + tuple(shape)
+
+
+def _too_complex(what, shapes):
+    return ShapeError(f"{what}: shapes {', '.join(str(tuple(s)) for s in shapes)} alternate "
+                      f"broadcast and full dimensions more than {RANK} times after merging; "
+                      f"reshape the inputs to merge dimensions")
+
+
+def broadcast_dims(lhs, rhs, out, what="broadcast"):
+    """Collapsed ``[(size, stride_lhs, stride_rhs)]`` for an output of shape
+    ``out`` read from contiguous ``lhs`` and ``rhs`` (stride 0 where an input
+    is broadcast), outermost first, padded to ``RANK`` entries."""
+    nd = len(out)
+    a, b = _pad(lhs, nd), _pad(rhs, nd)
+    groups = []   # [size, lhs broadcast?, rhs broadcast?]
+    for da, db, do in zip(a, b, out):
+        if do == 1:
+            continue
+        pattern = (da == 1, db == 1)
+        if groups and tuple(groups[-1][1:]) == pattern:
+            groups[-1][0] *= do
+        else:
+            groups.append([do, *pattern])
+    if len(groups) > RANK:
+        raise _too_complex(what, (lhs, rhs))
+    dims = []
+    step_a = step_b = 1
+    for size, bc_a, bc_b in reversed(groups):
+        dims.append((size, 0 if bc_a else step_a, 0 if bc_b else step_b))
+        if not bc_a:
+            step_a *= size
+        if not bc_b:
+            step_b *= size
+    dims.extend([(1, 0, 0)] * (RANK - len(dims)))
+    return dims[::-1]
+
+
+def broadcast_scalars(lhs, rhs, out, what="broadcast"):
+    """Kernel scalars ``d0..d4, n, sa0..sa5, sb0..sb5`` of the general
+    broadcast kernel: the first five sizes are rows, the last is the inner
+    loop."""
+    dims = broadcast_dims(lhs, rhs, out, what)
+    return (tuple(int(d[0]) for d in dims) + tuple(int(d[1]) for d in dims)
+            + tuple(int(d[2]) for d in dims))
+
+
+def reduce_groups(data, like, what="_reduce_sum_like"):
+    """Collapsed ``[(size, reduced)]`` of ``data`` summed down to ``like``."""
+    nd = max(len(data), len(like))
+    d, l_ = _pad(data, nd), _pad(like, nd)
+    groups = []
+    for dd, dl in zip(d, l_):
+        if dd == 1:
+            continue
+        reduced = dl == 1
+        if groups and groups[-1][1] == reduced:
+            groups[-1][0] *= dd
+        else:
+            groups.append([dd, reduced])
+    if len(groups) > RANK:
+        raise _too_complex(what, (data, like))
+    return [tuple(g) for g in groups]
+
+
+def scatter_scalars(groups):
+    """``d0..d4, n, so0..so5``: walk ``data`` in order and add each element to
+    the output offset (stride 0 along reduced dimensions)."""
+    dims = []
+    step = 1
+    for size, reduced in reversed(groups):
+        dims.append((size, 0 if reduced else step))
+        if not reduced:
+            step *= size
+    dims.extend([(1, 0)] * (RANK - len(dims)))
+    dims = dims[::-1]
+    return tuple(int(s) for s, _ in dims) + tuple(int(st) for _, st in dims)
+
+
+def gather_scalars(groups):
+    """``k0..k2, ks0..ks2, r0..r2, rs0..rs2``: for each output element (the
+    kept dimensions, in order) sum over the reduced ones; strides are into
+    ``data``."""
+    kept, red = [], []
+    step = 1
+    for size, reduced in reversed(groups):
+        (red if reduced else kept).append((size, step))
+        step *= size
+    half = RANK // 2
+    kept = (kept + [(1, 0)] * (half - len(kept)))[::-1]
+    red = (red + [(1, 0)] * (half - len(red)))[::-1]
+    return (tuple(s for s, _ in kept) + tuple(st for _, st in kept)
+            + tuple(s for s, _ in red) + tuple(st for _, st in red))

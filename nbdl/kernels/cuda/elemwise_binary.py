@@ -1,0 +1,75 @@
+"""CUDA kernels for binary elementwise ops: same-shape and scalar ops run the
+generated flat loops, ``broadcast_*`` the same layouts as on the CPU (see
+``nbdl.kernels.cpu._elemwise_plan``), ``_reduce_sum_like`` one thread per
+output element."""
+import numpy as np
+from numba import cuda
+
+from ...ops.registry import Launch
+from ..cpu._elemwise_exprs import spec_of
+from ..cpu._elemwise_plan import broadcast_scalars, gather_scalars, reduce_groups, size_of
+from ._elemwise_gen import broadcast_kernel, launch, map_kernel, prepare_map  # noqa: F401
+from .elemwise_unary import copy_kernel
+
+
+def prepare_broadcast(call):
+    spec = spec_of(call)
+    dtype = call.out_dtypes[0]
+    lhs, rhs = (tuple(s) for s in call.in_shapes)
+    out = tuple(call.out_shapes[0])
+    na, nb, n = size_of(lhs), size_of(rhs), size_of(out)
+    req = int(call.req[0])
+    views = [(na,), (nb,), (n,)]
+    if n == 0 or na == nb == n:
+        return Launch(launch(map_kernel(spec, dtype), n), (req,), views=views)
+    if na == 1 or nb == 1:
+        fn = map_kernel(spec, dtype, hoisted=("a",) if na == 1 else ("b",))
+        return Launch(launch(fn, n), (req,), views=views)
+    scalars = broadcast_scalars(lhs, rhs, out, call.where())
+    return Launch(launch(broadcast_kernel(spec, dtype), n), scalars + (req,), views=views)
+
+
+@cuda.jit
+def rsl_gather(x, like, out, k0, k1, k2, ks0, ks1, ks2, r0, r1, r2, rs0, rs1, rs2, zero, req):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for o in range(start, out.size, stride):
+        i2 = o % k2
+        q = o // k2
+        i1 = q % k1
+        i0 = q // k1
+        base = i0 * ks0 + i1 * ks1 + i2 * ks2
+        acc = zero
+        for j0 in range(r0):
+            for j1 in range(r1):
+                for j2 in range(r2):
+                    acc += x[base + j0 * rs0 + j1 * rs1 + j2 * rs2]
+        if req == 3:
+            out[o] += acc
+        elif req != 0:
+            out[o] = acc
+
+
+@cuda.jit
+def rsl_zero(x, like, out, req):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for i in range(start, out.size, stride):
+        if req != 3 and req != 0:
+            out[i] = 0
+
+
+def prepare_reduce_sum_like(call):
+    data, like = (tuple(s) for s in call.in_shapes)
+    nd, nl = size_of(data), size_of(like)
+    no = size_of(call.out_shapes[0])
+    req = int(call.req[0])
+    views = [(nd,), (nl,), (no,)]
+    if no == 0 or nd == 0:
+        return Launch(launch(rsl_zero, no), (req,), views=views)
+    if nd == no:
+        copy = launch(copy_kernel, no)
+        return Launch(lambda x, _like, out, r: copy(x, out, r), (req,), views=views)
+    groups = reduce_groups(data, like, call.where())
+    zero = np.dtype(call.out_dtypes[0]).type(0)
+    return Launch(launch(rsl_gather, no), gather_scalars(groups) + (zero, req), views=views)
