@@ -70,7 +70,9 @@ class Device:
 
     def from_numpy(self, a):
         """Copy a numpy array onto this device (a view is kept on the CPU)."""
-        a = np.ascontiguousarray(a)
+        a = np.asarray(a)
+        if not a.flags.c_contiguous:   # (np.ascontiguousarray would turn 0-d into 1-d)
+            a = np.ascontiguousarray(a)
         if self.device_type == "cpu":
             return a
         cuda = _cuda(self)
