@@ -62,3 +62,14 @@ def parallel_threshold():
         return int(os.environ.get("NBDL_PARALLEL_MIN", str(1 << 17)))
     except ValueError:
         return 1 << 17
+
+
+def test_engine():
+    """``NBDL_TEST_ENGINE``: what ``nbdl.testing``'s check functions run on:
+    ``executor`` (default: bind, plan, run) or ``interpreter`` (the reference
+    interpreter, no planning)."""
+    v = os.environ.get("NBDL_TEST_ENGINE", "executor").strip().lower() or "executor"
+    if v not in ("executor", "interpreter"):
+        from .errors import NbdlError
+        raise NbdlError(f"NBDL_TEST_ENGINE={v!r}: expected 'executor' or 'interpreter'")
+    return v

@@ -7,6 +7,7 @@ compares its gradients with central differences (in float64 by default),
 ``assert_plan_valid`` checks a memory plan independently of the planner."""
 import numpy as np
 
+from . import config
 from .device import Device, as_device, cpu
 from .errors import NbdlError
 from .graph.gradient import build_gradient
@@ -63,12 +64,21 @@ def _locations(sym, location, aux_states):
 
 
 def run_symbol(sym, location, aux_states=None, out_grads=None, grad_nodes=None,
-               device=None, is_train=False):
-    """Forward (and backward when ``out_grads`` is given) with the reference
-    interpreter.  Returns ``(outputs, grads)`` as numpy arrays; ``grads`` maps
-    argument name to gradient."""
+               device=None, is_train=False, engine=None):
+    """Forward (and backward when ``out_grads`` is given).  Returns
+    ``(outputs, grads, aux)`` as numpy arrays; ``grads`` maps argument name to
+    gradient.
+
+    ``engine``: ``"executor"`` binds the symbol (planned arena, inplace,
+    write requests, the generated driver) and ``"interpreter"`` runs the
+    reference interpreter (fresh arrays, no planning).  The default comes
+    from ``NBDL_TEST_ENGINE`` (``executor`` unless set)."""
     device = as_device(device)
+    engine = engine or config.test_engine()
     arg_nodes, aux_nodes, loc, aux = _locations(sym, location, aux_states)
+    if engine == "executor":
+        return _run_executor(sym, arg_nodes, aux_nodes, loc, aux, out_grads, grad_nodes,
+                             device, is_train)
     values = {n.output(0): device.from_numpy(np.array(loc[n.name])) for n in arg_nodes}
     aux_arrays = {n.name: device.from_numpy(np.array(aux[n.name])) for n in aux_nodes if n.name in aux}
     for n in aux_nodes:
@@ -90,6 +100,28 @@ def run_symbol(sym, location, aux_states=None, out_grads=None, grad_nodes=None,
         grads = {e.node.name: Device.to_numpy(env[g]) for e, g in zip(wrt, gents)}
     outs = [Device.to_numpy(env[h]) for h in heads]
     return outs, grads, {k: Device.to_numpy(v) for k, v in aux_arrays.items()}
+
+
+def _run_executor(sym, arg_nodes, aux_nodes, loc, aux, out_grads, grad_nodes, device, is_train):
+    from .executor import bind
+    from .ndarray import NDArray
+
+    def nd(a):
+        return NDArray(device.from_numpy(np.array(a)), device)
+    args = {n.name: nd(loc[n.name]) for n in arg_nodes}
+    aux_nd = {n.name: nd(aux[n.name]) for n in aux_nodes if n.name in aux}
+    grads, req = None, "null"
+    if out_grads is not None:
+        names = grad_nodes if grad_nodes is not None else [n.name for n in arg_nodes]
+        grads = {n: NDArray(device.zeros(loc[n].shape, loc[n].dtype), device) for n in names}
+        req = {n: "write" for n in names}
+    ex = bind(sym, device, args, args_grad=grads, aux_states=aux_nd or None, grad_req=req)
+    outs = [o.asnumpy().copy() for o in ex.forward(is_train=is_train)]
+    result = {}
+    if out_grads is not None:
+        ex.backward([nd(np.ascontiguousarray(_np(g))) for g in out_grads])
+        result = {k: g.asnumpy().copy() for k, g in grads.items()}
+    return outs, result, {k: v.asnumpy().copy() for k, v in aux_nd.items()}
 
 
 def check_symbolic_forward(sym, location, expected, rtol=1e-5, atol=1e-6, aux_states=None,

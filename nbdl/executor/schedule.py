@@ -151,8 +151,10 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     for e, i in ids.items():
         nbytes[i] = _nbytes(bg.shapes[e], bg.dtypes[e])
         names[i] = e.name
+    unwritten = {ids[node.output(i)] for node in nodes for i in range(node.num_outputs)
+                 if req[(id(node), i)] == REQ_NULL and ids[node.output(i)] not in ext}
     request = PlanRequest(steps=steps, nbytes=nbytes, names=names, external=set(ext),
-                          outputs={ids[h] for h in bg.heads})
+                          outputs={ids[h] for h in bg.heads}, unwritten=unwritten)
     plan = make_plan(request)
 
     arena = device.empty((max(plan.arena_bytes, 1),), np.uint8)

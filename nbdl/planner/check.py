@@ -63,6 +63,10 @@ def _alias_problem(request, live, temp_at, out, inp):
     return None
 
 
+def st_packer(plan: MemoryPlan) -> str:
+    return plan.stats.packer
+
+
 def check_plan(plan: MemoryPlan) -> list[str]:
     req = plan.request
     align = req.alignment
@@ -84,6 +88,17 @@ def check_plan(plan: MemoryPlan) -> list[str]:
             problems.append(f"entry {e}: plan.live says {plan.live.get(e)}, schedule says {span}")
 
     size = {e: _round_up(req.nbytes.get(e, 0), align) for e in live}
+    # Unwritten ids (REQ_NULL outputs nobody reads) may overlap anything in a
+    # greedy plan: check that they really are never read, then leave them out
+    # of the overlap and live-bytes checks.
+    free = set(req.unwritten) if st_packer(plan) != "naive" else set()
+    for s, st_ in enumerate(req.steps):
+        for e in st_.reads:
+            if e in req.unwritten:
+                problems.append(f"step {s} reads entry {e}, which is declared unwritten")
+    for e in req.unwritten:
+        if e in req.outputs or e in req.external:
+            problems.append(f"unwritten entry {e} is an output or external")
     for e in live:
         off = plan.offsets.get(e)
         if off is None:
@@ -105,7 +120,8 @@ def check_plan(plan: MemoryPlan) -> list[str]:
                 problems.append(f"alias {out} -> {inp}: offsets differ")
 
     # sweep: every entry against those still live when it starts
-    order = sorted((e for e in live if e in plan.offsets and size[e]), key=lambda e: live[e][0])
+    order = sorted((e for e in live if e in plan.offsets and size[e] and e not in free),
+                   key=lambda e: live[e][0])
     active: list[int] = []
     for e in order:
         start = live[e][0]
@@ -122,6 +138,8 @@ def check_plan(plan: MemoryPlan) -> list[str]:
     n = len(req.steps)
     delta = [0] * (n + 1)
     for e, (first, last) in live.items():
+        if e in free:
+            continue
         delta[first] += size[e]
         delta[last + 1] -= size[e]
     for out, inp in legal:          # a legal alias shares its transfer step's bytes

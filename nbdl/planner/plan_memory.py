@@ -6,6 +6,8 @@ bigger than what MXNet 1.x would allocate for the same schedule.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .. import config
@@ -83,6 +85,49 @@ def plan_with(request: PlanRequest, packers=PACKERS) -> MemoryPlan:
     if unknown or not packers:
         raise NbdlError(f"unknown packers {sorted(unknown)}; choose from {list(PACKERS)}")
     mode = _resolve_mode(request)
+    if mode == "greedy" and request.unwritten:
+        return _plan_with_unwritten(request, packers)
+    return _plan(request, packers, mode)
+
+
+def _plan_with_unwritten(request: PlanRequest, packers) -> MemoryPlan:
+    """Plan without the unwritten ids, then lay them all at offset 0: no
+    kernel writes them and nothing reads them, so they may overlap anything."""
+    unwritten = set(request.unwritten)
+    write_step = {}
+    for s, st in enumerate(request.steps):
+        for w in st.writes:
+            if w in unwritten:
+                write_step[w] = s
+        bad = [r for r in st.reads if r in unwritten]
+        if bad:
+            raise NbdlError(f"step {s} ({st.name}) reads entries {bad} declared unwritten")
+    for u in unwritten:
+        if u not in write_step or u in request.external or u in request.outputs:
+            raise NbdlError(f"unwritten entry {u} must be a planned, non-output entry "
+                            f"written by some step")
+    inner_steps = [dataclasses.replace(st, writes=[w for w in st.writes if w not in unwritten],
+                                       inplace=[p for p in st.inplace if p[1] not in unwritten])
+                   for st in request.steps]
+    inner = dataclasses.replace(request, steps=inner_steps, unwritten=set())
+    p = _plan(inner, packers, "greedy")
+    sizes = {u: align_up(request.nbytes[u], request.alignment) for u in unwritten}
+    for u in unwritten:
+        p.offsets[u] = 0
+        p.live[u] = (write_step[u], write_step[u])
+    p.arena_bytes = max(p.arena_bytes, max(sizes.values()))
+    p.request = request
+    st = p.stats
+    st.planned_bytes = p.arena_bytes
+    st.naive_bytes += sum(sizes.values())
+    st.mxnet_pool_bytes = simulate_mxnet_pool(request, compute_liveness(request)).total_bytes
+    span = (min(write_step.values()), max(write_step.values()))
+    p.buffers.append(Buffer(0, max(sizes.values()), sorted(unwritten, key=write_step.get), span))
+    p.buffers.sort(key=lambda b: (b.offset, b.live[0], b.nbytes))
+    return p
+
+
+def _plan(request: PlanRequest, packers, mode) -> MemoryPlan:
     liveness = compute_liveness(request)
     align, nbytes = request.alignment, request.nbytes
     num_steps = len(request.steps)

@@ -48,6 +48,8 @@ def format_plan_table(plan: MemoryPlan, width: int = 110) -> str:
             label = req.names.get(e, str(e))
             if e in temps:
                 label += " (temp)"
+            elif e in req.unwritten and st.packer != "naive":
+                label += " (req null: never written, no bytes of its own)"
             elif e in plan.alias_of:
                 label += f" (inplace {req.names.get(plan.alias_of[e], plan.alias_of[e])})"
             names.append(f"{label}[{_steps(plan.live[e])}]")

@@ -36,6 +36,11 @@ class PlanRequest:
     outputs: set[int]               # must stay live to the end of the schedule
     alignment: int = 64
     mode: str | None = None         # 'greedy' | 'naive'; None -> nbdl.config.planner_mode()
+    # ids a step lists among its writes but whose kernel is told not to write
+    # them (REQ_NULL) and that nothing reads: they need a view of the right
+    # shape but no bytes of their own, so greedy plans place them at offset 0
+    # over whatever else lives there.  Naive plans give them regions as usual.
+    unwritten: set[int] = field(default_factory=set)
 
 
 @dataclass

@@ -201,3 +201,29 @@ def test_memory_table_lists_buffers_and_totals():
                  "planned", "lower bound", "temp", "mxnet pool", "2,097,152", "2.000 MB"):
         assert word in text, word
     assert "data" not in text.split("\n", 2)[2]      # external arrays are not in the arena
+
+
+def test_unwritten_entries_take_no_bytes_of_their_own():
+    from nbdl.planner import PlanRequest, Step, check_plan, plan
+    # step 0 writes a (read later) and u (never written by its kernel, never read)
+    steps = [Step("s0", "op", [0], [1, 2]), Step("s1", "op", [1], [3])]
+    nbytes = {0: 256, 1: 256, 2: 4096, 3: 256}
+    req = PlanRequest(steps, nbytes, {i: f"e{i}" for i in nbytes}, external={0}, outputs={3},
+                      unwritten={2})
+    p = plan(req)
+    assert check_plan(p) == []
+    assert p.offsets[2] == 0
+    assert p.arena_bytes == 4096          # the view must fit; no extra bytes beyond it
+    assert p.stats.naive_bytes == 256 + 4096 + 256
+    naive = plan(PlanRequest(steps, nbytes, req.names, {0}, {3}, unwritten={2}, mode="naive"))
+    assert check_plan(naive) == [] and naive.arena_bytes == naive.stats.naive_bytes
+
+
+def test_reading_an_unwritten_entry_is_an_error():
+    import pytest
+    from nbdl.errors import NbdlError
+    from nbdl.planner import PlanRequest, Step, plan
+    steps = [Step("s0", "op", [0], [1]), Step("s1", "op", [1], [2])]
+    req = PlanRequest(steps, {0: 64, 1: 64, 2: 64}, {}, external={0}, outputs={2}, unwritten={1})
+    with pytest.raises(NbdlError, match="unwritten"):
+        plan(req)
