@@ -1,5 +1,6 @@
 """``nbdl.sym``: graph construction.  ``nbdl.sym.<op>`` comes from the op table."""
-from .symbol import Group, Symbol, Variable, create, load, load_json, var  # noqa: F401
+from .symbol import Symbol  # noqa: F401  (first: symbol.py imports construct.py at its end)
+from .construct import Group, Variable, create, load, load_json, var  # noqa: F401
 
 __all__ = ["Group", "Symbol", "Variable", "create", "load", "load_json", "var"]
 

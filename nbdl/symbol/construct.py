@@ -1,0 +1,144 @@
+"""Making symbols: ``var``, ``Group``, and ``create`` behind ``nbdl.sym.<op>``."""
+import numpy as np
+
+from ..errors import AttrError, GraphError
+from ..graph.ir import Entry, auto_name, make_node, make_variable
+from ..ops.attrs import attr_to_str, is_user_attr
+from .symbol import HIDDEN_KEYS, Symbol, _single, user_attr_key
+
+
+def _symbol_of(node):
+    n = node.num_visible_outputs
+    if n < 1:
+        raise GraphError(f"{node.op.name} (node {node.name!r}) has no outputs with these "
+                         f"attributes ({node.attr_str})")
+    return Symbol([node.output(i) for i in range(n)])
+
+
+def _node_user_attrs(attr, where):
+    """The ``attr=`` dict of an op: hidden keys -> ``__key__``; every key must
+    then be a ``__key__`` (others would be op parameters)."""
+    out = {}
+    if attr is None:
+        return out
+    if not isinstance(attr, dict):
+        raise AttrError(f"{where}: attr must be a dict, got {type(attr).__name__}")
+    for k, v in attr.items():
+        key = user_attr_key(str(k))
+        if not is_user_attr(key):
+            raise AttrError(f"{where}: attr key {k!r} is not supported; node attributes are "
+                            f"written __key__ (or one of {', '.join(HIDDEN_KEYS)})")
+        out[key] = attr_to_str(v)
+    return out
+
+
+# -- construction ----------------------------------------------------------------
+
+def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None,
+        init=None, stype=None, **kwargs):
+    """A variable (an argument or aux state of the graph)."""
+    if not isinstance(name, str):
+        raise GraphError(f"variable name must be a str, got {name!r}")
+    if attr is not None and not isinstance(attr, dict):
+        raise AttrError(f"variable {name!r}: attr must be a dict, got {type(attr).__name__}")
+    ua = {user_attr_key(str(k)): attr_to_str(v) for k, v in (attr or {}).items()}
+    if shape is not None:
+        if isinstance(shape, (int, np.integer)):
+            shape = (shape,)
+        ua["__shape__"] = attr_to_str(tuple(int(d) if d is not None else None for d in shape))
+    if lr_mult is not None:
+        ua["__lr_mult__"] = attr_to_str(lr_mult)
+    if wd_mult is not None:
+        ua["__wd_mult__"] = attr_to_str(wd_mult)
+    if dtype is not None:
+        from ..dtype import to_flag
+        ua["__dtype__"] = str(to_flag(dtype))
+    if init is not None:
+        ua["__init__"] = init if isinstance(init, str) else getattr(init, "dumps", lambda: str(init))()
+    if stype is not None:
+        if stype != "default":
+            raise GraphError(f"variable {name!r}: storage type {stype!r} is not supported (dense only)")
+        ua["__storage_type__"] = "0"
+    for k, v in kwargs.items():
+        if not is_user_attr(k):
+            raise AttrError(f"variable {name!r}: attribute {k!r} is not supported; extra "
+                            f"attributes are written with double underscores (__{k}__)")
+        ua[k] = attr_to_str(v)
+    return Symbol([make_variable(name, ua).output(0)])
+
+
+Variable = var
+
+
+def Group(symbols):
+    """One symbol whose outputs are the outputs of ``symbols``, in order."""
+    symbols = list(symbols) if not isinstance(symbols, Symbol) else [symbols]
+    if not symbols:
+        raise GraphError("Group needs at least one Symbol")
+    outs = []
+    for s in symbols:
+        if not isinstance(s, Symbol):
+            raise GraphError(f"Group expects Symbols, got {type(s).__name__}")
+        outs.extend(s._outputs)
+    return Symbol(outs)
+
+
+def create(op_name, *args, name=None, attr=None, **kwargs):
+    """``nbdl.sym.<op>(...)``: inputs by position or by input name; missing
+    inputs become variables ``<name>_<input>`` (``fc1_weight``) that carry a
+    copy of the node's attributes, as MXNet's do."""
+    from ..ops.registry import get_op
+    op = get_op(op_name)
+    if name is not None and not isinstance(name, str):
+        raise GraphError(f"{op.name}: name must be a str, got {name!r}")
+    where = f"{op.name}" + (f" (node {name!r})" if name else "")
+    user = _node_user_attrs(attr, where)
+    sym_kwargs, attrs = {}, {}
+    for k, v in kwargs.items():
+        if isinstance(v, Symbol):
+            sym_kwargs[k] = _single(v, f"{where}: input {k!r}")
+        elif is_user_attr(k):
+            user[k] = attr_to_str(v)
+        elif v is not None:
+            attrs[k] = v
+    inputs = [_single(a, f"{where}: positional argument {i}") if isinstance(a, Symbol) else a
+              for i, a in enumerate(args)]
+    for i, a in enumerate(inputs):
+        if not isinstance(a, Entry):
+            raise GraphError(f"{where}: positional arguments must be Symbols, got "
+                             f"{type(a).__name__} (argument {i}); pass attributes by keyword")
+    if op.key_var_num_args:
+        if sym_kwargs:
+            raise GraphError(f"{where}: takes its inputs by position, got "
+                             f"{', '.join(sym_kwargs)} by keyword")
+        name = name or auto_name(op_name)
+        return _symbol_of(make_node(op, inputs, attrs, name=name, user_attrs=user))
+    parsed, strings = op.parse_attrs(attrs, name)   # the attributes decide the input list
+    names = op.list_inputs(parsed) + op.list_aux(parsed)
+    if len(inputs) > len(names):
+        raise GraphError(f"{where}: takes {len(names)} inputs ({', '.join(names)}), "
+                         f"got {len(inputs)} positional")
+    for k in sym_kwargs:
+        if k not in names:
+            raise GraphError(f"{where}: unknown input {k!r} (inputs: {', '.join(names)})")
+        if names.index(k) < len(inputs):
+            raise GraphError(f"{where}: input {k!r} given by position and by keyword")
+    name = name or auto_name(op_name)
+    var_attrs = dict(user)
+    var_attrs.update(strings)
+    for iname in names[len(inputs):]:
+        e = sym_kwargs.get(iname)
+        inputs.append(e if e is not None else make_variable(f"{name}_{iname}", var_attrs).output(0))
+    return _symbol_of(make_node(op, inputs, attrs, name=name, user_attrs=user))
+
+
+def load_json(json_str):
+    """A Symbol from -symbol.json text (MXNet 0.x or 1.x)."""
+    from .json_io import load_json as _load_json
+    return _load_json(json_str)
+
+
+def load(fname):
+    """A Symbol from a -symbol.json file (MXNet 0.x or 1.x)."""
+    from .json_io import load as _l
+    return _l(fname)
