@@ -13,6 +13,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..autograd import state as _ag_state
+from ..autograd.tape import record_op
 from ..device import as_device
 from ..errors import DeviceError, DTypeError, GraphError, ShapeError
 from ..executor.interpret import view_args
@@ -44,14 +46,16 @@ class Prepared:
             and not op.mutates_aux
 
 
-def invoke(op, inputs, attrs=None, out=None, is_train=False, device=None):
+def invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
     """Run op ``op`` (a name or an ``OpDef``) on NDArrays ``inputs`` (data
     inputs, then aux states, which are updated in place).
 
     ``attrs`` holds strings or Python values.  ``out`` (an NDArray, or a list
     with one per visible output) receives the result instead of new arrays.
-    ``device`` is only needed by ops without inputs.  Returns the visible
-    outputs: one NDArray, or a list when the op has several."""
+    ``device`` is only needed by ops without inputs.  ``is_train`` defaults
+    to ``autograd.is_training()``; under ``autograd.record()`` the call is
+    taped.  Returns the visible outputs: one NDArray, or a list when the op
+    has several."""
     if isinstance(op, str):
         op = get_op(op)
     inputs = list(inputs)
@@ -59,6 +63,9 @@ def invoke(op, inputs, attrs=None, out=None, is_train=False, device=None):
         if not isinstance(a, NDArray):
             raise GraphError(f"{op.name}: input {i} must be an NDArray, got {type(a).__name__}")
     dev = _common_device(op, inputs, device)
+    recording = _ag_state.is_recording()
+    if is_train is None:
+        is_train = _ag_state.is_training()
     raw = dict(attrs) if attrs else {}
     if op.key_var_num_args and op.key_var_num_args not in raw:
         raw[op.key_var_num_args] = len(inputs)
@@ -70,7 +77,10 @@ def invoke(op, inputs, attrs=None, out=None, is_train=False, device=None):
     if out is None:
         out_data = [dev.empty(s, d) for s, d in zip(entry.out_shapes, entry.out_dtypes)]
         _launch(entry, in_data, out_data, dev)
-        results = [NDArray(d, dev) for d in out_data[:entry.n_visible]]
+        every = [NDArray(d, dev) for d in out_data]
+        if recording:
+            record_op(op, raw, inputs, every, is_train)
+        results = every[:entry.n_visible]
         return results[0] if len(results) == 1 else results
 
     outs = [out] if isinstance(out, NDArray) else list(out)
@@ -104,7 +114,11 @@ def invoke(op, inputs, attrs=None, out=None, is_train=False, device=None):
         entry = prepare(op, raw, in_shapes, in_dtypes, dev, tuple(req), is_train)
     _launch(entry, in_data, out_data, dev)
     for o in redirected:
-        invoke("_copy", [NDArray(out_data[o], dev)], out=outs[o])
+        with _ag_state.pause(is_train):
+            invoke("_copy", [NDArray(out_data[o], dev)], out=outs[o])
+    if recording:
+        every = list(outs) + [NDArray(d, dev) for d in out_data[len(outs):]]
+        record_op(op, raw, inputs, every, is_train)
     return outs[0] if len(outs) == 1 else outs
 
 

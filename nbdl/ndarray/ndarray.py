@@ -127,6 +127,35 @@ class NDArray:
 
     wait_to_write = wait_to_read
 
+    # -- autograd ---------------------------------------------------------
+    _ag = None          # (tape node, output index) when produced by a recorded op
+    _ag_var = None      # autograd.Variable when marked with attach_grad
+    _fresh_grad = False  # set when autograd writes this array as a gradient
+
+    def attach_grad(self, grad_req="write", stype=None):
+        """Allocate a zero gradient buffer and make this array a variable
+        that ``backward`` computes gradients for."""
+        from .. import autograd
+        if stype not in (None, "default"):
+            raise ShapeError(f"attach_grad: storage type {stype!r} is not supported (dense only)")
+        grad = NDArray(self._device.zeros(self.shape, self._data.dtype), self._device)
+        autograd.mark_variables([self], [grad], grad_req)
+
+    @property
+    def grad(self):
+        """The gradient buffer (None unless ``attach_grad`` was called)."""
+        v = self._ag_var
+        return v.grad if v is not None else None
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        from .. import autograd
+        autograd.backward([self], [out_grad] if out_grad is not None else None,
+                          retain_graph=retain_graph, train_mode=train_mode)
+
+    def detach(self):
+        """The same data, cut from the recorded graph."""
+        return NDArray(self._data, self._device)
+
     # -- copies and devices -----------------------------------------------
     def copy(self):
         """A copy on the same device (the ``_copy`` op)."""

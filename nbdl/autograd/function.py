@@ -1,0 +1,54 @@
+"""``autograd.Function``: a custom differentiable operation written in Python.
+
+    class Sigmoid(autograd.Function):
+        def forward(self, x):
+            y = 1 / (1 + nbdl.nd.exp(-x))
+            self.save_for_backward(y)
+            return y
+        def backward(self, dy):
+            y, = self.saved_tensors
+            return dy * y * (1 - y)
+"""
+from ..errors import NbdlError
+from . import state
+from .tape import record_custom
+
+
+class Function:
+    def __init__(self):
+        self.saved_tensors = ()
+        self._used = False
+
+    def save_for_backward(self, *arrays):
+        self.saved_tensors = arrays
+
+    def forward(self, *inputs):
+        raise NbdlError(f"{type(self).__name__}: a Function subclass must define forward()")
+
+    def backward(self, *output_grads):
+        raise NbdlError(f"{type(self).__name__}: a Function subclass must define backward()")
+
+    def __call__(self, *inputs):
+        from ..ndarray import NDArray
+        if self._used:
+            raise NbdlError(f"{type(self).__name__}: a Function instance can be called once; "
+                            f"create a new instance per call")
+        self._used = True
+        with state.pause(state.is_training()):
+            outputs = self.forward(*inputs)
+        single = isinstance(outputs, NDArray)
+        outs = [outputs] if single else list(outputs)
+        if state.is_recording():
+            nd_inputs = [a for a in inputs if isinstance(a, NDArray)]
+            positions = [i for i, a in enumerate(inputs) if isinstance(a, NDArray)]
+
+            def backward_fn(out_grads):
+                with state.pause(state.is_training()):
+                    res = self.backward(*out_grads)
+                res = [res] if isinstance(res, NDArray) or res is None else list(res)
+                if len(res) != len(inputs):
+                    raise NbdlError(f"{type(self).__name__}.backward returned {len(res)} "
+                                    f"gradients for {len(inputs)} inputs")
+                return [res[i] for i in positions]
+            record_custom(nd_inputs, outs, backward_fn, name=type(self).__name__)
+        return outputs
