@@ -12,3 +12,6 @@ from . import ndarray  # noqa: F401,E402
 from . import ndarray as nd  # noqa: F401,E402
 from . import random  # noqa: F401,E402
 from .ndarray import NDArray  # noqa: F401,E402
+from . import serialization  # noqa: F401,E402
+from . import model  # noqa: F401,E402
+from . import autograd  # noqa: F401,E402

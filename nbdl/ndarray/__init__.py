@@ -21,6 +21,9 @@ random_normal = random.normal
 random_randint = random.randint
 
 
+from ..serialization import load, load_frombuffer, save  # noqa: F401,E402
+
+
 def __getattr__(name):
     fn = _namespace.lookup(name)
     globals()[name] = fn

@@ -97,9 +97,9 @@ def to_json(sym):
 def save(sym, fname):
     if not isinstance(fname, (str, os.PathLike)):
         raise GraphError(f"save: fname must be a path, got {type(fname).__name__}")
-    text = to_json(sym)
-    with open(fname, "w", encoding="utf-8") as f:
-        f.write(text)
+    text = to_json(sym).encode("utf-8")
+    from ..serialization.atomic import atomic_write   # written aside, then renamed into place
+    atomic_write(os.fspath(fname), lambda f: f.write(text))
 
 
 # -- reading ---------------------------------------------------------------------
@@ -108,7 +108,10 @@ def load(fname):
     """Read a -symbol.json file (MXNet 0.x or 1.x)."""
     if not isinstance(fname, (str, os.PathLike)):
         raise GraphError(f"load: fname must be a path, got {type(fname).__name__}")
-    size = os.path.getsize(fname)
+    try:
+        size = os.path.getsize(fname)
+    except OSError as e:
+        raise GraphError(f"cannot read symbol file {os.fspath(fname)!r}: {e.strerror}") from None
     if size > MAX_DOCUMENT_CHARS:
         raise GraphError(f"{os.fspath(fname)!r}: {size} bytes is too large for a symbol file "
                          f"(limit {MAX_DOCUMENT_CHARS})")
