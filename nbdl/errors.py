@@ -38,9 +38,13 @@ class GraphError(NbdlError, ValueError):
     """A malformed graph: duplicate names, bad JSON, dangling references."""
 
 
+class ArgumentError(NbdlError, TypeError, ValueError):
+    """A bad argument to a Python-level function (wrong type or value)."""
+
+
 class DeviceError(NbdlError, RuntimeError):
     """A device that is unavailable or arrays on mismatched devices."""
 
 
 __all__ = ["NbdlError", "ShapeError", "DTypeError", "AttrError", "UnknownOpError",
-           "BindError", "GraphError", "DeviceError"]
+           "BindError", "GraphError", "DeviceError", "ArgumentError"]

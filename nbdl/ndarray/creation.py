@@ -11,7 +11,7 @@ import numpy as np
 
 from ..device import as_device
 from ..dtype import as_dtype
-from ..errors import DeviceError
+from ..errors import ArgumentError, DeviceError
 from .ndarray import NDArray
 
 
@@ -29,7 +29,7 @@ def _shape(shape):
 
 def _check_stype(stype):
     if stype not in (None, "default"):
-        raise NotImplementedError(f"storage type {stype!r} is not supported (dense only)")
+        raise ArgumentError(f"storage type {stype!r} is not supported (dense only)")
 
 
 def from_host(a, device):
@@ -52,7 +52,7 @@ def array(source_array, ctx=None, dtype=None, device=None):
     try:
         a = np.array(source_array, dtype=dt)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"array: source_array must be array-like, got "
+        raise ArgumentError(f"array: source_array must be array-like, got "
                         f"{type(source_array).__name__} ({e})") from None
     return from_host(a, dev)
 
@@ -114,7 +114,7 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
     if stop is None:
         start, stop = 0, start
     if step == 0:
-        raise ValueError("arange: step must not be 0")
+        raise ArgumentError("arange: step must not be 0")
     n = max(0, int(np.ceil((stop - start) / step)))
     values = start + np.arange(n, dtype=np.float64) * step
     if repeat != 1:
@@ -145,4 +145,4 @@ def waitall():
 
 def _no_kwargs(fname, kwargs):
     if kwargs:
-        raise TypeError(f"{fname}: unexpected keyword arguments {sorted(kwargs)}")
+        raise ArgumentError(f"{fname}: unexpected keyword arguments {sorted(kwargs)}")

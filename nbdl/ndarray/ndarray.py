@@ -18,7 +18,7 @@ import contextlib
 import numpy as np
 
 from ..device import Device, as_device, cpu, gpu
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 
 
 class NDArray:
@@ -110,7 +110,7 @@ class NDArray:
 
     def asscalar(self):
         if self.size != 1:
-            raise ValueError(f"asscalar: the array has shape {self.shape}, not a single element")
+            raise ShapeError(f"asscalar: the array has shape {self.shape}, not a single element")
         return self.asnumpy().reshape(-1)[0]
 
     def item(self):
@@ -192,7 +192,7 @@ class NDArray:
             if dev == self._device:
                 return self.copy()
             return NDArray(_transfer(self._data, self._device, dev), dev)
-        raise TypeError(f"copyto: expected an NDArray or a Device, got {type(other).__name__}")
+        raise ArgumentError(f"copyto: expected an NDArray or a Device, got {type(other).__name__}")
 
     def as_in_context(self, context):
         """``self`` when it already lives on ``context``, else a copy there."""
@@ -219,11 +219,11 @@ class NDArray:
             shape = tuple(shape[0])
         if "shape" in kwargs:
             if shape:
-                raise TypeError("reshape: shape given both by position and by keyword")
+                raise ArgumentError("reshape: shape given both by position and by keyword")
             shape = tuple(kwargs.pop("shape"))
         reverse = bool(kwargs.pop("reverse", False))
         if kwargs:
-            raise TypeError(f"reshape: unexpected keyword arguments {sorted(kwargs)}")
+            raise ArgumentError(f"reshape: unexpected keyword arguments {sorted(kwargs)}")
         target = _resolve_shape(self.shape, tuple(int(d) for d in shape), reverse)
         return NDArray(_reshape_storage(self._data, target, self._device), self._device)
 

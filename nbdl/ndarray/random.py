@@ -15,6 +15,8 @@ import importlib.util
 
 import numpy as np
 
+from ..errors import ArgumentError
+
 from ..dtype import as_dtype
 from ..errors import ShapeError
 from .creation import _device, _shape, from_host
@@ -40,7 +42,7 @@ def seed(seed_state, ctx="all"):
     are seeded."""
     global _generator
     if not isinstance(seed_state, (int, np.integer)) or isinstance(seed_state, bool):
-        raise TypeError(f"seed: expected an integer, got {type(seed_state).__name__}")
+        raise ArgumentError(f"seed: expected an integer, got {type(seed_state).__name__}")
     s = int(seed_state)
     _generator = np.random.default_rng(s % (1 << 64))
     # Prepared eager launches may hold generator states drawn from the old
