@@ -78,17 +78,29 @@ def _op_input_grads(tn, out_grads, train_mode):
     return [env[e] if e is not None else None for e in in_grads]
 
 
+_pass = [0]
+
+
+def current_pass():
+    """A counter bumped by every backward pass.  A custom node that writes a
+    variable's gradient buffer itself (a hybridized block) stamps it with the
+    pass, so ``write_grads`` adds to it instead of overwriting it."""
+    return _pass[0]
+
+
 def run_backward(heads, head_grads, variables, retain_graph, create_graph, train_mode):
     """Gradients of ``heads`` (weighted by ``head_grads``) for ``variables``
     (NDArrays).  Returns a dict id(variable) -> gradient NDArray (or None)."""
     from ..ndarray.invoke import invoke
+    _pass[0] += 1
     order = _reachable(heads)
     var_ids = {id(v) for v in variables}
     # Nodes that lead to a variable: only their inputs need gradients.
     leads = set()
     for tn in order:
-        if any(id(a) in var_ids or (getattr(a, "_ag", None) is not None and id(a._ag[0]) in leads)
-               for a in tn.inputs):
+        if tn.writes_grads or any(
+                id(a) in var_ids or (getattr(a, "_ag", None) is not None and id(a._ag[0]) in leads)
+                for a in tn.inputs):
             leads.add(id(tn))
     grads = {}
     with state._Scope(bool(create_graph), train_mode):
@@ -139,7 +151,8 @@ def write_grads(variables, results):
             if tuple(g.shape) != tuple(var.grad.shape):
                 raise NbdlError(f"gradient of shape {tuple(g.shape)} for a variable of shape "
                                 f"{tuple(var.grad.shape)}")
-            if var.grad_req == "add":
+            already = getattr(var.grad, "_written_in", None) == _pass[0]
+            if var.grad_req == "add" or already:
                 invoke("elemwise_add", [var.grad, g], out=var.grad)
             else:
                 invoke("_copy", [g], out=var.grad)

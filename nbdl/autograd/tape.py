@@ -9,7 +9,7 @@ from ..errors import NbdlError
 
 class TapeNode:
     __slots__ = ("op", "attrs", "inputs", "outputs", "is_train", "backward_fn", "name",
-                 "freed", "__weakref__")
+                 "freed", "writes_grads", "__weakref__")
 
     def __init__(self, op, attrs, inputs, outputs, is_train, backward_fn=None, name=None):
         self.op = op                    # OpDef, or None for a custom node
@@ -20,6 +20,7 @@ class TapeNode:
         self.backward_fn = backward_fn  # custom: f(out_grads) -> in_grads
         self.name = name or (op.name if op is not None else "custom")
         self.freed = False
+        self.writes_grads = False       # its backward stores gradients itself (CachedOp)
 
 
 class Variable:
@@ -51,11 +52,12 @@ def record_op(op, attrs, inputs, outputs, is_train):
         o._ag = (node, i)
 
 
-def record_custom(inputs, outputs, backward_fn, name="custom"):
+def record_custom(inputs, outputs, backward_fn, name="custom", writes_grads=False):
     """Tape a node whose backward is a Python function
     ``backward_fn(out_grads) -> in_grads`` (lists of NDArray or None, one per
     output / input).  Used by ``autograd.Function`` and hybridized blocks."""
     node = TapeNode(None, None, inputs, outputs, True, backward_fn, name)
+    node.writes_grads = writes_grads
     for i, o in enumerate(outputs):
         o._ag = (node, i)
     return node

@@ -1,0 +1,168 @@
+"""CachedOp: a traced graph run by the executor (planned arena, prepared
+kernels, native driver), taped as one node for autograd.
+
+One executor is bound per input signature (shapes, dtypes, which inputs need
+gradients).  Parameters are bound by reference: the executor reads the
+parameters' own arrays, and the first ("primary") executor of a signature
+writes their gradients straight into the parameters' gradient buffers.
+
+An executor that holds the intermediate values of a recorded call that has
+not been backpropagated yet is busy; a second call then gets another
+executor, bound to gradient buffers of its own that are added into the
+parameters' after its backward.  Every gradient buffer written in a backward
+pass is stamped with the pass, so whichever node writes a parameter's
+gradient second adds to it: two forwards before one backward, and parameters
+shared between blocks, give summed gradients."""
+import weakref
+
+import numpy as np
+
+from ..autograd import engine as _engine
+from ..autograd import state as _ag
+from ..autograd.tape import record_custom
+from ..errors import NbdlError
+
+
+class _Bound:
+    __slots__ = ("ex", "pending", "params_key", "primary")
+
+    def __init__(self, ex, params_key, primary):
+        self.ex = ex
+        self.pending = None        # weakref to the tape node awaiting backward
+        self.params_key = params_key
+        self.primary = primary     # writes the parameters' gradient buffers itself
+
+    def busy(self):
+        return self.pending is not None and self.pending() is not None
+
+
+class CachedOp:
+    def __init__(self, symbol, input_names, params, static_alloc=False, static_shape=False):
+        self.symbol = symbol
+        self.input_names = list(input_names)
+        self.params = params            # {var name: Parameter}
+        self.static_alloc = static_alloc
+        self.static_shape = static_shape
+        self._bound = {}                # signature -> [_Bound]
+        arg_names = symbol.list_arguments()
+        aux_names = symbol.list_auxiliary_states()
+        missing = [n for n in arg_names + aux_names
+                   if n not in self.params and n not in self.input_names]
+        if missing:
+            raise NbdlError(f"hybridized graph has variables {missing} that are neither inputs "
+                            f"nor parameters of the block")
+        self._arg_names, self._aux_names = arg_names, aux_names
+
+    def executors(self):
+        return [b.ex for lst in self._bound.values() for b in lst]
+
+    def _bind(self, inputs, needs_grad, primary):
+        from ..executor import bind
+        from ..ndarray import NDArray
+        dev = inputs[0]._device if inputs else self.params[next(iter(self.params))].list_device()[0]
+        by_input = dict(zip(self.input_names, inputs))
+        args, grads, reqs = {}, {}, {}
+        for name in self._arg_names:
+            if name in by_input:
+                a = by_input[name]
+                args[name] = NDArray(dev.zeros(a.shape, a._data.dtype), dev)
+                if needs_grad[self.input_names.index(name)]:
+                    grads[name] = NDArray(dev.zeros(a.shape, a._data.dtype), dev)
+                    reqs[name] = "write"
+            else:
+                p = self.params[name]
+                args[name] = p.data(dev)
+                if p.grad_req != "null":
+                    if primary:
+                        grads[name] = p.grad(dev)
+                        reqs[name] = p.grad_req
+                    else:
+                        g = p.grad(dev)
+                        grads[name] = NDArray(dev.zeros(g.shape, g._data.dtype), dev)
+                        reqs[name] = "write"
+        aux = {name: self.params[name].data(dev) for name in self._aux_names}
+        return bind(self.symbol, dev, args, args_grad=grads or None, aux_states=aux or None,
+                    grad_req=reqs)
+
+    def _params_key(self, dev):
+        """What a bound executor depends on besides the input signature: the
+        parameters' arrays (replaced by set_data/cast/reset_device) and
+        gradient requests."""
+        return tuple((id(p.data(dev)._data), p.grad_req,
+                      id(p.grad(dev)._data) if p.grad_req != "null" else None)
+                     for p in self.params.values())
+
+    def __call__(self, *inputs):
+        from ..ndarray import NDArray
+        if len(inputs) != len(self.input_names):
+            raise NbdlError(f"hybridized block takes {len(self.input_names)} inputs "
+                            f"({', '.join(self.input_names)}), got {len(inputs)}")
+        recording = _ag.is_recording()
+        needs_grad = tuple(recording and (getattr(a, "_ag", None) is not None
+                                          or getattr(a, "_ag_var", None) is not None)
+                           for a in inputs)
+        sig = (tuple((tuple(a.shape), np.dtype(a._data.dtype).str) for a in inputs), needs_grad)
+        dev = inputs[0]._device if inputs else None
+        pkey = self._params_key(dev) if dev is not None else ()
+        pool = self._bound.setdefault(sig, [])
+        slot = next((b for b in pool if not b.busy() and b.params_key == pkey), None)
+        if slot is None:
+            pool[:] = [b for b in pool if b.params_key == pkey]
+            primary = not pool
+            slot = _Bound(self._bind(list(inputs), needs_grad, primary), pkey, primary)
+            pool.append(slot)
+        ex = slot.ex
+        for name, a in zip(self.input_names, inputs):
+            if name in ex.arg_dict:
+                np.copyto(ex.arg_dict[name]._data, a._data) if isinstance(a._data, np.ndarray) \
+                    else ex.arg_dict[name]._data.copy_to_device(a._data)
+        outs = ex.forward(is_train=_ag.is_training())
+        results = [NDArray(o._data.copy(), o._device) if isinstance(o._data, np.ndarray)
+                   else NDArray(_dev_copy(o), o._device) for o in outs]
+        if recording:
+            nd_inputs = list(inputs)
+
+            def backward_fn(out_grads, slot=slot, needs_grad=needs_grad):
+                slot.pending = None
+                self._backward(slot, dev, list(out_grads))
+                return [ex.grad_dict[n].copy() if ng else None
+                        for n, ng in zip(self.input_names, needs_grad)]
+            node = record_custom(nd_inputs, results, backward_fn, name="CachedOp",
+                                 writes_grads=True)
+            slot.pending = weakref.ref(node)
+        return results
+
+
+    def _backward(self, slot, dev, out_grads):
+        from ..ndarray.invoke import invoke
+        ex, now = slot.ex, _engine.current_pass()
+        trained = [(name, p.grad(dev)) for name, p in self.params.items()
+                   if p.grad_req != "null" and name in ex.grad_dict]
+        with _ag.pause():
+            if slot.primary:
+                # a 'write' gradient already written in this pass would be
+                # overwritten: keep it aside and add it back
+                saved = [(g, g.copy()) for name, g in trained
+                         if getattr(g, "_written_in", None) == now
+                         and self.params[name].grad_req == "write"]
+                ex.backward(out_grads)
+                for g, old in saved:
+                    invoke("elemwise_add", [g, old], out=g)
+            else:
+                ex.backward(out_grads)
+                for name, g in trained:
+                    own = ex.grad_dict[name]
+                    if self.params[name].grad_req == "add" or getattr(g, "_written_in", None) == now:
+                        invoke("elemwise_add", [g, own], out=g)
+                    else:
+                        invoke("_copy", [own], out=g)
+        for _, g in trained:
+            g._fresh_grad = True
+            g._written_in = now
+
+
+def _dev_copy(o):
+    from numba import cuda
+    d = cuda.device_array(o._data.shape, o._data.dtype)
+    d.copy_to_device(o._data)
+    return d

@@ -1,0 +1,212 @@
+"""HybridBlock: written once as ``forward(self, x, ...)``; runs eagerly on
+NDArrays, or, after ``hybridize()``, as a traced graph planned and run by
+the executor (``CachedOp``)."""
+import warnings
+
+from ..errors import NbdlError
+from . import _trace
+from .block import Block
+
+
+class HybridBlock(Block):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "hybrid_forward" in cls.__dict__:
+            raise NbdlError(f"{cls.__name__} defines hybrid_forward(F, x, ...): nbdl follows "
+                            f"Gluon 2.0, where a HybridBlock defines forward(self, x, ...) "
+                            f"instead (use nbdl.np / nbdl.npx functions inside it)")
+
+    def __init__(self):
+        super().__init__()
+        object.__setattr__(self, "_active", False)
+        object.__setattr__(self, "_flags", {})
+        object.__setattr__(self, "_cached", None)      # (symbol, input names) once traced
+        object.__setattr__(self, "_cached_op", None)
+
+    def register_child(self, block, name=None):
+        if not isinstance(block, HybridBlock):
+            raise NbdlError(f"{type(self).__name__}: children of a HybridBlock must be "
+                            f"HybridBlocks, but {name or 'the child'} is a {type(block).__name__}; "
+                            f"use HybridSequential (not Sequential) and HybridLambda")
+        super().register_child(block, name)
+
+    def _graph_changed(self, why):
+        if getattr(self, "_active", False):
+            warnings.warn(f"{type(self).__name__}: {why} after hybridize(); the cached graph is "
+                          f"dropped and the block runs eagerly until hybridize() is called again",
+                          stacklevel=4)
+            object.__setattr__(self, "_active", False)
+        object.__setattr__(self, "_cached", None)
+        object.__setattr__(self, "_cached_op", None)
+
+    def hybridize(self, active=True, static_alloc=False, static_shape=False, inline_limit=2,
+                  forward_bulk_size=None, backward_bulk_size=None, partition_if_dynamic=True,
+                  **kwargs):
+        """Trace the first call into a CachedOp.  ``static_alloc`` and
+        ``static_shape`` are accepted for compatibility: nbdl always plans one
+        arena per input signature and reuses it (a new input shape binds and
+        plans anew)."""
+        if kwargs:
+            raise NbdlError(f"hybridize: unknown arguments {sorted(kwargs)}")
+        object.__setattr__(self, "_active", bool(active))
+        object.__setattr__(self, "_flags", dict(static_alloc=static_alloc, static_shape=static_shape,
+                                                inline_limit=inline_limit))
+        object.__setattr__(self, "_cached", None)
+        object.__setattr__(self, "_cached_op", None)
+        super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
+                          inline_limit=inline_limit, forward_bulk_size=forward_bulk_size,
+                          backward_bulk_size=backward_bulk_size,
+                          partition_if_dynamic=partition_if_dynamic)
+
+    def register_forward_hook(self, hook):
+        self._graph_changed("a forward hook was registered")
+        return super().register_forward_hook(hook)
+
+    def register_forward_pre_hook(self, hook):
+        self._graph_changed("a forward pre-hook was registered")
+        return super().register_forward_pre_hook(hook)
+
+    def cast(self, dtype):
+        self._graph_changed(f"cast({dtype}) was called")
+        super().cast(dtype)
+
+    # -- tracing ----------------------------------------------------------
+    def _trace(self, args):
+        """Run ``forward`` on Symbols; returns (symbol, input names, nested
+        output structure).  ``None`` arguments (optional inputs left out)
+        are passed through as ``None``."""
+        from ..ndarray import NDArray
+        from ..symbol import Group, Symbol, var
+        given = [i for i, a in enumerate(args) if a is not None]
+        names = ["data"] if len(args) == 1 else [f"data{i}" for i in range(len(args))]
+        sym_args = []
+        for name, a in zip(names, args):
+            if a is None:
+                sym_args.append(None)
+                continue
+            if not isinstance(a, NDArray):
+                raise NbdlError(f"{type(self).__name__}: hybridized blocks take NDArray inputs, "
+                                f"got {type(a).__name__}")
+            sym_args.append(var(name))
+        names = [names[i] for i in given]
+        self.collect_params()            # fixes every parameter's variable name
+        with _trace.trace():
+            out = self.forward(*sym_args)
+        single = isinstance(out, Symbol)
+        outs = [out] if single else list(out)
+        if not all(isinstance(o, Symbol) for o in outs):
+            raise NbdlError(f"{type(self).__name__}.forward must return Symbols when traced "
+                            f"(got {[type(o).__name__ for o in outs]}); use nbdl.np/npx functions")
+        return (outs[0] if single else Group(outs)), names, single
+
+    def infer_shape(self, *args):
+        """Infer the shapes of deferred parameters from the input shapes."""
+        sym, names, _ = self._trace(args)
+        self._infer_params(sym, names, args)
+
+    def _infer_params(self, sym, names, args):
+        import numpy as np
+        args = [a for a in args if a is not None]
+        params = {p._var_name: p for p in self.collect_params().values()}
+        known = {n: tuple(a.shape) for n, a in zip(names, args)}
+        for vname, p in params.items():
+            if p.shape is not None and all(d > 0 for d in p.shape):
+                known[vname] = tuple(p.shape)
+        arg_shapes, _, aux_shapes = sym.infer_shape_partial(**{k: v for k, v in known.items()
+                                                              if k in sym.list_inputs()})
+        table = dict(zip(sym.list_arguments(), arg_shapes))
+        table.update(zip(sym.list_auxiliary_states(), aux_shapes))
+        for vname, p in params.items():
+            shp = table.get(vname)
+            if shp:
+                p.shape = tuple(shp)
+        types = {n: np.dtype(a._data.dtype) for n, a in zip(names, args)}
+        del types  # dtypes follow the parameters' own dtype (float32 by default)
+        for p in params.values():
+            if p._deferred_init:
+                p._finish_deferred_init()
+
+    def infer_type(self, *args):
+        """Parameters keep their declared dtypes; nothing to infer beyond them."""
+
+    def _deferred_pending(self):
+        return any(p._deferred_init for p in self.collect_params().values())
+
+    # -- calling ----------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        from ..symbol import Symbol
+        if args and isinstance(args[0], Symbol) or _trace.tracing():
+            return self.forward(*args, **kwargs)       # inside a parent's trace
+        for hook in self._forward_pre_hooks:
+            hook(self, args)
+        if self._active:
+            out = self._call_cached(self._positional(args, kwargs))
+        else:
+            if self._deferred_pending():
+                self.infer_shape(*self._positional(args, kwargs))
+            out = self.forward(*args, **kwargs)
+        for hook in self._forward_hooks:
+            hook(self, args, out)
+        return out
+
+    def _positional(self, args, kwargs):
+        """Keyword arguments placed by ``forward``'s signature; trailing
+        optional inputs that were not given are dropped."""
+        if not kwargs:
+            return tuple(args)
+        import inspect
+        try:
+            bound = inspect.signature(self.forward).bind(*args, **kwargs)
+        except TypeError as e:
+            raise NbdlError(f"{type(self).__name__}.forward: {e}") from None
+        bound.apply_defaults()
+        vals = list(bound.arguments.values())
+        while vals and vals[-1] is None:
+            vals.pop()
+        return tuple(vals)
+
+    def _call_cached(self, args):
+        from .cached_op import CachedOp
+        pattern = tuple(a is None for a in args)
+        if self._cached is None or self._cached[3] != pattern:
+            sym, names, single = self._trace(args)
+            if self._deferred_pending():
+                self._infer_params(sym, names, args)
+            object.__setattr__(self, "_cached", (sym, names, single, pattern))
+            params = {p._var_name: p for p in self.collect_params().values()}
+            used = set(sym.list_inputs())
+            params = {k: v for k, v in params.items() if k in used}
+            object.__setattr__(self, "_cached_op", CachedOp(sym, names, params, **self._flags_op()))
+        sym, names, single, _ = self._cached
+        outs = self._cached_op(*[a for a in args if a is not None])
+        return outs[0] if single else outs
+
+    def _flags_op(self):
+        return {k: self._flags.get(k, False) for k in ("static_alloc", "static_shape")}
+
+    # -- export -----------------------------------------------------------
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write ``path-symbol.json`` and ``path-%04d.params`` (MXNet's
+        formats, keys ``arg:``/``aux:``) from the graph of the last
+        hybridized call."""
+        if self._cached is None:
+            raise NbdlError("Please first call block.hybridize() and then run forward with "
+                            "this block at least once before calling export.")
+        from ..serialization import save
+        sym = self._cached[0]
+        sym.save(f"{path}-symbol.json")
+        params = {p._var_name: p for p in self.collect_params().values()}
+        out = {}
+        for name in sym.list_arguments():
+            if name in params:
+                out[f"arg:{name}"] = params[name]._reduce()
+        for name in sym.list_auxiliary_states():
+            out[f"aux:{name}"] = params[name]._reduce()
+        save(f"{path}-{epoch:04d}.params", out)
+        return f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
+
+    def debug_str(self):
+        """The executor listing and memory table of the cached graph."""
+        if self._cached_op is None or not self._cached_op.executors():
+            raise NbdlError("debug_str: hybridize() the block and call it once first")
+        return self._cached_op.executors()[-1].debug_str()

@@ -1,0 +1,196 @@
+"""Containers and basic layers: Sequential, HybridSequential, Dense,
+Activation, Dropout, Flatten, Lambda, HybridLambda, Identity, Concatenate."""
+from ...errors import NbdlError
+from .._trace import call_op
+from ..block import Block
+from ..hybrid_block import HybridBlock
+from ..parameter import Parameter
+
+
+class _SequentialMixin:
+    def add(self, *blocks):
+        for b in blocks:
+            self.register_child(b)
+        return self
+
+    def forward(self, x, *args):
+        for block in self._children.values():
+            x = block(x, *args)
+            args = ()
+            if isinstance(x, (tuple, list)):
+                x, args = x[0], tuple(x[1:])
+        return (x,) + args if args else x
+
+    def __getitem__(self, key):
+        layers = list(self._children.values())
+        if isinstance(key, slice):
+            net = type(self)()
+            net.add(*layers[key])
+            return net
+        return layers[key]
+
+    def __len__(self):
+        return len(self._children)
+
+
+class Sequential(_SequentialMixin, Block):
+    """Stacks Blocks sequentially."""
+
+    def __init__(self):
+        super().__init__()
+
+
+class HybridSequential(_SequentialMixin, HybridBlock):
+    """Stacks HybridBlocks sequentially (hybridizable as a whole)."""
+
+    def __init__(self):
+        super().__init__()
+
+
+def _act(x, activation):
+    return x if activation is None else call_op("Activation", [x], act_type=activation)
+
+
+class Dense(HybridBlock):
+    """``out = activation(dot(x, weight.T) + bias)``."""
+
+    def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32",
+                 weight_initializer=None, bias_initializer="zeros", in_units=0):
+        super().__init__()
+        if int(units) <= 0:
+            raise NbdlError(f"Dense: units must be positive, got {units}")
+        self._units, self._in_units = int(units), int(in_units)
+        self._flatten, self._use_bias, self._act_type = flatten, use_bias, activation
+        self.weight = Parameter("weight", shape=(units, in_units), init=weight_initializer,
+                                dtype=dtype, allow_deferred_init=True)
+        if use_bias:
+            self.bias = Parameter("bias", shape=(units,), init=bias_initializer, dtype=dtype,
+                                  allow_deferred_init=True)
+        else:
+            self.bias = None
+
+    def forward(self, x):
+        inputs = [x, self.weight.data()] + ([self.bias.data()] if self._use_bias else [])
+        out = call_op("FullyConnected", inputs, num_hidden=self._units,
+                      no_bias=not self._use_bias, flatten=self._flatten)
+        return _act(out, self._act_type)
+
+    def __repr__(self):
+        shape = self.weight.shape
+        return (f"Dense({shape[1] if shape and shape[1] else None} -> {self._units}, "
+                f"{'linear' if self._act_type is None else self._act_type})")
+
+
+class Activation(HybridBlock):
+    def __init__(self, activation):
+        super().__init__()
+        self._act_type = activation
+
+    def forward(self, x):
+        return _act(x, self._act_type)
+
+    def __repr__(self):
+        return f"Activation({self._act_type})"
+
+
+class Dropout(HybridBlock):
+    """Drops elements with probability ``rate`` while training."""
+
+    def __init__(self, rate, axes=()):
+        super().__init__()
+        if not 0 <= rate < 1:
+            raise NbdlError(f"Dropout: rate must be in [0, 1), got {rate}")
+        self._rate, self._axes = rate, tuple(axes)
+
+    def forward(self, x):
+        if self._rate == 0:
+            return x
+        return call_op("Dropout", [x], p=self._rate, axes=self._axes)
+
+    def __repr__(self):
+        return f"Dropout(p = {self._rate}, axes={self._axes})"
+
+
+class Flatten(HybridBlock):
+    def forward(self, x):
+        return call_op("Flatten", [x])
+
+    def __repr__(self):
+        return "Flatten"
+
+
+class Identity(HybridBlock):
+    def forward(self, x):
+        return x
+
+    def __repr__(self):
+        return "Identity"
+
+
+def _resolve(function, where):
+    if isinstance(function, str):
+        from ... import ndarray, symbol
+        fn_nd, fn_sym = getattr(ndarray, function, None), getattr(symbol, function, None)
+        if fn_nd is None:
+            raise NbdlError(f"{where}: no function named {function!r}")
+
+        def f(x, *args):
+            from ...symbol import Symbol
+            return (fn_sym if isinstance(x, Symbol) else fn_nd)(x, *args)
+        return f
+    if callable(function):
+        return function
+    raise NbdlError(f"{where}: expected a function or a function name, got {function!r}")
+
+
+class Lambda(Block):
+    """Wraps a function (or the name of an ``nbdl.nd`` function) as a Block."""
+
+    def __init__(self, function):
+        super().__init__()
+        self._func = _resolve(function, "Lambda")
+        self._name = function if isinstance(function, str) else getattr(function, "__name__", "")
+
+    def forward(self, *args):
+        return self._func(*args)
+
+    def __repr__(self):
+        return f"Lambda({self._name})"
+
+
+class HybridLambda(HybridBlock):
+    """Wraps a function that works on NDArrays and Symbols alike (or an op name)."""
+
+    def __init__(self, function):
+        super().__init__()
+        self._func = _resolve(function, "HybridLambda")
+        self._name = function if isinstance(function, str) else getattr(function, "__name__", "")
+
+    def forward(self, x, *args):
+        return self._func(x, *args)
+
+    def __repr__(self):
+        return f"HybridLambda({self._name})"
+
+
+class _ConcatMixin:
+    def __init__(self, axis=-1):
+        super().__init__()
+        self._axis = axis
+
+    def add(self, *blocks):
+        for b in blocks:
+            self.register_child(b)
+        return self
+
+    def forward(self, x):
+        outs = [block(x) for block in self._children.values()]
+        return call_op("Concat", outs, dim=self._axis)
+
+
+class Concatenate(_ConcatMixin, Sequential):
+    """Runs each child on the input and concatenates their outputs along ``axis``."""
+
+
+class HybridConcatenate(_ConcatMixin, HybridSequential):
+    """The hybridizable Concatenate."""

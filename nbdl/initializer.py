@@ -1,0 +1,364 @@
+"""Weight initializers (MXNet's ``mx.init``; also importable as ``nbdl.init``).
+
+An initializer is called as ``init(desc, arr)`` and writes into the NDArray
+``arr`` in place.  ``desc`` is the parameter's name (an ``InitDesc`` or a
+plain string).  When ``desc.attrs['__init__']`` names an initializer (a
+parameter's own ``init``), that one fills the array; otherwise the name
+decides, as in MXNet: names ending in ``weight`` get this initializer's
+weight rule, ``bias``/``beta``/``moving_mean``/``running_mean`` get zeros,
+``gamma``/``moving_var``/``running_var`` get ones, and any other name gets the
+weight rule too (Gluon 2.0 names parameters freely, e.g. ``alpha``).
+
+Random values are drawn on the host from ``nbdl.random``'s generator, so
+``nbdl.random.seed(n)`` reproduces them.  ``init.dumps()`` gives MXNet's JSON
+form (``'["uniform", {"scale": 0.07}]'``) and ``create`` accepts it back.
+"""
+import json
+import numbers
+import re
+
+import numpy as np
+
+from .errors import NbdlError
+
+
+class InitializerError(NbdlError, ValueError):
+    """An unknown initializer, bad initializer arguments, or an array an
+    initializer cannot fill."""
+
+
+_REGISTRY = {}
+
+
+def register(klass):
+    """Class decorator: make ``klass`` creatable by its lower-case name."""
+    if not (isinstance(klass, type) and issubclass(klass, Initializer)):
+        raise InitializerError(f"register: expected an Initializer subclass, got {klass!r}")
+    _REGISTRY[klass.__name__.lower()] = klass
+    return klass
+
+
+def alias(*names):
+    """Class decorator: register ``klass`` under extra names too."""
+    def reg(klass):
+        register(klass)
+        for n in names:
+            _REGISTRY[n.lower()] = klass
+        return klass
+    return reg
+
+
+def create(init, **kwargs):
+    """An Initializer from an instance (returned as is), a registered name
+    (``'xavier'``, ``'zeros'``), or a ``dumps()`` string."""
+    if isinstance(init, Initializer):
+        if kwargs:
+            raise InitializerError(f"create: keyword arguments {sorted(kwargs)} given with an "
+                                   f"Initializer instance {init!r}")
+        return init
+    if isinstance(init, type) and issubclass(init, Initializer):
+        return init(**kwargs)
+    if not isinstance(init, str):
+        raise InitializerError(f"create: expected an Initializer, a name or a JSON string, "
+                               f"got {init!r}")
+    text = init.strip()
+    if text.startswith("["):
+        try:
+            name, args = json.loads(text)
+        except (ValueError, TypeError) as e:
+            raise InitializerError(f"create: {init!r} is not an initializer's JSON form "
+                                   f"'[name, {{args}}]' ({e})") from None
+        if not isinstance(args, dict):
+            raise InitializerError(f"create: {init!r}: the arguments must be a JSON object")
+        return create(name, **{**args, **kwargs})
+    klass = _REGISTRY.get(text.lower())
+    if klass is None:
+        raise InitializerError(f"unknown initializer {init!r}; registered: "
+                               f"{', '.join(sorted(_REGISTRY))}")
+    try:
+        return klass(**kwargs)
+    except TypeError as e:
+        raise InitializerError(f"initializer {init!r}: bad arguments {kwargs} ({e})") from None
+
+
+class InitDesc(str):
+    """A parameter name carrying attributes (``attrs['__init__']``) and the
+    initializer that started the call (``global_init``)."""
+
+    def __new__(cls, name, attrs=None, global_init=None):
+        ret = super().__new__(cls, name)
+        ret.attrs = dict(attrs or {})
+        ret.global_init = global_init
+        return ret
+
+
+# Name endings (checked in order) that get a fixed value instead of the
+# weight rule, following MXNet's Initializer.__call__.
+_ZERO_SUFFIXES = ("bias", "beta", "moving_mean", "running_mean", "moving_inv_var", "moving_avg")
+_ONE_SUFFIXES = ("gamma", "moving_var", "running_var")
+
+
+class Initializer:
+    """Base class.  Subclasses define ``_init_weight(name, arr)``; the
+    constructor's keyword arguments are what ``dumps`` writes."""
+
+    def __init__(self, **kwargs):
+        self._kwargs = kwargs
+
+    def dumps(self):
+        """``'["name", {kwargs}]'``: the JSON MXNet writes in ``__init__``."""
+        return json.dumps([type(self).__name__.lower(), self._kwargs])
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.dumps() == other.dumps()
+
+    __hash__ = object.__hash__
+
+    def __call__(self, desc, arr):
+        from .ndarray import NDArray
+        if not isinstance(arr, NDArray):
+            raise InitializerError(f"{type(self).__name__}: expected an NDArray to fill for "
+                                   f"{desc!r}, got {type(arr).__name__}")
+        if not isinstance(desc, InitDesc):
+            desc = InitDesc(str(desc))
+        if desc.global_init is None:
+            desc.global_init = self
+        own = desc.attrs.get("__init__", "")
+        if own:
+            create(own)._init_weight(desc, arr)
+        elif desc.endswith("weight"):
+            self._init_weight(desc, arr)
+        elif desc.endswith(_ZERO_SUFFIXES):
+            self._init_zero(desc, arr)
+        elif desc.endswith(_ONE_SUFFIXES):
+            self._init_one(desc, arr)
+        else:
+            self._init_weight(desc, arr)
+
+    def _init_zero(self, _, arr):
+        _write(arr, np.zeros(arr.shape))
+
+    def _init_one(self, _, arr):
+        _write(arr, np.ones(arr.shape))
+
+    def _init_bias(self, name, arr):
+        self._init_zero(name, arr)
+
+    def _init_gamma(self, name, arr):
+        self._init_one(name, arr)
+
+    def _init_beta(self, name, arr):
+        self._init_zero(name, arr)
+
+    def _init_weight(self, name, arr):
+        raise InitializerError(f"{type(self).__name__} cannot initialize {name!r}: an "
+                               f"Initializer subclass must define _init_weight(name, arr)")
+
+
+def _write(arr, values):
+    """Write host ``values`` into ``arr`` (any device), in ``arr``'s dtype."""
+    values = np.asarray(values).astype(np.dtype(arr.dtype), copy=False)
+    if arr.ndim == 0:
+        arr[()] = values
+    elif arr.size:
+        arr[:] = values.reshape(arr.shape)
+
+
+def _rng():
+    from .random import generator
+    return generator()
+
+
+def _positive(cls, name, value, allow_zero=False):
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or \
+            not (value > 0 or (allow_zero and value == 0)):
+        rel = ">= 0" if allow_zero else "> 0"
+        raise InitializerError(f"{cls}: {name} must be a number {rel}, got {value!r}")
+    return float(value)
+
+
+def _choice(cls, name, value, choices):
+    if value not in choices:
+        raise InitializerError(f"{cls}: {name}={value!r}: expected one of {', '.join(choices)}")
+    return value
+
+
+@alias("zeros")
+class Zero(Initializer):
+    """Fills with 0."""
+
+    def _init_weight(self, _, arr):
+        self._init_zero(_, arr)
+
+
+@alias("ones")
+class One(Initializer):
+    """Fills with 1."""
+
+    def _init_weight(self, _, arr):
+        self._init_one(_, arr)
+
+
+@register
+class Constant(Initializer):
+    """Fills with ``value``: a number, or an array broadcast to the shape."""
+
+    def __init__(self, value):
+        from .ndarray import NDArray
+        if isinstance(value, NDArray):
+            value = value.asnumpy()
+        if isinstance(value, np.ndarray):
+            dumped = value.tolist()
+        elif isinstance(value, (numbers.Real, list, tuple)) and not isinstance(value, bool):
+            dumped = value
+        else:
+            raise InitializerError(f"Constant: value must be a number or an array, got {value!r}")
+        super().__init__(value=dumped)
+        self.value = np.asarray(value)
+
+    def _init_weight(self, name, arr):
+        try:
+            values = np.broadcast_to(self.value, arr.shape)
+        except ValueError:
+            raise InitializerError(f"Constant: value of shape {self.value.shape} does not "
+                                   f"broadcast to {name!r} of shape {arr.shape}") from None
+        _write(arr, values)
+
+
+@register
+class Uniform(Initializer):
+    """Uniform samples from ``[-scale, scale)``."""
+
+    def __init__(self, scale=0.07):
+        super().__init__(scale=scale)
+        self.scale = _positive("Uniform", "scale", scale, allow_zero=True)
+
+    def _init_weight(self, _, arr):
+        _write(arr, _rng().uniform(-self.scale, self.scale, arr.shape))
+
+
+@register
+class Normal(Initializer):
+    """Normal samples with mean 0 and standard deviation ``sigma``."""
+
+    def __init__(self, sigma=0.01):
+        super().__init__(sigma=sigma)
+        self.sigma = _positive("Normal", "sigma", sigma, allow_zero=True)
+
+    def _init_weight(self, _, arr):
+        _write(arr, _rng().normal(0.0, self.sigma, arr.shape))
+
+
+@register
+class Orthogonal(Initializer):
+    """``scale`` times a (semi-)orthogonal matrix: the SVD factor of a random
+    ``(shape[0], prod(shape[1:]))`` matrix with uniform [-1, 1)
+    (``rand_type='uniform'``) or standard normal entries."""
+
+    def __init__(self, scale=1.414, rand_type="uniform"):
+        super().__init__(scale=scale, rand_type=rand_type)
+        self.scale = _positive("Orthogonal", "scale", scale)
+        self.rand_type = _choice("Orthogonal", "rand_type", rand_type, ("uniform", "normal"))
+
+    def _init_weight(self, name, arr):
+        if arr.ndim < 2:
+            raise InitializerError(f"Orthogonal cannot initialize {name!r} of shape {arr.shape}: "
+                                   f"it needs at least 2 dimensions")
+        nout = arr.shape[0]
+        nin = int(np.prod(arr.shape[1:]))
+        if self.rand_type == "uniform":
+            tmp = _rng().uniform(-1.0, 1.0, (nout, nin))
+        else:
+            tmp = _rng().normal(0.0, 1.0, (nout, nin))
+        u, _, v = np.linalg.svd(tmp, full_matrices=False)
+        res = u if u.shape == tmp.shape else v
+        _write(arr, self.scale * res.reshape(arr.shape))
+
+
+def _fans(cls, name, shape):
+    if len(shape) < 2:
+        raise InitializerError(f"{cls} cannot initialize {name!r} of shape {shape}: it needs at "
+                               f"least 2 dimensions (fan-in and fan-out)")
+    hw = float(np.prod(shape[2:])) if len(shape) > 2 else 1.0
+    return shape[1] * hw, shape[0] * hw
+
+
+@register
+class Xavier(Initializer):
+    """Glorot initialization: samples of variance proportional to
+    ``magnitude / factor`` where ``factor`` is the fan-in (``'in'``), the
+    fan-out (``'out'``) or their mean (``'avg'``).  ``rnd_type='uniform'``
+    draws from ``[-s, s)`` with ``s = sqrt(magnitude / factor)``;
+    ``'gaussian'`` from a normal of standard deviation ``s``."""
+
+    def __init__(self, rnd_type="uniform", factor_type="avg", magnitude=3):
+        super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
+        self.rnd_type = _choice("Xavier", "rnd_type", rnd_type, ("uniform", "gaussian"))
+        self.factor_type = _choice("Xavier", "factor_type", factor_type, ("avg", "in", "out"))
+        self.magnitude = _positive("Xavier", "magnitude", magnitude)
+
+    def _init_weight(self, name, arr):
+        fan_in, fan_out = _fans(type(self).__name__, name, arr.shape)
+        factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}[self.factor_type]
+        if factor <= 0:
+            raise InitializerError(f"{type(self).__name__} cannot initialize {name!r} of shape "
+                                   f"{arr.shape}: its {self.factor_type} fan is 0")
+        scale = np.sqrt(self.magnitude / factor)
+        if self.rnd_type == "uniform":
+            _write(arr, _rng().uniform(-scale, scale, arr.shape))
+        else:
+            _write(arr, _rng().normal(0.0, scale, arr.shape))
+
+
+@register
+class MSRAPrelu(Xavier):
+    """He/Kaiming initialization for PReLU nets: Xavier with Gaussian draws
+    and ``magnitude = 2 / (1 + slope**2)``."""
+
+    def __init__(self, factor_type="avg", slope=0.25):
+        slope = _positive("MSRAPrelu", "slope", slope, allow_zero=True)
+        super().__init__("gaussian", factor_type, 2.0 / (1 + slope ** 2))
+        self._kwargs = {"factor_type": factor_type, "slope": slope}
+
+
+@register
+class Mixed(Initializer):
+    """The first initializer whose regular expression matches the name
+    (``re.match``) fills the array: ``Mixed(['.*bias', '.*'], [Zero(), Xavier()])``.
+    As in MXNet the chosen initializer is called with the plain name, so its
+    naming rule still applies (``Mixed(['.*'], [Xavier()])`` gives biases zeros)."""
+
+    def __init__(self, patterns, initializers):
+        if not isinstance(patterns, (list, tuple)) or not isinstance(initializers, (list, tuple)):
+            raise InitializerError("Mixed: patterns and initializers must be lists")
+        if len(patterns) != len(initializers):
+            raise InitializerError(f"Mixed: {len(patterns)} patterns but {len(initializers)} "
+                                   f"initializers")
+        try:
+            self.map = [(re.compile(p), create(i)) for p, i in zip(patterns, initializers)]
+        except (re.error, TypeError) as e:
+            raise InitializerError(f"Mixed: bad pattern ({e})") from None
+        # the sub-initializers are written as their own JSON strings, which
+        # ``create`` accepts back
+        super().__init__(patterns=list(patterns), initializers=[i.dumps() for _, i in self.map])
+
+    def __call__(self, desc, arr):
+        for pattern, init in self.map:
+            if pattern.match(str(desc)):
+                # a plain name: a desc whose __init__ is this Mixed would loop
+                init(InitDesc(str(desc)), arr)
+                return
+        raise InitializerError(f"Mixed: parameter {str(desc)!r} matches none of the patterns "
+                               f"{[p.pattern for p, _ in self.map]}; add a '.*' pattern last "
+                               f"with a default initializer")
+
+    def _init_weight(self, name, arr):
+        self(name, arr)
+
+
+__all__ = ["Initializer", "InitDesc", "InitializerError", "register", "alias", "create", "Zero",
+           "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier", "MSRAPrelu", "Mixed"]

@@ -1,0 +1,281 @@
+"""CPU kernels for CTCLoss and its gradient (rules in nbdl.ops.ctc).
+
+One sample per (p)range iteration.  For sample ``n`` with ``Tn`` time steps
+and label ``l`` of length ``Ln`` the extended label is ``l'`` = blank, l1,
+blank, l2, ..., blank (``S = 2 Ln + 1`` states).  Everything is in log space:
+
+- ``lse[n, t]``: log-sum-exp of ``data[t, n, :]``, so the log-softmax is
+  ``logp(t, c) = data[t, n, c] - lse[n, t]``;
+- ``alpha[n, t, s]``: log-probability of the prefixes that end in state
+  ``s`` at time ``t`` (emission at ``t`` included);
+- beta, two rolling rows: log-probability of completing the label from state
+  ``s`` at time ``t`` (emission at ``t`` excluded), so ``alpha + beta`` is the
+  log-probability of all alignments through ``(t, s)``.
+
+The loss is ``-log p`` with ``log p = logaddexp(alpha[Tn-1, S-1],
+alpha[Tn-1, S-2])``; the gradient with respect to the activations is
+``softmax(t, c) - sum_{s: l'(s) = c} exp(alpha + beta - log p)``.  The
+posterior sum is accumulated in the gradient buffer itself (in log space)
+before being turned into the gradient, so no (T, C) scratch is needed.
+"""
+import numpy as np
+from numba import njit, prange
+
+from ... import config
+from ...ops.ctc import (BAD_DATA_LENGTH, BAD_LABEL, BAD_LABEL_LENGTH, CTCInputError,
+                        blank_and_padding)
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+
+
+@njit(cache=True, inline="always")
+def _logaddexp(a, b):
+    if a < b:
+        a, b = b, a
+    if b == -np.inf:
+        return a
+    return a + np.log1p(np.exp(b - a))
+
+
+@njit(cache=True, inline="always")
+def _ext(label, n, s, blank):
+    """The class of state ``s`` of sample ``n``'s extended label."""
+    if s % 2 == 0:
+        return blank
+    return int(label[n, (s - 1) // 2])
+
+
+@njit(cache=True, inline="always")
+def _label_length(label, llen, n, use_ll, padding):
+    if use_ll:
+        return int(llen[n])
+    L = label.shape[1]
+    for j in range(L):
+        if int(label[n, j]) == padding:
+            return j
+    return L
+
+
+@njit(cache=True)
+def check_inputs(T, C, label, dlen, llen, use_dl, use_ll, blank, padding):
+    """Every length in range and every used label a non-blank class of ``C``;
+    raises ``CTCInputError`` naming the first bad value."""
+    N, L = label.shape
+    for n in range(N):
+        if use_dl:
+            tn = int(dlen[n])
+            if tn < 0 or tn > T or dlen[n] != tn:
+                raise CTCInputError(BAD_DATA_LENGTH, n, 0, float(dlen[n]), T, blank)
+        if use_ll:
+            ln = int(llen[n])
+            if ln < 0 or ln > L or llen[n] != ln:
+                raise CTCInputError(BAD_LABEL_LENGTH, n, 0, float(llen[n]), L, blank)
+        ln = _label_length(label, llen, n, use_ll, padding)
+        for j in range(ln):
+            v = label[n, j]
+            k = int(v)
+            if k < 0 or k >= C or k == blank or v != k:
+                raise CTCInputError(BAD_LABEL, n, j, float(v), C, blank)
+
+
+@njit(cache=True, inline="always")
+def _sample(n, data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta,
+            blank, padding, req_loss, req_grad):
+    T, N, C = data.shape
+    ninf = lse.dtype.type(-np.inf)
+    zero = lse.dtype.type(0)
+    tn = int(dlen[n]) if use_dl else T
+    ln = _label_length(label, llen, n, use_ll, padding)
+    S = 2 * ln + 1
+    # log-softmax normalisers
+    for t in range(tn):
+        m = data[t, n, 0]
+        for c in range(1, C):
+            if data[t, n, c] > m:
+                m = data[t, n, c]
+        acc = zero
+        for c in range(C):
+            acc += np.exp(data[t, n, c] - m)
+        lse[n, t] = m + np.log(acc)
+    # alpha
+    if tn == 0:
+        loglik = zero if ln == 0 else ninf
+    else:
+        for s in range(S):
+            alpha[n, 0, s] = ninf
+        alpha[n, 0, 0] = data[0, n, blank] - lse[n, 0]
+        if S > 1:
+            alpha[n, 0, 1] = data[0, n, _ext(label, n, 1, blank)] - lse[n, 0]
+        for t in range(1, tn):
+            for s in range(S):
+                k = _ext(label, n, s, blank)
+                a = alpha[n, t - 1, s]
+                if s >= 1:
+                    a = _logaddexp(a, alpha[n, t - 1, s - 1])
+                if s >= 2 and s % 2 == 1 and k != _ext(label, n, s - 2, blank):
+                    a = _logaddexp(a, alpha[n, t - 1, s - 2])
+                alpha[n, t, s] = a + (data[t, n, k] - lse[n, t]) if a != ninf else ninf
+        loglik = alpha[n, tn - 1, S - 1]
+        if S > 1:
+            loglik = _logaddexp(loglik, alpha[n, tn - 1, S - 2])
+    if req_loss != REQ_NULL:
+        if req_loss == REQ_ADD:
+            loss[n] += -loglik
+        else:
+            loss[n] = -loglik
+    if req_grad == REQ_NULL:
+        return
+    for t in range(tn, T):
+        for c in range(C):
+            grad[t, n, c] = zero
+    if loglik == ninf:  # no alignment exists: zero gradient
+        for t in range(tn):
+            for c in range(C):
+                grad[t, n, c] = zero
+        return
+    # beta, from the last time step down, two rows
+    cur = (tn - 1) % 2
+    for s in range(S):
+        beta[n, cur, s] = ninf
+    beta[n, cur, S - 1] = zero
+    if S > 1:
+        beta[n, cur, S - 2] = zero
+    for t in range(tn - 1, -1, -1):
+        cur = t % 2
+        # posterior of each class at t, accumulated in log space in grad
+        for c in range(C):
+            grad[t, n, c] = ninf
+        for s in range(S):
+            k = _ext(label, n, s, blank)
+            grad[t, n, k] = _logaddexp(grad[t, n, k], alpha[n, t, s] + beta[n, cur, s])
+        for c in range(C):
+            grad[t, n, c] = np.exp(data[t, n, c] - lse[n, t]) - np.exp(grad[t, n, c] - loglik)
+        if t > 0:
+            prev = 1 - cur
+            for s in range(S):
+                k = _ext(label, n, s, blank)
+                b = beta[n, cur, s] + (data[t, n, k] - lse[n, t])
+                if s + 1 < S:
+                    k1 = _ext(label, n, s + 1, blank)
+                    b = _logaddexp(b, beta[n, cur, s + 1] + (data[t, n, k1] - lse[n, t]))
+                if s + 2 < S and s % 2 == 1:
+                    k2 = _ext(label, n, s + 2, blank)
+                    if k2 != k:
+                        b = _logaddexp(b, beta[n, cur, s + 2] + (data[t, n, k2] - lse[n, t]))
+                beta[n, prev, s] = b
+
+
+@njit(cache=True, inline="always")
+def _run(data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta, blank, padding,
+         req_loss, req_grad):
+    check_inputs(data.shape[0], data.shape[2], label, dlen, llen, use_dl, use_ll, blank, padding)
+    for n in range(data.shape[1]):
+        _sample(n, data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta,
+                blank, padding, req_loss, req_grad)
+
+
+@njit(cache=True, inline="always")
+def _run_parallel(data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta, blank,
+                  padding, req_loss, req_grad):
+    check_inputs(data.shape[0], data.shape[2], label, dlen, llen, use_dl, use_ll, blank, padding)
+    for n in prange(data.shape[1]):
+        _sample(n, data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta,
+                blank, padding, req_loss, req_grad)
+
+
+# One entry point per input combination (the lengths are optional inputs),
+# serial and parallel.  A missing length input is stood in for by the loss
+# output (1-D like a length vector; never read then).
+
+@njit(cache=True)
+def ctc(data, label, loss, grad, lse, alpha, beta, blank, padding, req_loss, req_grad):
+    _run(data, label, loss, loss, False, False, loss, grad, lse, alpha, beta, blank, padding,
+         req_loss, req_grad)
+
+
+@njit(cache=True)
+def ctc_dl(data, label, dlen, loss, grad, lse, alpha, beta, blank, padding, req_loss, req_grad):
+    _run(data, label, dlen, loss, True, False, loss, grad, lse, alpha, beta, blank, padding,
+         req_loss, req_grad)
+
+
+@njit(cache=True)
+def ctc_ll(data, label, llen, loss, grad, lse, alpha, beta, blank, padding, req_loss, req_grad):
+    _run(data, label, loss, llen, False, True, loss, grad, lse, alpha, beta, blank, padding,
+         req_loss, req_grad)
+
+
+@njit(cache=True)
+def ctc_dl_ll(data, label, dlen, llen, loss, grad, lse, alpha, beta, blank, padding, req_loss,
+              req_grad):
+    _run(data, label, dlen, llen, True, True, loss, grad, lse, alpha, beta, blank, padding,
+         req_loss, req_grad)
+
+
+@njit(cache=True, parallel=True)
+def ctc_parallel(data, label, loss, grad, lse, alpha, beta, blank, padding, req_loss, req_grad):
+    _run_parallel(data, label, loss, loss, False, False, loss, grad, lse, alpha, beta, blank,
+                  padding, req_loss, req_grad)
+
+
+@njit(cache=True, parallel=True)
+def ctc_dl_parallel(data, label, dlen, loss, grad, lse, alpha, beta, blank, padding, req_loss,
+                    req_grad):
+    _run_parallel(data, label, dlen, loss, True, False, loss, grad, lse, alpha, beta, blank,
+                  padding, req_loss, req_grad)
+
+
+@njit(cache=True, parallel=True)
+def ctc_ll_parallel(data, label, llen, loss, grad, lse, alpha, beta, blank, padding, req_loss,
+                    req_grad):
+    _run_parallel(data, label, loss, llen, False, True, loss, grad, lse, alpha, beta, blank,
+                  padding, req_loss, req_grad)
+
+
+@njit(cache=True, parallel=True)
+def ctc_dl_ll_parallel(data, label, dlen, llen, loss, grad, lse, alpha, beta, blank, padding,
+                       req_loss, req_grad):
+    _run_parallel(data, label, dlen, llen, True, True, loss, grad, lse, alpha, beta, blank,
+                  padding, req_loss, req_grad)
+
+
+_SERIAL = {(False, False): ctc, (True, False): ctc_dl, (False, True): ctc_ll,
+           (True, True): ctc_dl_ll}
+_PARALLEL = {(False, False): ctc_parallel, (True, False): ctc_dl_parallel,
+             (False, True): ctc_ll_parallel, (True, True): ctc_dl_ll_parallel}
+
+
+def ctc_scalars(call):
+    blank, padding = blank_and_padding(call.attrs, int(call.in_shapes[0][2]))
+    return (int(blank), int(padding), int(call.req[0]), int(call.req[1]))
+
+
+def prepare_ctc(call):
+    key = (bool(call.attrs["use_data_lengths"]), bool(call.attrs["use_label_lengths"]))
+    T, N, C = call.in_shapes[0]
+    work = T * N * (C + 2 * call.in_shapes[1][1] + 1)
+    parallel = N > 1 and work >= config.parallel_threshold()
+    fn = (_PARALLEL if parallel else _SERIAL)[key]
+    return Launch(fn, ctc_scalars(call))
+
+
+# -- backward: data_grad = out_grad[n] * grad ----------------------------------------
+
+@njit(cache=True)
+def ctc_backward(og, grad, out, req):
+    if req == REQ_NULL:
+        return
+    T, N, C = grad.shape
+    add = req == REQ_ADD
+    for t in range(T):
+        for n in range(N):
+            g = og[n]
+            if add:
+                for c in range(C):
+                    out[t, n, c] += g * grad[t, n, c]
+            else:
+                for c in range(C):
+                    out[t, n, c] = g * grad[t, n, c]
+
+
+def prepare_ctc_backward(call):
+    return Launch(ctc_backward, (int(call.req[0]),))

@@ -1,0 +1,7 @@
+"""CUDA kernel of SwapAxis: the transpose kernel with the equivalent axes."""
+from ..cpu.swapaxis import as_transpose
+from . import shape
+
+
+def prepare_swapaxis(call):
+    return shape.prepare_transpose(as_transpose(call))

@@ -1,0 +1,15 @@
+"""``nbdl.npx``: Gluon 2.0's operator extensions to ``nbdl.np`` (MXNet's
+``mx.npx``): neural-network and indexing operators.
+
+Each function runs one op of the table, eagerly on NDArrays (through
+``nbdl.ndarray.invoke``, so autograd records it) or as a graph node on
+Symbols, so one ``HybridBlock.forward`` serves both.  Convolution, pooling
+and batch normalisation are not here yet (their ops do not exist).
+"""
+from .indexing import one_hot, pick, reshape, topk  # noqa: F401
+from .nn import (activation, batch_dot, dropout, embedding, fully_connected,  # noqa: F401
+                 layer_norm, log_softmax, relu, sigmoid, softmax)
+
+__all__ = ["relu", "sigmoid", "activation", "softmax", "log_softmax", "fully_connected",
+           "dropout", "layer_norm", "embedding", "batch_dot", "one_hot", "pick", "topk",
+           "reshape"]

@@ -1,0 +1,118 @@
+"""Neural-network operators of ``nbdl.npx`` (MXNet 2's ``mx.npx``):
+activations, softmax, fully_connected, dropout, layer_norm, embedding and
+batch_dot.  Each runs one op of the table, eagerly on NDArrays or as a
+graph node on Symbols (see ``nbdl.np._dispatch``)."""
+from ..dtype import as_dtype
+from ..errors import AttrError
+from ..np._dispatch import apply, operands, static_shape
+
+
+def _one(x, where):
+    (a,), on_symbols = operands([x], where)
+    return a, on_symbols
+
+
+def relu(data):
+    """max(data, 0) (op ``relu``)."""
+    x, s = _one(data, "relu")
+    return apply("relu", [x], on_symbols=s)
+
+
+def sigmoid(data):
+    """1 / (1 + exp(-data)) (op ``sigmoid``)."""
+    x, s = _one(data, "sigmoid")
+    return apply("sigmoid", [x], on_symbols=s)
+
+
+def activation(data, act_type="relu"):
+    """``Activation``: relu, sigmoid, tanh, softrelu or softsign."""
+    x, s = _one(data, "activation")
+    return apply("Activation", [x], {"act_type": act_type}, on_symbols=s)
+
+
+def softmax(data, axis=-1, temperature=None, dtype=None):
+    """softmax(data / temperature) along ``axis``."""
+    x, s = _one(data, "softmax")
+    return apply("softmax", [x], {"axis": int(axis), "temperature": temperature, "dtype": dtype},
+                 on_symbols=s)
+
+
+def log_softmax(data, axis=-1, temperature=None, dtype=None):
+    """log(softmax(data / temperature)) along ``axis``."""
+    x, s = _one(data, "log_softmax")
+    return apply("log_softmax", [x], {"axis": int(axis), "temperature": temperature,
+                                      "dtype": dtype}, on_symbols=s)
+
+
+def _dim(value, array, axis, where, what):
+    """An attribute that defaults to a dimension of ``array`` (a weight)."""
+    if value is not None:
+        return int(value)
+    shape = static_shape(array)
+    if shape is None or len(shape) <= axis:
+        raise AttrError(f"{where}: {what} is required when the weight's shape is not known "
+                        f"(a Symbol without a declared shape)")
+    return int(shape[axis])
+
+
+def fully_connected(x, weight, bias=None, num_hidden=None, no_bias=None, flatten=True):
+    """``FullyConnected``: ``x @ weight.T + bias``.  ``num_hidden`` defaults to
+    ``weight.shape[0]``; ``no_bias`` to ``bias is None``."""
+    where = "fully_connected"
+    if no_bias is None:
+        no_bias = bias is None
+    if no_bias and bias is not None:
+        raise AttrError(f"{where}: a bias was given with no_bias=True")
+    if not no_bias and bias is None:
+        raise AttrError(f"{where}: no_bias=False needs a bias")
+    inputs = [x, weight] + ([] if no_bias else [bias])
+    inputs, s = operands(inputs, where)
+    n = _dim(num_hidden, inputs[1], 0, where, "num_hidden")
+    return apply("FullyConnected", inputs,
+                 {"num_hidden": n, "no_bias": bool(no_bias), "flatten": bool(flatten)},
+                 on_symbols=s)
+
+
+def dropout(data, p=0.5, mode="training", axes=None, cudnn_off=True):
+    """``Dropout``: in training (eagerly ``nbdl.autograd.is_training()``, which
+    ``invoke`` reads; in a graph the executor's ``is_train``) or with
+    mode='always', zero each
+    element with probability ``p`` and scale the rest by 1/(1-p), sharing one
+    draw along ``axes``; otherwise the identity."""
+    x, s = _one(data, "dropout")
+    attrs = {"p": float(p), "mode": mode, "axes": tuple(axes) if axes else ()}
+    return apply("Dropout", [x], attrs, on_symbols=s)
+
+
+def layer_norm(data, gamma, beta, axis=-1, eps=1e-5, output_mean_var=False):
+    """``LayerNorm`` over ``axis``; with ``output_mean_var`` also returns the
+    mean and std (``[out, mean, std]``)."""
+    inputs, s = operands([data, gamma, beta], "layer_norm")
+    return apply("LayerNorm", inputs, {"axis": int(axis), "eps": float(eps),
+                                       "output_mean_var": bool(output_mean_var)}, on_symbols=s)
+
+
+def embedding(data, weight, input_dim=None, output_dim=None, dtype=None, sparse_grad=False):
+    """``Embedding``: ``weight[data]`` with ids clipped to ``[0, input_dim)``.
+    ``input_dim`` / ``output_dim`` default to the weight's shape; ``dtype`` to
+    the weight's."""
+    from .indexing import index_operand
+    where = "embedding"
+    inputs, s = operands([index_operand(data, weight), weight], where)
+    if sparse_grad:
+        raise AttrError(f"{where}: sparse_grad=True (a row_sparse weight gradient) is not "
+                        f"supported by nbdl: dense storage only")
+    attrs = {"input_dim": _dim(input_dim, inputs[1], 0, where, "input_dim"),
+             "output_dim": _dim(output_dim, inputs[1], 1, where, "output_dim")}
+    if dtype is not None:
+        attrs["dtype"] = as_dtype(dtype).name
+    elif not s:
+        attrs["dtype"] = as_dtype(inputs[1].dtype).name
+    return apply("Embedding", inputs, attrs, on_symbols=s)
+
+
+def batch_dot(a, b, transpose_a=False, transpose_b=False):
+    """``batch_dot``: matrix products over equal leading (batch) axes."""
+    inputs, s = operands([a, b], "batch_dot")
+    return apply("batch_dot", inputs, {"transpose_a": bool(transpose_a),
+                                       "transpose_b": bool(transpose_b)}, on_symbols=s)

@@ -1,0 +1,130 @@
+"""LayerNorm: normalise over one axis, then scale and shift (rules only;
+kernels in nbdl.kernels.*.layer_norm).
+
+MXNet's ``LayerNorm``: inputs ``data``, ``gamma``, ``beta`` (both of shape
+``(data.shape[axis],)``, inferred from the data); attributes ``axis=-1``,
+``eps=1e-5``, ``output_mean_var=False``.  Three outputs as in MXNet:
+``output``, ``mean`` and ``std`` (the data's shape with the axis set to 1;
+``std = sqrt(var + eps)``); mean and std are hidden unless
+``output_mean_var``.  The gradient is one hidden op,
+``_backward_LayerNorm(out_grad, data, gamma, mean, std) -> (data_grad,
+gamma_grad, beta_grad)``, computed in one pass over the data.  As in MXNet,
+head gradients arriving at the mean and std outputs are ignored.
+"""
+import math
+
+from ..errors import AttrError
+from ..graph.ir import make_node
+from .attrs import Attr
+from .registry import OpDef, register, shape_error
+
+LAYER_NORM_ATTRS = {
+    "axis": Attr("int", -1, doc="The axis to normalise over."),
+    "eps": Attr("float", 1e-5, doc="Added to the variance before the square root."),
+    "output_mean_var": Attr("bool", False, doc="Also output the mean and std."),
+}
+
+
+def check_layer_norm_attrs(opname, attrs):
+    eps = attrs["eps"]
+    if not (math.isfinite(eps) and eps >= 0):
+        raise AttrError(f"{opname}: eps={eps!r} is invalid: it must be a finite number >= 0")
+
+
+def _inputs(opname, names):
+    # the first rule run on parsed attributes: bad values fail at graph build
+    def input_names(attrs):
+        check_layer_norm_attrs(opname, attrs)
+        return list(names)
+    return input_names
+
+
+def norm_axis(opname, axis, shape, in_shapes):
+    nd = len(shape)
+    if not -nd <= axis < nd:
+        raise shape_error(opname, f"axis={axis} is out of range for data of {nd} "
+                          f"dimension(s) {tuple(shape)}", in_shapes)
+    return axis + nd if axis < 0 else axis
+
+
+def stat_shape(opname, attrs, shape, in_shapes):
+    """(normalised axis, shape of mean/std, shape of gamma/beta)."""
+    a = norm_axis(opname, attrs["axis"], shape, in_shapes)
+    stat = tuple(1 if i == a else int(d) for i, d in enumerate(shape))
+    return a, stat, (int(shape[a]),)
+
+
+def _check(opname, name, got, want, in_shapes):
+    if got is not None and tuple(got) != tuple(want):
+        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
+                          f"{tuple(want)}", in_shapes)
+
+
+def _forward_shape(attrs, in_shapes, out_shapes):
+    opname = "LayerNorm"
+    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    if data is None:
+        return in_shapes, out_shapes
+    data = tuple(data)
+    _check(opname, "output", out_shapes[0], data, in_shapes)
+    _, stat, param = stat_shape(opname, attrs, data, in_shapes)
+    _check(opname, "gamma", in_shapes[1], param, in_shapes)
+    _check(opname, "beta", in_shapes[2], param, in_shapes)
+    for name, s in zip(("mean", "std"), out_shapes[1:]):
+        _check(opname, name, s, stat, in_shapes)
+    return [data, param, param], [data, stat, stat]
+
+
+def same_float_type(attrs, in_types, out_types):
+    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
+    return [known] * len(in_types), [known] * len(out_types)
+
+
+def _gradient(node, out_grads):
+    back = make_node("_backward_LayerNorm",
+                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1), node.output(2)],
+                     {"axis": node.attrs["axis"], "eps": node.attrs["eps"]},
+                     name=f"{node.name}_backward")
+    return [back.output(0), back.output(1), back.output(2)]
+
+
+def _backward_shape(attrs, in_shapes, out_shapes):
+    opname = "_backward_LayerNorm"
+    data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None), None)
+    if data is None:
+        return in_shapes, out_shapes
+    data = tuple(data)
+    for name, s in (("out_grad", in_shapes[0]), ("data", in_shapes[1]),
+                    ("data_grad", out_shapes[0])):
+        _check(opname, name, s, data, in_shapes)
+    _, stat, param = stat_shape(opname, attrs, data, in_shapes)
+    for name, s, want in (("gamma", in_shapes[2], param), ("mean", in_shapes[3], stat),
+                          ("std", in_shapes[4], stat), ("gamma_grad", out_shapes[1], param),
+                          ("beta_grad", out_shapes[2], param)):
+        _check(opname, name, s, want, in_shapes)
+    return [data, data, param, stat, stat], [data, param, param]
+
+
+register(OpDef(
+    name="LayerNorm",
+    input_names=_inputs("LayerNorm", ["data", "gamma", "beta"]),
+    num_outputs=3, output_names=["output", "mean", "std"],
+    num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
+    attrs=dict(LAYER_NORM_ATTRS),
+    infer_shape=_forward_shape, infer_type=same_float_type,
+    gradient=_gradient,
+    kernels={"cpu": "nbdl.kernels.cpu.layer_norm:prepare_layer_norm",
+             "cuda": "nbdl.kernels.cuda.layer_norm:prepare_layer_norm"},
+    supports_add=True,
+    doc="(data - mean) / sqrt(var + eps) * gamma + beta, with mean and var over ``axis``."))
+
+register(OpDef(
+    name="_backward_LayerNorm",
+    input_names=_inputs("_backward_LayerNorm", ["out_grad", "data", "gamma", "mean", "std"]),
+    num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
+    attrs={"axis": LAYER_NORM_ATTRS["axis"], "eps": LAYER_NORM_ATTRS["eps"]},
+    infer_shape=_backward_shape, infer_type=same_float_type,
+    kernels={"cpu": "nbdl.kernels.cpu.layer_norm:prepare_layer_norm_backward",
+             "cuda": "nbdl.kernels.cuda.layer_norm:prepare_layer_norm_backward"},
+    supports_add=True, hidden=True,
+    doc="LayerNorm's data, gamma and beta gradients from the saved mean and std."))

@@ -1,0 +1,18 @@
+"""``nbdl.optimizer``: MXNet's optimizers, each update one fused kernel
+(``nbdl.kernels.cpu.optimizer`` / ``nbdl.kernels.cuda.optimizer``)."""
+from .optimizer import Optimizer, OptimizerError, create, register  # noqa: F401
+from .sgd import SGD  # noqa: F401
+from .nag import NAG  # noqa: F401
+from .adam import Adam  # noqa: F401
+from .adamw import AdamW  # noqa: F401
+from .rmsprop import RMSProp  # noqa: F401
+from .adagrad import AdaGrad  # noqa: F401
+from .adadelta import AdaDelta  # noqa: F401
+from .adamax import Adamax  # noqa: F401
+from .nadam import Nadam  # noqa: F401
+from .lamb import LAMB  # noqa: F401
+from .ftrl import Ftrl  # noqa: F401
+from .signum import Signum  # noqa: F401
+
+__all__ = ["Optimizer", "OptimizerError", "create", "register", "SGD", "NAG", "Adam", "AdamW",
+           "RMSProp", "AdaGrad", "AdaDelta", "Adamax", "Nadam", "LAMB", "Ftrl", "Signum"]

@@ -1,0 +1,26 @@
+"""Nesterov accelerated gradient (MXNet 1.x's ``nag_mom_update``)."""
+from .optimizer import Optimizer, check_number, register
+
+
+@register
+class NAG(Optimizer):
+    """SGD with Nesterov momentum.  With ``g = clip(rescale_grad * grad) + wd * w``:
+    ``mom = momentum * mom + g`` and ``w -= lr * (momentum * mom + g)``
+    (plain SGD when ``momentum == 0``)."""
+
+    _hyper = ("momentum",)
+
+    def __init__(self, learning_rate=None, momentum=0.0, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.momentum = check_number("NAG", "momentum", momentum, 0.0, 1.0)
+
+    def create_state(self, index, weight):
+        return self._zeros(weight) if self.momentum != 0.0 else None
+
+    def _step(self, index, weight, grad, state, lr, wd):
+        if state is None:
+            self._run("sgd_update", weight, [weight, grad],
+                      [lr, wd, self.rescale_grad, self._clip])
+        else:
+            self._run("nag_mom_update", weight, [weight, grad, state],
+                      [lr, self.momentum, wd, self.rescale_grad, self._clip])

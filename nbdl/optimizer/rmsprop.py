@@ -1,0 +1,44 @@
+"""RMSProp, plain and centered (MXNet 1.x's ``rmsprop_update`` /
+``rmspropalex_update``)."""
+from .optimizer import Optimizer, _optional_bound, check_number, register
+
+
+@register
+class RMSProp(Optimizer):
+    """RMSProp.  With ``g = clip(rescale_grad * grad + wd * w)``:
+
+    - plain: ``n = (1 - gamma1) * g**2 + gamma1 * n``,
+      ``w -= lr * g / sqrt(n + epsilon)``;
+    - ``centered=True`` (Graves 2013): also ``gm = (1 - gamma1) * g + gamma1 * gm``,
+      ``delta = gamma2 * delta - lr * g / sqrt(n - gm**2 + epsilon)``, ``w += delta``.
+
+    ``clip_weights`` (None/0: off) clips the new weight to
+    ``[-clip_weights, clip_weights]``.  Argument names are MXNet 1.x's."""
+
+    default_learning_rate = 0.001
+    _hyper = ("gamma1", "gamma2", "epsilon", "centered", "clip_weights")
+
+    def __init__(self, learning_rate=None, gamma1=0.9, gamma2=0.9, epsilon=1e-8, centered=False,
+                 clip_weights=None, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.gamma1 = check_number("RMSProp", "gamma1", gamma1, 0.0, 1.0)
+        self.gamma2 = check_number("RMSProp", "gamma2", gamma2, 0.0, 1.0)
+        self.epsilon = check_number("RMSProp", "epsilon", epsilon, 0.0)
+        self.centered = bool(centered)
+        self.clip_weights = clip_weights
+        self._clip_weights = _optional_bound("RMSProp", "clip_weights", clip_weights)
+
+    def create_state(self, index, weight):
+        # centered: (n, g, delta); plain: n
+        return self._zeros(weight, 3) if self.centered else self._zeros(weight)
+
+    def _step(self, index, weight, grad, state, lr, wd):
+        if self.centered:
+            n, gm, delta = state
+            self._run("rmspropalex_update", weight, [weight, grad, n, gm, delta],
+                      [lr, self.gamma1, self.gamma2, self.epsilon, wd, self.rescale_grad,
+                       self._clip, self._clip_weights])
+        else:
+            self._run("rmsprop_update", weight, [weight, grad, state],
+                      [lr, self.gamma1, self.epsilon, wd, self.rescale_grad, self._clip,
+                       self._clip_weights])

@@ -1,0 +1,32 @@
+"""SGD, with momentum (MXNet 1.x's ``sgd_update`` / ``sgd_mom_update``)."""
+from .optimizer import Optimizer, check_number, register
+
+
+@register
+class SGD(Optimizer):
+    """Stochastic gradient descent.  With ``g = clip(rescale_grad * grad)``:
+
+    - ``momentum == 0``: ``w = (1 - lr * wd) * w - lr * g``;
+    - otherwise ``mom = momentum * mom - lr * wd * w - lr * g`` and ``w += mom``
+      (weight decay is not clipped).
+
+    ``lazy_update`` only matters for sparse gradients, which nbdl does not
+    have; it is accepted for compatibility."""
+
+    _hyper = ("momentum", "lazy_update")
+
+    def __init__(self, learning_rate=None, momentum=0.0, lazy_update=False, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.momentum = check_number("SGD", "momentum", momentum, 0.0, 1.0)
+        self.lazy_update = bool(lazy_update)
+
+    def create_state(self, index, weight):
+        return self._zeros(weight) if self.momentum != 0.0 else None
+
+    def _step(self, index, weight, grad, state, lr, wd):
+        if state is None:
+            self._run("sgd_update", weight, [weight, grad],
+                      [lr, wd, self.rescale_grad, self._clip])
+        else:
+            self._run("sgd_mom_update", weight, [weight, grad, state],
+                      [lr, self.momentum, wd, self.rescale_grad, self._clip])
