@@ -1,0 +1,65 @@
+"""Gluon figures: the MLP training step (batch 128, 784-512-512-10, SGD)
+hybridized with static_alloc and eagerly, and the per-op cost of an eager
+chain of 100 tiny ops with and without autograd recording.
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE pytest perf --benchmark-only
+"""
+import numpy as np
+import pytest
+
+import nbdl
+from nbdl import autograd, gluon
+from nbdl.gluon import nn
+
+N_OPS = 100
+
+
+def _net():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(512, activation="relu", in_units=784), nn.Dense(512, activation="relu"),
+            nn.Dense(10))
+    net.initialize(nbdl.init.Xavier())
+    return net
+
+
+@pytest.mark.parametrize("mode", ["hybridized", "eager"])
+def test_gluon_mlp_train_step(benchmark, mode):
+    nbdl.random.seed(0)
+    net = _net()
+    if mode == "hybridized":
+        net.hybridize(static_alloc=True, static_shape=True)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
+    rng = np.random.RandomState(0)
+    x = nbdl.nd.array(rng.rand(128, 784).astype(np.float32))
+    y = nbdl.nd.array(rng.randint(0, 10, 128).astype(np.float32))
+
+    def step():
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(128)
+    step()
+    benchmark(step)
+
+
+@pytest.mark.parametrize("record", [False, True])
+def test_eager_chain_100_tiny_ops(benchmark, record):
+    x = nbdl.nd.array(np.arange(4, dtype=np.float32))
+    if record:
+        x.attach_grad()
+
+    def chain():
+        y = x
+        for i in range(N_OPS):
+            y = (y * 0.5) if i % 2 else nbdl.nd.relu(y)
+        return y
+
+    def run():
+        if record:
+            with autograd.record():
+                return chain()
+        return chain()
+    run()
+    benchmark(run)
+    benchmark.extra_info["us_per_op"] = benchmark.stats.stats.median * 1e6 / N_OPS
