@@ -16,7 +16,7 @@ _state = threading.local()
 class Device:
     """A compute device: ``device_type`` is ``'cpu'`` or ``'gpu'``."""
 
-    __slots__ = ("device_type", "device_id", "_old")
+    __slots__ = ("device_type", "device_id", "_old", "key")
 
     def __init__(self, device_type="cpu", device_id=0):
         if isinstance(device_type, Device):
@@ -28,6 +28,7 @@ class Device:
         self.device_type = device_type
         self.device_id = int(device_id)
         self._old = None
+        self.key = (device_type, self.device_id)   # cheap to hash, for cache keys
 
     # The kernel table is keyed by 'cpu' / 'cuda'.
     @property
@@ -35,11 +36,10 @@ class Device:
         return "cpu" if self.device_type == "cpu" else "cuda"
 
     def __eq__(self, other):
-        return (isinstance(other, Device) and self.device_type == other.device_type
-                and self.device_id == other.device_id)
+        return self is other or (isinstance(other, Device) and self.key == other.key)
 
     def __hash__(self):
-        return hash((self.device_type, self.device_id))
+        return hash(self.key)
 
     def __repr__(self):
         return f"{self.device_type}({self.device_id})"

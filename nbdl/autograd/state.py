@@ -1,27 +1,34 @@
 """Recording and training flags (thread-local), MXNet's autograd scopes."""
 import threading
 
-_state = threading.local()
+class _State(threading.local):
+    # class attributes are the per-thread defaults; reading them is a plain
+    # attribute access (the eager hot path reads ``_state`` directly)
+    recording = False
+    training = False
+
+
+_state = _State()
 
 
 def is_recording():
-    return getattr(_state, "recording", False)
+    return _state.recording
 
 
 def is_training():
-    return getattr(_state, "training", False)
+    return _state.training
 
 
 def set_recording(is_recording):  # noqa: F811 - MXNet's parameter name
     """Set the recording flag; returns the previous value."""
-    prev = getattr(_state, "recording", False)
+    prev = _state.recording
     _state.recording = bool(is_recording)
     return prev
 
 
 def set_training(train_mode):
     """Set the training flag; returns the previous value."""
-    prev = getattr(_state, "training", False)
+    prev = _state.training
     _state.training = bool(train_mode)
     return prev
 
