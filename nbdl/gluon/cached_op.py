@@ -52,6 +52,26 @@ class CachedOp:
             raise NbdlError(f"hybridized graph has variables {missing} that are neither inputs "
                             f"nor parameters of the block")
         self._arg_names, self._aux_names = arg_names, aux_names
+        self._op_hook = None
+
+    def set_op_hook(self, hook):
+        """``(callback, monitor_all)`` or None: passed to every executor's
+        monitor (see ``HybridBlock.register_op_hook``)."""
+        self._op_hook = hook
+        for ex in self.executors():
+            self._apply_hook(ex)
+
+    def _apply_hook(self, ex):
+        if self._op_hook is None:
+            ex.set_monitor_callback(None)
+            return
+        callback, monitor_all = self._op_hook
+        ops = {}
+        for s in ex._sched.fwd_train + ex._sched.backward:
+            for name in s.node.output_names():
+                ops[name] = s.node.op.name
+        ex.set_monitor_callback(lambda name, arr: callback(name, ops.get(name, ""), arr),
+                                monitor_all)
 
     def executors(self):
         return [b.ex for lst in self._bound.values() for b in lst]
@@ -110,6 +130,8 @@ class CachedOp:
             pool[:] = [b for b in pool if b.params_key == pkey]
             primary = not pool
             slot = _Bound(self._bind(list(inputs), needs_grad, primary), pkey, primary)
+            if self._op_hook is not None:
+                self._apply_hook(slot.ex)
             pool.append(slot)
         ex = slot.ex
         for name, a in zip(self.input_names, inputs):

@@ -177,6 +177,7 @@ class HybridBlock(Block):
             used = set(sym.list_inputs())
             params = {k: v for k, v in params.items() if k in used}
             object.__setattr__(self, "_cached_op", CachedOp(sym, names, params, **self._flags_op()))
+            self._cached_op.set_op_hook(getattr(self, "_op_hook", None))
         sym, names, single, _ = self._cached
         outs = self._cached_op(*[a for a in args if a is not None])
         return outs[0] if single else outs
@@ -204,6 +205,18 @@ class HybridBlock(Block):
             out[f"aux:{name}"] = params[name]._reduce()
         save(f"{path}-{epoch:04d}.params", out)
         return f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
+
+    def register_op_hook(self, callback, monitor_all=False):
+        """Call ``callback(node_output_name, op_name, array)`` for the output
+        of every op of the cached graph as it runs (and for the inputs too
+        with ``monitor_all``).  Monitoring runs the schedule one op at a time
+        from Python; pass ``callback=None`` to stop."""
+        object.__setattr__(self, "_op_hook", (callback, monitor_all) if callback else None)
+        for child in self._children.values():
+            if isinstance(child, HybridBlock):
+                child.register_op_hook(callback, monitor_all)
+        if self._cached_op is not None:
+            self._cached_op.set_op_hook(self._op_hook)
 
     def debug_str(self):
         """The executor listing and memory table of the cached graph."""

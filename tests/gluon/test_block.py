@@ -11,23 +11,27 @@ from nbdl.gluon import HybridBlock, nn
 from nbdl.testing import assert_almost_equal
 
 
-class Model(HybridBlock):
+class Model(HybridBlock):          # the Gluon 2.0 example, with nbdl in place of mx
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.dense0 = nn.Dense(20)
         self.dense1 = nn.Dense(20)
 
     def forward(self, x):
-        x = nbdl.gluon._trace.call_op("relu", [self.dense0(x)])
-        return nbdl.gluon._trace.call_op("relu", [self.dense1(x)])
+        x = nbdl.npx.relu(self.dense0(x))
+        return nbdl.npx.relu(self.dense1(x))
 
 
 def test_gluon2_example_runs():
     model = Model()
     model.initialize(device=nbdl.cpu(0))
     model.hybridize()
-    out = model(nbdl.nd.zeros((10, 10), ctx=nbdl.cpu(0)))
+    out = model(nbdl.np.zeros((10, 10), device=nbdl.cpu(0)))
     assert out.shape == (10, 20)
+    eager = Model()
+    eager.share_parameters(model.collect_params())
+    x = nbdl.np.array(np.random.RandomState(0).rand(10, 10).astype(np.float32))
+    assert_almost_equal(eager(x).asnumpy(), model(x).asnumpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_structural_parameter_names():
@@ -244,3 +248,49 @@ def test_shared_parameter_gradients_sum_across_blocks(hybrid_a, hybrid_b):
         loss = nbdl.nd.sum(a(x1)) + nbdl.nd.sum(b(x2))
     loss.backward()
     assert_almost_equal(a.weight.grad().asnumpy(), np.full((2, 3), 6.0, np.float32))
+
+
+def test_symbol_block_feature_extractor_from_internals():
+    net = _mlp()
+    net.initialize()
+    net.hybridize()
+    x = nbdl.nd.array(np.random.RandomState(0).rand(2, 5).astype(np.float32))
+    net(x)
+    sym = net._cached[0]
+    internals = sym.get_internals()
+    hidden = [n for n in internals.list_outputs() if n.startswith("activation")]
+    assert len(hidden) == 1
+    feat = nbdl.gluon.SymbolBlock(internals[hidden[0]], nbdl.sym.var("data"),
+                                  params=net.collect_params())
+    out = feat(x)
+    w0, b0 = net[0].weight.data().asnumpy(), net[0].bias.data().asnumpy()
+    first = np.maximum(x.asnumpy() @ w0.T + b0, 0)
+    assert_almost_equal(out.asnumpy(), first, rtol=1e-5, atol=1e-6)
+
+
+def test_register_op_hook_sees_every_op():
+    net = _mlp()
+    net.initialize()
+    net.hybridize()
+    seen = []
+    net.register_op_hook(lambda name, op, arr: seen.append((name, op, arr.shape)))
+    net(nbdl.nd.ones((2, 5)))
+    ops = [op for _, op, _ in seen]
+    assert ops.count("FullyConnected") == 2 and "Activation" in ops
+    assert all(isinstance(s, tuple) for _, _, s in seen)
+    net.register_op_hook(None)
+    seen.clear()
+    net(nbdl.nd.ones((2, 5)))
+    assert seen == []
+
+
+def test_gluon_demo_eager_and_hybridized_losses_agree():
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "gluon_mlp_digits.py"
+    spec = importlib.util.spec_from_file_location("gluon_mlp_digits", path)
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    hyb, _ = demo.run(epochs=2, hybridize=True, progress=False, verbose=False)
+    eag, _ = demo.run(epochs=2, hybridize=False, progress=False, verbose=False)
+    np.testing.assert_allclose(hyb, eag, rtol=1e-5, atol=1e-5)
