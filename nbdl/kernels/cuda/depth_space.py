@@ -1,0 +1,65 @@
+"""CUDA kernels for depth_to_space and space_to_depth (layouts as in
+``nbdl.kernels.cpu.depth_space``): one thread per element of the deep layout."""
+import math
+
+from numba import cuda
+
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ._launch import launcher
+
+
+@cuda.jit
+def _shuffle(deep, shallow, b, to_shallow, req):
+    kk = deep.shape[1]
+    hh = deep.shape[2]
+    ww = deep.shape[3]
+    c_s = shallow.shape[1]
+    total = deep.shape[0] * kk * hh * ww
+    for r in range(cuda.grid(1), total, cuda.gridsize(1)):
+        w = r % ww
+        q = r // ww
+        h = q % hh
+        q = q // hh
+        k = q % kk
+        n = q // kk
+        blk = k // c_s
+        c = k - blk * c_s
+        i = blk // b
+        j = blk - i * b
+        if to_shallow:
+            if req == REQ_ADD:
+                shallow[n, c, h * b + i, w * b + j] += deep[n, k, h, w]
+            else:
+                shallow[n, c, h * b + i, w * b + j] = deep[n, k, h, w]
+        else:
+            if req == REQ_ADD:
+                deep[n, k, h, w] += shallow[n, c, h * b + i, w * b + j]
+            else:
+                deep[n, k, h, w] = shallow[n, c, h * b + i, w * b + j]
+
+
+def _noop(*args):
+    pass
+
+
+def _prepare(call, to_shallow):
+    n = math.prod(call.in_shapes[0])
+    if n == 0 or call.req[0] == REQ_NULL:
+        return Launch(_noop, ())
+    run = launcher(_shuffle, n)
+    b, req = int(call.attrs["block_size"]), int(call.req[0])
+    if to_shallow:
+        def fn(x, out):
+            run(x, out, b, True, req)
+    else:
+        def fn(x, out):
+            run(out, x, b, False, req)
+    return Launch(fn, ())
+
+
+def prepare_depth_to_space(call):
+    return _prepare(call, True)
+
+
+def prepare_space_to_depth(call):
+    return _prepare(call, False)
