@@ -1,0 +1,125 @@
+"""CUDA kernels for BatchNorm, InstanceNorm and GroupNorm (views and scalars
+as in ``nbdl.kernels.cpu.batch_norm``, whose per-channel and per-row
+functions are compiled here as device functions): BatchNorm runs one thread
+per channel; InstanceNorm/GroupNorm one thread per ``(n, g)`` row for the
+output and data gradient and one per channel for the gamma/beta gradients."""
+import math
+
+from numba import cuda
+
+from ...ops.registry import REQ_NULL, Launch
+from ..cpu.batch_norm import (bn_scalars, bn_views, group_scalars, group_views,
+                              py_bn_backward_channel, py_bn_forward_channel,
+                              py_group_backward_row, py_group_forward_row, py_group_param)
+from ._launch import launcher
+
+_bn_fwd_c = cuda.jit(device=True)(py_bn_forward_channel)
+_bn_bwd_c = cuda.jit(device=True)(py_bn_backward_channel)
+_gn_fwd_r = cuda.jit(device=True)(py_group_forward_row)
+_gn_bwd_r = cuda.jit(device=True)(py_group_backward_row)
+_gn_param = cuda.jit(device=True)(py_group_param)
+
+
+@cuda.jit
+def _bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
+                use_batch, r_out, r_mean, r_var):
+    for c in range(cuda.grid(1), x.shape[1], cuda.gridsize(1)):
+        _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
+                  use_batch, r_out, r_mean, r_var)
+
+
+@cuda.jit
+def _bn_backward(og, x, gamma, mean, var, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
+                 use_batch, r_x, r_g, r_b):
+    for c in range(cuda.grid(1), x.shape[1], cuda.gridsize(1)):
+        _bn_bwd_c(og, x, gamma, mean, var, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
+                  use_batch, r_x, r_g, r_b)
+
+
+@cuda.jit
+def _group_forward(x, gamma, beta, out, mean, st, eps, one, inv_m, store_std, r_out, r_mean,
+                   r_st):
+    G = x.shape[1]
+    for r in range(cuda.grid(1), x.shape[0] * G, cuda.gridsize(1)):
+        n = r // G
+        _gn_fwd_r(x, gamma, beta, out, mean, st, n, r - n * G, eps, one, inv_m, store_std,
+                  r_out, r_mean, r_st)
+
+
+@cuda.jit
+def _group_data_grad(og, x, gamma, mean, st, dx, eps, one, inv_m, is_std, add):
+    G = x.shape[1]
+    for r in range(cuda.grid(1), x.shape[0] * G, cuda.gridsize(1)):
+        n = r // G
+        _gn_bwd_r(og, x, gamma, mean, st, dx, n, r - n * G, eps, one, inv_m, is_std, add)
+
+
+@cuda.jit
+def _group_param_grad(og, x, mean, st, dgamma, dbeta, eps, one, is_std, r_g, r_b):
+    J = x.shape[2]
+    for q in range(cuda.grid(1), x.shape[1] * J, cuda.gridsize(1)):
+        g = q // J
+        _gn_param(og, x, mean, st, dgamma, dbeta, g, q - g * J, eps, one, is_std, r_g, r_b)
+
+
+def _noop(*args):
+    pass
+
+
+def prepare_batch_norm(call):
+    data, param = bn_views(call, call.in_shapes[0])
+    views = [data, param, param, param, param, data, param, param]
+    if data[1] == 0:
+        return Launch(_noop, (), views=views)
+    return Launch(launcher(_bn_forward, data[1]), bn_scalars(call, data, True), views=views)
+
+
+def prepare_batch_norm_backward(call):
+    data, param = bn_views(call, call.in_shapes[1])
+    views = [data, data, param, param, param, data, param, param]
+    if data[1] == 0 or all(r == REQ_NULL for r in call.req):
+        return Launch(_noop, (), views=views)
+    return Launch(launcher(_bn_backward, data[1]), bn_scalars(call, data, False), views=views)
+
+
+def _forward(call, is_std):
+    data, param, stat = group_views(call, call.in_shapes[0])
+    views = [data, param, param, data, stat, stat]
+    rows = data[0] * data[1]
+    if rows == 0 or all(r == REQ_NULL for r in call.req):
+        return Launch(_noop, (), views=views)
+    return Launch(launcher(_group_forward, rows), group_scalars(call, data, is_std), views=views)
+
+
+def _backward(call, is_std):
+    data, param, stat = group_views(call, call.in_shapes[1])
+    views = [data, data, param, stat, stat, data, param, param]
+    eps, one, inv_m, is_std, r_x, r_g, r_b = group_scalars(call, data, is_std)
+    rows, chans = data[0] * data[1], data[1] * data[2]
+    run_x = launcher(_group_data_grad, rows) if r_x != REQ_NULL and rows and math.prod(data) \
+        else None
+    run_p = launcher(_group_param_grad, chans) if (r_g != REQ_NULL or r_b != REQ_NULL) and chans \
+        else None
+
+    def fn(og, x, gamma, mean, st, dx, dgamma, dbeta):
+        if run_x is not None:
+            run_x(og, x, gamma, mean, st, dx, eps, one, inv_m, is_std, r_x == 3)
+        if run_p is not None:
+            run_p(og, x, mean, st, dgamma, dbeta, eps, one, is_std, r_g, r_b)
+    return Launch(fn, (), views=views)
+
+
+def prepare_instance_norm(call):
+    return _forward(call, False)
+
+
+def prepare_instance_norm_backward(call):
+    return _backward(call, False)
+
+
+def prepare_group_norm(call):
+    return _forward(call, True)
+
+
+def prepare_group_norm_backward(call):
+    return _backward(call, True)

@@ -1,0 +1,283 @@
+"""BatchNorm, InstanceNorm and GroupNorm (rules only; kernels in
+nbdl.kernels.*.batch_norm).
+
+``BatchNorm`` (MXNet 1.x): inputs ``data``, ``gamma``, ``beta``; aux states
+``moving_mean``, ``moving_var`` (all four of shape ``(data.shape[axis],)``,
+inferred from the data); attributes ``eps=1e-3``, ``momentum=0.9``,
+``fix_gamma=True`` (gamma taken as 1, its gradient 0), ``use_global_stats``,
+``output_mean_var``, ``axis=1``, ``cudnn_off`` (ignored) and the
+quantisation attributes ``min_calib_range``/``max_calib_range`` (accepted,
+ignored).  Three outputs ``output``, ``mean``, ``var`` (per channel; the two
+statistics hidden unless ``output_mean_var``).
+
+In training (``is_train`` and not ``use_global_stats``) the data is
+normalised with the batch mean and the biased batch variance, and the aux
+states are updated in place during the forward pass:
+``moving = moving * momentum + batch * (1 - momentum)`` (the biased variance,
+as MXNet 1.x's CPU operator).  Otherwise the moving statistics are used.
+The ``mean``/``var`` outputs hold the statistics used (batch or moving);
+``var`` is the variance (MXNet's CPU operator keeps the inverse std there).
+The gradient is ``_backward_BatchNorm(out_grad, data, gamma, mean, var) ->
+(data_grad, gamma_grad, beta_grad)``; it uses the batch-statistics formula
+when run in training mode and not ``use_global_stats``, else treats the
+statistics as constants.  Nothing flows to the aux states.
+
+``InstanceNorm`` (``data`` of at least 3 dimensions ``(N, C, ...)``,
+``gamma``/``beta`` ``(C,)``, ``eps=1e-3``): statistics per ``(n, c)`` over the
+spatial dimensions; hidden outputs ``mean`` and ``var`` of shape ``(N, C)``.
+
+``GroupNorm`` (``num_groups=1``, ``eps=1e-5``, ``output_mean_var``; data
+``(N, C, ...)``, ``gamma``/``beta`` ``(C,)`` as in Gluon 2.0): statistics per
+``(n, group)``; outputs ``output``, ``mean``, ``std`` with the statistics of
+shape ``(N, num_groups)`` and ``std = sqrt(var + eps)``.
+"""
+import math
+
+from ..errors import AttrError
+from ..graph.ir import make_node
+from .attrs import Attr
+from .registry import OpDef, register, shape_error
+
+BN_ATTRS = {
+    "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
+    "momentum": Attr("float", 0.9, doc="Momentum of the moving statistics."),
+    "fix_gamma": Attr("bool", True, doc="Treat gamma as 1 (its gradient is 0)."),
+    "use_global_stats": Attr("bool", False, doc="Normalise with the moving statistics also "
+                                                "in training."),
+    "output_mean_var": Attr("bool", False, doc="Also output the mean and variance."),
+    "axis": Attr("int", 1, doc="The channel axis."),
+    "cudnn_off": Attr("bool", False, doc="Accepted and ignored."),
+    "min_calib_range": Attr("float", None, optional=True, doc="Accepted and ignored."),
+    "max_calib_range": Attr("float", None, optional=True, doc="Accepted and ignored."),
+}
+BN_BACKWARD_ATTRS = {k: BN_ATTRS[k] for k in ("eps", "fix_gamma", "use_global_stats", "axis")}
+IN_ATTRS = {"eps": Attr("float", 1e-3, doc="Added to the variance before the square root.")}
+GN_ATTRS = {
+    "num_groups": Attr("int", 1, doc="Number of channel groups."),
+    "eps": Attr("float", 1e-5, doc="Added to the variance before the square root."),
+    "output_mean_var": Attr("bool", False, doc="Also output the mean and std."),
+}
+
+
+def _check_attrs(opname, attrs):
+    eps = attrs["eps"]
+    if not (math.isfinite(eps) and eps >= 0):
+        raise AttrError(f"{opname}: eps={eps!r} is invalid: it must be a finite number >= 0")
+    if "momentum" in attrs and not math.isfinite(attrs["momentum"]):
+        raise AttrError(f"{opname}: momentum={attrs['momentum']!r} is invalid")
+    if "num_groups" in attrs and attrs["num_groups"] < 1:
+        raise AttrError(f"{opname}: num_groups={attrs['num_groups']!r} is invalid: "
+                        f"it must be >= 1")
+
+
+def _inputs(opname, names):
+    # the first rule run on parsed attributes: bad values fail at graph build
+    def input_names(attrs):
+        _check_attrs(opname, attrs)
+        return list(names)
+    return input_names
+
+
+def _check(opname, name, got, want, in_shapes):
+    if got is not None and tuple(got) != tuple(want):
+        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
+                          f"{tuple(want)}", in_shapes)
+
+
+def bn_axis(opname, attrs, shape, in_shapes):
+    nd = len(shape)
+    a = attrs["axis"]
+    if not -nd <= a < nd:
+        raise shape_error(opname, f"axis={a} is out of range for data of {nd} dimension(s) "
+                          f"{tuple(shape)}", in_shapes)
+    return a + nd if a < 0 else a
+
+
+def same_float_type(attrs, in_types, out_types):
+    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
+    return [known] * len(in_types), [known] * len(out_types)
+
+
+# -- BatchNorm ------------------------------------------------------------------
+
+def _bn_shape(attrs, in_shapes, out_shapes):
+    opname = "BatchNorm"
+    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    if data is None:
+        # the channel count alone still fills in the other parameters
+        c = next((s for s in list(in_shapes[1:]) + list(out_shapes[1:]) if s is not None), None)
+        if c is None:
+            return in_shapes, out_shapes
+        c = tuple(c)
+        return [in_shapes[0]] + [c] * 4, [out_shapes[0], c, c]
+    data = tuple(data)
+    _check(opname, "output", out_shapes[0], data, in_shapes)
+    param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
+    for name, s in zip(("gamma", "beta", "moving_mean", "moving_var"), in_shapes[1:]):
+        _check(opname, name, s, param, in_shapes)
+    for name, s in zip(("mean", "var"), out_shapes[1:]):
+        _check(opname, name, s, param, in_shapes)
+    return [data] + [param] * 4, [data, param, param]
+
+
+def _bn_gradient(node, out_grads):
+    back = make_node("_backward_BatchNorm",
+                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
+                      node.output(2)],
+                     {k: node.attrs[k] for k in BN_BACKWARD_ATTRS},
+                     name=f"{node.name}_backward")
+    return [back.output(0), back.output(1), back.output(2)]
+
+
+def _bn_backward_shape(attrs, in_shapes, out_shapes):
+    opname = "_backward_BatchNorm"
+    data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None), None)
+    if data is None:
+        return in_shapes, out_shapes
+    data = tuple(data)
+    param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
+    for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
+                          ("gamma", in_shapes[2], param), ("mean", in_shapes[3], param),
+                          ("var", in_shapes[4], param), ("data_grad", out_shapes[0], data),
+                          ("gamma_grad", out_shapes[1], param),
+                          ("beta_grad", out_shapes[2], param)):
+        _check(opname, name, s, want, in_shapes)
+    return [data, data, param, param, param], [data, param, param]
+
+
+register(OpDef(
+    name="BatchNorm",
+    input_names=_inputs("BatchNorm", ["data", "gamma", "beta"]),
+    aux_names=("moving_mean", "moving_var"),
+    num_outputs=3, output_names=["output", "mean", "var"],
+    num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
+    attrs=dict(BN_ATTRS),
+    infer_shape=_bn_shape, infer_type=same_float_type,
+    gradient=_bn_gradient,
+    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
+             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"},
+    supports_add=True, train_aware=True, mutates_aux=True,
+    doc="Batch normalisation over every axis but ``axis``; updates the moving "
+        "statistics in place in training."))
+
+register(OpDef(
+    name="_backward_BatchNorm",
+    input_names=_inputs("_backward_BatchNorm", ["out_grad", "data", "gamma", "mean", "var"]),
+    num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
+    attrs=dict(BN_BACKWARD_ATTRS),
+    infer_shape=_bn_backward_shape, infer_type=same_float_type,
+    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_backward",
+             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"},
+    supports_add=True, train_aware=True, hidden=True,
+    doc="BatchNorm's data, gamma and beta gradients."))
+
+
+# -- InstanceNorm / GroupNorm -----------------------------------------------------
+
+def group_dims(opname, attrs, shape, in_shapes):
+    """(N, C, G, spatial size) of a data shape, validated."""
+    shape = tuple(int(d) for d in shape)
+    min_nd = 3 if opname.endswith("InstanceNorm") else 2
+    if len(shape) < min_nd:
+        raise shape_error(opname, f"data must have at least {min_nd} dimensions (N, C, ...), "
+                          f"got {shape}", in_shapes)
+    N, C = shape[:2]
+    G = attrs.get("num_groups", C)
+    if "num_groups" in attrs and C % G:
+        raise shape_error(opname, f"num_groups={G} does not divide the {C} channels of data "
+                          f"{shape}", in_shapes)
+    return N, C, G, math.prod(shape[2:])
+
+
+def _group_shape(opname):
+    def infer(attrs, in_shapes, out_shapes):
+        data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+        if data is None:
+            return in_shapes, out_shapes
+        data = tuple(data)
+        _check(opname, "output", out_shapes[0], data, in_shapes)
+        N, C, G, _ = group_dims(opname, attrs, data, in_shapes)
+        param, stat = (C,), (N, G)
+        for name, s in zip(("gamma", "beta"), in_shapes[1:]):
+            _check(opname, name, s, param, in_shapes)
+        for name, s in zip(("mean", "var/std"), out_shapes[1:]):
+            _check(opname, name, s, stat, in_shapes)
+        return [data, param, param], [data, stat, stat]
+    return infer
+
+
+def _group_backward_shape(opname):
+    def infer(attrs, in_shapes, out_shapes):
+        data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None),
+                    None)
+        if data is None:
+            return in_shapes, out_shapes
+        data = tuple(data)
+        N, C, G, _ = group_dims(opname, attrs, data, in_shapes)
+        param, stat = (C,), (N, G)
+        for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
+                              ("gamma", in_shapes[2], param), ("mean", in_shapes[3], stat),
+                              ("var/std", in_shapes[4], stat), ("data_grad", out_shapes[0], data),
+                              ("gamma_grad", out_shapes[1], param),
+                              ("beta_grad", out_shapes[2], param)):
+            _check(opname, name, s, want, in_shapes)
+        return [data, data, param, stat, stat], [data, param, param]
+    return infer
+
+
+def _group_gradient(back_name, keys):
+    def gradient(node, out_grads):
+        back = make_node(back_name,
+                         [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
+                          node.output(2)],
+                         {k: node.attrs[k] for k in keys}, name=f"{node.name}_backward")
+        return [back.output(0), back.output(1), back.output(2)]
+    return gradient
+
+
+register(OpDef(
+    name="InstanceNorm",
+    input_names=_inputs("InstanceNorm", ["data", "gamma", "beta"]),
+    num_outputs=3, num_visible_outputs=1, output_names=["output", "mean", "var"],
+    attrs=dict(IN_ATTRS),
+    infer_shape=_group_shape("InstanceNorm"), infer_type=same_float_type,
+    gradient=_group_gradient("_backward_InstanceNorm", ("eps",)),
+    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_instance_norm",
+             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_instance_norm"},
+    supports_add=True,
+    doc="Normalise each (sample, channel) over its spatial dimensions, then scale and shift."))
+
+register(OpDef(
+    name="_backward_InstanceNorm",
+    input_names=_inputs("_backward_InstanceNorm", ["out_grad", "data", "gamma", "mean", "var"]),
+    num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
+    attrs=dict(IN_ATTRS),
+    infer_shape=_group_backward_shape("_backward_InstanceNorm"), infer_type=same_float_type,
+    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_instance_norm_backward",
+             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_instance_norm_backward"},
+    supports_add=True, hidden=True,
+    doc="InstanceNorm's data, gamma and beta gradients."))
+
+register(OpDef(
+    name="GroupNorm",
+    input_names=_inputs("GroupNorm", ["data", "gamma", "beta"]),
+    num_outputs=3, output_names=["output", "mean", "std"],
+    num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
+    attrs=dict(GN_ATTRS),
+    infer_shape=_group_shape("GroupNorm"), infer_type=same_float_type,
+    gradient=_group_gradient("_backward_GroupNorm", ("num_groups", "eps")),
+    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_group_norm",
+             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_group_norm"},
+    supports_add=True,
+    doc="Normalise each (sample, channel group), then scale and shift per channel."))
+
+register(OpDef(
+    name="_backward_GroupNorm",
+    input_names=_inputs("_backward_GroupNorm", ["out_grad", "data", "gamma", "mean", "std"]),
+    num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
+    attrs={k: GN_ATTRS[k] for k in ("num_groups", "eps")},
+    infer_shape=_group_backward_shape("_backward_GroupNorm"), infer_type=same_float_type,
+    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_group_norm_backward",
+             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_group_norm_backward"},
+    supports_add=True, hidden=True,
+    doc="GroupNorm's data, gamma and beta gradients."))

@@ -1,0 +1,374 @@
+import numpy as np
+import pytest
+
+import nbdl
+from nbdl.device import cpu, gpu
+from nbdl.testing import (assert_almost_equal, check_consistency, check_numeric_gradient,
+                          check_symbolic_backward, check_symbolic_forward, run_symbol)
+
+
+# -- numpy references with direct loops ------------------------------------------
+
+def np_channel_stats(x, axis):
+    """Per-channel mean and biased variance by explicit loops over the channel slices."""
+    x = np.moveaxis(x.astype(np.float64), axis, 0)
+    C = x.shape[0]
+    mean, var = np.zeros(C), np.zeros(C)
+    for c in range(C):
+        vals = x[c].ravel()
+        mean[c] = sum(vals) / len(vals)
+        var[c] = sum((v - mean[c]) ** 2 for v in vals) / len(vals)
+    return mean, var
+
+
+def _bshape(x, axis):
+    return [x.shape[i] if i == axis % x.ndim else 1 for i in range(x.ndim)]
+
+
+def np_batch_norm(x, gamma, beta, mm, mv, train, eps=1e-3, momentum=0.9, fix_gamma=True,
+                  use_global_stats=False, axis=1):
+    if train and not use_global_stats:
+        mean, var = np_channel_stats(x, axis)
+        new_mm = mm * momentum + mean * (1 - momentum)
+        new_mv = mv * momentum + var * (1 - momentum)
+    else:
+        mean, var, new_mm, new_mv = mm.astype(np.float64), mv.astype(np.float64), mm, mv
+    g = np.ones_like(gamma) if fix_gamma else gamma
+    shp = _bshape(x, axis)
+    out = (x - mean.reshape(shp)) / np.sqrt(var.reshape(shp) + eps) * g.reshape(shp) \
+        + beta.reshape(shp)
+    return out, mean, var, new_mm, new_mv
+
+
+def np_batch_norm_grad(og, x, gamma, mean, var, batch, eps=1e-3, fix_gamma=True, axis=1):
+    """Chain rule through xhat, mean and var, written term by term."""
+    shp = _bshape(x, axis)
+    others = tuple(i for i in range(x.ndim) if i != axis % x.ndim)
+    m = x.size // x.shape[axis]
+    mu, v = mean.reshape(shp), var.reshape(shp)
+    std = np.sqrt(v + eps)
+    xhat = (x - mu) / std
+    g = np.ones_like(gamma) if fix_gamma else gamma
+    dgamma = np.zeros_like(gamma) if fix_gamma else (og * xhat).sum(axis=others)
+    dbeta = og.sum(axis=others)
+    dxhat = og * g.reshape(shp)
+    if not batch:
+        return dxhat / std, dgamma, dbeta
+    dvar = (dxhat * (x - mu) * -0.5 * std ** -3).sum(axis=others, keepdims=True)
+    dmean = (-dxhat / std).sum(axis=others, keepdims=True)
+    dx = dxhat / std + dvar * 2 * (x - mu) / m + dmean / m
+    return dx, dgamma, dbeta
+
+
+def np_group_norm(x, gamma, beta, groups, eps):
+    """Per (n, group) statistics by loops; returns out, mean, var of shape (N, G)."""
+    N, C = x.shape[:2]
+    xg = x.astype(np.float64).reshape(N, groups, -1)
+    mean, var = np.zeros((N, groups)), np.zeros((N, groups))
+    for n in range(N):
+        for g in range(groups):
+            vals = xg[n, g]
+            mean[n, g] = vals.sum() / vals.size
+            var[n, g] = ((vals - mean[n, g]) ** 2).sum() / vals.size
+    xhat = ((xg - mean[..., None]) / np.sqrt(var[..., None] + eps)).reshape(x.shape)
+    shp = [1, C] + [1] * (x.ndim - 2)
+    return xhat * gamma.reshape(shp) + beta.reshape(shp), mean, var
+
+
+def bn(**kw):
+    return nbdl.sym.BatchNorm(nbdl.sym.var("x"), nbdl.sym.var("g"), nbdl.sym.var("b"),
+                              nbdl.sym.var("mm"), nbdl.sym.var("mv"), **kw)
+
+
+def tol(dtype):
+    return dict(rtol=1e-5, atol=1e-6) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-4)
+
+
+def bn_inputs(rng, shape, axis, dtype):
+    C = shape[axis]
+    loc = {"x": rng.uniform(-2, 2, shape).astype(dtype) + 3,
+           "g": rng.uniform(0.5, 1.5, C).astype(dtype), "b": rng.normal(size=C).astype(dtype)}
+    aux = {"mm": rng.normal(size=C).astype(dtype), "mv": rng.uniform(0.5, 2, C).astype(dtype)}
+    return loc, aux
+
+
+GRID = [((4, 3), 1), ((2, 3, 4), 1), ((2, 3, 2, 3), 1), ((3, 2, 5), -1), ((5, 2), 0),
+        ((1, 1), 1), ((1, 2, 1), 1), ((2, 3, 1, 1, 2), 1)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axis", GRID)
+@pytest.mark.parametrize("train", [True, False])
+def test_forward_grid(dtype, shape, axis, train, rng):
+    loc, aux = bn_inputs(rng, shape, axis, dtype)
+    kw = dict(axis=axis, fix_gamma=False, eps=1e-3, momentum=0.8)
+    out, mean, var, mm, mv = np_batch_norm(loc["x"], loc["g"], loc["b"], aux["mm"], aux["mv"],
+                                           train, momentum=0.8, fix_gamma=False, axis=axis)
+    outs, _, new_aux = run_symbol(bn(output_mean_var=True, **kw), loc, aux, is_train=train)
+    for got, want in zip(outs + [new_aux["mm"], new_aux["mv"]], [out, mean, var, mm, mv]):
+        assert got.dtype == dtype
+        assert_almost_equal(got, want, **tol(dtype))
+    assert len(run_symbol(bn(**kw), loc, aux)[0]) == 1
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(fix_gamma=False), dict(use_global_stats=True),
+                                dict(fix_gamma=False, use_global_stats=True, eps=0.5)])
+def test_attr_semantics(kw, rng):
+    loc, aux = bn_inputs(rng, (3, 2, 4), 1, np.float64)
+    full = dict(eps=1e-3, fix_gamma=True, use_global_stats=False)
+    full.update(kw)
+    out, mean, var, mm, mv = np_batch_norm(loc["x"], loc["g"], loc["b"], aux["mm"], aux["mv"],
+                                           True, **full)
+    outs, _, new_aux = run_symbol(bn(output_mean_var=True, **kw), loc, aux, is_train=True)
+    for got, want in zip(outs + [new_aux["mm"], new_aux["mv"]], [out, mean, var, mm, mv]):
+        assert_almost_equal(got, want)
+    og = rng.normal(size=out.shape)
+    dx, dg, db = np_batch_norm_grad(og, loc["x"], loc["g"], mean, var,
+                                    not full["use_global_stats"], full["eps"], full["fix_gamma"])
+    check_symbolic_backward(bn(**kw), loc, [og], {"x": dx, "g": dg, "b": db}, aux_states=aux)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,axis", [((4, 3), 1), ((2, 3, 4), -1), ((3, 2, 2, 2), 1)])
+def test_backward_formula(dtype, shape, axis, rng):
+    loc, aux = bn_inputs(rng, shape, axis, dtype)
+    _, mean, var, _, _ = np_batch_norm(loc["x"], loc["g"], loc["b"], aux["mm"], aux["mv"], True,
+                                       axis=axis)
+    og = rng.normal(size=shape).astype(dtype)
+    dx, dg, db = np_batch_norm_grad(og, loc["x"], loc["g"], mean, var, True, fix_gamma=False,
+                                    axis=axis)
+    check_symbolic_backward(bn(axis=axis, fix_gamma=False), loc, [og],
+                            {"x": dx, "g": dg, "b": db}, aux_states=aux, **tol(dtype))
+
+
+@pytest.mark.parametrize("shape,kw", [((3, 2), dict(fix_gamma=False)),
+                                      ((2, 3, 2), dict(fix_gamma=False, eps=0.1)),
+                                      ((2, 2, 3), dict(axis=-1, fix_gamma=False)),
+                                      ((2, 2, 2), dict(fix_gamma=False, use_global_stats=True))])
+def test_numeric_gradient(shape, kw, rng):
+    loc, aux = bn_inputs(rng, shape, kw.get("axis", 1), np.float64)
+    check_numeric_gradient(bn(**kw), loc, aux_states=aux)
+
+
+def test_executor_train_updates_aux_in_place(rng):
+    data = nbdl.sym.var("data")
+    net = nbdl.sym.BatchNorm(data, name="bn", momentum=0.5, fix_gamma=False)
+    assert net.list_arguments() == ["data", "bn_gamma", "bn_beta"]
+    assert net.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    ex = net.simple_bind(nbdl.cpu(), data=(4, 3, 2))
+    x = rng.normal(size=(4, 3, 2)).astype(np.float32) * 2 + 1
+    ex.arg_dict["data"][:] = x
+    ex.arg_dict["bn_gamma"][:] = np.array([1.0, 2.0, 0.5], np.float32)
+    ex.arg_dict["bn_beta"][:] = 0
+    mm_arr, mv_arr = ex.aux_dict["bn_moving_mean"], ex.aux_dict["bn_moving_var"]
+    mm_arr[:] = 0
+    mv_arr[:] = 1
+    mean, var = np_channel_stats(x, 1)
+    ex.forward(is_train=True)
+    # the bound aux arrays themselves were updated
+    assert_almost_equal(mm_arr.asnumpy(), 0.5 * mean, rtol=1e-5, atol=1e-6)
+    assert_almost_equal(mv_arr.asnumpy(), 0.5 + 0.5 * var, rtol=1e-5, atol=1e-6)
+    ex.forward(is_train=True)
+    assert_almost_equal(mm_arr.asnumpy(), 0.75 * mean, rtol=1e-5, atol=1e-6)
+    ex.backward(nbdl.nd.array(np.ones((4, 3, 2), np.float32)))
+    assert_almost_equal(ex.grad_dict["bn_beta"].asnumpy(), np.full(3, 8.0))
+    # inference: moving stats normalise, and are left alone
+    before = (mm_arr.asnumpy().copy(), mv_arr.asnumpy().copy())
+    out = ex.forward(is_train=False)[0].asnumpy()
+    want = np_batch_norm(x, np.array([1.0, 2.0, 0.5]), np.zeros(3), before[0], before[1], False,
+                         fix_gamma=False)[0]
+    assert_almost_equal(out, want, rtol=1e-4, atol=1e-5)
+    assert np.array_equal(mm_arr.asnumpy(), before[0])
+    assert np.array_equal(mv_arr.asnumpy(), before[1])
+
+
+def test_eager_autograd_train_and_inference(rng):
+    x_np = rng.normal(size=(5, 2, 3)) + 2
+    x = nbdl.nd.array(x_np, dtype=np.float64)
+    g = nbdl.nd.array(np.array([1.5, 0.5]), dtype=np.float64)
+    b = nbdl.nd.array(np.array([0.1, -0.2]), dtype=np.float64)
+    mm, mv = nbdl.nd.zeros((2,), dtype=np.float64), nbdl.nd.ones((2,), dtype=np.float64)
+    for a in (x, g, b):
+        a.attach_grad()
+    with nbdl.autograd.record(train_mode=True):
+        y = nbdl.nd.BatchNorm(x, g, b, mm, mv, fix_gamma=False)
+    out, mean, var, new_mm, new_mv = np_batch_norm(x_np, g.asnumpy(), b.asnumpy(), np.zeros(2),
+                                                   np.ones(2), True, fix_gamma=False)
+    assert_almost_equal(y.asnumpy(), out)
+    assert_almost_equal(mm.asnumpy(), new_mm)
+    assert_almost_equal(mv.asnumpy(), new_mv)
+    og = rng.normal(size=x_np.shape)
+    y.backward(nbdl.nd.array(og, dtype=np.float64))
+    dx, dg, db = np_batch_norm_grad(og, x_np, g.asnumpy(), mean, var, True, fix_gamma=False)
+    assert_almost_equal(x.grad.asnumpy(), dx)
+    assert_almost_equal(g.grad.asnumpy(), dg)
+    assert_almost_equal(b.grad.asnumpy(), db)
+    with nbdl.autograd.record(train_mode=False):
+        y = nbdl.nd.BatchNorm(x, g, b, mm, mv, fix_gamma=False)
+    assert_almost_equal(mm.asnumpy(), new_mm)   # untouched in inference
+    out = np_batch_norm(x_np, g.asnumpy(), b.asnumpy(), new_mm, new_mv, False, fix_gamma=False)[0]
+    assert_almost_equal(y.asnumpy(), out)
+    # backward in inference mode (MXNet's backward defaults to train_mode=True)
+    y.backward(nbdl.nd.array(og, dtype=np.float64), train_mode=False)
+    dx, _, _ = np_batch_norm_grad(og, x_np, g.asnumpy(), new_mm, new_mv, False, fix_gamma=False)
+    assert_almost_equal(x.grad.asnumpy(), dx)
+    # outside record: inference
+    y = nbdl.nd.BatchNorm(x, g, b, mm, mv, fix_gamma=False)
+    assert_almost_equal(y.asnumpy(), out)
+
+
+def test_parallel_variant(monkeypatch, rng):
+    monkeypatch.setenv("NBDL_PARALLEL_MIN", "1")
+    loc, aux = bn_inputs(rng, (4, 3, 5), 1, np.float32)
+    _, mean, var, _, _ = np_batch_norm(loc["x"], loc["g"], loc["b"], aux["mm"], aux["mv"], True)
+    out, _, _, mm, mv = np_batch_norm(loc["x"], loc["g"], loc["b"], aux["mm"], aux["mv"], True)
+    outs, _, new_aux = run_symbol(bn(), loc, aux, is_train=True)
+    assert_almost_equal(outs[0], out, rtol=1e-4, atol=1e-4)
+    assert_almost_equal(new_aux["mv"], mv, rtol=1e-4, atol=1e-5)
+    og = rng.normal(size=(4, 3, 5)).astype(np.float32)
+    dx, dg, db = np_batch_norm_grad(og, loc["x"], loc["g"], mean, var, True)
+    check_symbolic_backward(bn(), loc, [og], {"x": dx, "g": dg, "b": db}, aux_states=aux,
+                            rtol=1e-4, atol=1e-4)
+
+
+def test_large_offset_variance_is_stable():
+    x = (1e4 + np.arange(8, dtype=np.float32).reshape(4, 2, 1))
+    loc = {"x": x, "g": np.ones(2, np.float32), "b": np.zeros(2, np.float32)}
+    aux = {"mm": np.zeros(2, np.float32), "mv": np.ones(2, np.float32)}
+    outs, _, _ = run_symbol(bn(output_mean_var=True), loc, aux, is_train=True)
+    assert_almost_equal(outs[2], np.full(2, 5.0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kw", [dict(fix_gamma=False), dict(use_global_stats=True)])
+def test_cuda_matches_cpu(kw, rng):
+    loc, aux = bn_inputs(rng, (2, 3, 2), 1, np.float32)
+    check_consistency(bn(output_mean_var=True, **kw), loc, aux_states=aux,
+                      devices=[cpu(), gpu()], rtol=1e-5, atol=1e-5)
+
+
+def test_shape_inference():
+    args, outs, auxs = bn(output_mean_var=True).infer_shape(x=(2, 5, 3))
+    assert args == [(2, 5, 3), (5,), (5,)] and auxs == [(5,), (5,)]
+    assert outs == [(2, 5, 3), (5,), (5,)]
+    args, _, auxs = bn(axis=-1).infer_shape(x=(2, 5, 3))
+    assert args[1] == (3,) and auxs == [(3,), (3,)]
+    args, outs, auxs = bn().infer_shape_partial(g=(4,))
+    assert args[2] == (4,) and auxs == [(4,), (4,)] and not outs[0]
+    _, touts, _ = bn(output_mean_var=True).infer_type(x=np.float64)
+    assert touts == [np.float64] * 3
+
+
+def test_mxnet_string_attrs():
+    s = nbdl.sym.BatchNorm(nbdl.sym.var("data"), name="bn0", eps="2e-05", momentum="0.9",
+                           fix_gamma="False", use_global_stats="False", cudnn_off="False",
+                           axis="1")
+    assert s.list_outputs() == ["bn0_output"]
+    args, _, _ = s.infer_shape(data=(1, 4, 2, 2))
+    assert args[1] == (4,)
+
+
+def test_shape_errors():
+    with pytest.raises(nbdl.ShapeError, match=r"BatchNorm.*moving_var.*\(3,\).*\(4,\)"):
+        bn().infer_shape(x=(2, 4), mv=(3,))
+    with pytest.raises(nbdl.ShapeError, match=r"BatchNorm.*axis=3.*\(2, 4\)"):
+        bn(axis=3).infer_shape(x=(2, 4))
+
+
+@pytest.mark.parametrize("attrs,match", [({"eps": -1.0}, "eps"), ({"momentum": "nan"}, "momentum"),
+                                         ({"bogus": 1}, "bogus")])
+def test_bad_attrs(attrs, match):
+    with pytest.raises(nbdl.AttrError, match=match):
+        bn(**attrs)
+
+
+# -- InstanceNorm / GroupNorm ----------------------------------------------------------
+
+def inorm(**kw):
+    return nbdl.sym.InstanceNorm(nbdl.sym.var("x"), nbdl.sym.var("g"), nbdl.sym.var("b"), **kw)
+
+
+def gnorm(**kw):
+    return nbdl.sym.GroupNorm(nbdl.sym.var("x"), nbdl.sym.var("g"), nbdl.sym.var("b"), **kw)
+
+
+def gn_inputs(rng, shape, dtype):
+    C = shape[1]
+    return {"x": rng.uniform(-2, 2, shape).astype(dtype),
+            "g": rng.uniform(0.5, 1.5, C).astype(dtype), "b": rng.normal(size=C).astype(dtype)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 3, 4), (1, 2, 3, 2), (2, 1, 1), (3, 2, 5, 1, 2)])
+def test_instance_norm_forward(dtype, shape, rng):
+    loc = gn_inputs(rng, shape, dtype)
+    out, _, _ = np_group_norm(loc["x"], loc["g"], loc["b"], shape[1], 1e-3)
+    outs = check_symbolic_forward(inorm(), loc, [out], **tol(dtype))
+    assert outs[0].dtype == dtype and len(outs) == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,groups", [((2, 4, 3), 2), ((1, 6, 2, 2), 3), ((2, 3), 1),
+                                          ((2, 2, 1), 2), ((3, 4, 5), 4)])
+def test_group_norm_forward(dtype, shape, groups, rng):
+    loc = gn_inputs(rng, shape, dtype)
+    out, mean, var = np_group_norm(loc["x"], loc["g"], loc["b"], groups, 1e-5)
+    outs = check_symbolic_forward(gnorm(num_groups=groups, output_mean_var=True), loc,
+                                  [out, mean, np.sqrt(var + 1e-5)], **tol(dtype))
+    assert [o.dtype for o in outs] == [dtype] * 3
+
+
+@pytest.mark.parametrize("sym,shape", [(inorm(), (2, 3, 4)), (inorm(eps=0.1), (1, 2, 2, 3)),
+                                       (gnorm(num_groups=2), (2, 4, 3)),
+                                       (gnorm(num_groups=1, eps=1e-3), (2, 3, 2))])
+def test_norm_numeric_gradient(sym, shape, rng):
+    check_numeric_gradient(sym, gn_inputs(rng, shape, np.float64))
+
+
+def test_group_norm_backward_formula(rng):
+    """GroupNorm gradients via per-group LayerNorm algebra written out."""
+    shape, G, eps = (2, 4, 3), 2, 1e-5
+    loc = gn_inputs(rng, shape, np.float64)
+    og = rng.normal(size=shape)
+    x, gamma = loc["x"], loc["g"]
+    _, mean, var = np_group_norm(x, gamma, loc["b"], G, eps)
+    xg = x.reshape(2, G, -1)
+    std = np.sqrt(var + eps)[..., None]
+    xhat = (xg - mean[..., None]) / std
+    dxhat = (og * gamma.reshape(1, 4, 1)).reshape(2, G, -1)
+    m = xg.shape[-1]
+    dx = (dxhat - dxhat.mean(-1, keepdims=True)
+          - xhat * (dxhat * xhat).mean(-1, keepdims=True)) / std
+    dg = (og * xhat.reshape(shape)).sum(axis=(0, 2))
+    db = og.sum(axis=(0, 2))
+    assert m == 6
+    check_symbolic_backward(gnorm(num_groups=G), loc, [og],
+                            {"x": dx.reshape(shape), "g": dg, "b": db})
+
+
+@pytest.mark.parametrize("sym,shape", [(inorm(), (2, 2, 3)), (gnorm(num_groups=2), (1, 4, 2))])
+def test_norm_cuda_matches_cpu(sym, shape, rng):
+    check_consistency(sym, gn_inputs(rng, shape, np.float32), devices=[cpu(), gpu()],
+                      rtol=1e-5, atol=1e-5)
+
+
+def test_norm_parallel_variant(monkeypatch, rng):
+    monkeypatch.setenv("NBDL_PARALLEL_MIN", "1")
+    loc = gn_inputs(rng, (2, 4, 3), np.float64)
+    out, _, _ = np_group_norm(loc["x"], loc["g"], loc["b"], 2, 1e-5)
+    check_symbolic_forward(gnorm(num_groups=2), loc, [out])
+    check_numeric_gradient(gnorm(num_groups=2), loc)
+
+
+def test_norm_inference_and_errors():
+    args, outs, _ = gnorm(num_groups=2, output_mean_var=True).infer_shape(x=(3, 4, 5))
+    assert args == [(3, 4, 5), (4,), (4,)] and outs == [(3, 4, 5), (3, 2), (3, 2)]
+    args, outs, _ = inorm().infer_shape(x=(3, 4, 5))
+    assert args[1] == (4,) and outs == [(3, 4, 5)]
+    with pytest.raises(nbdl.ShapeError, match=r"GroupNorm.*num_groups=3.*\(2, 4, 5\)"):
+        gnorm(num_groups=3).infer_shape(x=(2, 4, 5))
+    with pytest.raises(nbdl.ShapeError, match=r"InstanceNorm.*\(2, 4\)"):
+        inorm().infer_shape(x=(2, 4))
+    with pytest.raises(nbdl.ShapeError, match=r"InstanceNorm.*gamma.*\(3,\).*\(4,\)"):
+        inorm().infer_shape(x=(2, 4, 5), g=(3,))
+    with pytest.raises(nbdl.AttrError, match="num_groups"):
+        gnorm(num_groups=0)

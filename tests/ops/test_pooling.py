@@ -1,0 +1,326 @@
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import nbdl
+from nbdl.device import cpu, gpu
+from nbdl.ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call, get_op
+from nbdl.testing import (assert_almost_equal, check_consistency, check_numeric_gradient,
+                          check_symbolic_backward, check_symbolic_forward)
+
+
+# -- numpy reference with direct loops (channels-first) --------------------------
+
+def _geometry(x_shape, kernel, stride, pad, conv, global_pool):
+    ns = len(x_shape) - 2
+    out = []
+    for i in range(ns):
+        X = x_shape[2 + i]
+        if global_pool:
+            out.append((X, X, 1, 0, 1))
+            continue
+        k = kernel[i]
+        s = stride[i] if stride else 1
+        p = pad[i] if pad else 0
+        if conv == "valid":
+            o = (X + 2 * p - k) // s + 1
+        elif conv == "full":
+            o = int(math.ceil((X + 2 * p - k) / s)) + 1
+        else:
+            o = int(math.ceil(X / s))
+            p = max((o - 1) * s + k - X, 0) // 2
+        out.append((X, k, s, p, o))
+    return out
+
+
+def _windows(x_shape, geo):
+    """Yield (output index, tuple of slices into data[n, c], padded window size)."""
+    N, C = x_shape[:2]
+    for n, c in itertools.product(range(N), range(C)):
+        for o in itertools.product(*[range(g[4]) for g in geo]):
+            sl, full = [], 1
+            for oi, (X, k, s, p, _) in zip(o, geo):
+                a = oi * s - p
+                b = min(a + k, X + p)
+                full *= b - a
+                sl.append(slice(max(a, 0), min(b, X)))
+            yield (n, c) + o, (n, c) + tuple(sl), full
+
+
+def np_pool(x, kernel=(), stride=(), pad=(), pool_type="max", conv="valid", p=2, cip=True,
+            global_pool=False):
+    x = x.astype(np.float64)
+    geo = _geometry(x.shape, kernel, stride, pad, conv, global_pool)
+    out = np.zeros(x.shape[:2] + tuple(g[4] for g in geo))
+    for oidx, sl, full in _windows(x.shape, geo):
+        w = x[sl]
+        if w.size == 0:
+            continue
+        if pool_type == "max":
+            out[oidx] = w.max()
+        elif pool_type == "avg":
+            out[oidx] = w.sum() / (full if cip else w.size)
+        elif pool_type == "sum":
+            out[oidx] = w.sum()
+        else:
+            out[oidx] = (w ** p).sum() ** (1.0 / p)
+    return out
+
+
+def np_pool_grad(og, x, kernel=(), stride=(), pad=(), pool_type="max", conv="valid", p=2,
+                 cip=True, global_pool=False):
+    x = x.astype(np.float64)
+    y = np_pool(x, kernel, stride, pad, pool_type, conv, p, cip, global_pool)
+    geo = _geometry(x.shape, kernel, stride, pad, conv, global_pool)
+    dx = np.zeros(x.shape)
+    for oidx, sl, full in _windows(x.shape, geo):
+        w = x[sl]
+        if w.size == 0:
+            continue
+        g = og[oidx]
+        view = dx[sl]
+        if pool_type == "max":
+            pos = np.unravel_index(np.argmax(w), w.shape)   # first maximum
+            view[pos] += g
+        elif pool_type == "avg":
+            view += g / (full if cip else w.size)
+        elif pool_type == "sum":
+            view += g
+        else:
+            view += g * (w / y[oidx]) ** (p - 1) if y[oidx] != 0 else 0
+    return dx
+
+
+def pool(**kw):
+    return nbdl.sym.Pooling(nbdl.sym.var("x"), **kw)
+
+
+def _ref_kw(kw):
+    return dict(kernel=kw.get("kernel", ()), stride=kw.get("stride", ()), pad=kw.get("pad", ()),
+                pool_type=kw.get("pool_type", "max"), conv=kw.get("pooling_convention", "valid"),
+                p=kw.get("p_value", 2), cip=kw.get("count_include_pad", True),
+                global_pool=kw.get("global_pool", False))
+
+
+def tol(dtype):
+    return dict(rtol=1e-5, atol=1e-6) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-5)
+
+
+CASES = [
+    ((2, 3, 7), dict(kernel=(3,), stride=(2,))),
+    ((1, 2, 5), dict(kernel=(2,), pad=(1,), pool_type="avg")),
+    ((2, 1, 5, 6), dict(kernel=(2, 3), stride=(2, 1))),
+    ((1, 2, 5, 5), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg")),
+    ((1, 2, 5, 5), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg",
+                        count_include_pad=False)),
+    ((1, 1, 4, 5), dict(kernel=(2, 2), stride=(2, 2), pooling_convention="full",
+                        pool_type="avg")),
+    ((1, 2, 5, 4), dict(kernel=(3, 2), stride=(2, 2), pooling_convention="same")),
+    ((1, 2, 4, 3), dict(kernel=(2, 2), pool_type="sum")),
+    ((2, 2, 4, 3), dict(kernel=(2, 2), pool_type="lp")),
+    ((1, 2, 4, 3), dict(kernel=(2, 1), pool_type="lp", p_value=1)),
+    ((1, 1, 3, 4, 3), dict(kernel=(2, 2, 2), stride=(1, 2, 1))),
+    ((1, 2, 3, 3, 4), dict(kernel=(2, 3, 2), pad=(1, 0, 1), pool_type="avg")),
+    ((1, 1, 1, 1), dict(kernel=(1, 1))),
+    ((2, 3, 4, 5), dict(global_pool=True, pool_type="max")),
+    ((2, 3, 4, 5), dict(global_pool=True, pool_type="avg")),
+    ((1, 2, 3, 2, 2), dict(global_pool=True, pool_type="sum")),
+    ((2, 1, 5), dict(global_pool=True, pool_type="lp", p_value=3)),
+]
+
+
+def _data(rng, shape, kw, dtype):
+    if kw.get("pool_type") == "lp" and kw.get("p_value", 2) % 2:
+        return rng.uniform(0.1, 2, shape).astype(dtype)
+    # a permutation: no ties, so max's argmax is unambiguous
+    return (rng.permutation(int(np.prod(shape))).reshape(shape) / 7.0 - 1).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,kw", CASES)
+def test_forward_grid(dtype, shape, kw, rng):
+    x = _data(rng, shape, kw, dtype)
+    outs = check_symbolic_forward(pool(**kw), {"x": x}, [np_pool(x, **_ref_kw(kw))],
+                                  **tol(dtype))
+    assert outs[0].dtype == dtype
+
+
+@pytest.mark.parametrize("shape,kw", CASES)
+def test_backward_formula(shape, kw, rng):
+    x = _data(rng, shape, kw, np.float64)
+    y = np_pool(x, **_ref_kw(kw))
+    og = rng.normal(size=y.shape)
+    check_symbolic_backward(pool(**kw), {"x": x}, [og], {"x": np_pool_grad(og, x, **_ref_kw(kw))})
+
+
+@pytest.mark.parametrize("shape,kw", [
+    ((1, 2, 5, 4), dict(kernel=(2, 2), stride=(1, 2), pad=(1, 0), pool_type="avg")),
+    ((1, 2, 5, 4), dict(kernel=(3, 2), stride=(2, 1), pool_type="avg", count_include_pad=False,
+                        pad=(1, 1))),
+    ((2, 1, 5), dict(kernel=(3,), stride=(2,), pool_type="sum", pooling_convention="full")),
+    ((1, 1, 4, 4), dict(kernel=(2, 2), stride=(1, 1), pool_type="max")),
+    ((1, 2, 3, 4), dict(kernel=(2, 2), pool_type="lp", p_value=2)),
+    ((1, 2, 3, 3), dict(kernel=(2, 2), pool_type="lp", p_value=3)),
+    ((1, 2, 2, 3, 2), dict(kernel=(2, 2, 1), pool_type="avg")),
+    ((2, 2, 3, 2), dict(global_pool=True, pool_type="lp")),
+    ((2, 2, 3, 2), dict(global_pool=True, pool_type="max")),
+])
+def test_numeric_gradient(shape, kw, rng):
+    check_numeric_gradient(pool(**kw), {"x": _data(rng, shape, kw, np.float64)})
+
+
+def test_max_routes_to_first_argmax():
+    x = np.array([[[[1.0, 5.0, 5.0], [2.0, 0.0, 3.0]]]])
+    check_symbolic_backward(pool(kernel=(2, 2)), {"x": x}, [np.array([[[[10.0, 20.0]]]])],
+                            {"x": np.array([[[[0.0, 30.0, 0.0], [0.0, 0.0, 0.0]]]])})
+
+
+@pytest.mark.parametrize("layout,shape,kw", [
+    ("NWC", (2, 5, 3), dict(kernel=(2,), stride=(2,), pool_type="avg", pad=(1,))),
+    ("NHWC", (1, 4, 5, 2), dict(kernel=(2, 3), stride=(2, 1))),
+    ("NHWC", (2, 3, 4, 3), dict(global_pool=True, pool_type="avg")),
+    ("NDHWC", (1, 3, 2, 3, 2), dict(kernel=(2, 1, 2), pool_type="lp")),
+])
+def test_channels_last(layout, shape, kw, rng):
+    x = _data(rng, shape, kw, np.float64)
+    perm = (0, x.ndim - 1) + tuple(range(1, x.ndim - 1))
+    back = (0,) + tuple(range(2, x.ndim)) + (1,)
+    xf = x.transpose(perm)
+    y = np_pool(xf, **_ref_kw(kw)).transpose(back)
+    check_symbolic_forward(pool(layout=layout, **kw), {"x": x}, [y])
+    og = rng.normal(size=y.shape)
+    dx = np_pool_grad(og.transpose(perm), xf, **_ref_kw(kw)).transpose(back)
+    check_symbolic_backward(pool(layout=layout, **kw), {"x": x}, [og], {"x": dx})
+
+
+def test_empty_batch(rng):
+    x = np.zeros((0, 2, 4, 4), np.float32)
+    outs = check_symbolic_forward(pool(kernel=(2, 2)), {"x": x}, [np.zeros((0, 2, 3, 3))])
+    assert outs[0].shape == (0, 2, 3, 3)
+
+
+def test_window_in_padding_only():
+    # 'full' with a large pad: the last window holds only padding -> 0
+    x = np.array([[[3.0]]])
+    check_symbolic_forward(pool(kernel=(2,), stride=(2,), pad=(1,), pooling_convention="full"),
+                           {"x": x}, [np.array([[[3.0, 0.0]]])])
+
+
+def test_shape_inference_and_mxnet_strings():
+    s = nbdl.sym.Pooling(nbdl.sym.var("data"), kernel="(3, 3)", stride="(2, 2)", pad="(1, 1)",
+                         pool_type="avg", pooling_convention="full", global_pool="False",
+                         cudnn_off="False", count_include_pad="True")
+    _, outs, _ = s.infer_shape(data=(2, 3, 8, 9))
+    assert outs == [(2, 3, 5, 5)]
+    _, outs, _ = pool(kernel=(2, 2), layout="NHWC").infer_shape(x=(2, 6, 4, 3))
+    assert outs == [(2, 5, 3, 3)]
+    _, outs, _ = pool(global_pool=True).infer_shape(x=(2, 6, 4, 3))
+    assert outs == [(2, 6, 1, 1)]
+    _, outs, _ = pool(kernel=(3,), stride=(2,), pooling_convention="same").infer_shape(x=(1, 1, 7))
+    assert outs == [(1, 1, 4)]
+    _, touts, _ = pool(kernel=(2,)).infer_type(x=np.float64)
+    assert touts == [np.float64]
+
+
+def _call(opname, shapes, req, dtype, attrs, device):
+    op = get_op(opname)
+    parsed, _ = op.parse_attrs(attrs)
+    ins, outs = op.infer_shape(parsed, list(shapes), [None])
+    return op, Call(op, parsed, ins, [np.dtype(dtype)] * len(ins), outs, [np.dtype(dtype)],
+                    req=list(req), device=device)
+
+
+def _run(launch, *arrays):
+    views = launch.views or [None] * len(arrays)
+    launch.fn(*[a if v is None else a.reshape(v) for a, v in zip(arrays, views)], *launch.scalars)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("kw", [dict(kernel=(2, 2), pool_type="avg", pad=(1, 0)),
+                                dict(global_pool=True, pool_type="max")])
+def test_req_null_and_add(device, kw, rng):
+    dev = cpu() if device == "cpu" else gpu()
+    x = _data(rng, (1, 2, 3, 3), kw, np.float64)
+    y = np_pool(x, **_ref_kw(kw))
+    for req, base, want in ((REQ_ADD, 1.0, y + 1), (REQ_NULL, -9.0, np.full(y.shape, -9.0))):
+        op, call = _call("Pooling", [x.shape], [req], np.float64, kw, dev)
+        arrays = [dev.from_numpy(x), dev.from_numpy(np.full(y.shape, base))]
+        _run(op.prepare(call), *arrays)
+        assert_almost_equal(dev.to_numpy(arrays[1]), want)
+    og = rng.normal(size=y.shape)
+    dx = np_pool_grad(og, x, **_ref_kw(kw))
+    for req, base, want in ((REQ_ADD, 1.0, dx + 1), (REQ_NULL, -9.0, np.full(x.shape, -9.0)),
+                            (REQ_WRITE, -9.0, dx)):
+        op, call = _call("_backward_Pooling", [y.shape, x.shape, y.shape], [req], np.float64, kw,
+                         dev)
+        arrays = [dev.from_numpy(a) for a in (og, x, y, np.full(x.shape, base))]
+        _run(op.prepare(call), *arrays)
+        assert_almost_equal(dev.to_numpy(arrays[3]), want)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel=(3, 2), stride=(2, 1), pad=(1, 1), pool_type="avg"),
+                                dict(kernel=(2, 2), pool_type="max"),
+                                dict(global_pool=True, pool_type="avg")])
+def test_parallel_variant(monkeypatch, kw, rng):
+    monkeypatch.setenv("NBDL_PARALLEL_MIN", "1")
+    x = _data(rng, (2, 3, 5, 4), kw, np.float32)
+    y = np_pool(x, **_ref_kw(kw))
+    check_symbolic_forward(pool(**kw), {"x": x}, [y], rtol=1e-5, atol=1e-5)
+    og = rng.normal(size=y.shape).astype(np.float32)
+    check_symbolic_backward(pool(**kw), {"x": x}, [og], {"x": np_pool_grad(og, x, **_ref_kw(kw))},
+                            rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,kw", [
+    ((1, 2, 3, 3), dict(kernel=(2, 2), pool_type="max")),
+    ((1, 1, 4, 3), dict(kernel=(2, 2), stride=(2, 1), pad=(1, 0), pool_type="avg",
+                        count_include_pad=False)),
+    ((1, 1, 5), dict(kernel=(2,), pool_type="lp")),
+    ((1, 2, 2, 3, 2), dict(kernel=(2, 2, 2), pool_type="sum")),
+    ((1, 3, 2, 2), dict(global_pool=True, pool_type="max", layout="NHWC")),
+    ((2, 2, 3), dict(global_pool=True, pool_type="lp")),
+])
+def test_cuda_matches_cpu(shape, kw, rng):
+    check_consistency(pool(**kw), {"x": _data(rng, shape, kw, np.float32)},
+                      devices=[cpu(), gpu()], rtol=1e-5, atol=1e-5)
+
+
+def test_kernel_larger_than_data():
+    with pytest.raises(nbdl.ShapeError, match=r"Pooling.*kernel=\(4, 4\).*\(1, 1, 3, 3\)"):
+        pool(kernel=(4, 4)).infer_shape(x=(1, 1, 3, 3))
+
+
+def test_data_rank_mismatch():
+    with pytest.raises(nbdl.ShapeError, match=r"Pooling.*4 dimensions.*\(2, 3, 5\)"):
+        pool(kernel=(2, 2)).infer_shape(x=(2, 3, 5))
+    with pytest.raises(nbdl.ShapeError, match=r"Pooling.*layout=NCW.*\(1, 1, 3, 3\)"):
+        pool(kernel=(2, 2), layout="NCW").infer_shape(x=(1, 1, 3, 3))
+
+
+@pytest.mark.parametrize("attrs,match", [
+    ({}, "kernel"), ({"kernel": (2, 2), "stride": (1,)}, "stride"),
+    ({"kernel": (2,), "pad": (-1,)}, "pad"), ({"kernel": (0,)}, "kernel"),
+    ({"kernel": (2,), "p_value": 0}, "p_value"), ({"kernel": (2,), "pool_type": "median"},
+                                                  "pool_type"),
+    ({"kernel": (2,), "pooling_convention": "round"}, "pooling_convention"),
+    ({"kernel": (2,), "layout": "CHW"}, "layout"), ({"kernel": (2, 2, 2, 2)}, "kernel")])
+def test_bad_attrs(attrs, match):
+    with pytest.raises(nbdl.AttrError, match=match):
+        pool(**attrs)
+
+
+def test_integer_data_rejected():
+    with pytest.raises(nbdl.DTypeError, match="Pooling"):
+        nbdl.nd.Pooling(nbdl.nd.array(np.ones((1, 1, 2, 2), np.int32), dtype=np.int32),
+                        kernel=(2, 2))
+
+
+def test_eager_and_autograd(rng):
+    x = nbdl.nd.array(_data(rng, (1, 2, 4, 4), {}, np.float32))
+    x.attach_grad()
+    with nbdl.autograd.record():
+        y = nbdl.nd.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="avg")
+    y.backward()
+    assert_almost_equal(x.grad.asnumpy(), np.full((1, 2, 4, 4), 0.25))
