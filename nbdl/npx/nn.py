@@ -1,6 +1,7 @@
 """Neural-network operators of ``nbdl.npx`` (MXNet 2's ``mx.npx``):
-activations, softmax, fully_connected, dropout, layer_norm, embedding and
-batch_dot.  Each runs one op of the table, eagerly on NDArrays or as a
+activations, softmax, fully_connected, dropout, layer_norm, embedding,
+batch_dot, convolution, deconvolution, pooling, batch_norm and leaky_relu.
+Each runs one op of the table, eagerly on NDArrays or as a
 graph node on Symbols (see ``nbdl.np._dispatch``)."""
 from ..dtype import as_dtype
 from ..errors import AttrError
@@ -116,3 +117,117 @@ def batch_dot(a, b, transpose_a=False, transpose_b=False):
     inputs, s = operands([a, b], "batch_dot")
     return apply("batch_dot", inputs, {"transpose_a": bool(transpose_a),
                                        "transpose_b": bool(transpose_b)}, on_symbols=s)
+
+
+# -- convolution, pooling, batch norm, leaky_relu (Gluon's conv and norm layers) ------
+
+def _bias_inputs(where, x, weight, bias, no_bias):
+    if no_bias is None:
+        no_bias = bias is None
+    if no_bias and bias is not None:
+        raise AttrError(f"{where}: a bias was given with no_bias=True")
+    if not no_bias and bias is None:
+        raise AttrError(f"{where}: no_bias=False needs a bias")
+    inputs, s = operands([x, weight] + ([] if no_bias else [bias]), where)
+    return inputs, s, bool(no_bias)
+
+
+def _kernel(kernel, weight, where, channel_last):
+    if kernel is not None:
+        return tuple(kernel)
+    shape = static_shape(weight)
+    if shape is None:
+        raise AttrError(f"{where}: kernel is required when the weight's shape is not known")
+    return tuple(shape[1:-1] if channel_last else shape[2:])
+
+
+def _conv_attrs(where, inputs, kernel, stride, dilate, pad, num_group, layout):
+    attrs = {"kernel": _kernel(kernel, inputs[1], where, bool(layout) and layout[1] != "C"),
+             "num_group": int(num_group)}
+    for name, value in (("stride", stride), ("dilate", dilate), ("pad", pad)):
+        if value is not None:
+            attrs[name] = tuple(value)
+    if layout is not None:
+        attrs["layout"] = layout
+    return attrs
+
+
+def convolution(data, weight, bias=None, kernel=None, stride=None, dilate=None, pad=None,
+                num_filter=None, num_group=1, no_bias=None, layout=None, workspace=1024,
+                cudnn_tune=None, cudnn_off=False):
+    """``Convolution`` over 1, 2 or 3 spatial axes.  ``kernel`` and
+    ``num_filter`` default to the weight's shape; ``no_bias`` to ``bias is None``."""
+    where = "convolution"
+    inputs, s, no_bias = _bias_inputs(where, data, weight, bias, no_bias)
+    attrs = _conv_attrs(where, inputs, kernel, stride, dilate, pad, num_group, layout)
+    attrs["num_filter"] = _dim(num_filter, inputs[1], 0, where, "num_filter")
+    attrs["no_bias"] = no_bias
+    return apply("Convolution", inputs, attrs, on_symbols=s)
+
+
+def deconvolution(data, weight, bias=None, kernel=None, stride=None, dilate=None, pad=None,
+                  adj=None, target_shape=None, num_filter=None, num_group=1, no_bias=None,
+                  layout=None, workspace=1024, cudnn_tune=None, cudnn_off=False):
+    """``Deconvolution`` (transposed convolution); the weight is (C, num_filter
+    / num_group, *kernel).  ``num_filter`` defaults to ``weight.shape[1] *
+    num_group``."""
+    where = "deconvolution"
+    inputs, s, no_bias = _bias_inputs(where, data, weight, bias, no_bias)
+    attrs = _conv_attrs(where, inputs, kernel, stride, dilate, pad, num_group, layout)
+    if num_filter is None:
+        num_filter = _dim(None, inputs[1], 1, where, "num_filter") * int(num_group)
+    attrs["num_filter"] = int(num_filter)
+    attrs["no_bias"] = no_bias
+    if adj is not None:
+        attrs["adj"] = tuple(adj)
+    if target_shape is not None:
+        attrs["target_shape"] = tuple(target_shape)
+    return apply("Deconvolution", inputs, attrs, on_symbols=s)
+
+
+def pooling(data, kernel=None, stride=None, pad=None, pool_type="max",
+            pooling_convention="valid", global_pool=False, cudnn_off=False, p_value=None,
+            count_include_pad=None, layout=None):
+    """``Pooling``: max, avg, sum or lp (``p_value``) over windows, or over
+    the whole spatial extent with ``global_pool``."""
+    x, s = _one(data, "pooling")
+    attrs = {"pool_type": pool_type, "pooling_convention": pooling_convention,
+             "global_pool": bool(global_pool)}
+    for name, value in (("kernel", kernel), ("stride", stride), ("pad", pad)):
+        if value is not None:
+            attrs[name] = tuple(value)
+    if p_value is not None:
+        attrs["p_value"] = int(p_value)
+    if count_include_pad is not None:
+        attrs["count_include_pad"] = bool(count_include_pad)
+    if layout is not None:
+        attrs["layout"] = layout
+    return apply("Pooling", [x], attrs, on_symbols=s)
+
+
+def batch_norm(x, gamma, beta, running_mean, running_var, eps=1e-3, momentum=0.9,
+               fix_gamma=True, use_global_stats=False, output_mean_var=False, axis=1,
+               cudnn_off=False):
+    """``BatchNorm``: while training (eagerly ``autograd.is_training()``)
+    normalizes with the batch statistics and updates ``running_mean`` /
+    ``running_var`` in place; otherwise uses them."""
+    inputs, s = operands([x, gamma, beta, running_mean, running_var], "batch_norm")
+    attrs = {"eps": float(eps), "momentum": float(momentum), "fix_gamma": bool(fix_gamma),
+             "use_global_stats": bool(use_global_stats), "axis": int(axis)}
+    if output_mean_var:
+        attrs["output_mean_var"] = True
+    return apply("BatchNorm", inputs, attrs, on_symbols=s)
+
+
+def leaky_relu(data, gamma=None, act_type="leaky", slope=0.25, lower_bound=0.125,
+               upper_bound=0.334):
+    """``LeakyReLU``: act_type leaky, prelu (slopes ``gamma``), rrelu, elu,
+    selu, gelu (erf form) or gelu_tanh."""
+    where = "leaky_relu"
+    if (act_type == "prelu") != (gamma is not None):
+        raise AttrError(f"{where}: gamma is needed for act_type='prelu' and only then")
+    inputs, s = operands([data] + ([gamma] if gamma is not None else []), where)
+    attrs = {"act_type": act_type, "slope": float(slope)}
+    if act_type == "rrelu":
+        attrs.update(lower_bound=float(lower_bound), upper_bound=float(upper_bound))
+    return apply("LeakyReLU", inputs, attrs, on_symbols=s)

@@ -1,3 +1,11 @@
 """Gluon's ``nn`` layers."""
 from .basic_layers import (Activation, Concatenate, Dense, Dropout, Flatten, HybridConcatenate,  # noqa: F401
                            HybridLambda, HybridSequential, Identity, Lambda, Sequential)
+from .conv_layers import (AvgPool1D, AvgPool2D, AvgPool3D, Conv1D, Conv1DTranspose,  # noqa: F401
+                          Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, GlobalAvgPool1D,
+                          GlobalAvgPool2D, GlobalAvgPool3D, GlobalMaxPool1D, GlobalMaxPool2D,
+                          GlobalMaxPool3D, MaxPool1D, MaxPool2D, MaxPool3D, PixelShuffle1D,
+                          PixelShuffle2D, PixelShuffle3D, ReflectionPad2D)
+from .norm_layers import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, SyncBatchNorm  # noqa: F401
+from .activations import ELU, GELU, LeakyReLU, PReLU, SELU, SiLU, Swish  # noqa: F401
+from .embedding import Embedding  # noqa: F401
