@@ -5,3 +5,4 @@ from .dataloader import DataLoader, WorkerError, WorkerTimeoutError  # noqa: F40
 from .dataset import ArrayDataset, DataError, Dataset, SimpleDataset  # noqa: F401
 from .sampler import (BatchSampler, FilterSampler, IntervalSampler, RandomSampler,  # noqa: F401
                       Sampler, SequentialSampler)
+from . import vision  # noqa: F401

@@ -1,0 +1,305 @@
+"""Vision transforms against numpy references written here (direct loops
+on tiny images), random ones through nbdl.random.seed."""
+import numpy as np
+import pytest
+
+import nbdl
+from nbdl import NbdlError
+from nbdl.gluon import Block
+from nbdl.gluon.data.vision import transforms as T
+
+LUMA = np.array([0.299, 0.587, 0.114], np.float32)
+TYIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]])
+ITYIQ = np.array([[1.0, 0.956, 0.621], [1.0, -0.272, -0.647], [1.0, -1.107, 1.705]])
+
+
+def _img(h=5, w=7, c=3, seed=0, dtype=np.uint8):
+    return np.random.default_rng(seed).integers(0, 256, (h, w, c)).astype(dtype)
+
+
+def _saturate(x):
+    return np.clip(np.rint(x), 0, 255).astype(np.uint8)
+
+
+def _bilinear_ref(img, out_h, out_w):
+    in_h, in_w, c = img.shape
+    out = np.zeros((out_h, out_w, c), np.float64)
+    for y in range(out_h):
+        sy = min(max((y + 0.5) * in_h / out_h - 0.5, 0.0), in_h - 1)
+        y0 = int(np.floor(sy))
+        y1 = min(y0 + 1, in_h - 1)
+        fy = sy - y0
+        for x in range(out_w):
+            sx = min(max((x + 0.5) * in_w / out_w - 0.5, 0.0), in_w - 1)
+            x0 = int(np.floor(sx))
+            x1 = min(x0 + 1, in_w - 1)
+            fx = sx - x0
+            for ch in range(c):
+                top = img[y0, x0, ch] * (1 - fx) + img[y0, x1, ch] * fx
+                bot = img[y1, x0, ch] * (1 - fx) + img[y1, x1, ch] * fx
+                out[y, x, ch] = top * (1 - fy) + bot * fy
+    return out
+
+
+def _nearest_ref(img, out_h, out_w):
+    in_h, in_w, c = img.shape
+    out = np.zeros((out_h, out_w, c), img.dtype)
+    for y in range(out_h):
+        for x in range(out_w):
+            out[y, x] = img[min(int(y * in_h / out_h), in_h - 1), min(int(x * in_w / out_w),
+                                                                        in_w - 1)]
+    return out
+
+
+def test_to_tensor_and_ndarray_in_out():
+    img = _img()
+    out = T.ToTensor()(nbdl.nd.array(img, dtype=np.uint8))
+    assert isinstance(out, nbdl.nd.NDArray) and out.dtype == np.float32
+    ref = np.zeros((3, 5, 7), np.float32)
+    for c in range(3):
+        ref[c] = img[:, :, c] / np.float32(255)
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-6)
+    batch = T.ToTensor()(np.stack([img, img]))
+    assert isinstance(batch, np.ndarray) and batch.shape == (2, 3, 5, 7)
+    with pytest.raises(NbdlError, match="HWC"):
+        T.ToTensor()(np.zeros((4, 4)))
+
+
+def test_normalize():
+    x = np.random.default_rng(1).random((3, 4, 5)).astype(np.float32)
+    mean, std = (0.1, 0.2, 0.3), (0.5, 0.25, 2.0)
+    out = T.Normalize(mean, std)(x)
+    for c in range(3):
+        np.testing.assert_allclose(out[c], (x[c] - mean[c]) / std[c], rtol=1e-6)
+    out = T.Normalize(0.5, 2.0)(nbdl.nd.array(np.stack([x, x])))
+    np.testing.assert_allclose(out.asnumpy()[1], (x - 0.5) / 2.0, rtol=1e-6)
+    with pytest.raises(NbdlError, match="2 values but the input has 3"):
+        T.Normalize((0.1, 0.2))(x)
+    with pytest.raises(NbdlError, match="zeros"):
+        T.Normalize(0, (1, 0, 1))
+
+
+def test_cast_and_compose():
+    img = _img()
+    out = T.Compose([T.Cast("float16"), lambda x: x * 2])(img)
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out, img.astype(np.float16) * 2)
+    pipe = T.Compose([T.ToTensor(), T.Normalize(0.5, 0.5)])
+    assert isinstance(pipe, Block) and len(pipe._children) == 2
+    np.testing.assert_allclose(pipe(img), (np.moveaxis(img, -1, 0) / 255 - 0.5) / 0.5,
+                               rtol=1e-5, atol=1e-6)
+    pipe.hybridize()   # plain Blocks: accepted, still eager
+    with pytest.raises(NbdlError, match="not callable"):
+        T.Compose([T.ToTensor(), 3])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("out_hw", [(9, 4), (3, 11), (5, 7), (1, 1)])
+def test_resize_bilinear_vs_loop(dtype, out_hw):
+    img = _img(5, 7, 3, seed=2, dtype=dtype)
+    out = T.Resize((out_hw[1], out_hw[0]))(img)
+    ref = _bilinear_ref(img.astype(np.float64), *out_hw)
+    assert out.dtype == dtype and out.shape == out_hw + (3,)
+    if dtype == np.uint8:
+        assert np.abs(out.astype(int) - _saturate(ref).astype(int)).max() <= 1
+    else:
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-3)
+
+
+def test_resize_nearest_batch_and_keep_ratio():
+    img = _img(5, 7, 2, seed=3)
+    out = T.Resize((4, 9), interpolation="nearest")(np.stack([img, img[::-1]]))
+    np.testing.assert_array_equal(out[0], _nearest_ref(img, 9, 4))
+    np.testing.assert_array_equal(out[1], _nearest_ref(img[::-1], 9, 4))
+    assert T.Resize(10, keep_ratio=True)(img).shape == (10, 14, 2)       # short side 5 -> 10
+    assert T.Resize(10, keep_ratio=True)(_img(8, 4)).shape == (20, 10, 3)
+    assert T.Resize(3)(img).shape == (3, 3, 2)
+    with pytest.raises(NbdlError, match="interpolation"):
+        T.Resize(3, interpolation=3)
+    with pytest.raises(NbdlError, match="size"):
+        T.Resize((0, 3))
+
+
+def test_center_crop():
+    img = _img(6, 8, 3, seed=4)
+    np.testing.assert_array_equal(T.CenterCrop(4)(img), img[1:5, 2:6])
+    np.testing.assert_array_equal(T.CenterCrop((3, 2))(img), img[2:4, 2:5])
+    # a crop larger than the image: the largest same-ratio crop, resized up
+    big = T.CenterCrop((10, 10))(img)
+    ref = _bilinear_ref(img[:, 1:7].astype(np.float64), 10, 10)
+    assert np.abs(big.astype(int) - _saturate(ref).astype(int)).max() <= 1
+    out = T.CropResize(1, 2, 3, 4)(nbdl.nd.array(img, dtype=np.uint8))
+    np.testing.assert_array_equal(out.asnumpy(), img[2:6, 1:4])
+    with pytest.raises(NbdlError, match="does not fit"):
+        T.CropResize(6, 0, 3, 3)(img)
+
+
+def test_random_resized_crop():
+    img = _img(6, 8, 3, seed=5)
+    nbdl.random.seed(7)
+    a = T.RandomResizedCrop(4)(img)
+    nbdl.random.seed(7)
+    b = T.RandomResizedCrop(4)(img)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (4, 4, 3)
+    # scale 1 and the image's own ratio: the whole image, resized
+    whole = T.RandomResizedCrop((5, 3), scale=(1, 1), ratio=(8 / 6, 8 / 6))(img)
+    ref = _bilinear_ref(img.astype(np.float64), 3, 5)
+    assert np.abs(whole.astype(int) - _saturate(ref).astype(int)).max() <= 1
+    # impossible ratio: falls back to the centre crop
+    np.testing.assert_array_equal(
+        T.RandomResizedCrop(4, scale=(1, 1), ratio=(20, 20))(img), T.CenterCrop(4)(img))
+    batch = T.RandomResizedCrop((3, 2))(np.stack([img] * 3))
+    assert batch.shape == (3, 2, 3, 3)
+    with pytest.raises(NbdlError, match="scale"):
+        T.RandomResizedCrop(4, scale=(0.5, 0.1))
+
+
+def test_random_crop():
+    img = _img(6, 8, 3, seed=6)
+    nbdl.random.seed(3)
+    out = T.RandomCrop(4)(img)
+    rng = np.random.default_rng(3)
+    x0, y0 = int(rng.integers(0, 5)), int(rng.integers(0, 3))
+    np.testing.assert_array_equal(out, img[y0:y0 + 4, x0:x0 + 4])
+    padded = T.RandomCrop((12, 10), pad=2)(img)
+    assert padded.shape == (10, 12, 3)
+    np.testing.assert_array_equal(padded[0], 0)
+
+
+def test_flips():
+    img = _img(4, 5, 3, seed=7)
+    np.testing.assert_array_equal(T.RandomFlipLeftRight(p=1)(img), img[:, ::-1])
+    np.testing.assert_array_equal(T.RandomFlipTopBottom(p=1)(img), img[::-1])
+    np.testing.assert_array_equal(T.RandomFlipLeftRight(p=0)(img), img)
+    batch = np.stack([img, img + 1])
+    out = T.RandomFlipTopBottom(p=1)(nbdl.nd.array(batch, dtype=np.uint8)).asnumpy()
+    np.testing.assert_array_equal(out, batch[:, ::-1])
+    nbdl.random.seed(11)
+    out = T.RandomFlipLeftRight()(np.stack([img] * 40))
+    flipped = [np.array_equal(o, img[:, ::-1]) for o in out]
+    assert all(f or np.array_equal(o, img) for f, o in zip(flipped, out))
+    flips = np.random.default_rng(11).random(40) < 0.5
+    np.testing.assert_array_equal(flipped, flips)
+
+
+def _pixel_loop(img, fn):
+    out = np.zeros(img.shape, np.float64)
+    for y in range(img.shape[0]):
+        for x in range(img.shape[1]):
+            out[y, x] = fn(img[y, x].astype(np.float64))
+    return out
+
+
+@pytest.mark.parametrize("name", ["brightness", "contrast", "saturation"])
+def test_random_brightness_contrast_saturation(name):
+    img = _img(4, 5, 3, seed=8)
+    amount = 0.4
+    nbdl.random.seed(21)
+    out = getattr(T, f"Random{name.capitalize()}")(amount)(img)
+    alpha = 1 + np.random.default_rng(21).uniform(-amount, amount)
+    mean_gray = np.mean(img.astype(np.float64) @ LUMA.astype(np.float64))
+    if name == "brightness":
+        ref = _pixel_loop(img, lambda p: p * alpha)
+    elif name == "contrast":
+        ref = _pixel_loop(img, lambda p: p * alpha + mean_gray * (1 - alpha))
+    else:
+        ref = _pixel_loop(img, lambda p: p * alpha + (p @ LUMA) * (1 - alpha))
+    assert out.dtype == np.uint8
+    assert np.abs(out.astype(int) - _saturate(ref).astype(int)).max() <= 1
+    fimg = img.astype(np.float32)
+    nbdl.random.seed(21)
+    fout = getattr(T, f"Random{name.capitalize()}")(amount)(fimg)
+    np.testing.assert_allclose(fout, ref, rtol=1e-4, atol=1e-3)
+
+
+def test_random_hue_vs_yiq_loop():
+    img = _img(3, 4, 3, seed=9).astype(np.float32)
+    nbdl.random.seed(5)
+    out = T.RandomHue(0.3)(img)
+    alpha = np.random.default_rng(5).uniform(-0.3, 0.3)
+    u, w = np.cos(alpha * np.pi), np.sin(alpha * np.pi)
+
+    def rotate(p):
+        y, i, q = TYIQ @ p
+        return ITYIQ @ np.array([y, u * i - w * q, w * i + u * q])
+    np.testing.assert_allclose(out, _pixel_loop(img, rotate), rtol=1e-4, atol=1e-3)
+    # batches: one draw per image
+    nbdl.random.seed(5)
+    batch = T.RandomHue(0.3)(np.stack([img, img]))
+    np.testing.assert_allclose(batch[0], out, rtol=1e-5, atol=1e-4)
+    assert not np.allclose(batch[0], batch[1])
+    with pytest.raises(NbdlError, match="RGB"):
+        T.RandomHue(0.1)(np.zeros((2, 2, 1), np.float32))
+
+
+def test_color_jitter_and_lighting():
+    img = _img(4, 4, 3, seed=10).astype(np.float32)
+    nbdl.random.seed(9)
+    out = T.RandomColorJitter(brightness=0.5)(img)
+    rng = np.random.default_rng(9)
+    rng.permutation(1)
+    np.testing.assert_allclose(out, img * (1 + rng.uniform(-0.5, 0.5)), rtol=1e-5)
+    jitter = T.RandomColorJitter(0.2, 0.2, 0.2, 0.1)
+    nbdl.random.seed(1)
+    a = jitter(nbdl.nd.array(img))
+    nbdl.random.seed(1)
+    b = jitter(nbdl.nd.array(img))
+    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+    nbdl.random.seed(4)
+    lit = T.RandomLighting(0.1)(img)
+    a3 = np.random.default_rng(4).normal(0, 0.1, 3)
+    eigval = np.array([55.46, 4.794, 1.148])
+    eigvec = np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140],
+                       [-0.5836, -0.6948, 0.4203]])
+    shift = [sum(eigvec[i, j] * a3[j] * eigval[j] for j in range(3)) for i in range(3)]
+    np.testing.assert_allclose(lit, _pixel_loop(img, lambda p: p + shift), rtol=1e-5,
+                               atol=1e-4)
+    with pytest.raises(NbdlError, match="non-negative"):
+        T.RandomLighting(-1)
+    with pytest.raises(NbdlError, match="non-negative"):
+        T.RandomColorJitter(contrast=-0.1)
+
+
+def test_transform_first_in_dataset_pipeline():
+    from nbdl.gluon.data import ArrayDataset, DataLoader
+    imgs = np.stack([_img(4, 4, 3, seed=s) for s in range(4)])
+    ds = ArrayDataset(imgs, np.arange(4)).transform_first(
+        T.Compose([T.Resize(2), T.ToTensor()]))
+    (x, y), (x2, _) = list(DataLoader(ds, batch_size=2))
+    assert x.shape == (2, 3, 2, 2) and x.dtype == np.float32
+    np.testing.assert_allclose(x.asnumpy()[1], T.ToTensor()(T.Resize(2)(imgs[1])))
+
+
+def test_forked_workers_draw_different_augmentations():
+    from nbdl.gluon.data import DataLoader, SimpleDataset
+    img = np.full((2, 2, 3), 100, np.uint8)
+    ds = SimpleDataset([img] * 4).transform(T.RandomBrightness(0.5))
+    nbdl.random.seed(0)
+    loader = DataLoader(ds, batch_size=2, num_workers=2)
+    try:
+        a, b = [x.asnumpy() for x in loader]
+    finally:
+        loader.close()
+    assert not np.array_equal(a, b)
+
+
+def test_transforms_pickle():
+    import pickle
+    pipe = T.Compose([T.RandomResizedCrop(3), T.ToTensor(), T.Normalize(0.5, 0.2)])
+    again = pickle.loads(pickle.dumps(pipe))
+    nbdl.random.seed(2)
+    x = pipe(_img())
+    nbdl.random.seed(2)
+    np.testing.assert_array_equal(again(_img()), x)
+
+
+def test_bad_arguments_are_nbdl_errors():
+    for make in (lambda: T.Normalize("a"), lambda: T.CropResize("x", 0, 1, 1),
+                 lambda: T.RandomResizedCrop(3, scale=5), lambda: T.Cast("nonsense"),
+                 lambda: T.RandomFlipLeftRight(p=2), lambda: T.Resize("big"),
+                 lambda: T.RandomCrop(3, pad=-1)):
+        with pytest.raises(NbdlError):
+            make()
+    with pytest.raises(NbdlError, match="NDArray or numpy"):
+        T.ToTensor()([[1, 2]])
