@@ -73,3 +73,13 @@ def test_engine():
         from .errors import NbdlError
         raise NbdlError(f"NBDL_TEST_ENGINE={v!r}: expected 'executor' or 'interpreter'")
     return v
+
+
+def conv_parallel_min_flops():
+    """``NBDL_CONV_PARALLEL_MIN_FLOPS``: convolutions with at least this many
+    FLOPs (and enough images) run a prange over the batch with BLAS held to
+    one thread; smaller ones run serially with BLAS's own threads."""
+    try:
+        return int(os.environ.get("NBDL_CONV_PARALLEL_MIN_FLOPS", str(1 << 22)))
+    except ValueError:
+        return 1 << 22

@@ -271,14 +271,14 @@ def _fwd_temp(transposed):
         geom = geometry(call.attrs, call.in_shapes[0], transposed)
         t = n_threads(call, geom)
         dt = call.out_dtypes[0]
-        if t == 0:
-            return [((0, 0, 0), dt), ((0, 0, 0), dt)]
-        fg = geom["w"][1]
-        col = (t, geom["ck"], geom["P"])
-        # Convolution: a REQ_ADD output goes through a GEMM scratch. Deconvolution
-        # accumulates col2im, so it needs the column scratch and no GEMM scratch.
-        add = (t, fg, geom["P"]) if call.req[0] == 3 and not transposed else (0, 0, 0)
-        return [(col, dt), (add, dt)]
+        fg, ck, p = geom["w"][1], geom["ck"], geom["P"]
+        direct = geom["k3"] == (1, 1, 1) and geom["s3"] == (1, 1, 1) and geom["p3"] == (0, 0, 0)
+        add = call.req[0] == 3
+        # im2col columns (Deconvolution: the GEMM result before col2im); a GEMM
+        # result for a REQ_ADD Convolution output (np.dot cannot accumulate).
+        need_col = not direct or transposed
+        return [((t, ck if need_col else 0, p if need_col else 0), dt),
+                ((t, fg if add and not transposed else 0, p), dt)]
     return temp
 
 
@@ -287,13 +287,14 @@ def _bwd_temp(transposed):
         geom = geometry(call.attrs, call.in_shapes[1], transposed)
         t = n_threads(call, geom)
         dt = call.out_dtypes[0]
-        if t == 0:
-            return [((0, 0, 0), dt), ((0, 0, 0, 0), dt), ((0, 0, 0), dt)]
         g, fg, ck = geom["w"]
+        p = geom["P"]
         need_w = call.req[1] != 0
-        part = (t, g, fg, ck) if need_w else (0, 0, 0, 0)
-        gemm = (t, fg, max(ck, geom["P"])) if (need_w or transposed) else (0, 0, 0)
-        return [((t, ck, geom["P"]), dt), (part, dt), (gemm, dt)]
+        add_x = call.req[0] == 3 and transposed
+        # columns, per-thread weight-gradient partial sums and GEMM result, and
+        # a GEMM result for a REQ_ADD Deconvolution data gradient.
+        return [((t, ck, p), dt), ((t, g, fg, ck) if need_w else (t, 0, 0, 0), dt),
+                ((t, fg, ck) if need_w else (t, 0, 0), dt), ((t, fg if add_x else 0, p), dt)]
     return temp
 
 

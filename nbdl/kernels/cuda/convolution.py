@@ -1,0 +1,227 @@
+"""CUDA kernels for Convolution and Deconvolution: direct convolution, one
+thread per output element, with the CPU kernels' views (``img (N*G, Cg, D,
+H, W)``, ``cols (N*G, Fg, OD, OH, OW)``, ``w (G, Fg, Cg*KD*KH*KW)``; see
+``nbdl.kernels.cpu.convolution``).  Correctness over speed; no scratch.
+
+- ``_forward``: one thread per cols element, sums over the taps it reads;
+- ``_data``: one thread per img element, gathers the taps that write it;
+- ``_weight``: one thread per weight element, sums over batch and positions;
+- ``_bias_grad``: one thread per channel.
+"""
+import numpy as np
+from numba import cuda
+
+from ...ops.convolution import geometry
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ._launch import launcher
+
+
+@cuda.jit
+def _forward(img, w, b, cols, has_bias, req, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    n_items, fg, od_, oh_, ow_ = cols.shape
+    cg, d_n, h_n, w_n = img.shape[1], img.shape[2], img.shape[3], img.shape[4]
+    g_n = w.shape[0]
+    total = n_items * fg * od_ * oh_ * ow_
+    for idx in range(cuda.grid(1), total, cuda.gridsize(1)):
+        r = idx
+        ox = r % ow_
+        r //= ow_
+        oy = r % oh_
+        r //= oh_
+        oz = r % od_
+        r //= od_
+        f = r % fg
+        i = r // fg
+        g = i % g_n
+        acc = w[0, 0, 0] - w[0, 0, 0]
+        if has_bias:
+            acc = b[g * fg + f]
+        for c in range(cg):
+            for a in range(kd):
+                z = oz * sd - pd + a * dd
+                if z < 0 or z >= d_n:
+                    continue
+                for bb in range(kh):
+                    y = oy * sh - ph + bb * dh
+                    if y < 0 or y >= h_n:
+                        continue
+                    for e in range(kw):
+                        x = ox * sw - pw + e * dw
+                        if x < 0 or x >= w_n:
+                            continue
+                        acc += img[i, c, z, y, x] * w[g, f, ((c * kd + a) * kh + bb) * kw + e]
+        if req == REQ_ADD:
+            cols[i, f, oz, oy, ox] += acc
+        else:
+            cols[i, f, oz, oy, ox] = acc
+
+
+@cuda.jit
+def _data(cols, w, b, img, has_bias, req, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    n_items, cg, d_n, h_n, w_n = img.shape
+    fg, od_, oh_, ow_ = cols.shape[1], cols.shape[2], cols.shape[3], cols.shape[4]
+    g_n = w.shape[0]
+    total = n_items * cg * d_n * h_n * w_n
+    for idx in range(cuda.grid(1), total, cuda.gridsize(1)):
+        r = idx
+        x = r % w_n
+        r //= w_n
+        y = r % h_n
+        r //= h_n
+        z = r % d_n
+        r //= d_n
+        c = r % cg
+        i = r // cg
+        g = i % g_n
+        acc = w[0, 0, 0] - w[0, 0, 0]
+        if has_bias:
+            acc = b[g * cg + c]
+        for a in range(kd):
+            tz = z + pd - a * dd
+            if tz < 0 or tz % sd != 0 or tz // sd >= od_:
+                continue
+            oz = tz // sd
+            for bb in range(kh):
+                ty = y + ph - bb * dh
+                if ty < 0 or ty % sh != 0 or ty // sh >= oh_:
+                    continue
+                oy = ty // sh
+                for e in range(kw):
+                    tx = x + pw - e * dw
+                    if tx < 0 or tx % sw != 0 or tx // sw >= ow_:
+                        continue
+                    ox = tx // sw
+                    k = ((c * kd + a) * kh + bb) * kw + e
+                    for f in range(fg):
+                        acc += cols[i, f, oz, oy, ox] * w[g, f, k]
+        if req == REQ_ADD:
+            img[i, c, z, y, x] += acc
+        else:
+            img[i, c, z, y, x] = acc
+
+
+@cuda.jit
+def _weight(img, cols, dwt, req, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    g_n, fg, ck = dwt.shape
+    n_items, od_, oh_, ow_ = cols.shape[0], cols.shape[2], cols.shape[3], cols.shape[4]
+    d_n, h_n, w_n = img.shape[2], img.shape[3], img.shape[4]
+    kk = kd * kh * kw
+    for idx in range(cuda.grid(1), g_n * fg * ck, cuda.gridsize(1)):
+        k = idx % ck
+        r = idx // ck
+        f = r % fg
+        g = r // fg
+        c = k // kk
+        t = k % kk
+        a = t // (kh * kw)
+        bb = (t // kw) % kh
+        e = t % kw
+        acc = dwt[0, 0, 0] - dwt[0, 0, 0]
+        for i in range(g, n_items, g_n):
+            for oz in range(od_):
+                z = oz * sd - pd + a * dd
+                if z < 0 or z >= d_n:
+                    continue
+                for oy in range(oh_):
+                    y = oy * sh - ph + bb * dh
+                    if y < 0 or y >= h_n:
+                        continue
+                    for ox in range(ow_):
+                        x = ox * sw - pw + e * dw
+                        if x < 0 or x >= w_n:
+                            continue
+                        acc += cols[i, f, oz, oy, ox] * img[i, c, z, y, x]
+        if req == REQ_ADD:
+            dwt[g, f, k] += acc
+        else:
+            dwt[g, f, k] = acc
+
+
+@cuda.jit
+def _bias_grad(a, db, g_n, req):
+    n_items, fg = a.shape[0], a.shape[1]
+    for ch in range(cuda.grid(1), db.shape[0], cuda.gridsize(1)):
+        g = ch // fg
+        f = ch % fg
+        acc = db[0] - db[0]
+        for i in range(g, n_items, g_n):
+            for z in range(a.shape[2]):
+                for y in range(a.shape[3]):
+                    for x in range(a.shape[4]):
+                        acc += a[i, f, z, y, x]
+        if req == REQ_ADD:
+            db[ch] += acc
+        else:
+            db[ch] = acc
+
+
+def _size(shape):
+    return int(np.prod(shape))
+
+
+def _geom(call, backward, transposed):
+    geom = geometry(call.attrs, call.in_shapes[1] if backward else call.in_shapes[0], transposed)
+    scal = tuple(int(v) for v in geom["k3"] + geom["s3"] + geom["p3"] + geom["d3"])
+    return geom, scal
+
+
+def _prepare_forward(call, transposed):
+    geom, scal = _geom(call, False, transposed)
+    has_bias = not call.attrs["no_bias"]
+    req = call.req[0]
+    img, cols, w = geom["img"], geom["cols"], geom["w"]
+    out = img if transposed else cols
+    run = launcher(_data if transposed else _forward, _size(out)) if _size(out) else None
+
+    def fn(x, wt, *rest):
+        b, y = (rest[0], rest[1]) if has_bias else (wt[0, 0, :1], rest[0])
+        if run is None or req == REQ_NULL:
+            return
+        run(x, wt, b, y, has_bias, req, *scal)
+    x_view = cols if transposed else img
+    views = [x_view, w] + ([None] if has_bias else []) + [out, None, None]
+    return Launch(fn, (), views=views)
+
+
+def _prepare_backward(call, transposed):
+    geom, scal = _geom(call, True, transposed)
+    has_bias = not call.attrs["no_bias"]
+    reqs = list(call.req) + [REQ_NULL] * (3 - len(call.req))
+    r_x, r_w, r_b = reqs
+    img, cols, w = geom["img"], geom["cols"], geom["w"]
+    x_view, og_view = (cols, img) if transposed else (img, cols)
+    g_n = w[0]
+    run_x = launcher(_forward if transposed else _data, _size(x_view)) if _size(x_view) else None
+    run_w = launcher(_weight, _size(w)) if _size(w) else None
+    run_b = launcher(_bias_grad, w[0] * (img[1] if transposed else cols[1]))
+
+    def fn(og, x, wt, dx, dwt, *rest):
+        db = rest[0] if has_bias else None
+        nob = wt[0, 0, :1]
+        if r_x != REQ_NULL and run_x is not None:
+            run_x(og, wt, nob, dx, False, r_x, *scal)
+        if r_w != REQ_NULL and run_w is not None:
+            if transposed:   # img = out_grad, cols = data
+                run_w(og, x, dwt, r_w, *scal)
+            else:
+                run_w(x, og, dwt, r_w, *scal)
+        if has_bias and r_b != REQ_NULL:
+            run_b(og, db, g_n, r_b)
+    views = [og_view, x_view, w, x_view, w] + ([None] if has_bias else []) + [None] * 4
+    return Launch(fn, (), views=views)
+
+
+def prepare_convolution(call):
+    return _prepare_forward(call, False)
+
+
+def prepare_deconvolution(call):
+    return _prepare_forward(call, True)
+
+
+def prepare_convolution_backward(call):
+    return _prepare_backward(call, False)
+
+
+def prepare_deconvolution_backward(call):
+    return _prepare_backward(call, True)

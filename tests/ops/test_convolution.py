@@ -1,0 +1,374 @@
+import itertools
+
+import numpy as np
+import pytest
+
+import nbdl
+from nbdl.device import cpu, gpu
+from nbdl.ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call, get_op
+from nbdl.testing import (assert_almost_equal, check_consistency, check_numeric_gradient,
+                          check_symbolic_backward, check_symbolic_forward)
+
+
+# -- references: direct loops over batch, channels, kernel taps and output positions ------
+
+def _params(kernel, stride, pad, dilate):
+    nd = len(kernel)
+    return (tuple(stride) or (1,) * nd, tuple(pad) or (0,) * nd, tuple(dilate) or (1,) * nd)
+
+
+def ref_conv(x, w, b, kernel, stride=(), pad=(), dilate=(), groups=1):
+    """out[n, f, o] = sum_{c in group, k} x[n, c, o*s - p + k*d] * w[f, c, k] + b[f]."""
+    s, p, d = _params(kernel, stride, pad, dilate)
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n_, c_ = x.shape[:2]
+    f_ = w.shape[0]
+    cg, fg = c_ // groups, f_ // groups
+    xs = x.shape[2:]
+    ys = tuple((xs[i] + 2 * p[i] - d[i] * (kernel[i] - 1) - 1) // s[i] + 1 for i in range(len(kernel)))
+    out = np.zeros((n_, f_) + ys)
+    for n, f in itertools.product(range(n_), range(f_)):
+        g = f // fg
+        for o in itertools.product(*[range(v) for v in ys]):
+            acc = 0.0 if b is None else float(b[f])
+            for c in range(cg):
+                for k in itertools.product(*[range(v) for v in kernel]):
+                    pos = tuple(o[i] * s[i] - p[i] + k[i] * d[i] for i in range(len(k)))
+                    if all(0 <= pos[i] < xs[i] for i in range(len(k))):
+                        acc += x[(n, g * cg + c) + pos] * w[(f, c) + k]
+            out[(n, f) + o] = acc
+    return out
+
+
+def ref_conv_grads(og, x, w, kernel, stride=(), pad=(), dilate=(), groups=1):
+    """(data_grad, weight_grad, bias_grad) by scattering every product of ref_conv."""
+    s, p, d = _params(kernel, stride, pad, dilate)
+    og, x, w = og.astype(np.float64), x.astype(np.float64), w.astype(np.float64)
+    dx, dw = np.zeros_like(x), np.zeros_like(w)
+    n_, f_ = og.shape[:2]
+    cg, fg = x.shape[1] // groups, f_ // groups
+    xs, ys = x.shape[2:], og.shape[2:]
+    for n, f in itertools.product(range(n_), range(f_)):
+        g = f // fg
+        for o in itertools.product(*[range(v) for v in ys]):
+            gv = og[(n, f) + o]
+            for c in range(cg):
+                for k in itertools.product(*[range(v) for v in kernel]):
+                    pos = tuple(o[i] * s[i] - p[i] + k[i] * d[i] for i in range(len(k)))
+                    if all(0 <= pos[i] < xs[i] for i in range(len(k))):
+                        dx[(n, g * cg + c) + pos] += gv * w[(f, c) + k]
+                        dw[(f, c) + k] += gv * x[(n, g * cg + c) + pos]
+    return dx, dw, og.sum(axis=tuple(i for i in range(og.ndim) if i != 1))
+
+
+def ref_deconv(x, w, b, kernel, stride=(), pad=(), dilate=(), adj=(), groups=1):
+    """out[n, g*Fg + f, i*s - p + k*d] += x[n, c, i] * w[c, f, k] (c in group g)."""
+    s, p, d = _params(kernel, stride, pad, dilate)
+    nd = len(kernel)
+    adj = tuple(adj) or (0,) * nd
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n_, c_ = x.shape[:2]
+    fg = w.shape[1]
+    cg = c_ // groups
+    xs = x.shape[2:]
+    ys = tuple(s[i] * (xs[i] - 1) + d[i] * (kernel[i] - 1) + 1 - 2 * p[i] + adj[i] for i in range(nd))
+    out = np.zeros((n_, fg * groups) + ys)
+    for n, c in itertools.product(range(n_), range(c_)):
+        g = c // cg
+        for i in itertools.product(*[range(v) for v in xs]):
+            for f in range(fg):
+                for k in itertools.product(*[range(v) for v in kernel]):
+                    pos = tuple(i[a] * s[a] - p[a] + k[a] * d[a] for a in range(nd))
+                    if all(0 <= pos[a] < ys[a] for a in range(nd)):
+                        out[(n, g * fg + f) + pos] += x[(n, c) + i] * w[(c, f) + k]
+    if b is not None:
+        out += b.reshape((1, -1) + (1,) * nd)
+    return out
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+def conv(**kw):
+    v = [nbdl.sym.var("x"), nbdl.sym.var("w")] + ([] if kw.get("no_bias") else [nbdl.sym.var("b")])
+    return nbdl.sym.Convolution(*v, **kw)
+
+
+def deconv(**kw):
+    v = [nbdl.sym.var("x"), nbdl.sym.var("w")]
+    if kw.get("no_bias") is False:
+        v.append(nbdl.sym.var("b"))
+    return nbdl.sym.Deconvolution(*v, **kw)
+
+
+def tol(dtype):
+    return dict(rtol=1e-6, atol=1e-8) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-4)
+
+
+def conv_inputs(rng, xshape, wshape, bias, dtype):
+    loc = {"x": rng.uniform(-1, 1, xshape).astype(dtype),
+           "w": rng.uniform(-1, 1, wshape).astype(dtype)}
+    if bias:
+        loc["b"] = rng.uniform(-1, 1, (bias,)).astype(dtype)
+    return loc
+
+
+# (data shape, kernel, stride, pad, dilate, num_filter, num_group)
+CONV_CASES = [
+    ((2, 3, 7), (3,), (), (), (), 4, 1),
+    ((1, 1, 1), (1,), (), (), (), 1, 1),
+    ((2, 2, 5, 6), (3, 3), (1, 1), (1, 1), (), 3, 1),
+    ((2, 4, 5, 5), (3, 2), (2, 1), (1, 0), (1, 2), 6, 2),
+    ((3, 4, 4, 3), (1, 1), (), (), (), 4, 4),          # 1x1 direct, depthwise
+    ((1, 3, 5, 4), (2, 3), (2, 2), (0, 1), (), 2, 1),  # odd sizes, stride 2
+    ((1, 2, 3, 4, 3), (2, 2, 2), (1, 2, 1), (1, 0, 1), (), 3, 1),
+    ((2, 4, 3, 3), (3, 3), (), (1, 1), (), 4, 4),     # depthwise 3x3
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv_forward_backward(case, dtype, rng):
+    xshape, k, s, p, d, nf, g = case
+    attrs = dict(kernel=k, stride=s, pad=p, dilate=d, num_filter=nf, num_group=g)
+    loc = conv_inputs(rng, xshape, (nf, xshape[1] // g) + k, nf, dtype)
+    out = ref_conv(loc["x"], loc["w"], loc["b"], k, s, p, d, g)
+    outs = check_symbolic_forward(conv(**attrs), loc, [out], **tol(dtype))
+    assert outs[0].dtype == dtype
+    og = rng.uniform(-1, 1, out.shape).astype(dtype)
+    dx, dw, db = ref_conv_grads(og, loc["x"], loc["w"], k, s, p, d, g)
+    check_symbolic_backward(conv(**attrs), loc, [og], {"x": dx, "w": dw, "b": db}, **tol(dtype))
+
+
+DECONV_CASES = [
+    # (data shape, kernel, stride, pad, dilate, adj, num_filter, num_group)
+    ((2, 3, 4), (3,), (2,), (1,), (), (1,), 2, 1),
+    ((1, 1, 1, 1), (1, 1), (), (), (), (), 1, 1),
+    ((2, 2, 3, 4), (3, 3), (2, 2), (1, 1), (), (1, 0), 3, 1),
+    ((1, 4, 3, 3), (2, 3), (1, 2), (0, 1), (2, 1), (), 2, 2),
+    ((2, 2, 3, 3), (1, 1), (), (), (), (), 4, 2),       # 1x1 direct
+    ((1, 2, 2, 3, 2), (2, 2, 2), (2, 1, 2), (0, 1, 1), (), (1, 0, 0), 2, 1),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", DECONV_CASES)
+def test_deconv_forward_backward(case, dtype, rng):
+    xshape, k, s, p, d, adj, nf, g = case
+    attrs = dict(kernel=k, stride=s, pad=p, dilate=d, adj=adj, num_filter=nf, num_group=g,
+                 no_bias=False)
+    loc = conv_inputs(rng, xshape, (xshape[1], nf // g) + k, nf, dtype)
+    out = ref_deconv(loc["x"], loc["w"], loc["b"], k, s, p, d, adj, g)
+    check_symbolic_forward(deconv(**attrs), loc, [out], **tol(dtype))
+    # deconv's gradients: d/dx <x, A^T og> etc. -- conv's forward and weight gradient
+    og = rng.uniform(-1, 1, out.shape).astype(dtype)
+    dx = ref_conv(og, loc["w"], None, k, s, p, d, g)
+    _, dw_t, _ = ref_conv_grads(loc["x"], og, loc["w"], k, s, p, d, g)
+    db = og.astype(np.float64).sum(axis=tuple(i for i in range(og.ndim) if i != 1))
+    check_symbolic_backward(deconv(**attrs), loc, [og], {"x": dx, "w": dw_t, "b": db},
+                            **tol(dtype))
+
+
+def test_deconv_reference_is_conv_adjoint(rng):
+    """<conv(y, w), x> == <y, deconv(x, w)>: the two loop references agree."""
+    k, s, p, g = (3, 2), (2, 1), (1, 1), 2
+    y = rng.normal(size=(2, 4, 6, 5))
+    w = rng.normal(size=(6, 2) + k)
+    cy = ref_conv(y, w, None, k, s, p, (), g)
+    x = rng.normal(size=cy.shape)
+    dx = ref_deconv(x, w, None, k, s, p, (), (1, 0), g)
+    assert dx.shape == y.shape
+    assert np.isclose((cy * x).sum(), (y * dx).sum())
+
+
+@pytest.mark.parametrize("sym,loc_shapes", [
+    (dict(op="conv", kernel=(2, 2), stride=(2, 1), pad=(1, 0), num_filter=2, num_group=1),
+     ((2, 2, 3, 4), (2, 2, 2, 2), 2)),
+    (dict(op="conv", kernel=(3,), dilate=(2,), num_filter=4, num_group=2), ((1, 2, 6), (4, 1, 3), 4)),
+    (dict(op="conv", kernel=(1, 1, 2), num_filter=2, no_bias=True), ((1, 2, 2, 1, 3), (2, 2, 1, 1, 2), 0)),
+    (dict(op="deconv", kernel=(3, 2), stride=(2, 2), pad=(1, 0), adj=(1, 1), num_filter=2,
+          num_group=2, no_bias=False), ((1, 2, 2, 3), (2, 1, 3, 2), 2)),
+    (dict(op="deconv", kernel=(2,), num_filter=3), ((2, 2, 3), (2, 3, 2), 0)),
+])
+def test_numeric_gradient(sym, loc_shapes, rng):
+    attrs = dict(sym)
+    make = conv if attrs.pop("op") == "conv" else deconv
+    xs, ws, nb = loc_shapes
+    check_numeric_gradient(make(**attrs), conv_inputs(rng, xs, ws, nb, np.float64))
+
+
+# -- inference, attributes, errors -------------------------------------------------------------
+
+def test_infer_weight_and_output():
+    args, outs, _ = conv(kernel=(3, 3), pad=(1, 1), num_filter=8, num_group=2).infer_shape(
+        x=(4, 6, 10, 9))
+    assert args == [(4, 6, 10, 9), (8, 3, 3, 3), (8,)] and outs == [(4, 8, 10, 9)]
+    args, outs, _ = deconv(kernel=(4, 4), stride=(2, 2), pad=(1, 1), num_filter=6,
+                           num_group=3).infer_shape(x=(1, 3, 5, 7))
+    assert args == [(1, 3, 5, 7), (3, 2, 4, 4)] and outs == [(1, 6, 10, 14)]
+
+
+def test_default_names_and_no_bias_defaults():
+    c = nbdl.sym.Convolution(nbdl.sym.var("data"), kernel=(3, 3), num_filter=2, name="c1")
+    assert c.list_arguments() == ["data", "c1_weight", "c1_bias"]
+    d = nbdl.sym.Deconvolution(nbdl.sym.var("data"), kernel=(3, 3), num_filter=2, name="d1")
+    assert d.list_arguments() == ["data", "d1_weight"]   # MXNet: no_bias=True by default
+
+
+@pytest.mark.parametrize("target,xs,k,s", [((10, 9), (5, 4), (4, 3), (2, 2)),
+                                           ((7,), (3,), (3,), (3,)), ((8, 8), (4, 4), (3, 3), (2, 2))])
+def test_deconv_target_shape(target, xs, k, s, rng):
+    sym = deconv(kernel=k, stride=s, target_shape=target, num_filter=2, no_bias=True)
+    _, outs, _ = sym.infer_shape(x=(1, 1) + xs)
+    assert outs == [(1, 2) + target]
+    loc = conv_inputs(rng, (1, 1) + xs, (1, 2) + k, 0, np.float64)
+    nd = len(k)
+    total = [s[i] * (xs[i] - 1) + k[i] - target[i] for i in range(nd)]
+    pad, adj = tuple((t + 1) // 2 for t in total), tuple(t % 2 for t in total)
+    ref = ref_deconv(loc["x"], loc["w"], None, k, s, pad, (), adj)
+    check_symbolic_forward(sym, loc, [ref])
+
+
+def test_mxnet_string_attrs_and_ignored_ones():
+    sym = conv(kernel="(3, 3)", stride="(1, 1)", pad="(1, 1)", num_filter="4", no_bias="True",
+               workspace="512", cudnn_tune="fastest", cudnn_off="False", layout="NCHW")
+    _, outs, _ = sym.infer_shape(x=(1, 2, 5, 5))
+    assert outs == [(1, 4, 5, 5)]
+
+
+@pytest.mark.parametrize("attrs,match", [
+    (dict(kernel=(3, 3), num_filter=2, layout="NHWC"), "layout"),
+    (dict(kernel=(3,), num_filter=2, layout="NCHW"), "layout"),
+    (dict(kernel=(3, 3), num_filter=2, stride=(1,)), "stride"),
+    (dict(kernel=(3, 3, 3, 3), num_filter=2), "kernel"),
+    (dict(kernel=(0, 3), num_filter=2), "kernel"),
+    (dict(kernel=(3, 3), num_filter=3, num_group=2), "num_filter"),
+    (dict(kernel=(3, 3)), "num_filter"),
+    (dict(num_filter=2), "kernel"),
+])
+def test_bad_attrs(attrs, match):
+    with pytest.raises(nbdl.AttrError, match=match):
+        conv(**attrs)
+
+
+def test_shape_errors():
+    with pytest.raises(nbdl.ShapeError, match=r"Convolution.*data.*\(1, 2, 5\).*3 axes|"
+                                              r"Convolution.*data.*\(1, 2, 5\)"):
+        conv(kernel=(3, 3), num_filter=2).infer_shape(x=(1, 2, 5))
+    with pytest.raises(nbdl.ShapeError, match=r"Convolution.*weight.*\(2, 3, 3, 3\).*\(2, 2, 3, 3\)"):
+        conv(kernel=(3, 3), num_filter=2).infer_shape(x=(1, 2, 5, 5), w=(2, 3, 3, 3))
+    with pytest.raises(nbdl.ShapeError, match=r"Convolution.*3 channels.*num_group=2"):
+        conv(kernel=(1, 1), num_filter=2, num_group=2).infer_shape(x=(1, 3, 5, 5))
+    with pytest.raises(nbdl.ShapeError, match=r"Convolution.*smaller than the dilated kernel"):
+        conv(kernel=(3, 3), num_filter=2).infer_shape(x=(1, 2, 2, 5))
+    with pytest.raises(nbdl.ShapeError, match=r"Deconvolution.*weight.*\(2, 3, 3\)"):
+        deconv(kernel=(3,), num_filter=2).infer_shape(x=(1, 2, 5), w=(2, 3, 3))
+    with pytest.raises(nbdl.AttrError, match=r"Deconvolution.*adj"):
+        deconv(kernel=(3,), num_filter=2, adj=(2,), stride=(2,)).infer_shape(x=(1, 2, 5))
+
+
+def test_empty_batch(rng):
+    loc = conv_inputs(rng, (0, 2, 4, 4), (3, 2, 3, 3), 3, np.float32)
+    outs = check_symbolic_forward(conv(kernel=(3, 3), num_filter=3), loc,
+                                  [np.zeros((0, 3, 2, 2), np.float32)])
+    assert outs[0].shape == (0, 3, 2, 2)
+
+
+# -- req handling, the parallel variant, CUDA --------------------------------------------------
+
+def _call(opname, shapes, n_out, req, dtype, attrs, device=None):
+    op = get_op(opname)
+    parsed, _ = op.parse_attrs(attrs)
+    ins, outs = op.infer_shape(parsed, list(shapes), [None] * n_out)
+    call = Call(op, parsed, ins, [np.dtype(dtype)] * len(ins), outs, [np.dtype(dtype)] * n_out,
+                req=list(req), device=device)
+    return op, call
+
+
+def _run(op, call, dev, arrays, outs):
+    temps = [np.zeros(s, dt) for s, dt in op.temp(call)]
+    launch = op.prepare(call)
+    arrs = [dev.from_numpy(a) for a in list(arrays) + list(outs) + temps]
+    views = launch.views or [None] * len(arrs)
+    launch.fn(*[a if v is None else a.reshape(v) for a, v in zip(arrs, views)], *launch.scalars)
+    return [dev.to_numpy(a) for a in arrs[len(arrays):len(arrays) + len(outs)]]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_req_null_and_add(device, transposed, rng):
+    dev = cpu() if device == "cpu" else gpu()
+    name = "Deconvolution" if transposed else "Convolution"
+    attrs = {"kernel": (2, 2), "stride": (2, 1), "pad": (1, 0), "num_filter": 2, "no_bias": False}
+    x = rng.normal(size=(2, 2, 3, 3))
+    w = rng.normal(size=(2, 2, 2, 2))
+    b = rng.normal(size=2)
+    if transposed:
+        ref = ref_deconv(x, w, b, (2, 2), (2, 1), (1, 0))
+    else:
+        ref = ref_conv(x, w, b, (2, 2), (2, 1), (1, 0))
+    op, call = _call(name, [x.shape, None, None], 1, [REQ_ADD], np.float64, attrs, dev)
+    (got,) = _run(op, call, dev, [x, w, b], [np.ones(ref.shape)])
+    assert_almost_equal(got, ref + 1)
+
+    og = rng.normal(size=ref.shape)
+    if transposed:
+        dx = ref_conv(og, w, None, (2, 2), (2, 1), (1, 0))
+        _, dw, _ = ref_conv_grads(x, og, w, (2, 2), (2, 1), (1, 0))
+        db = og.sum(axis=(0, 2, 3))
+    else:
+        dx, dw, db = ref_conv_grads(og, x, w, (2, 2), (2, 1), (1, 0))
+    for req in ([REQ_NULL, REQ_ADD, REQ_WRITE], [REQ_ADD, REQ_NULL, REQ_ADD],
+                [REQ_WRITE, REQ_WRITE, REQ_NULL]):
+        op, call = _call(f"_backward_{name}", [og.shape, x.shape, w.shape], 3, req, np.float64,
+                         attrs, dev)
+        got = _run(op, call, dev, [og, x, w], [np.full(x.shape, 2.0), np.full(w.shape, 2.0),
+                                               np.full(2, 2.0)])
+        for r, g, e in zip(req, got, (dx, dw, db)):
+            if r == REQ_NULL:
+                assert np.all(g == 2.0)
+            else:
+                assert_almost_equal(g, e + (2.0 if r == REQ_ADD else 0.0))
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("kernel,pad", [((3, 3), (1, 1)), ((1, 1), (0, 0))])
+def test_parallel_variant(transposed, kernel, pad, monkeypatch, rng):
+    """The prange-over-batch-chunks variant (forced by a zero threshold)."""
+    import numba
+    monkeypatch.setenv("NBDL_CONV_PARALLEL_MIN_FLOPS", "0")
+    numba.set_num_threads(2)
+    from nbdl.kernels.cpu.convolution import choose_threads
+    from nbdl.ops.convolution import geometry
+    attrs = dict(kernel=kernel, pad=pad, num_filter=4, num_group=2, no_bias=False)
+    xs = (5, 4, 4, 3)
+    assert choose_threads(geometry(get_op("Convolution").parse_attrs(attrs)[0], xs, False)) == 2
+    if transposed:
+        loc = conv_inputs(rng, xs, (4, 2) + kernel, 4, np.float64)
+        ref = ref_deconv(loc["x"], loc["w"], loc["b"], kernel, (), pad, (), (), 2)
+        sym = deconv(**attrs)
+    else:
+        loc = conv_inputs(rng, xs, (4, 2) + kernel, 4, np.float64)
+        ref = ref_conv(loc["x"], loc["w"], loc["b"], kernel, (), pad, (), 2)
+        sym = conv(**attrs)
+    check_symbolic_forward(sym, loc, [ref])
+    og = rng.normal(size=ref.shape)
+    if transposed:
+        dx = ref_conv(og, loc["w"], None, kernel, (), pad, (), 2)
+        _, dw, _ = ref_conv_grads(loc["x"], og, loc["w"], kernel, (), pad, (), 2)
+        db = og.sum(axis=(0, 2, 3))
+    else:
+        dx, dw, db = ref_conv_grads(og, loc["x"], loc["w"], kernel, (), pad, (), 2)
+    check_symbolic_backward(sym, loc, [og], {"x": dx, "w": dw, "b": db})
+
+
+@pytest.mark.parametrize("make,attrs,xs,ws,nb", [
+    (conv, dict(kernel=(2, 2), stride=(2, 1), pad=(1, 0), num_filter=2, num_group=2),
+     (1, 2, 3, 3), (2, 1, 2, 2), 2),
+    (conv, dict(kernel=(2,), dilate=(2,), num_filter=2, no_bias=True), (2, 1, 4), (2, 1, 2), 0),
+    (deconv, dict(kernel=(2, 2), stride=(2, 1), pad=(1, 0), adj=(1, 0), num_filter=2,
+                  no_bias=False), (1, 2, 2, 2), (2, 2, 2, 2), 2),
+    (conv, dict(kernel=(1, 2, 1), num_filter=1), (1, 1, 2, 2, 2), (1, 1, 1, 2, 1), 1),
+])
+def test_cuda_matches_cpu(make, attrs, xs, ws, nb, rng):
+    check_consistency(make(**attrs), conv_inputs(rng, xs, ws, nb, np.float32),
+                      devices=[cpu(), gpu()], rtol=1e-4, atol=1e-5)
