@@ -7,3 +7,5 @@ from .symbol_block import SymbolBlock  # noqa: F401
 from . import nn  # noqa: F401
 from . import data, metric, utils  # noqa: F401,E402
 from . import loss  # noqa: F401,E402
+from . import rnn  # noqa: F401,E402
+from . import model_zoo  # noqa: F401

@@ -2,3 +2,7 @@
 file is added here and nowhere else."""
 from . import (cast, concat_slice, ctc, dropout, elemwise_binary, elemwise_unary, embedding, indexing,  # noqa: F401
                layer_norm, matrix, reduce, regression, shape, softmax, swapaxis, topk)
+from . import activations_nn, depth_space, pad_resize  # noqa: F401,E402  (activations, Pad/UpSampling, depth_to_space)
+from . import batch_norm, pooling  # noqa: F401,E402  (Pooling; BatchNorm/InstanceNorm/GroupNorm)
+from . import convolution  # noqa: F401,E402
+from . import rnn  # noqa: F401,E402  (fused RNN/LSTM/GRU)

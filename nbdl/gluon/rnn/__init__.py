@@ -1,0 +1,5 @@
+"""Recurrent layers (fused RNN/LSTM/GRU) and cells."""
+from .rnn_cell import (BidirectionalCell, DropoutCell, GRUCell, HybridRecurrentCell,  # noqa: F401
+                       HybridSequentialRNNCell, LSTMCell, ModifierCell, RecurrentCell,
+                       ResidualCell, RNNCell, SequentialRNNCell)
+from .rnn_layer import GRU, LSTM, RNN  # noqa: F401

@@ -1,0 +1,174 @@
+"""Fused recurrent layers: RNN, LSTM, GRU (Gluon 2.0's ``rnn.RNN``/``LSTM``/``GRU``).
+
+Each layer keeps Gluon's per-layer parameters (``l0_i2h_weight``,
+``l0_h2h_weight``, ``l0_i2h_bias``, ``l0_h2h_bias``, ``r0_...`` for the reverse
+direction) and packs them at call time, with registered ops (Reshape +
+Concat, so gradients flow back to each one), into the single vector of the
+fused ``RNN`` op in MXNet's order: all weights (layer, direction, i2h then
+h2h), then all biases.  ``forward`` is written with ``call_op`` and so runs
+eagerly on NDArrays and traces into a graph after ``hybridize()``.
+"""
+from ...errors import NbdlError
+from .._trace import call_op
+from ..hybrid_block import HybridBlock
+from ..parameter import Parameter
+
+_GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
+
+
+class _RNNLayer(HybridBlock):
+    def __init__(self, hidden_size, num_layers, layout, dropout, bidirectional, input_size,
+                 i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+                 h2h_bias_initializer, mode, projection_size=None, lstm_state_clip_min=None,
+                 lstm_state_clip_max=None, lstm_state_clip_nan=False, dtype="float32"):
+        super().__init__()
+        if layout not in ("TNC", "NTC"):
+            raise NbdlError(f"{type(self).__name__}: invalid layout {layout!r}; "
+                            f"must be 'TNC' or 'NTC'")
+        if projection_size is not None:
+            raise NbdlError(f"{type(self).__name__}: projection_size (LSTMP) is not supported")
+        if int(hidden_size) <= 0 or int(num_layers) <= 0:
+            raise NbdlError(f"{type(self).__name__}: hidden_size and num_layers must be "
+                            f"positive, got {hidden_size}, {num_layers}")
+        self._hidden_size, self._num_layers = int(hidden_size), int(num_layers)
+        self._layout, self._dropout, self._mode = layout, float(dropout), mode
+        self._dir = 2 if bidirectional else 1
+        self._input_size = int(input_size)
+        self._clip = (lstm_state_clip_min, lstm_state_clip_max, lstm_state_clip_nan)
+        self._dtype = dtype
+        self._gates = _GATES[mode]
+        ng, nh = self._gates, self._hidden_size
+        ni = self._input_size
+        for i in range(self._num_layers):
+            for d in ["l", "r"][:self._dir]:
+                self._register_param(f"{d}{i}_i2h_weight", (ng * nh, ni), i2h_weight_initializer)
+                self._register_param(f"{d}{i}_h2h_weight", (ng * nh, nh), h2h_weight_initializer)
+                self._register_param(f"{d}{i}_i2h_bias", (ng * nh,), i2h_bias_initializer)
+                self._register_param(f"{d}{i}_h2h_bias", (ng * nh,), h2h_bias_initializer)
+            ni = nh * self._dir
+
+    def _register_param(self, name, shape, init):
+        p = Parameter(name, shape=shape, init=init, dtype=self._dtype, allow_deferred_init=True)
+        setattr(self, name, p)
+
+    def __repr__(self):
+        shape = getattr(self, "l0_i2h_weight").shape
+        inp = shape[1] if shape and shape[1] else None
+        s = f"{type(self).__name__}({inp} -> {self._hidden_size}, {self._layout}"
+        if self._num_layers != 1:
+            s += f", num_layers={self._num_layers}"
+        if self._dropout:
+            s += f", dropout={self._dropout}"
+        if self._dir == 2:
+            s += ", bidirectional"
+        return s + ")"
+
+    def state_info(self, batch_size=0):
+        info = [{"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
+                 "__layout__": "LNC", "dtype": self._dtype}]
+        if self._mode == "lstm":
+            info.append(dict(info[0]))
+        return info
+
+    def begin_state(self, batch_size=0, func=None, **kwargs):
+        """Initial states: zeros of shape (num_layers * num_directions, batch, hidden)."""
+        from ... import ndarray as nd
+        func = func or nd.zeros
+        return [func(info["shape"], dtype=info["dtype"], **kwargs)
+                for info in self.state_info(batch_size)]
+
+    def _infer_params(self, sym, names, args):
+        # the packed vector hides each weight's shape from graph inference:
+        # layer 0's i2h weights take the input's feature size directly
+        x = next(a for a in args if a is not None)
+        ni = int(x.shape[-1])
+        for d in ["l", "r"][:self._dir]:
+            p = getattr(self, f"{d}0_i2h_weight")
+            if p.shape is None or not all(s > 0 for s in p.shape):
+                p.shape = (self._gates * self._hidden_size, ni)
+        super()._infer_params(sym, names, args)
+
+    def _zero_states(self, x):
+        """Zero begin states built from the (TNC) input with registered ops, so
+        the same code serves eager calls and traced graphs."""
+        z = call_op("slice_axis", [x], axis=0, begin=0, end=1)
+        z = call_op("slice_axis", [z], axis=2, begin=0, end=1)
+        z = call_op("zeros_like", [z])
+        z = call_op("broadcast_axis", [z], axis=(0, 2),
+                    size=(self._num_layers * self._dir, self._hidden_size))
+        return [z] * (2 if self._mode == "lstm" else 1)
+
+    def _packed_params(self):
+        parts = []
+        for kind in ("weight", "bias"):
+            for i in range(self._num_layers):
+                for d in ["l", "r"][:self._dir]:
+                    for g in ("i2h", "h2h"):
+                        p = getattr(self, f"{d}{i}_{g}_{kind}").data()
+                        parts.append(call_op("Reshape", [p], shape=(-1,)))
+        return call_op("Concat", parts, dim=0, num_args=len(parts))
+
+    def forward(self, inputs, states=None):
+        skip_states = states is None
+        if self._layout == "NTC":
+            inputs = call_op("SwapAxis", [inputs], dim1=0, dim2=1)
+        if skip_states:
+            states = self._zero_states(inputs)
+        elif not isinstance(states, (list, tuple)):
+            states = [states]
+        n_states = 2 if self._mode == "lstm" else 1
+        if len(states) != n_states:
+            raise NbdlError(f"{type(self).__name__}: expected {n_states} state(s), got "
+                            f"{len(states)}")
+        attrs = dict(state_size=self._hidden_size, num_layers=self._num_layers,
+                     bidirectional=self._dir == 2, mode=self._mode, p=self._dropout,
+                     state_outputs=True)
+        if self._clip[0] is not None:
+            attrs.update(lstm_state_clip_min=self._clip[0], lstm_state_clip_max=self._clip[1],
+                         lstm_state_clip_nan=self._clip[2])
+        res = call_op("RNN", [inputs, self._packed_params()] + list(states), **attrs)
+        outputs, new_states = res[0], [res[i] for i in range(1, 1 + n_states)]
+        if self._layout == "NTC":
+            outputs = call_op("SwapAxis", [outputs], dim1=0, dim2=1)
+        return outputs if skip_states else (outputs, new_states)
+
+
+class RNN(_RNNLayer):
+    """Multi-layer Elman RNN with tanh or relu: ``h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh)``."""
+
+    def __init__(self, hidden_size, num_layers=1, activation="relu", layout="TNC", dropout=0,
+                 bidirectional=False, i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
+                 dtype="float32", **kwargs):
+        if activation not in ("relu", "tanh"):
+            raise NbdlError(f"RNN: activation must be 'relu' or 'tanh', got {activation!r}")
+        super().__init__(hidden_size, num_layers, layout, dropout, bidirectional, input_size,
+                         i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+                         h2h_bias_initializer, "rnn_" + activation, dtype=dtype, **kwargs)
+
+
+class LSTM(_RNNLayer):
+    """Multi-layer LSTM (gates i, f, g, o as MXNet), optional cell-state clipping."""
+
+    def __init__(self, hidden_size, num_layers=1, layout="TNC", dropout=0, bidirectional=False,
+                 input_size=0, i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros",
+                 projection_size=None, h2r_weight_initializer=None, state_clip_min=None,
+                 state_clip_max=None, state_clip_nan=False, dtype="float32", **kwargs):
+        super().__init__(hidden_size, num_layers, layout, dropout, bidirectional, input_size,
+                         i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+                         h2h_bias_initializer, "lstm", projection_size=projection_size,
+                         lstm_state_clip_min=state_clip_min, lstm_state_clip_max=state_clip_max,
+                         lstm_state_clip_nan=state_clip_nan, dtype=dtype, **kwargs)
+
+
+class GRU(_RNNLayer):
+    """Multi-layer GRU (gates r, z, n as MXNet; ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``)."""
+
+    def __init__(self, hidden_size, num_layers=1, layout="TNC", dropout=0, bidirectional=False,
+                 input_size=0, i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", dtype="float32",
+                 **kwargs):
+        super().__init__(hidden_size, num_layers, layout, dropout, bidirectional, input_size,
+                         i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+                         h2h_bias_initializer, "gru", dtype=dtype, **kwargs)

@@ -1,0 +1,429 @@
+"""CUDA kernels for the fused RNN op (reserve layout and scratch as in
+``nbdl.kernels.cpu.rnn``, so both devices agree on what the forward leaves).
+
+The batch rows of a recurrence are independent, so the forward runs one
+thread per sequence (batch row) for each layer and direction, computing
+every step's gate pre-activations with dot-product loops.  The backward, per
+layer and direction, runs one thread per sequence for the step-by-step
+gradient (gate gradients, dh, dc), then one thread per parameter element for
+the weight and bias gradients (sums over all steps and rows) and one thread
+per input element for the layer's input gradient.  Dropout masks between
+layers are drawn with xoroshiro128+ states made at prepare time (as
+``nbdl.kernels.cuda.dropout`` does).
+"""
+import math
+
+import numpy as np
+from numba import cuda
+from numba.cuda.random import xoroshiro128p_uniform_float64
+
+from ...ops.registry import REQ_NULL, Launch
+from ...ops.rnn import backward_temp_sizes, forward_temp_sizes
+from ..cpu.rnn import GRU, LSTM, RNN_TANH, _layer_start, forward_views, rnn_plan
+from ._launch import THREADS, launcher
+from .dropout import _make_states, _max_blocks
+
+
+def _offsets(l, d, L, D, G, H, I):
+    """(offset of W_i2h, I_l, offset of b_i2h) of layer l, direction d."""
+    off = 0
+    for ll in range(l):
+        il = I if ll == 0 else D * H
+        off += D * (G * H * il + G * H * H)
+    il = I if l == 0 else D * H
+    off += d * (G * H * il + G * H * H)
+    boff = sum(D * (G * H * (I if ll == 0 else D * H) + G * H * H) for ll in range(L))
+    return off, il, boff + (l * D + d) * 2 * G * H
+
+
+def _weights(params, l, d, L, D, G, H, I):
+    off, il, boff = _offsets(l, d, L, D, G, H, I)
+    gh = G * H
+    return (params[off:off + gh * il].reshape((gh, il)),
+            params[off + gh * il:off + gh * il + gh * H].reshape((gh, H)),
+            params[boff:boff + gh], params[boff + gh:boff + 2 * gh])
+
+
+def _regions(res, l, T, N, D, G, H, extra, drop):
+    """Python twin of ``nbdl.kernels.cpu.rnn._regions`` on device arrays."""
+    o = int(_layer_start(l, T, N, D, G, H, extra, drop))
+    tn = T * N
+
+    def take(n, shape):
+        nonlocal o
+        a = res[o:o + n].reshape(shape)
+        o += n
+        return a
+    y = take(tn * D * H, (T, N, D * H))
+    dirs = [(take(tn * G * H, (T, N, G * H)), take(extra * tn * H, (T, N, extra * H)))
+            for _ in range(D)]
+    m = xin = None
+    if drop and l > 0:
+        m = take(tn * D * H, (tn * D * H,))
+        xin = take(tn * D * H, (T, N, D * H))
+    return y, dirs, m, xin
+
+
+@cuda.jit(device=True)
+def _sig(v, one):
+    return one / (one + math.exp(-v))
+
+
+@cuda.jit
+def _forward_layer(x, wx, wh, bx, bh, h0, c0, y, g, e, hy, cy, d, mode, clip, lo, hi, one, zero,
+                   w_hy, w_cy):
+    T = x.shape[0]
+    N = x.shape[1]
+    il = x.shape[2]
+    H = h0.shape[1]
+    GH = g.shape[2]
+    for n in range(cuda.grid(1), N, cuda.gridsize(1)):
+        for s in range(T):
+            t = s if d == 0 else T - 1 - s
+            tp = t - 1 if d == 0 else t + 1
+            for k in range(GH):
+                a = bx[k]
+                for i in range(il):
+                    a += wx[k, i] * x[t, n, i]
+                b = bh[k]
+                for i in range(H):
+                    hprev = h0[n, i] if s == 0 else y[tp, n, d * H + i]
+                    b += wh[k, i] * hprev
+                if mode == GRU and k >= 2 * H:
+                    g[t, n, k] = a
+                    e[t, n, k - 2 * H] = b
+                else:
+                    g[t, n, k] = a + b
+            for j in range(H):
+                hprev = h0[n, j] if s == 0 else y[tp, n, d * H + j]
+                if mode == LSTM:
+                    cprev = c0[n, j] if s == 0 else e[tp, n, j]
+                    gi = _sig(g[t, n, j], one)
+                    gf = _sig(g[t, n, H + j], one)
+                    gg = math.tanh(g[t, n, 2 * H + j])
+                    go = _sig(g[t, n, 3 * H + j], one)
+                    cv = gf * cprev + gi * gg
+                    if clip:
+                        cv = min(max(cv, lo), hi)
+                    hv = go * math.tanh(cv)
+                    g[t, n, j] = gi
+                    g[t, n, H + j] = gf
+                    g[t, n, 2 * H + j] = gg
+                    g[t, n, 3 * H + j] = go
+                    e[t, n, j] = cv
+                elif mode == GRU:
+                    gr = _sig(g[t, n, j], one)
+                    gz = _sig(g[t, n, H + j], one)
+                    gn = math.tanh(g[t, n, 2 * H + j] + gr * e[t, n, j])
+                    hv = (one - gz) * gn + gz * hprev
+                    g[t, n, j] = gr
+                    g[t, n, H + j] = gz
+                    g[t, n, 2 * H + j] = gn
+                else:
+                    a = g[t, n, j]
+                    hv = math.tanh(a) if mode == RNN_TANH else max(a, zero)
+                    g[t, n, j] = hv
+                y[t, n, d * H + j] = hv
+        tl = T - 1 if d == 0 else 0
+        for j in range(H):
+            if w_hy:
+                hy[n, j] = h0[n, j] if T == 0 else y[tl, n, d * H + j]
+            if w_cy:
+                cy[n, j] = c0[n, j] if T == 0 else e[tl, n, j]
+
+
+@cuda.jit
+def _dropout_mask(yp, m, xin, states, pkeep, scale, zero):
+    tid = cuda.grid(1)
+    for k in range(tid, m.size, cuda.gridsize(1)):
+        m[k] = scale if xoroshiro128p_uniform_float64(states, tid) < pkeep else zero
+        xin[k] = yp[k] * m[k]
+
+
+@cuda.jit
+def _dropout_fill(yp, m, xin, one):
+    """Outside training the mask is all ones and the layer input is the output."""
+    for k in range(cuda.grid(1), m.size, cuda.gridsize(1)):
+        m[k] = one
+        xin[k] = yp[k]
+
+
+@cuda.jit
+def _copy(src, dst):
+    for k in range(cuda.grid(1), dst.size, cuda.gridsize(1)):
+        dst[k] = src[k]
+
+
+@cuda.jit
+def _mul(a, b, out):
+    for k in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        out[k] = a[k] * b[k]
+
+
+@cuda.jit
+def _backward_steps(dy, g, e, y, h0, c0, ghy, gcy, wh, dgx, dgh, hp, dh, dc, dstate, dcell, d,
+                    mode, clip, lo, hi, one, zero, w_s, w_c):
+    T = dy.shape[0]
+    N = dy.shape[1]
+    H = h0.shape[1]
+    GH = g.shape[2]
+    for n in range(cuda.grid(1), N, cuda.gridsize(1)):
+        for j in range(H):
+            dh[n, j] = ghy[n, j]
+            if mode == LSTM:
+                dc[n, j] = gcy[n, j]
+        for s in range(T):
+            t = T - 1 - s if d == 0 else s
+            first = s == T - 1
+            tp = t - 1 if d == 0 else t + 1
+            for j in range(H):
+                hp[t, n, j] = h0[n, j] if first else y[tp, n, d * H + j]
+                dhv = dh[n, j] + dy[t, n, d * H + j]
+                if mode == LSTM:
+                    gi = g[t, n, j]
+                    gf = g[t, n, H + j]
+                    gg = g[t, n, 2 * H + j]
+                    go = g[t, n, 3 * H + j]
+                    cv = e[t, n, j]
+                    cprev = c0[n, j] if first else e[tp, n, j]
+                    tc = math.tanh(cv)
+                    dcv = dc[n, j] + dhv * go * (one - tc * tc)
+                    if clip:
+                        pre = gf * cprev + gi * gg
+                        if pre < lo or pre > hi:
+                            dcv = zero
+                    dgx[t, n, j] = dcv * gg * gi * (one - gi)
+                    dgx[t, n, H + j] = dcv * cprev * gf * (one - gf)
+                    dgx[t, n, 2 * H + j] = dcv * gi * (one - gg * gg)
+                    dgx[t, n, 3 * H + j] = dhv * tc * go * (one - go)
+                    dc[n, j] = dcv * gf
+                elif mode == GRU:
+                    gr = g[t, n, j]
+                    gz = g[t, n, H + j]
+                    gn = g[t, n, 2 * H + j]
+                    dan = dhv * (one - gz) * (one - gn * gn)
+                    dr = dan * e[t, n, j] * gr * (one - gr)
+                    dz = dhv * (hp[t, n, j] - gn) * gz * (one - gz)
+                    dgx[t, n, j] = dr
+                    dgx[t, n, H + j] = dz
+                    dgx[t, n, 2 * H + j] = dan
+                    dgh[t, n, j] = dr
+                    dgh[t, n, H + j] = dz
+                    dgh[t, n, 2 * H + j] = dan * gr
+                    dc[n, j] = dhv * gz   # GRU has no cell: dc holds dh's direct part
+                else:
+                    hv = g[t, n, j]
+                    if mode == RNN_TANH:
+                        dgx[t, n, j] = dhv * (one - hv * hv)
+                    else:
+                        dgx[t, n, j] = dhv if hv > zero else zero
+            for j in range(H):
+                v = zero
+                for k in range(GH):
+                    v += dgh[t, n, k] * wh[k, j]
+                if mode == GRU:
+                    v += dc[n, j]
+                dh[n, j] = v
+        for j in range(H):
+            if w_s:
+                dstate[n, j] = dh[n, j]
+            if w_c:
+                dcell[n, j] = dc[n, j]
+
+
+@cuda.jit
+def _param_grads(x, hp, dgx, dgh, dwx, dwh, dbx, dbh, zero):
+    T = x.shape[0]
+    N = x.shape[1]
+    il = x.shape[2]
+    H = hp.shape[2]
+    GH = dgx.shape[2]
+    total = GH * il + GH * H + 2 * GH
+    for p in range(cuda.grid(1), total, cuda.gridsize(1)):
+        v = zero
+        if p < GH * il:
+            k = p // il
+            i = p - k * il
+            for t in range(T):
+                for n in range(N):
+                    v += dgx[t, n, k] * x[t, n, i]
+            dwx[k, i] = v
+        elif p < GH * il + GH * H:
+            q = p - GH * il
+            k = q // H
+            i = q - k * H
+            for t in range(T):
+                for n in range(N):
+                    v += dgh[t, n, k] * hp[t, n, i]
+            dwh[k, i] = v
+        elif p < GH * il + GH * H + GH:
+            k = p - GH * il - GH * H
+            for t in range(T):
+                for n in range(N):
+                    v += dgx[t, n, k]
+            dbx[k] = v
+        else:
+            k = p - GH * il - GH * H - GH
+            for t in range(T):
+                for n in range(N):
+                    v += dgh[t, n, k]
+            dbh[k] = v
+
+
+@cuda.jit
+def _input_grad(dgx, wx, dxl, zero, add):
+    TN = dgx.shape[0]
+    GH = dgx.shape[1]
+    il = dxl.shape[1]
+    for p in range(cuda.grid(1), TN * il, cuda.gridsize(1)):
+        r = p // il
+        i = p - r * il
+        v = zero
+        for k in range(GH):
+            v += dgx[r, k] * wx[k, i]
+        if add:
+            dxl[r, i] += v
+        else:
+            dxl[r, i] = v
+
+
+def _split(ws, sizes):
+    out, o = [], 0
+    for n in sizes:
+        out.append(ws[o:o + n])
+        o += n
+    return out
+
+
+def prepare_rnn(call):
+    g = rnn_plan(call, call.in_shapes[0], call.out_dtypes[0])
+    T, N, I, H, L, D, G = (g[k] for k in "TNIHLDG")
+    mode, lstm = g["mode"], call.attrs["mode"] == "lstm"
+    extra = 1 if call.attrs["mode"] in ("lstm", "gru") else 0
+    p = float(call.attrs["p"])
+    drop = p > 0 and L > 1
+    active = bool(call.is_train) and p > 0
+    dt = np.dtype(call.out_dtypes[0]).type
+    one, zero = dt(1), dt(0)
+    scale = dt(1.0 / (1.0 - p))
+    req = list(call.req)
+    r_out, r_hy = req[0], req[1]
+    r_cy = req[2] if lstm else REQ_NULL
+    scratch = req[-1] == REQ_NULL
+    fsizes = forward_temp_sizes(T, N, I, H, L, D, G)
+    views = forward_views(call, g) + [None]
+    layer = launcher(_forward_layer, N)
+    size = T * N * D * H
+    states = None
+    if drop and active and size:
+        blocks = max(1, min((size + THREADS - 1) // THREADS, _max_blocks()))
+        states = _make_states(blocks * THREADS)
+        mask_kernel = _dropout_mask[blocks, THREADS]
+    else:
+        fill_kernel = launcher(_dropout_fill, size)
+
+    def fn(data, params, state, *rest):
+        if lstm:
+            cell, out, hy, cy, reserve, ws = rest
+        else:
+            out, hy, reserve, ws = rest
+            cell, cy = state, hy
+        res = ws[sum(fsizes):] if scratch else reserve
+        for l in range(L):
+            y, dirs, m, xin = _regions(res, l, T, N, D, G, H, extra, drop)
+            if l == 0:
+                x = data
+            else:
+                yp = _regions(res, l - 1, T, N, D, G, H, extra, drop)[0]
+                if drop:
+                    if states is not None:
+                        mask_kernel(yp.reshape(size), m, xin.reshape(size), states, 1.0 - p,
+                                    scale, zero)
+                    elif size:
+                        fill_kernel(yp.reshape(size), m, xin.reshape(size), one)
+                    x = xin
+                else:
+                    x = yp
+            for d in range(D):
+                wx, wh, bx, bh = _weights(params, l, d, L, D, G, H, I)
+                gates, e = dirs[d]
+                k = l * D + d
+                if N:
+                    layer(x, wx, wh, bx, bh, state[k], cell[k], y, gates, e, hy[k], cy[k], d,
+                          mode, g["clip"], g["lo"], g["hi"], one, zero, r_hy != REQ_NULL,
+                          r_cy != REQ_NULL)
+            if l == L - 1 and r_out != REQ_NULL and size:
+                launcher(_copy, size)(y.reshape(size), out.reshape(size))
+    return Launch(fn, (), views=views)
+
+
+def prepare_rnn_backward(call):
+    lstm = call.attrs["mode"] == "lstm"
+    nh = 3 if lstm else 2
+    g = rnn_plan(call, call.in_shapes[nh], call.out_dtypes[0])
+    T, N, I, H, L, D, G = (g[k] for k in "TNIHLDG")
+    mode = g["mode"]
+    extra = 1 if call.attrs["mode"] in ("lstm", "gru") else 0
+    drop = float(call.attrs["p"]) > 0 and L > 1
+    dt = np.dtype(call.out_dtypes[0]).type
+    one, zero = dt(1), dt(0)
+    fwd = forward_views(call, g)
+    n_in = 4 if lstm else 3
+    out_v, hy_v = fwd[n_in], fwd[n_in + 1]
+    views = [out_v, hy_v] + ([hy_v] if lstm else []) + fwd[:n_in] + [fwd[-1]] + fwd[:n_in] + [None]
+    req = list(call.req)
+    r_x, r_p, r_s = req[0], req[1], req[2]
+    r_c = req[3] if lstm else REQ_NULL
+    sizes = backward_temp_sizes(T, N, I, H, L, D, G)
+    tn = T * N
+    steps = launcher(_backward_steps, N)
+
+    def fn(og, ghy, *rest):
+        if lstm:
+            gcy, data, params, state, cell, reserve, dx, dparams, dstate, dcell, ws = rest
+        else:
+            data, params, state, reserve, dx, dparams, dstate, ws = rest
+            gcy, cell, dcell = ghy, state, dstate
+        dy, dxl_all, dxt_all, dgx, dgh_own, hp, dh, dc, dp = _split(ws, sizes)
+        dy = dy.reshape((T, N, D * H))
+        dgx = dgx.reshape((T, N, G * H))
+        dgh = dgh_own.reshape((T, N, G * H)) if mode == GRU else dgx
+        hp = hp.reshape((T, N, H))
+        dh, dc = dh.reshape((N, H)), dc.reshape((N, H))
+        if dy.size:
+            launcher(_copy, dy.size)(og.reshape(dy.size), dy.reshape(dy.size))
+        for l in range(L - 1, -1, -1):
+            il = I if l == 0 else D * H
+            y, dirs, m, xin = _regions(reserve, l, T, N, D, G, H, extra, drop)
+            if l == 0:
+                x = data
+            elif drop:
+                x = xin
+            else:
+                x = _regions(reserve, l - 1, T, N, D, G, H, extra, drop)[0]
+            dxl = dxl_all[:tn * il].reshape((tn, il))
+            for d in range(D):
+                wx, wh, bx, bh = _weights(params, l, d, L, D, G, H, I)
+                dwx, dwh, dbx, dbh = _weights(dp, l, d, L, D, G, H, I)
+                gates, e = dirs[d]
+                k = l * D + d
+                if N:
+                    steps(dy, gates, e, y, state[k], cell[k], ghy[k], gcy[k], wh, dgx, dgh, hp,
+                          dh, dc, dstate[k], dcell[k], d, mode, g["clip"], g["lo"], g["hi"],
+                          one, zero, r_s != REQ_NULL, r_c != REQ_NULL)
+                n_p = G * H * il + G * H * H + 2 * G * H
+                launcher(_param_grads, n_p)(x, hp, dgx, dgh, dwx, dwh, dbx, dbh, zero)
+                if tn * il:
+                    launcher(_input_grad, tn * il)(dgx.reshape((tn, G * H)), wx, dxl, zero,
+                                                   d > 0)
+            n = tn * il
+            if l > 0 and n:
+                if drop:
+                    launcher(_mul, n)(dxl.reshape(n), m, dy.reshape(n))
+                else:
+                    launcher(_copy, n)(dxl.reshape(n), dy.reshape(n))
+            elif l == 0 and r_x != REQ_NULL and n:
+                launcher(_copy, n)(dxl.reshape(n), dx.reshape(n))
+        if r_p != REQ_NULL:
+            launcher(_copy, dp.size)(dp, dparams)
+    return Launch(fn, (), views=views)
