@@ -83,3 +83,14 @@ def conv_parallel_min_flops():
         return int(os.environ.get("NBDL_CONV_PARALLEL_MIN_FLOPS", str(1 << 22)))
     except ValueError:
         return 1 << 22
+
+
+def blas_serial_max_flops():
+    """``NBDL_BLAS_SERIAL_MAX_FLOPS``: matrix products below this many FLOPs
+    run with BLAS held to one thread (threads cost more than they save there,
+    and on a busy machine a sleeping BLAS thread can stall a small GEMM for
+    milliseconds)."""
+    try:
+        return int(os.environ.get("NBDL_BLAS_SERIAL_MAX_FLOPS", str(1 << 23)))
+    except ValueError:
+        return 1 << 23

@@ -15,8 +15,33 @@ pay off for many small matrices; left for when a threadpool guard exists.)
 import numpy as np
 from numba import njit
 
+from ... import config
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import Launch
+from ._blas_threads import BLAS_THREAD_CONTROL, blas_get_threads, blas_set_threads
+
+
+@njit(cache=True)
+def _hold_blas(hold):
+    """Hold BLAS to one thread when ``hold`` (a small product: waking BLAS's
+    threads costs more than it saves, and on a busy machine a sleeping thread
+    can stall a 20-us GEMM for milliseconds).  Returns what to restore."""
+    if hold:
+        prev = blas_get_threads()
+        blas_set_threads(1)
+        return prev
+    return 0
+
+
+@njit(cache=True)
+def _release_blas(prev):
+    if prev > 0:
+        blas_set_threads(prev)
+
+
+def hold_for(flops):
+    """The ``hold`` scalar for a product of ``flops`` floating-point operations."""
+    return int(BLAS_THREAD_CONTROL and flops < config.blas_serial_max_flops())
 
 
 @njit(cache=True)
@@ -55,20 +80,24 @@ def _add_bias_rows(dst, bias):
 
 
 @njit(cache=True)
-def fc_forward(x, w, b, out, tmp, req):
+def fc_forward(x, w, b, out, tmp, req, hold):
     """out (M, N) = x (M, K) . w (N, K)^T + b (N,)."""
     if req == 0:
         return
+    prev = _hold_blas(hold)
     dst = tmp if req == 3 else out
     np.dot(x, w.T, dst)
     _add_bias_rows(dst, b)
     if req == 3:
         out += dst
+    _release_blas(prev)
 
 
 @njit(cache=True)
-def fc_forward_nobias(x, w, out, tmp, req):
+def fc_forward_nobias(x, w, out, tmp, req, hold):
+    prev = _hold_blas(hold)
     gemm_req(x, w, out, tmp, 0, 1, req)
+    _release_blas(prev)
 
 
 @njit(cache=True)
@@ -86,26 +115,39 @@ def _bias_grad(g, db, req):
 
 
 @njit(cache=True)
-def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, req_x, req_w, req_b):
+def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, req_x, req_w, req_b, hold):
     """dx = g . w, dw = g^T . x, db = sum(g, axis=0)."""
+    prev = _hold_blas(hold)
     gemm_req(g, w, dx, tmp_x, 0, 0, req_x)
     gemm_req(g, x, dw, tmp_w, 1, 0, req_w)
+    _release_blas(prev)
     _bias_grad(g, db, req_b)
 
 
 @njit(cache=True)
-def fc_backward_nobias(g, x, w, dx, dw, tmp_x, tmp_w, req_x, req_w):
+def fc_backward_nobias(g, x, w, dx, dw, tmp_x, tmp_w, req_x, req_w, hold):
+    prev = _hold_blas(hold)
     gemm_req(g, w, dx, tmp_x, 0, 0, req_x)
     gemm_req(g, x, dw, tmp_w, 1, 0, req_w)
+    _release_blas(prev)
 
 
 @njit(cache=True)
-def dot_forward(a, b, out, tmp, ta, tb, req):
+def dot_forward(a, b, out, tmp, ta, tb, req, hold):
+    prev = _hold_blas(hold)
     gemm_req(a, b, out, tmp, ta, tb, req)
+    _release_blas(prev)
 
 
 @njit(cache=True)
-def dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b):
+def dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b, hold):
+    prev = _hold_blas(hold)
+    _dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b)
+    _release_blas(prev)
+
+
+@njit(cache=True)
+def _dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b):
     """Gradients of out = op_a(a) . op_b(b) for out_grad g:
     d op_a(a) = g . op_b(b)^T and d op_b(b) = op_a(a)^T . g, transposed back
     when the operand was used transposed."""
@@ -120,15 +162,19 @@ def dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b):
 
 
 @njit(cache=True)
-def batch_dot_forward(a, b, out, tmp, ta, tb, req):
+def batch_dot_forward(a, b, out, tmp, ta, tb, req, hold):
+    prev = _hold_blas(hold)
     for i in range(out.shape[0]):
         gemm_req(a[i], b[i], out[i], tmp, ta, tb, req)
+    _release_blas(prev)
 
 
 @njit(cache=True)
-def batch_dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b):
+def batch_dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b, hold):
+    prev = _hold_blas(hold)
     for i in range(g.shape[0]):
-        dot_backward(g[i], a[i], b[i], da[i], db[i], tmp_a, tmp_b, ta, tb, req_a, req_b)
+        _dot_backward(g[i], a[i], b[i], da[i], db[i], tmp_a, tmp_b, ta, tb, req_a, req_b)
+    _release_blas(prev)
 
 
 # ---------------------------------------------------------------- prepare
@@ -137,18 +183,20 @@ def prepare_fc(call):
     m, k = fc_dims(call.attrs, call.in_shapes[0])
     n = call.attrs["num_hidden"]
     views = [(m, k), (n, k)]
+    hold = hold_for(2 * m * k * n)
     if call.attrs["no_bias"]:
-        return Launch(fc_forward_nobias, (call.req[0],), views + [(m, n), None])
-    return Launch(fc_forward, (call.req[0],), views + [(n,), (m, n), None])
+        return Launch(fc_forward_nobias, (call.req[0], hold), views + [(m, n), None])
+    return Launch(fc_forward, (call.req[0], hold), views + [(n,), (m, n), None])
 
 
 def prepare_fc_backward(call):
     m, k = fc_dims(call.attrs, call.in_shapes[1])
     n = call.attrs["num_hidden"]
     views = [(m, n), (m, k), (n, k), (m, k), (n, k)]
+    hold = hold_for(2 * m * k * n)
     if call.attrs["no_bias"]:
-        return Launch(fc_backward_nobias, tuple(call.req[:2]), views + [None, None])
-    return Launch(fc_backward, tuple(call.req[:3]), views + [(n,), None, None])
+        return Launch(fc_backward_nobias, tuple(call.req[:2]) + (hold,), views + [None, None])
+    return Launch(fc_backward, tuple(call.req[:3]) + (hold,), views + [(n,), None, None])
 
 
 def _operand_views(m, k, n, ta, tb):
@@ -159,14 +207,15 @@ def prepare_dot(call):
     ta, tb = call.attrs["transpose_a"], call.attrs["transpose_b"]
     m, k, n, _ = dot_dims(call.in_shapes[0], call.in_shapes[1], ta, tb)
     va, vb = _operand_views(m, k, n, ta, tb)
-    return Launch(dot_forward, (int(ta), int(tb), call.req[0]), [va, vb, (m, n), None])
+    return Launch(dot_forward, (int(ta), int(tb), call.req[0], hold_for(2 * m * k * n)),
+                  [va, vb, (m, n), None])
 
 
 def prepare_dot_backward(call):
     ta, tb = call.attrs["transpose_a"], call.attrs["transpose_b"]
     m, k, n, _ = dot_dims(call.in_shapes[1], call.in_shapes[2], ta, tb)
     va, vb = _operand_views(m, k, n, ta, tb)
-    return Launch(dot_backward, (int(ta), int(tb), call.req[0], call.req[1]),
+    return Launch(dot_backward, (int(ta), int(tb), call.req[0], call.req[1], hold_for(2 * m * k * n)),
                   [(m, n), va, vb, va, vb, None, None])
 
 
@@ -174,7 +223,7 @@ def prepare_batch_dot(call):
     ta, tb = call.attrs["transpose_a"], call.attrs["transpose_b"]
     bsz, m, k, n, _ = batch_dot_dims(call.in_shapes[0], call.in_shapes[1], ta, tb)
     va, vb = _operand_views(m, k, n, ta, tb)
-    return Launch(batch_dot_forward, (int(ta), int(tb), call.req[0]),
+    return Launch(batch_dot_forward, (int(ta), int(tb), call.req[0], hold_for(2 * m * k * n)),
                   [(bsz,) + va, (bsz,) + vb, (bsz, m, n), None])
 
 
@@ -182,5 +231,6 @@ def prepare_batch_dot_backward(call):
     ta, tb = call.attrs["transpose_a"], call.attrs["transpose_b"]
     bsz, m, k, n, _ = batch_dot_dims(call.in_shapes[1], call.in_shapes[2], ta, tb)
     va, vb = ((bsz,) + v for v in _operand_views(m, k, n, ta, tb))
-    return Launch(batch_dot_backward, (int(ta), int(tb), call.req[0], call.req[1]),
+    return Launch(batch_dot_backward, (int(ta), int(tb), call.req[0], call.req[1],
+                                       hold_for(2 * m * k * n)),
                   [(bsz, m, n), va, vb, va, vb, None, None])
