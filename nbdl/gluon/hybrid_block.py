@@ -72,41 +72,30 @@ class HybridBlock(Block):
 
     # -- tracing ----------------------------------------------------------
     def _trace(self, args):
-        """Run ``forward`` on Symbols; returns (symbol, input names, nested
-        output structure).  ``None`` arguments (optional inputs left out)
-        are passed through as ``None``."""
-        from ..ndarray import NDArray
+        """Run ``forward`` on Symbols.  ``args`` may nest lists/tuples of
+        NDArrays (RNN states) and hold ``None`` for optional inputs left out.
+        Returns (symbol, input names, input format, output format): the flat
+        graph inputs are the NDArray leaves in order, and the formats rebuild
+        the nesting."""
         from ..symbol import Group, Symbol, var
-        given = [i for i, a in enumerate(args) if a is not None]
-        names = ["data"] if len(args) == 1 else [f"data{i}" for i in range(len(args))]
-        sym_args = []
-        for name, a in zip(names, args):
-            if a is None:
-                sym_args.append(None)
-                continue
-            if not isinstance(a, NDArray):
-                raise NbdlError(f"{type(self).__name__}: hybridized blocks take NDArray inputs, "
-                                f"got {type(a).__name__}")
-            sym_args.append(var(name))
-        names = [names[i] for i in given]
+        leaves, in_fmt = _flatten(args, f"{type(self).__name__} input")
+        single_in = len(args) == 1 and not isinstance(args[0], (list, tuple))
+        names = ["data"] if single_in and len(leaves) == 1 else [f"data{i}" for i in range(len(leaves))]
+        sym_args = _unflatten([var(n) for n in names], in_fmt)
         self.collect_params()            # fixes every parameter's variable name
         with _trace.trace():
             out = self.forward(*sym_args)
-        single = isinstance(out, Symbol)
-        outs = [out] if single else list(out)
-        if not all(isinstance(o, Symbol) for o in outs):
-            raise NbdlError(f"{type(self).__name__}.forward must return Symbols when traced "
-                            f"(got {[type(o).__name__ for o in outs]}); use nbdl.np/npx functions")
-        return (outs[0] if single else Group(outs)), names, single
+        outs, out_fmt = _flatten(out, f"{type(self).__name__}.forward output", Symbol)
+        sym = outs[0] if len(outs) == 1 else Group(outs)
+        return sym, names, in_fmt, out_fmt
 
     def infer_shape(self, *args):
         """Infer the shapes of deferred parameters from the input shapes."""
-        sym, names, _ = self._trace(args)
-        self._infer_params(sym, names, args)
+        sym, names, _, _ = self._trace(args)
+        self._infer_params(sym, names, _flatten(args, "input")[0])
 
     def _infer_params(self, sym, names, args):
         import numpy as np
-        args = [a for a in args if a is not None]
         params = {p._var_name: p for p in self.collect_params().values()}
         known = {n: tuple(a.shape) for n, a in zip(names, args)}
         for vname, p in params.items():
@@ -167,20 +156,19 @@ class HybridBlock(Block):
 
     def _call_cached(self, args):
         from .cached_op import CachedOp
-        pattern = tuple(a is None for a in args)
-        if self._cached is None or self._cached[3] != pattern:
-            sym, names, single = self._trace(args)
+        leaves, pattern = _flatten(args, f"{type(self).__name__} input")
+        if self._cached is None or self._cached[2] != pattern:
+            sym, names, in_fmt, out_fmt = self._trace(args)
             if self._deferred_pending():
-                self._infer_params(sym, names, args)
-            object.__setattr__(self, "_cached", (sym, names, single, pattern))
+                self._infer_params(sym, names, leaves)
+            object.__setattr__(self, "_cached", (sym, names, in_fmt, out_fmt))
             params = {p._var_name: p for p in self.collect_params().values()}
             used = set(sym.list_inputs())
             params = {k: v for k, v in params.items() if k in used}
             object.__setattr__(self, "_cached_op", CachedOp(sym, names, params, **self._flags_op()))
             self._cached_op.set_op_hook(getattr(self, "_op_hook", None))
-        sym, names, single, _ = self._cached
-        outs = self._cached_op(*[a for a in args if a is not None])
-        return outs[0] if single else outs
+        outs = self._cached_op(*leaves)
+        return _unflatten(outs, self._cached[3])
 
     def _flags_op(self):
         return {k: self._flags.get(k, False) for k in ("static_alloc", "static_shape")}
@@ -223,3 +211,38 @@ class HybridBlock(Block):
         if self._cached_op is None or not self._cached_op.executors():
             raise NbdlError("debug_str: hybridize() the block and call it once first")
         return self._cached_op.executors()[-1].debug_str()
+
+
+def _flatten(obj, what, leaf_type=None):
+    """Leaves of a nest of lists/tuples, and a hashable format to rebuild it:
+    an int for a leaf (its index), None for None, (kind, subformats) for a
+    list or tuple.  A multi-output Symbol counts as a list of its outputs."""
+    from ..ndarray import NDArray
+    from ..symbol import Symbol
+    leaf_type = leaf_type or NDArray
+    leaves = []
+
+    def walk(x):
+        if x is None:
+            return None
+        if isinstance(x, Symbol) and leaf_type is Symbol and len(x) > 1:
+            return ("list", tuple(walk(s) for s in x))
+        if isinstance(x, leaf_type):
+            leaves.append(x)
+            return len(leaves) - 1
+        if isinstance(x, (list, tuple)):
+            return ("list" if isinstance(x, list) else "tuple", tuple(walk(v) for v in x))
+        raise NbdlError(f"{what}: expected {leaf_type.__name__}s (possibly in lists or tuples) "
+                        f"or None, got {type(x).__name__}; inside a HybridBlock use nbdl.np/npx "
+                        f"functions")
+    return leaves, walk(obj)
+
+
+def _unflatten(leaves, fmt):
+    if fmt is None:
+        return None
+    if isinstance(fmt, int):
+        return leaves[fmt]
+    kind, subs = fmt
+    items = [_unflatten(leaves, f) for f in subs]
+    return items if kind == "list" else tuple(items)

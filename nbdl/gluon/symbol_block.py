@@ -55,7 +55,10 @@ class SymbolBlock(HybridBlock):
         raise NbdlError("SymbolBlock runs its graph through hybridize (it is always hybridized)")
 
     def _trace(self, args):
-        return self._symbol, list(self._input_names), len(self._symbol) == 1
+        n = len(self._symbol)
+        out_fmt = 0 if n == 1 else ("list", tuple(range(n)))
+        in_fmt = ("tuple", tuple(range(len(self._input_names))))
+        return self._symbol, list(self._input_names), in_fmt, out_fmt
 
     def hybridize(self, active=True, **kwargs):
         super().hybridize(True, **kwargs)   # a SymbolBlock is its graph: always cached

@@ -294,3 +294,27 @@ def test_gluon_demo_eager_and_hybridized_losses_agree():
     hyb, _ = demo.run(epochs=2, hybridize=True, progress=False, verbose=False)
     eag, _ = demo.run(epochs=2, hybridize=False, progress=False, verbose=False)
     np.testing.assert_allclose(hyb, eag, rtol=1e-5, atol=1e-5)
+
+
+class _WithStates(HybridBlock):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(3, in_units=3)
+
+    def forward(self, x, states):
+        h, c = states
+        y = self.dense(x) + h
+        return y, [y * c, c]
+
+
+def test_hybridized_block_takes_and_returns_nested_lists():
+    net = _WithStates()
+    net.initialize()
+    x, h, c = nbdl.nd.ones((2, 3)), nbdl.nd.ones((2, 3)) * 2, nbdl.nd.ones((2, 3)) * 3
+    y_e, (s0_e, s1_e) = net(x, [h, c])
+    net.hybridize()
+    y_h, states = net(x, [h, c])
+    assert isinstance(states, list) and len(states) == 2
+    assert_almost_equal(y_h.asnumpy(), y_e.asnumpy())
+    assert_almost_equal(states[0].asnumpy(), s0_e.asnumpy())
+    assert_almost_equal(states[1].asnumpy(), s1_e.asnumpy())
