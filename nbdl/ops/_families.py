@@ -6,3 +6,4 @@ from . import activations_nn, depth_space, pad_resize  # noqa: F401,E402  (activ
 from . import batch_norm, pooling  # noqa: F401,E402  (Pooling; BatchNorm/InstanceNorm/GroupNorm)
 from . import convolution  # noqa: F401,E402
 from . import rnn  # noqa: F401,E402  (fused RNN/LSTM/GRU)
+from . import sequence  # noqa: F401,E402  (SequenceMask/SequenceLast/SequenceReverse)

@@ -3,3 +3,4 @@ from .rnn_cell import (BidirectionalCell, DropoutCell, GRUCell, HybridRecurrentC
                        HybridSequentialRNNCell, LSTMCell, ModifierCell, RecurrentCell,
                        ResidualCell, RNNCell, SequentialRNNCell)
 from .rnn_layer import GRU, LSTM, RNN  # noqa: F401
+from .rnn_cell import LSTMPCell, VariationalDropoutCell, ZoneoutCell  # noqa: F401,E402

@@ -34,6 +34,24 @@ def _merge_time(outputs, axis):
     return call_op("Concat", parts, dim=axis, num_args=len(parts))
 
 
+def _check_valid_length(cell, valid_length):
+    shape = getattr(valid_length, "shape", None)
+    if valid_length is not None and shape is not None and len(shape) != 1:
+        raise NbdlError(f"{type(cell).__name__}.unroll: valid_length must have shape "
+                        f"(batch_size,), got shape {tuple(shape)}")
+
+
+def _mask_outputs(outputs, length, valid_length, axis, merge_outputs):
+    """Zero the outputs after each sequence's valid length (Gluon's
+    ``_mask_sequence_variable_length``); a list stays a list unless merging."""
+    merged = _merge_time(outputs, axis) if isinstance(outputs, (list, tuple)) else outputs
+    masked = call_op("SequenceMask", [merged, valid_length], use_sequence_length=True,
+                     axis=axis)
+    if merge_outputs:
+        return masked
+    return _split_time(masked, length, "TNC" if axis == 0 else "NTC")[0]
+
+
 class _CellMixin:
     def state_info(self, batch_size=0):
         raise NotImplementedError
@@ -51,16 +69,27 @@ class _CellMixin:
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
                valid_length=None):
-        """Step the cell ``length`` times; returns ``(outputs, states)``."""
-        if valid_length is not None:
-            raise NbdlError(f"{type(self).__name__}.unroll: valid_length is not supported")
+        """Step the cell ``length`` times; returns ``(outputs, states)``.
+
+        With ``valid_length`` (shape ``(batch,)``), as Gluon: outputs at steps
+        ``t >= valid_length[b]`` are zero (SequenceMask) and the returned
+        states are each sequence's states after its last valid step
+        (SequenceLast over the stacked per-step states)."""
+        _check_valid_length(self, valid_length)
         self.reset()
         steps, axis = _split_time(inputs, length, layout)
         states = begin_state if begin_state is not None else self._zero_states(steps[0])
-        outputs = []
+        outputs, all_states = [], []
         for x in steps:
             out, states = self(x, states)
             outputs.append(out)
+            if valid_length is not None:
+                all_states.append(states)
+        if valid_length is not None:
+            states = [call_op("SequenceLast", [_merge_time(list(per_step), 0), valid_length],
+                              use_sequence_length=True, axis=0)
+                      for per_step in zip(*all_states)]
+            return _mask_outputs(outputs, length, valid_length, axis, merge_outputs), states
         if merge_outputs:
             outputs = _merge_time(outputs, axis)
         return outputs, states
@@ -217,6 +246,10 @@ class ModifierCell(HybridRecurrentCell):
     def _zero_states(self, x):
         return self.base_cell._zero_states(x)
 
+    def reset(self):
+        super().reset()
+        self.base_cell.reset()
+
 
 class ResidualCell(ModifierCell):
     """``output = base_cell(x) + x``."""
@@ -242,18 +275,183 @@ class BidirectionalCell(HybridRecurrentCell):
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
                valid_length=None):
-        if valid_length is not None:
-            raise NbdlError("BidirectionalCell.unroll: valid_length is not supported")
+        _check_valid_length(self, valid_length)
+        self.reset()
         steps, axis = _split_time(inputs, length, layout)
         nl = len(self.l_cell.state_info())
         if begin_state is None:
             begin_state = self.l_cell._zero_states(steps[0]) + self.r_cell._zero_states(steps[0])
+        if valid_length is None:
+            r_steps = steps[::-1]
+        else:
+            # reverse each sequence within its own length (Gluon: SequenceReverse)
+            rev = call_op("SequenceReverse", [_merge_time(steps, 0), valid_length],
+                          use_sequence_length=True, axis=0)
+            r_steps = _split_time(rev, length, "TNC")[0]
         l_out, l_st = self.l_cell.unroll(length, steps, begin_state[:nl], layout,
-                                         merge_outputs=False)
-        r_out, r_st = self.r_cell.unroll(length, steps[::-1], begin_state[nl:], layout,
-                                         merge_outputs=False)
+                                         merge_outputs=False, valid_length=valid_length)
+        r_out, r_st = self.r_cell.unroll(length, r_steps, begin_state[nl:], layout,
+                                         merge_outputs=False, valid_length=valid_length)
+        if valid_length is None:
+            r_out = r_out[::-1]
+        else:
+            rev = call_op("SequenceReverse", [_merge_time(r_out, 0), valid_length],
+                          use_sequence_length=True, axis=0)
+            r_out = _split_time(rev, length, "TNC")[0]
         outputs = [call_op("Concat", [a, b], dim=1, num_args=2)
-                   for a, b in zip(l_out, r_out[::-1])]
+                   for a, b in zip(l_out, r_out)]
         if merge_outputs:
             outputs = _merge_time(outputs, axis)
         return outputs, list(l_st) + list(r_st)
+
+
+def _check_rate(cls, name, p):
+    p = float(p)
+    if not 0.0 <= p < 1.0:
+        raise NbdlError(f"{cls}: {name}={p} is invalid: it must be in [0, 1)")
+    return p
+
+
+def _dropout_mask(like, p):
+    """Ones scaled by dropout: zero with probability ``p`` while training,
+    all ones (the identity) otherwise."""
+    return call_op("Dropout", [call_op("ones_like", [like])], p=p)
+
+
+class ZoneoutCell(ModifierCell):
+    """Zoneout (Krueger et al.): while training, each element of the output
+    and of the states keeps its previous value with probability
+    ``zoneout_outputs`` / ``zoneout_states`` instead of taking the new one
+    (Gluon's ``rnn.ZoneoutCell``).  Outside training it is the base cell."""
+
+    def __init__(self, base_cell, zoneout_outputs=0.0, zoneout_states=0.0):
+        if isinstance(base_cell, BidirectionalCell):
+            raise NbdlError("ZoneoutCell: a BidirectionalCell cannot be wrapped (it cannot be "
+                            "stepped); wrap its l_cell and r_cell instead")
+        super().__init__(base_cell)
+        self.zoneout_outputs = _check_rate("ZoneoutCell", "zoneout_outputs", zoneout_outputs)
+        self.zoneout_states = _check_rate("ZoneoutCell", "zoneout_states", zoneout_states)
+        self._prev_output = None
+
+    def reset(self):
+        super().reset()
+        self._prev_output = None
+
+    def forward(self, inputs, states):
+        next_output, next_states = self.base_cell(inputs, states)
+        p_out, p_st = self.zoneout_outputs, self.zoneout_states
+        output = next_output
+        if p_out:
+            prev = self._prev_output
+            if prev is None:
+                prev = call_op("zeros_like", [next_output])
+            output = call_op("where", [_dropout_mask(next_output, p_out), next_output, prev])
+        if p_st:
+            next_states = [call_op("where", [_dropout_mask(new, p_st), new, old])
+                           for new, old in zip(next_states, states)]
+        self._prev_output = output
+        return output, list(next_states)
+
+    def __repr__(self):
+        return (f"ZoneoutCell(p_out={self.zoneout_outputs}, p_state={self.zoneout_states}, "
+                f"{self.base_cell!r})")
+
+
+class VariationalDropoutCell(ModifierCell):
+    """Variational dropout (Gal & Ghahramani): one dropout mask per sequence,
+    drawn at its first step and reused at every step, on the inputs, on the
+    first state (``h``) and on the outputs (Gluon's
+    ``rnn.VariationalDropoutCell``).  ``unroll`` (or ``reset``) starts new
+    masks."""
+
+    def __init__(self, base_cell, drop_inputs=0.0, drop_states=0.0, drop_outputs=0.0):
+        if drop_states and isinstance(base_cell, (BidirectionalCell, SequentialRNNCell,
+                                                  HybridSequentialRNNCell)):
+            raise NbdlError(f"VariationalDropoutCell: drop_states={drop_states} needs a cell "
+                            f"whose first state is h, not a {type(base_cell).__name__}; wrap "
+                            f"the inner cells instead")
+        super().__init__(base_cell)
+        name = "VariationalDropoutCell"
+        self.drop_inputs = _check_rate(name, "drop_inputs", drop_inputs)
+        self.drop_states = _check_rate(name, "drop_states", drop_states)
+        self.drop_outputs = _check_rate(name, "drop_outputs", drop_outputs)
+        self.reset()
+
+    def reset(self):
+        super().reset()
+        self.drop_inputs_mask = self.drop_states_mask = self.drop_outputs_mask = None
+
+    def forward(self, inputs, states):
+        if self.drop_states:
+            if self.drop_states_mask is None:
+                self.drop_states_mask = _dropout_mask(states[0], self.drop_states)
+            states = [call_op("elemwise_mul", [states[0], self.drop_states_mask])] + \
+                list(states[1:])
+        if self.drop_inputs:
+            if self.drop_inputs_mask is None:
+                self.drop_inputs_mask = _dropout_mask(inputs, self.drop_inputs)
+            inputs = call_op("elemwise_mul", [inputs, self.drop_inputs_mask])
+        output, next_states = self.base_cell(inputs, states)
+        if self.drop_outputs:
+            if self.drop_outputs_mask is None:
+                self.drop_outputs_mask = _dropout_mask(output, self.drop_outputs)
+            output = call_op("elemwise_mul", [output, self.drop_outputs_mask])
+        return output, list(next_states)
+
+    def __repr__(self):
+        return (f"VariationalDropoutCell(drop_inputs={self.drop_inputs}, drop_states="
+                f"{self.drop_states}, drop_outputs={self.drop_outputs}, {self.base_cell!r})")
+
+
+class LSTMPCell(HybridRecurrentCell):
+    """LSTM with a projected recurrent state (Gluon's ``rnn.LSTMPCell``):
+    gates from ``i2h(x) + h2h(r)``, ``c' = f * c + i * g``,
+    ``h = o * tanh(c')`` and the output/recurrent state ``r' = h2r_weight @ h``
+    (no bias).  States ``[r, c]`` of sizes ``projection_size`` and
+    ``hidden_size``."""
+
+    def __init__(self, hidden_size, projection_size, i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, h2r_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
+                 dtype="float32"):
+        super().__init__()
+        if int(hidden_size) <= 0 or int(projection_size) <= 0:
+            raise NbdlError(f"LSTMPCell: hidden_size={hidden_size} and projection_size="
+                            f"{projection_size} must be positive")
+        self._hidden_size, self._projection_size = int(hidden_size), int(projection_size)
+        self._input_size = int(input_size)
+        H, P = self._hidden_size, self._projection_size
+
+        def param(name, shape, init):
+            setattr(self, name, Parameter(name, shape=shape, dtype=dtype, init=init,
+                                          allow_deferred_init=True))
+        param("i2h_weight", (4 * H, input_size), i2h_weight_initializer)
+        param("h2h_weight", (4 * H, P), h2h_weight_initializer)
+        param("h2r_weight", (P, H), h2r_weight_initializer)
+        param("i2h_bias", (4 * H,), i2h_bias_initializer)
+        param("h2h_bias", (4 * H,), h2h_bias_initializer)
+
+    def state_info(self, batch_size=0):
+        return [{"shape": (batch_size, self._projection_size), "__layout__": "NC"},
+                {"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
+
+    def forward(self, inputs, states):
+        H = self._hidden_size
+        i2h = call_op("FullyConnected", [inputs, self.i2h_weight.data(), self.i2h_bias.data()],
+                      num_hidden=4 * H)
+        h2h = call_op("FullyConnected", [states[0], self.h2h_weight.data(),
+                                         self.h2h_bias.data()], num_hidden=4 * H)
+        s = call_op("SliceChannel", [call_op("elemwise_add", [i2h, h2h])], num_outputs=4, axis=1)
+        i, f = call_op("sigmoid", [s[0]]), call_op("sigmoid", [s[1]])
+        g, o = call_op("tanh", [s[2]]), call_op("sigmoid", [s[3]])
+        c = call_op("elemwise_add", [call_op("elemwise_mul", [f, states[1]]),
+                                     call_op("elemwise_mul", [i, g])])
+        h = call_op("elemwise_mul", [o, call_op("tanh", [c])])
+        r = call_op("FullyConnected", [h, self.h2r_weight.data()], num_hidden=self._projection_size,
+                    no_bias=True)
+        return r, [r, c]
+
+    def __repr__(self):
+        shape = self.i2h_weight.shape
+        inp = shape[1] if shape and shape[1] else None
+        return (f"LSTMPCell({inp} -> {4 * self._hidden_size} -> {self._projection_size})")
