@@ -54,6 +54,25 @@ def driver_min_steps():
         return 8
 
 
+def driver_max_steps():
+    """``NBDL_DRIVER_MAX_STEPS``: longer schedules run from Python (a driver's
+    compile time grows with its length)."""
+    try:
+        return int(os.environ.get("NBDL_DRIVER_MAX_STEPS", "512"))
+    except ValueError:
+        return 512
+
+
+def driver_max_bytes_per_step():
+    """``NBDL_DRIVER_MAX_BYTES_PER_STEP``: a driver is compiled only when the
+    schedule's kernels touch on average at most this many bytes each, i.e.
+    when dispatch, not the kernels, is the cost."""
+    try:
+        return int(os.environ.get("NBDL_DRIVER_MAX_BYTES_PER_STEP", str(256 << 10)))
+    except ValueError:
+        return 256 << 10
+
+
 def parallel_threshold():
     """``NBDL_PARALLEL_MIN``: element count from which the ``parallel=True``
     variant of a kernel is chosen at bind time (each parallel call costs

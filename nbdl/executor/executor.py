@@ -32,6 +32,17 @@ def copy_into(dst, src):
         dst.copy_to_device(src)
 
 
+def _dispatch_bound(steps):
+    """Whether Python-level dispatch (about 1 us a kernel) matters against the
+    work: a native driver pays for itself on graphs of many small kernels,
+    while compiling one takes seconds for a few hundred steps (30 s for
+    ResNet-18), time that kernels moving megabytes never win back."""
+    if len(steps) > config.driver_max_steps():
+        return False
+    touched = sum(v.nbytes for s in steps for v in s.views if hasattr(v, "nbytes"))
+    return touched <= config.driver_max_bytes_per_step() * len(steps)
+
+
 class Executor:
     """Created by ``nbdl.bind`` / ``nbdl.simple_bind`` (or ``Symbol.bind``)."""
 
@@ -97,7 +108,7 @@ class Executor:
 
     def _compile(self, steps):
         if (self._device.device_type == "cpu" and config.use_driver()
-                and len(steps) >= config.driver_min_steps()):
+                and len(steps) >= config.driver_min_steps() and _dispatch_bound(steps)):
             sched = self._sched
             used = []
             planned = sched.plan.offsets
