@@ -4,6 +4,10 @@
 ``nbdl.nd`` for NDArrays, ``nbdl.autograd``, ``nbdl.gluon`` for Blocks,
 ``nbdl.np`` / ``nbdl.npx`` for Gluon 2.0-style op namespaces (``nbdl.np`` is
 nbdl's numpy-style namespace, not numpy itself)."""
+from .config import apply_thread_defaults as _apply_thread_defaults
+
+_apply_thread_defaults()   # before numba starts its thread pool; see nbdl.config
+
 from .errors import (ArgumentError, AttrError, BindError, DeviceError, DTypeError,  # noqa: F401
                      GraphError, NbdlError, ShapeError, UnknownOpError)
 from .device import Context, Device, cpu, current_context, current_device, gpu, num_gpus  # noqa: F401

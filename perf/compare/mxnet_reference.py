@@ -84,8 +84,51 @@ def gluon_step():
     return median_time(step)
 
 
+def cnn_figures():
+    """LeNet-5 train step (1x28x28, batch 128), resnet18_v1 train step
+    (3x32x32, batch 32, 10 classes), resnet50_v1 inference (batch 1 and 16)."""
+    from mxnet import autograd, gluon
+    from mxnet.gluon.model_zoo import vision
+
+    def train_step(net, shape, classes, repeat):
+        net.initialize(mx.init.Xavier())
+        net.hybridize(static_alloc=True, static_shape=True)
+        loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+        trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01, "momentum": 0.9})
+        x = mx.nd.array(np.random.rand(*shape))
+        y = mx.nd.array(np.random.randint(0, classes, shape[0]))
+
+        def step():
+            with autograd.record():
+                loss = loss_fn(net(x), y)
+            loss.backward()
+            trainer.step(shape[0])
+            mx.nd.waitall()
+        return median_time(step, repeat=repeat, warmup=2)
+
+    lenet = gluon.nn.HybridSequential()
+    lenet.add(gluon.nn.Conv2D(6, 5, padding=2, activation="relu"), gluon.nn.MaxPool2D(2, 2),
+              gluon.nn.Conv2D(16, 5, activation="relu"), gluon.nn.MaxPool2D(2, 2),
+              gluon.nn.Dense(120, activation="relu"), gluon.nn.Dense(84, activation="relu"),
+              gluon.nn.Dense(10))
+    out = {"lenet": train_step(lenet, (128, 1, 28, 28), 10, 50),
+           "resnet18": train_step(vision.resnet18_v1(classes=10), (32, 3, 32, 32), 10, 10)}
+    for batch in (1, 16):
+        net = vision.resnet50_v1()
+        net.initialize(mx.init.Xavier())
+        net.hybridize(static_alloc=True, static_shape=True)
+        x = mx.nd.array(np.random.rand(batch, 3, 224, 224))
+
+        def fwd():
+            net(x).wait_to_read()
+        out[f"resnet50_b{batch}"] = median_time(fwd, repeat=5 if batch == 16 else 20, warmup=2)
+    return out
+
+
 if __name__ == "__main__":
     print(f"mxnet {mx.__version__}")
     print(f"MLP 784-512-512-10 batch 128 train step: {mlp_step() * 1e3:.3f} ms")
     print(f"Gluon MLP train step, hybridized static_alloc: {gluon_step() * 1e3:.3f} ms")
+    for k, v in cnn_figures().items():
+        print(f"{k}: {v * 1e3:.2f} ms")
     print(f"100-op chain of tiny ops, static graph: {chain() * 1e6:.3f} us/op")
