@@ -95,7 +95,8 @@ class HybridBlock(Block):
         self._infer_params(sym, names, _flatten(args, "input")[0])
 
     def _infer_params(self, sym, names, args):
-        import numpy as np
+        """Set deferred parameters' shapes from the graph (their dtypes are
+        their own, float32 unless declared) and finish their initialisation."""
         params = {p._var_name: p for p in self.collect_params().values()}
         known = {n: tuple(a.shape) for n, a in zip(names, args)}
         for vname, p in params.items():
@@ -109,8 +110,6 @@ class HybridBlock(Block):
             shp = table.get(vname)
             if shp:
                 p.shape = tuple(shp)
-        types = {n: np.dtype(a._data.dtype) for n, a in zip(names, args)}
-        del types  # dtypes follow the parameters' own dtype (float32 by default)
         for p in params.values():
             if p._deferred_init:
                 p._finish_deferred_init()

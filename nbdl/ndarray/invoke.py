@@ -135,9 +135,7 @@ def _invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
     recording = _ag_state.is_recording()
     if is_train is None:
         is_train = _ag_state.is_training()
-    raw = dict(attrs) if attrs else {}
-    if op.key_var_num_args and op.key_var_num_args not in raw:
-        raw[op.key_var_num_args] = len(inputs)
+    raw = _raw(op, attrs, inputs)
     in_data = [a._data for a in inputs]
     in_shapes = tuple(tuple(a.shape) for a in in_data)
     in_dtypes = tuple(a.dtype for a in in_data)
