@@ -54,7 +54,9 @@ def _mask_outputs(outputs, length, valid_length, axis, merge_outputs):
 
 class _CellMixin:
     def state_info(self, batch_size=0):
-        raise NotImplementedError
+        from ...errors import NbdlError
+        raise NbdlError(f"{type(self).__name__} does not define state_info(); every recurrent "
+                        f"cell subclass must")
 
     def begin_state(self, batch_size=0, func=None, **kwargs):
         from ... import ndarray as nd
