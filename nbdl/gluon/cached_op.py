@@ -21,6 +21,7 @@ from ..autograd import engine as _engine
 from ..autograd import state as _ag
 from ..autograd.tape import record_custom
 from ..errors import NbdlError
+from ..executor.executor import copy_into
 
 
 class _Bound:
@@ -136,8 +137,7 @@ class CachedOp:
         ex = slot.ex
         for name, a in zip(self.input_names, inputs):
             if name in ex.arg_dict:
-                np.copyto(ex.arg_dict[name]._data, a._data) if isinstance(a._data, np.ndarray) \
-                    else ex.arg_dict[name]._data.copy_to_device(a._data)
+                copy_into(ex.arg_dict[name]._data, a)
         outs = ex.forward(is_train=_ag.is_training())
         results = [NDArray(o._data.copy(), o._device) if isinstance(o._data, np.ndarray)
                    else NDArray(_dev_copy(o), o._device) for o in outs]
