@@ -4,9 +4,10 @@
 
 ``reshape`` takes numpy's shapes: one ``-1`` may be inferred, and ``0`` is a
 zero-length axis (MXNet's ``Reshape`` reads 0 as "copy this axis"; use
-``nbdl.npx.reshape`` for its codes).  On NDArrays every result shape is
-available, including 0-d ones (``squeeze`` of a single element is ``()``);
-on Symbols a result that would be 0-d is ``(1,)``, as for reductions.
+``nbdl.npx.reshape`` for MXNet 2's codes, ``nbdl.nd.reshape`` for 1.x's).
+On NDArrays every result shape is available, including 0-d ones
+(``squeeze`` of a single element is ``()``); on Symbols a result that would
+be 0-d is ``(1,)``, as for reductions.
 """
 from ..errors import AttrError, ShapeError
 from ._dispatch import apply, is_scalar, norm_axis, operands, reshape_nd, static_shape

@@ -1,4 +1,4 @@
-"""Index-based operators of ``nbdl.npx``: one_hot, pick, topk, and MXNet's
+"""Index-based operators of ``nbdl.npx``: one_hot, pick, topk, and MXNet 2's
 coded ``reshape``."""
 import numpy as np
 
@@ -44,13 +44,25 @@ def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32"
     return apply("topk", [x], attrs, on_symbols=s)
 
 
-def reshape(a, newshape, reverse=False):
-    """MXNet's ``Reshape`` with its codes: 0 copies an input axis, -1 infers
-    one, -2 copies the rest, -3 merges two, -4 splits one into the two that
-    follow; ``reverse`` applies them right to left.  These are MXNet 1.x's
-    codes (the ``Reshape`` op's), not MXNet 2's ``npx.reshape`` codes."""
+def reshape(a, newshape, reverse=False, order="C"):
+    """MXNet 2's ``npx.reshape`` (op ``_npx_reshape``).  ``newshape`` is an
+    int or a tuple of sizes (``0`` is a zero-length axis) and codes: -1
+    infers one axis, -2 copies one input axis, -3 drops an input axis of size
+    1, -4 copies all remaining input axes, -5 merges two input axes, -6 splits
+    one input axis into the two values that follow it (one may be -1); a size
+    and -1 also step over one input axis.  ``reverse=True`` applies the codes
+    right to left.  Only ``order='C'``.  MXNet 1.x's codes (0 copy, -2 rest,
+    -3 merge, -4 split) stay with ``nbdl.nd.reshape`` and ``NDArray.reshape``."""
+    if order != "C":
+        raise AttrError(f"reshape: order={order!r} is not supported (only 'C')")
+    if isinstance(newshape, (int, np.integer)) and not isinstance(newshape, bool):
+        shape = (int(newshape),)
+    else:
+        try:
+            shape = tuple(int(d) for d in newshape)
+        except (TypeError, ValueError):
+            raise AttrError(f"reshape: newshape must be an int or a tuple of ints, got "
+                            f"{newshape!r}") from None
     (x,), s = operands([a], "reshape")
-    shape = (int(newshape),) if isinstance(newshape, (int, np.integer)) else \
-        tuple(int(d) for d in newshape)
-    return apply("Reshape", [x], {"shape": shape, "reverse": bool(reverse)}, on_symbols=s)
-
+    return apply("_npx_reshape", [x], {"newshape": shape, "reverse": bool(reverse),
+                                       "order": "C"}, on_symbols=s)

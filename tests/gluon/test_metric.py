@@ -64,41 +64,198 @@ def _mcc(tp, fp, fn, tn):
     return (tp * tn - fp * fn) / math.sqrt(denom)
 
 
-def _binary_batches(rng):
-    out = []
-    for n in (12, 9):
-        pred = rng.rand(n, 2)
-        out.append((rng.randint(0, 2, n), pred))
-    return out
+def _confusion(labels, decisions, k):
+    """Per-class (tp, fp, fn, tn) lists by direct loops.  ``labels`` and
+    ``decisions`` are lists of rows; a row is a class id (multiclass) or a
+    list of k 0/1 flags (binary: k == 1, multilabel)."""
+    tp, fp, fn, tn = [0] * k, [0] * k, [0] * k, [0] * k
+    for y, d in zip(labels, decisions):
+        for c in range(k):
+            is_label = (y == c) if isinstance(y, int) else y[c] == 1
+            is_pred = (d == c) if isinstance(d, int) else d[c] == 1
+            if is_pred and is_label:
+                tp[c] += 1
+            elif is_pred:
+                fp[c] += 1
+            elif is_label:
+                fn[c] += 1
+            else:
+                tn[c] += 1
+    return tp, fp, fn, tn
 
 
-@pytest.mark.parametrize("cls,score", [(metric.F1, _f1), (metric.MCC, _mcc)])
-def test_f1_and_mcc_macro_and_micro(rng, cls, score):
-    batches = _binary_batches(rng)
-    per_batch = [_binary_counts(y, p.argmax(1)) for y, p in batches]
-    totals = tuple(map(sum, zip(*per_batch)))
-    macro, micro = cls(average="macro"), cls(average="micro")
-    for y, p in batches:
-        macro.update([nbdl.nd.array(y)], [nbdl.nd.array(p)])
-        micro.update(y, p)
-    assert macro.get()[1] == pytest.approx(np.mean([score(*c) for c in per_batch]))
-    assert micro.get()[1] == pytest.approx(score(*totals))
-    assert micro.num_inst == 21
-    assert macro.get()[1] != pytest.approx(micro.get()[1])
+def _reference_f1(counts, average):
+    tp, fp, fn, tn = counts
+    if average == "micro":
+        return _f1(sum(tp), sum(fp), sum(fn), sum(tn))
+    return sum(_f1(*c) for c in zip(tp, fp, fn, tn)) / len(tp)
 
 
-def test_f1_with_probabilities_and_bad_labels():
-    m = metric.F1(average="micro")
-    prob = np.array([0.9, 0.2, 0.7, 0.4, 0.6])
+# Two update calls per class type: (labels, predictions) pairs, the decisions
+# they lead to (written by hand), and the per-class confusion counts of both
+# calls together (also by hand; the loops above must agree).
+F1_DATA = {
+    "binary": dict(
+        k=1,
+        batches=[(np.array([1, 0, 1, 1]), np.array([[0.2, 0.8], [0.4, 0.6], [0.7, 0.3],
+                                                    [0.1, 0.9]])),
+                 (np.array([0, 1]), np.array([0.2, 0.7]))],
+        decisions=[[[1], [1], [0], [1]], [[0], [1]]],
+        counts=([3], [1], [1], [1])),
+    "multiclass": dict(
+        k=3,
+        batches=[(np.array([0, 1, 2, 2, 1]), np.eye(3)[[0, 2, 2, 1, 1]] * 0.8 + 0.1),
+                 (np.array([[0], [0], [2]]), np.array([[3.0, -1.0, 0.0], [0.0, 2.0, 1.0],
+                                                       [-2.0, -3.0, -1.0]]))],
+        decisions=[[0, 2, 2, 1, 1], [0, 1, 2]],
+        counts=([2, 1, 2], [0, 2, 1], [1, 1, 1], [5, 4, 4])),
+    "multilabel": dict(
+        k=2,
+        batches=[(np.array([[1, 0], [0, 1], [1, 1]]), np.array([[0.9, 0.2], [0.6, 0.7],
+                                                                 [0.4, 0.8]])),
+                 (np.array([[0, 0]]), np.array([[0.1, 0.95]]))],
+        decisions=[[[1, 0], [1, 1], [0, 1]], [[0, 1]]],
+        counts=([1, 2], [1, 1], [1, 0], [1, 1])),
+}
+# F1 by hand from those counts: binary p = r = 3/4; multiclass per class
+# 0.8, 0.4, 2/3 (micro = accuracy 5/8); multilabel per class 0.5, 0.8,
+# micro p = 3/5, r = 3/4.
+F1_EXPECTED = {("binary", "micro"): 0.75, ("binary", "macro"): 0.75,
+               ("multiclass", "micro"): 0.625, ("multiclass", "macro"): (0.8 + 0.4 + 2 / 3) / 3,
+               ("multilabel", "micro"): 2 / 3, ("multilabel", "macro"): 0.65}
+
+
+def _rows(labels):
+    return [int(v) if np.ndim(v) == 0 else [int(x) for x in np.ravel(v)]
+            for v in (labels if labels.ndim > 1 and labels.shape[-1] > 1 else labels.ravel())]
+
+
+@pytest.mark.parametrize("class_type", ["binary", "multiclass", "multilabel"])
+@pytest.mark.parametrize("average", ["micro", "macro"])
+def test_f1_class_types_and_averages(class_type, average):
+    d = F1_DATA[class_type]
+    labels = []
+    for y, _ in d["batches"]:
+        labels += [[v] for v in _rows(y)] if class_type == "binary" else _rows(y)
+    decisions = [r for batch in d["decisions"] for r in batch]
+    counts = _confusion(labels, decisions, d["k"])
+    assert counts == tuple(d["counts"])
+    want = F1_EXPECTED[class_type, average]
+    assert _reference_f1(counts, average) == pytest.approx(want)
+
+    m = metric.F1(class_type=class_type, average=average)
+    (y1, p1), (y2, p2) = d["batches"]
+    m.update([nbdl.nd.array(y1)], [nbdl.nd.array(p1, dtype=np.float64)])
+    first = _confusion(labels[:len(d["decisions"][0])], d["decisions"][0], d["k"])
+    assert m.get() == ("f1", pytest.approx(_reference_f1(first, average)))
+    m.update(y2, p2)                                   # accumulates the counts
+    assert m.get() == ("f1", pytest.approx(want))
+    assert m.get_global()[1] == pytest.approx(want)
+    assert m.num_inst == len(labels)
+    m.reset_local()
+    m.update(y2, p2)
+    second = _confusion(labels[len(d["decisions"][0]):], d["decisions"][1], d["k"])
+    assert m.get()[1] == pytest.approx(_reference_f1(second, average))
+    both = tuple([a + b for a, b in zip(x, y)] for x, y in zip(counts, second))
+    assert m.get_global()[1] == pytest.approx(_reference_f1(both, average))
+    m.reset()
+    assert math.isnan(m.get()[1]) and math.isnan(m.get_global()[1])
+    m.update([y1, y2], [p1, p2])                        # a list of pairs in one call
+    assert m.get()[1] == pytest.approx(want)
+
+
+def test_f1_mxnet2_examples_and_binary_prediction_layouts():
+    f1 = metric.F1()
+    assert (f1.class_type, f1.threshold, f1.average) == ("binary", 0.5, "micro")
+    f1.update([nbdl.nd.array([0.0, 1.0, 1.0])], [nbdl.nd.array([[0.3, 0.7], [0.0, 1.0], [0.4, 0.6]])])
+    assert f1.get() == ("f1", pytest.approx(0.8))      # tp 2, fp 1, fn 0
     label = np.array([1, 0, 0, 1, 1])
-    m.update(label, prob)
-    assert m.get()[1] == pytest.approx(_f1(*_binary_counts(label, (prob > 0.5).astype(int))))
-    with pytest.raises(metric.MetricError, match=r"labels 0 and 1, got \[0, 2\]"):
-        m.update(np.array([0, 2]), np.array([[0.1, 0.9], [0.8, 0.2]]))
+    prob = np.array([0.9, 0.2, 0.7, 0.4, 0.6])
+    want = _f1(*_binary_counts(label, (prob > 0.5).astype(int)))
+    for pred in (prob, prob[:, None], np.stack([1 - prob, prob], axis=1)):
+        m = metric.F1()
+        m.update(label, pred)
+        assert m.get()[1] == pytest.approx(want)
+    m = metric.F1(threshold=0.65)                     # column 1 against the threshold
+    m.update(label, np.stack([1 - prob, prob], axis=1))
+    assert m.get()[1] == pytest.approx(_f1(*_binary_counts(label, (prob > 0.65).astype(int))))
+
+
+def test_f1_per_class_thresholds_for_multilabel():
+    d = F1_DATA["multilabel"]
+    m = metric.F1(class_type="multilabel", average="macro", threshold=[0.5, 0.75])
+    for y, p in d["batches"]:
+        m.update(y, p)
+    # class 1 now needs > 0.75: decisions [0, 0, 1, 1] against labels [0, 1, 1, 0]
+    assert m.get()[1] == pytest.approx((0.5 + _f1(1, 1, 1, 1)) / 2)
+    with pytest.raises(ShapeError, match=r"f1.*\(1, 3\).*2 per-class thresholds for 3 classes"):
+        m.update(np.zeros((1, 3)), np.zeros((1, 3)))
+    with pytest.raises(metric.MetricError, match="multilabel"):
+        metric.F1(threshold=[0.5, 0.5])
+
+
+def test_mcc_binary_accumulates_like_mxnet2():
+    d = F1_DATA["binary"]
+    for average in ("macro", "micro"):
+        m = metric.MCC(average=average)
+        for y, p in d["batches"]:
+            m.update(y, p)
+        assert m.get() == ("mcc", pytest.approx(_mcc(3, 1, 1, 1)))   # (3 - 1) / sqrt(4*4*2*2)
+        assert m.get()[1] == pytest.approx(0.25)
+    fp, tn, fn, tp = 1000, 1, 1, 10000                 # MXNet 2.0's documentation example
+    preds = np.array([[.3, .7]] * fp + [[.7, .3]] * tn + [[.7, .3]] * fn + [[.3, .7]] * tp)
+    labels = np.array([0.0] * (fp + tn) + [1.0] * (fn + tp))
+    f1, mcc = metric.F1(), metric.MCC()
+    f1.update(labels, preds)
+    mcc.update(labels, preds)
+    assert f1.get()[1] == pytest.approx(0.95233560306652054)
+    assert mcc.get()[1] == pytest.approx(0.01917751877733392)
+    constant = metric.MCC()
+    constant.update(np.array([0, 1, 1]), np.array([0.9, 0.9, 0.9]))
+    assert constant.get()[1] == 0.0
+    assert "class_type" not in metric.MCC().get_config()
+    assert metric.create("mcc", average="micro").average == "micro"
+
+
+def test_f1_mcc_bad_inputs():
+    with pytest.raises(metric.MetricError, match="class_type must be one of"):
+        metric.F1(class_type="ternary")
     with pytest.raises(metric.MetricError, match="average must be 'macro' or 'micro'"):
         metric.F1(average="weighted")
-    with pytest.raises(ShapeError, match=r"\(n, 2\), \(n, 1\) or \(n,\).*\(3, 3\)"):
-        m.update(np.zeros(3), np.zeros((3, 3)))
+    with pytest.raises(metric.MetricError, match="average must be 'macro' or 'micro'"):
+        metric.MCC(average="weighted")
+    with pytest.raises(metric.MetricError, match="threshold must be a number"):
+        metric.F1(threshold="high")
+    cases = [
+        ("binary", np.zeros(3), np.zeros((3, 3)), r"f1 \(class_type='binary'\): labels of shape "
+                                                  r"\(3,\) do not match predictions of shape \(3, 3\)"),
+        ("binary", np.zeros(3), np.zeros((4, 1)), r"\(3,\).*\(4, 1\).*4 predictions for 3 labels"),
+        ("binary", np.zeros(3), np.zeros(4), r"\(3,\).*\(4,\).*shaped like the labels"),
+        ("multiclass", np.zeros(3), np.zeros((4, 3)), r"\(3,\).*\(4, 3\).*4 predicted classes"),
+        ("multilabel", np.zeros((2, 2)), np.zeros((2, 3)), r"\(2, 2\).*\(2, 3\)"),
+    ]
+    for class_type, y, p, match in cases:
+        with pytest.raises(ShapeError, match=match):
+            metric.F1(class_type=class_type).update(y, p)
+    with pytest.raises(metric.MetricError, match=r"labels 0 and 1, got \[0, 2\]"):
+        metric.F1().update(np.array([0, 2]), np.array([[0.1, 0.9], [0.8, 0.2]]))
+    with pytest.raises(metric.MetricError, match=r"class ids in \[0, 3\).*\[3\]"):
+        metric.F1(class_type="multiclass").update(np.array([0, 3]), np.zeros((2, 3)))
+    with pytest.raises(metric.MetricError, match="labels must be integers"):
+        metric.F1().update(np.array([0.5, 1.0]), np.array([0.1, 0.9]))
+    m = metric.F1(class_type="multiclass")
+    m.update(np.array([0, 1]), np.eye(3)[[0, 1]])
+    with pytest.raises(metric.MetricError, match="number of classes changed from 3 to 4"):
+        m.update(np.array([0]), np.zeros((1, 4)))
+    # a bad pair anywhere in the call leaves the counts as they were
+    with pytest.raises(ShapeError):
+        m.update([np.array([2]), np.array([0])], [np.eye(3)[[2]], np.zeros((2, 3))])
+    assert m.get()[1] == 1.0 and m.num_inst == 2
+    m.reset()                                           # a new number of classes after reset
+    m.update(np.array([3]), np.eye(4)[[3]])
+    assert m.get()[1] == 1.0
+    with pytest.raises(ShapeError, match="2 label arrays but 1 prediction arrays"):
+        metric.MCC().update([np.zeros(2), np.zeros(2)], [np.zeros(2)])
 
 
 def test_mae_mse_rmse_average_over_samples(rng):

@@ -10,10 +10,16 @@ and accumulates.  Every metric keeps two running totals: the local one
 one (``global_sum_metric`` / ``global_num_inst``, cleared only by
 ``reset``); ``get()`` reports the local value, ``get_global()`` the global.
 
-Averaging: MAE/MSE/RMSE average over samples (Gluon 2.0).  F1, MCC and
-PearsonCorrelation take ``average``: ``'macro'`` averages the score of each
-``update`` call (of each label/prediction pair for Pearson), as MXNet 1.x
-does; ``'micro'`` computes the score over everything seen so far.
+Averaging: MAE/MSE/RMSE average over samples (Gluon 2.0).  F1 and MCC
+follow Gluon 2.0: they accumulate per-class confusion counts over every
+update (since ``reset_local`` for ``get()``, since ``reset`` for
+``get_global()``); F1's ``class_type`` is 'binary', 'multiclass' or
+'multilabel' and its ``average`` averages over classes (``'micro'``: the
+score of the counts summed over classes, ``'macro'``: the mean of the
+per-class scores), not over updates.  MCC is binary only.
+PearsonCorrelation's ``average``: ``'macro'`` averages the correlation of
+each label/prediction pair, as MXNet 1.x does; ``'micro'`` computes it over
+everything seen so far.
 """
 import abc
 import warnings

@@ -4,6 +4,7 @@ import math
 import numpy
 
 from ...errors import ShapeError
+from ...ndarray import NDArray
 from .base import EvalMetric, MetricError, alias, register
 
 
@@ -65,114 +66,242 @@ class TopKAccuracy(EvalMetric):
             self._add(int(hit.sum()), label.size)
 
 
-class _BinaryCounts:
-    """Confusion counts of a binary classifier."""
+CLASS_TYPES = ("binary", "multiclass", "multilabel")
 
-    def __init__(self):
-        self.tp = self.fp = self.fn = self.tn = 0
 
-    def add(self, other):
-        self.tp += other.tp
-        self.fp += other.fp
-        self.fn += other.fn
-        self.tn += other.tn
+class _ClassCounts:
+    """Per-class confusion counts (true/false positives/negatives), one
+    entry per class (one for binary classification); ``None`` until the
+    first update fixes the number of classes."""
+
+    def __init__(self, num_classes=None):
+        self.num_classes = num_classes
+        self.tp = self.fp = self.fn = self.tn = None
+        if num_classes is not None:
+            self.tp, self.fp, self.fn, self.tn = (numpy.zeros(num_classes, dtype=numpy.int64)
+                                                  for _ in range(4))
+
+    def add(self, tp, fp, fn, tn):
+        if self.num_classes is None:
+            self.__init__(len(tp))
+        self.tp = self.tp + tp
+        self.fp = self.fp + fp
+        self.fn = self.fn + fn
+        self.tn = self.tn + tn
 
     @property
-    def total(self):
-        return self.tp + self.fp + self.fn + self.tn
+    def rows(self):
+        """Samples seen (every class counts each sample once)."""
+        if self.num_classes is None:
+            return 0
+        return int(self.tp[0] + self.fp[0] + self.fn[0] + self.tn[0])
 
-    def fscore(self):
-        precision = self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
-        recall = self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
-        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    def fscore(self, average):
+        """``'micro'``: F1 of the counts summed over classes; ``'macro'``:
+        the mean of the per-class F1 scores (0 where a class has no
+        positive prediction and no positive label)."""
+        if self.num_classes is None:
+            return 0.0
+        if average == "micro":
+            return _f1(int(self.tp.sum()), int(self.fp.sum()), int(self.fn.sum()))
+        return float(numpy.mean([_f1(int(a), int(b), int(c))
+                                 for a, b, c in zip(self.tp, self.fp, self.fn)]))
 
     def mcc(self):
-        # MXNet leaves zero factors out of the denominator.
+        """Matthews correlation of binary counts; zero factors are left out of
+        the denominator (MXNet's rule), so a constant prediction gives 0."""
+        if self.num_classes is None:
+            return 0.0
+        tp, fp, fn, tn = (float(v[0]) for v in (self.tp, self.fp, self.fn, self.tn))
         denom = 1.0
-        for t in (self.tp + self.fp, self.tp + self.fn, self.tn + self.fp, self.tn + self.fn):
+        for t in (tp + fp, tp + fn, tn + fp, tn + fn):
             if t:
                 denom *= t
-        return (self.tp * self.tn - self.fp * self.fn) / math.sqrt(denom)
+        return (tp * tn - fp * fn) / math.sqrt(denom)
 
 
-class _BinaryMetric(EvalMetric):
-    """F1 / MCC: binary labels (0 or 1) against class scores of shape
-    ``(n, 2)`` (argmax) or probabilities of class 1 of shape ``(n,)`` or
-    ``(n, 1)`` (thresholded at ``threshold``)."""
+def _f1(tp, fp, fn):
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
-    def __init__(self, name, average, threshold, output_names, label_names):
+
+def _binary_values(flat, where):
+    if not numpy.isin(flat, (0, 1)).all():
+        raise MetricError(f"{where}: binary and multilabel classification need labels 0 and 1, "
+                          f"got {numpy.unique(flat).tolist()}")
+    return flat == 1
+
+
+class _ConfusionMetric(EvalMetric):
+    """F1 / MCC: per-class confusion counts accumulated over every update
+    since ``reset`` (global) and since ``reset_local`` (local); ``get()`` is
+    the score of the local counts, ``get_global()`` of the global ones.
+
+    How predictions become decisions, by ``class_type``:
+
+    - ``'binary'``: labels 0/1.  Predictions shaped like the labels, or
+      ``(..., 1)``, are probabilities of class 1; ``(..., 2)`` are two-class
+      scores whose column 1 is that probability.  Positive means
+      ``probability > threshold`` (for softmax rows at the default 0.5 this is
+      their argmax).
+    - ``'multiclass'``: labels are class ids; predictions ``(..., k)`` are
+      class scores, reduced by argmax over the last axis; one label per row.
+    - ``'multilabel'``: labels 0/1 of the predictions' shape ``(..., k)``;
+      each class is positive where its score is ``> threshold`` (a float, or
+      one threshold per class).
+    """
+
+    def __init__(self, name, class_type, threshold, average, output_names, label_names):
+        where = type(self).__name__
+        if class_type not in CLASS_TYPES:
+            raise MetricError(f"{where}: class_type must be one of "
+                              f"{', '.join(map(repr, CLASS_TYPES))}, got {class_type!r}")
         if average not in ("macro", "micro"):
-            raise MetricError(f"{type(self).__name__}: average must be 'macro' or 'micro', got "
-                              f"{average!r}")
+            raise MetricError(f"{where}: average must be 'macro' or 'micro', got {average!r}")
+        self.class_type = class_type
         self.average = average
-        self.threshold = threshold
-        super().__init__(name, average=average, threshold=threshold, output_names=output_names,
-                         label_names=label_names)
+        self.threshold = self._check_threshold(threshold, class_type, where)
+        self._num_classes = None
+        super().__init__(name, class_type=class_type, threshold=threshold, average=average,
+                         output_names=output_names, label_names=label_names)
+
+    @staticmethod
+    def _check_threshold(threshold, class_type, where):
+        if isinstance(threshold, (bool, numpy.bool_)):
+            raise MetricError(f"{where}: threshold must be a number, got {threshold!r}")
+        if isinstance(threshold, (int, float, numpy.integer, numpy.floating)):
+            return float(threshold)
+        if isinstance(threshold, NDArray):
+            threshold = threshold.asnumpy()
+        if isinstance(threshold, (list, tuple, numpy.ndarray)):
+            arr = numpy.asarray(threshold, dtype=numpy.float64)
+            if class_type != "multilabel" or arr.ndim != 1:
+                raise MetricError(f"{where}: a threshold per class is a 1-d array and applies "
+                                  f"to class_type='multilabel' only; got shape {arr.shape} with "
+                                  f"class_type={class_type!r}")
+            return arr
+        raise MetricError(f"{where}: threshold must be a number (or, for multilabel, one number "
+                          f"per class), got {type(threshold).__name__}")
+
+    def _mismatch(self, label, pred, why):
+        return ShapeError(f"{self.name} (class_type={self.class_type!r}): labels of shape "
+                          f"{label.shape} do not match predictions of shape {pred.shape}: {why}")
 
     def _counts(self, label, pred):
-        if pred.ndim == 2 and pred.shape[1] == 2:
-            pred_label = numpy.argmax(pred, axis=1)
-        elif pred.ndim == 1 or (pred.ndim == 2 and pred.shape[1] == 1):
-            pred_label = (pred.ravel() > self.threshold).astype(numpy.int64)
-        else:
-            raise ShapeError(f"{self.name}: predictions must have shape (n, 2), (n, 1) or (n,) "
-                             f"for binary classification, got {pred.shape}")
-        if pred_label.size != label.size:
-            raise ShapeError(f"{self.name}: labels of shape {label.shape} do not match "
-                             f"predictions of shape {pred.shape}")
+        """(tp, fp, fn, tn) per class for one label/prediction pair."""
         y = _int_labels(label, self.name)
-        if not numpy.isin(y, (0, 1)).all():
-            raise MetricError(f"{self.name}: binary classification needs labels 0 and 1, got "
-                              f"{numpy.unique(y).tolist()}")
-        c = _BinaryCounts()
-        p = pred_label.ravel() == 1
-        t = y == 1
-        c.tp, c.fp = int((p & t).sum()), int((p & ~t).sum())
-        c.fn, c.tn = int((~p & t).sum()), int((~p & ~t).sum())
-        return c
+        if self.class_type == "multiclass":
+            if pred.ndim == 0 or pred.shape[-1] == 0:
+                raise self._mismatch(label, pred, "multiclass predictions are class scores "
+                                                  "(..., num_classes)")
+            k = pred.shape[-1]
+            pred_label = numpy.argmax(pred.reshape(-1, k), axis=1)
+            if pred_label.size != y.size:
+                raise self._mismatch(label, pred, f"the argmax over the last axis gives "
+                                                  f"{pred_label.size} predicted classes for "
+                                                  f"{y.size} labels")
+            if y.size and (y.min() < 0 or y.max() >= k):
+                raise MetricError(f"{self.name}: multiclass labels must be class ids in [0, {k}) "
+                                  f"for predictions of shape {pred.shape}, got "
+                                  f"{numpy.unique(y[(y < 0) | (y >= k)])[:5].tolist()}")
+            tp = numpy.bincount(y[pred_label == y], minlength=k)
+            predicted = numpy.bincount(pred_label, minlength=k)
+            actual = numpy.bincount(y, minlength=k)
+            fp, fn = predicted - tp, actual - tp
+            return tp, fp, fn, y.size - tp - fp - fn
+        if self.class_type == "binary":
+            if pred.shape == label.shape:
+                scores = pred.ravel()
+            elif pred.ndim >= 1 and pred.shape[-1] == 2:
+                scores = pred.reshape(-1, 2)[:, 1]
+            elif pred.ndim >= 1 and pred.shape[-1] == 1:
+                scores = pred.ravel()
+            else:
+                raise self._mismatch(label, pred, "binary predictions are probabilities of "
+                                                  "class 1 shaped like the labels or (..., 1), "
+                                                  "or two-class scores (..., 2)")
+            if scores.size != y.size:
+                raise self._mismatch(label, pred, f"{scores.size} predictions for {y.size} labels")
+            p = (scores > self.threshold)[:, None]
+            t = _binary_values(y, self.name)[:, None]
+        else:
+            if pred.shape != label.shape or pred.ndim == 0:
+                raise self._mismatch(label, pred, "multilabel labels must have the predictions' "
+                                                  "shape (..., num_classes)")
+            k = pred.shape[-1]
+            if isinstance(self.threshold, numpy.ndarray) and self.threshold.shape != (k,):
+                raise self._mismatch(label, pred, f"{self.threshold.shape[0]} per-class "
+                                                  f"thresholds for {k} classes")
+            p = pred.reshape(-1, k) > self.threshold
+            t = _binary_values(y, self.name).reshape(-1, k)
+        tp, fp = (p & t).sum(axis=0), (p & ~t).sum(axis=0)
+        fn, tn = (~p & t).sum(axis=0), (~p & ~t).sum(axis=0)
+        return tp, fp, fn, tn
 
     def update(self, labels, preds):
-        batch = _BinaryCounts()
-        for label, pred in self._pairs(labels, preds):
-            batch.add(self._counts(label, pred))
-        if self.average == "macro":
-            self._add(self._score(batch), 1)
-            return
-        self._local.add(batch)
-        self._global.add(batch)
-        self.sum_metric = self._score(self._local) * self._local.total
-        self.num_inst = self._local.total
-        self.global_sum_metric = self._score(self._global) * self._global.total
-        self.global_num_inst = self._global.total
+        # Every pair is checked before any count is added, so a bad pair
+        # leaves the metric as it was.
+        batch = [self._counts(label, pred) for label, pred in self._pairs(labels, preds)]
+        k = self._num_classes
+        for counts in batch:
+            n = len(counts[0])
+            if k is not None and n != k:
+                raise MetricError(f"{self.name}: the number of classes changed from {k} to {n} "
+                                  f"(reset() starts over)")
+            k = n
+        self._num_classes = k
+        for counts in batch:
+            self._local.add(*counts)
+            self._global.add(*counts)
+        self.num_inst = self._local.rows
+        self.sum_metric = self._score(self._local) * self.num_inst
+        self.global_num_inst = self._global.rows
+        self.global_sum_metric = self._score(self._global) * self.global_num_inst
 
     def reset(self):
         super().reset()
-        self._local, self._global = _BinaryCounts(), _BinaryCounts()
+        self._num_classes = None
+        self._local, self._global = _ClassCounts(), _ClassCounts()
 
     def reset_local(self):
         super().reset_local()
-        self._local = _BinaryCounts()
+        self._local = _ClassCounts(self._num_classes)
 
 
 @register
-class F1(_BinaryMetric):
-    """F1 score of binary classification (see ``_BinaryMetric`` for inputs)."""
+class F1(_ConfusionMetric):
+    """F1 score (Gluon 2.0's ``F1``): ``class_type`` 'binary',
+    'multiclass' or 'multilabel' (see ``_ConfusionMetric`` for how
+    predictions are read); ``average='micro'`` is the F1 of the true/false
+    positive and negative counts summed over classes (for multiclass, the
+    accuracy), ``'macro'`` the unweighted mean of the per-class F1 scores.
+    Binary classification has one class, so both give its F1."""
 
-    def __init__(self, name="f1", output_names=None, label_names=None, average="macro",
-                 threshold=0.5):
-        super().__init__(name, average, threshold, output_names, label_names)
+    def __init__(self, name="f1", output_names=None, label_names=None, class_type="binary",
+                 threshold=0.5, average="micro"):
+        super().__init__(name, class_type, threshold, average, output_names, label_names)
 
     def _score(self, counts):
-        return counts.fscore()
+        return counts.fscore(self.average)
 
 
 @register
-class MCC(_BinaryMetric):
-    """Matthews correlation coefficient of binary classification."""
+class MCC(_ConfusionMetric):
+    """Matthews correlation coefficient of binary classification (Gluon
+    2.0's ``MCC``, binary only): predictions are read as for
+    ``F1(class_type='binary')``.  ``average`` ('macro' or 'micro') is kept
+    for MXNet 1.x code; with a single class both are the MCC of the counts
+    accumulated since the last reset."""
 
     def __init__(self, name="mcc", output_names=None, label_names=None, average="macro",
                  threshold=0.5):
-        super().__init__(name, average, threshold, output_names, label_names)
+        super().__init__(name, "binary", threshold, average, output_names, label_names)
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("class_type")
+        return config
 
     def _score(self, counts):
         return counts.mcc()
