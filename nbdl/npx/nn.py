@@ -1,6 +1,7 @@
 """Neural-network operators of ``nbdl.npx`` (MXNet 2's ``mx.npx``):
 activations, softmax, fully_connected, dropout, layer_norm, embedding,
-batch_dot, convolution, deconvolution, pooling, batch_norm and leaky_relu.
+batch_dot, convolution, deconvolution, pooling, batch_norm, leaky_relu,
+deformable_convolution and modulated_deformable_convolution.
 Each runs one op of the table, eagerly on NDArrays or as a
 graph node on Symbols (see ``nbdl.np._dispatch``)."""
 from ..dtype import as_dtype
@@ -231,3 +232,45 @@ def leaky_relu(data, gamma=None, act_type="leaky", slope=0.25, lower_bound=0.125
     if act_type == "rrelu":
         attrs.update(lower_bound=float(lower_bound), upper_bound=float(upper_bound))
     return apply("LeakyReLU", inputs, attrs, on_symbols=s)
+
+
+def _deformable(opname, where, lead, weight, bias, kernel, stride, dilate, pad, num_filter,
+                num_group, num_deformable_group, no_bias, layout, extra):
+    if no_bias is None:
+        no_bias = bias is None
+    if no_bias and bias is not None:
+        raise AttrError(f"{where}: a bias was given with no_bias=True")
+    if not no_bias and bias is None:
+        raise AttrError(f"{where}: no_bias=False needs a bias")
+    inputs, s = operands(lead + [weight] + ([] if no_bias else [bias]), where)
+    attrs = _conv_attrs(where, [inputs[0], inputs[len(lead)]], kernel, stride, dilate, pad,
+                        num_group, layout)
+    attrs["num_filter"] = _dim(num_filter, inputs[len(lead)], 0, where, "num_filter")
+    attrs["num_deformable_group"] = int(num_deformable_group)
+    attrs["no_bias"] = bool(no_bias)
+    attrs.update(extra)
+    return apply(opname, inputs, attrs, on_symbols=s)
+
+
+def deformable_convolution(data, offset, weight, bias=None, kernel=None, stride=None,
+                           dilate=None, pad=None, num_filter=None, num_group=1,
+                           num_deformable_group=1, workspace=1024, no_bias=None, layout=None):
+    """``_contrib_DeformableConvolution`` (2-D, NCHW): offset (N, 2*DG*kh*kw,
+    OH, OW).  ``kernel`` and ``num_filter`` default to the weight's shape;
+    ``no_bias`` to ``bias is None``."""
+    return _deformable("_contrib_DeformableConvolution", "deformable_convolution",
+                       [data, offset], weight, bias, kernel, stride, dilate, pad, num_filter,
+                       num_group, num_deformable_group, no_bias, layout, {})
+
+
+def modulated_deformable_convolution(data, offset, mask, weight, bias=None, kernel=None,
+                                     stride=None, dilate=None, pad=None, num_filter=None,
+                                     num_group=1, num_deformable_group=1, workspace=1024,
+                                     no_bias=None, im2col_step=64, layout=None):
+    """``_contrib_ModulatedDeformableConvolution`` (2-D, NCHW): offset (N,
+    2*DG*kh*kw, OH, OW), mask (N, DG*kh*kw, OH, OW).  Defaults as
+    ``deformable_convolution``."""
+    return _deformable("_contrib_ModulatedDeformableConvolution",
+                       "modulated_deformable_convolution", [data, offset, mask], weight, bias,
+                       kernel, stride, dilate, pad, num_filter, num_group,
+                       num_deformable_group, no_bias, layout, {"im2col_step": int(im2col_step)})

@@ -6,6 +6,7 @@ from .conv_layers import (AvgPool1D, AvgPool2D, AvgPool3D, Conv1D, Conv1DTranspo
                           GlobalAvgPool2D, GlobalAvgPool3D, GlobalMaxPool1D, GlobalMaxPool2D,
                           GlobalMaxPool3D, MaxPool1D, MaxPool2D, MaxPool3D, PixelShuffle1D,
                           PixelShuffle2D, PixelShuffle3D, ReflectionPad2D)
+from .deformable_conv_layers import DeformableConvolution, ModulatedDeformableConvolution  # noqa: F401
 from .norm_layers import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, SyncBatchNorm  # noqa: F401
 from .activations import ELU, GELU, LeakyReLU, PReLU, SELU, SiLU, Swish  # noqa: F401
 from .embedding import Embedding  # noqa: F401

@@ -1,0 +1,427 @@
+"""CPU kernels for deformable convolution (v1) and modulated deformable
+convolution (v2); the sampling rules are in ``nbdl.ops.deformable_convolution``.
+
+Per image, as Convolution does (``nbdl.kernels.cpu.convolution``), with a
+deformable im2col: the columns ``col (C*K, P)`` (row ``c*K + i*kw + j``,
+``K = kh*kw``, ``P = OH*OW``) hold each tap's bilinear sample (times the mask
+for v2), so
+
+- forward: ``out[n, g] = w[g] . col[g]``               (Fg, P) = (Fg, CgK) (CgK, P)
+- columns' gradient: ``cg[g] = w[g]^T . out_grad[n, g]``, from which one pass
+  over the taps scatters the data gradient through the bilinear weights and
+  sums the offset and mask gradients over the channels of each deformable group;
+- weight: ``dw[g] += out_grad[n, g] . col[g]^T``.
+
+Views: data ``(N, C, H, W)``, offset ``(N, 2*DG*K, OH, OW)``, mask ``(N, DG*K,
+OH, OW)``, weight ``(G, Fg, CgK)``, output / out_grad ``(N, G, Fg, P)``.  One
+core kernel serves both ops and both bias settings: v1 passes the offset as a
+(never read) mask and, without a bias, the weight as a (never read) bias, so
+every entry point compiles the core with one signature.
+
+Threading: ``nt == 1`` runs the batch serially with BLAS's own threads;
+``nt > 1`` splits the batch into ``nt`` strided chunks under ``prange`` with
+BLAS held to one thread (chunk ``t`` uses scratch row ``t``, so results do not
+depend on scheduling); weight-gradient partial sums are per thread and summed
+after.
+"""
+import numba
+import numpy as np
+from numba import njit, prange
+
+from ...ops.deformable_convolution import geometry, n_threads
+from ...ops.registry import REQ_NULL, Launch
+from ._blas_threads import BLAS_THREAD_CONTROL, blas_get_threads, blas_set_threads
+
+
+# -- sampling ---------------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _locate(y, x, h_n, w_n, v1):
+    """(inside, y0, x0, ly, lx, clamped_y, clamped_x) of a sampling point: the
+    top-left corner, the fractional parts, and whether v1 clamped a coordinate
+    to the last row/column (its derivative is then zero)."""
+    zero = y - y
+    if v1:
+        inside = y >= 0 and x >= 0 and y < h_n and x < w_n
+    else:
+        inside = y > -1 and x > -1 and y < h_n and x < w_n
+    if not inside:
+        return False, 0, 0, zero, zero, False, False
+    fy = np.floor(y)
+    fx = np.floor(x)
+    y0 = int(fy)
+    x0 = int(fx)
+    ly = y - fy
+    lx = x - fx
+    cy = False
+    cx = False
+    if v1 and y0 >= h_n - 1:
+        y0 = h_n - 1
+        ly = zero
+        cy = True
+    if v1 and x0 >= w_n - 1:
+        x0 = w_n - 1
+        lx = zero
+        cx = True
+    return True, y0, x0, ly, lx, cy, cx
+
+
+@njit(cache=True, inline="always")
+def _corners(img, c, y0, x0):
+    """The four neighbours img[c, y0 + a, x0 + b], zero outside the image."""
+    h_n, w_n = img.shape[1], img.shape[2]
+    zero = img.dtype.type(0)
+    v00 = zero
+    v01 = zero
+    v10 = zero
+    v11 = zero
+    if y0 >= 0:
+        if x0 >= 0:
+            v00 = img[c, y0, x0]
+        if x0 + 1 < w_n:
+            v01 = img[c, y0, x0 + 1]
+    if y0 + 1 < h_n:
+        if x0 >= 0:
+            v10 = img[c, y0 + 1, x0]
+        if x0 + 1 < w_n:
+            v11 = img[c, y0 + 1, x0 + 1]
+    return v00, v01, v10, v11
+
+
+@njit(cache=True)
+def deformable_im2col(img, off, msk, col, has_mask, v1, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    """col (C*K, P) from one image img (C, H, W), offsets off (2*DG*K, OH, OW)
+    and (v2) the mask msk (DG*K, OH, OW)."""
+    c_n, h_n, w_n = img.shape
+    oh_n, ow_n = off.shape[1], off.shape[2]
+    kk_n = kh * kw
+    cpd = c_n // dg_n
+    t = img.dtype.type
+    one = t(1)
+    zero = t(0)
+    for d in range(dg_n):
+        for i in range(kh):
+            for j in range(kw):
+                kk = i * kw + j
+                oc = 2 * (d * kk_n + kk)
+                for oh in range(oh_n):
+                    ybase = t(oh * sh - ph + i * dh)
+                    for ow in range(ow_n):
+                        p = oh * ow_n + ow
+                        y = ybase + off[oc, oh, ow]
+                        x = t(ow * sw - pw + j * dw) + off[oc + 1, oh, ow]
+                        ok, y0, x0, ly, lx, _, _ = _locate(y, x, h_n, w_n, v1)
+                        if not ok:
+                            for c in range(d * cpd, (d + 1) * cpd):
+                                col[c * kk_n + kk, p] = zero
+                            continue
+                        m = msk[d * kk_n + kk, oh, ow] if has_mask else one
+                        hy = one - ly
+                        hx = one - lx
+                        w00 = hy * hx * m
+                        w01 = hy * lx * m
+                        w10 = ly * hx * m
+                        w11 = ly * lx * m
+                        for c in range(d * cpd, (d + 1) * cpd):
+                            v00, v01, v10, v11 = _corners(img, c, y0, x0)
+                            col[c * kk_n + kk, p] = w00 * v00 + w01 * v01 + w10 * v10 + w11 * v11
+
+
+@njit(cache=True)
+def deformable_col2im_grads(img, off, msk, cg, dimg, doff, dmsk, r_x, r_off, r_m,
+                            has_mask, v1, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    """From the columns' gradient cg (C*K, P) of one image: dimg (C, H, W) +=
+    the scatter through the bilinear weights (the caller zeroes it), and doff
+    (2*DG*K, OH, OW) / dmsk (DG*K, OH, OW) = the sampling coordinates' and
+    the mask's gradients (written for every position)."""
+    c_n, h_n, w_n = img.shape
+    oh_n, ow_n = off.shape[1], off.shape[2]
+    kk_n = kh * kw
+    cpd = c_n // dg_n
+    t = img.dtype.type
+    one = t(1)
+    zero = t(0)
+    need_coord = r_off != REQ_NULL or r_m != REQ_NULL
+    for d in range(dg_n):
+        for i in range(kh):
+            for j in range(kw):
+                kk = i * kw + j
+                oc = 2 * (d * kk_n + kk)
+                mc = d * kk_n + kk
+                for oh in range(oh_n):
+                    ybase = t(oh * sh - ph + i * dh)
+                    for ow in range(ow_n):
+                        p = oh * ow_n + ow
+                        y = ybase + off[oc, oh, ow]
+                        x = t(ow * sw - pw + j * dw) + off[oc + 1, oh, ow]
+                        ok, y0, x0, ly, lx, cy, cx = _locate(y, x, h_n, w_n, v1)
+                        if not ok:
+                            if r_off != REQ_NULL:
+                                doff[oc, oh, ow] = zero
+                                doff[oc + 1, oh, ow] = zero
+                            if r_m != REQ_NULL:
+                                dmsk[mc, oh, ow] = zero
+                            continue
+                        m = msk[mc, oh, ow] if has_mask else one
+                        hy = one - ly
+                        hx = one - lx
+                        gy = zero
+                        gx = zero
+                        gm = zero
+                        for c in range(d * cpd, (d + 1) * cpd):
+                            gv = cg[c * kk_n + kk, p]
+                            if need_coord:
+                                v00, v01, v10, v11 = _corners(img, c, y0, x0)
+                                gm += gv * (hy * hx * v00 + hy * lx * v01 + ly * hx * v10
+                                            + ly * lx * v11)
+                                gy += gv * (hx * (v10 - v00) + lx * (v11 - v01))
+                                gx += gv * (hy * (v01 - v00) + ly * (v11 - v10))
+                            if r_x != REQ_NULL:
+                                a = gv * m
+                                if y0 >= 0:
+                                    if x0 >= 0:
+                                        dimg[c, y0, x0] += a * hy * hx
+                                    if x0 + 1 < w_n:
+                                        dimg[c, y0, x0 + 1] += a * hy * lx
+                                if y0 + 1 < h_n:
+                                    if x0 >= 0:
+                                        dimg[c, y0 + 1, x0] += a * ly * hx
+                                    if x0 + 1 < w_n:
+                                        dimg[c, y0 + 1, x0 + 1] += a * ly * lx
+                        if r_off != REQ_NULL:
+                            doff[oc, oh, ow] = zero if cy else gy * m
+                            doff[oc + 1, oh, ow] = zero if cx else gx * m
+                        if r_m != REQ_NULL:
+                            dmsk[mc, oh, ow] = gm
+
+
+# -- per-chunk steps -----------------------------------------------------------------------
+
+@njit(cache=True)
+def _forward_chunk(t, nt, data, off, msk, w, b, out, col, has_mask, has_bias, v1,
+                   kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    """out[n] = w . deformable_im2col(data[n]) (+ bias) for n = t, t+nt, ..."""
+    g_n, fg, ck = w.shape
+    p_n = out.shape[3]
+    colt = col[t]
+    flat = colt.reshape(g_n * ck, p_n)
+    for n in range(t, data.shape[0], nt):
+        deformable_im2col(data[n], off[n], msk[n], flat, has_mask, v1,
+                          kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+        for g in range(g_n):
+            np.dot(w[g], colt[g], out[n, g])
+            if has_bias:
+                for f in range(fg):
+                    bv = b[g * fg + f]
+                    for q in range(p_n):
+                        out[n, g, f, q] += bv
+
+
+@njit(cache=True)
+def _backward_chunk(t, nt, og, data, off, msk, w, dx, doff, dmsk, cgb, col, part, wtmp,
+                    r_x, r_off, r_m, r_w, has_mask, v1, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    """The data / offset / mask gradients of images n = t, t+nt, ... and the
+    chunk's weight-gradient partial sum part[t]."""
+    g_n, fg, ck = w.shape
+    p_n = og.shape[3]
+    need_cols = r_x != REQ_NULL or r_off != REQ_NULL or r_m != REQ_NULL
+    if r_w != REQ_NULL:
+        part[t] = 0
+    for n in range(t, data.shape[0], nt):
+        if need_cols:
+            cgt = cgb[t]
+            for g in range(g_n):
+                np.dot(w[g].T, og[n, g], cgt[g])
+            if r_x != REQ_NULL:
+                dx[n] = 0
+            deformable_col2im_grads(data[n], off[n], msk[n], cgt.reshape(g_n * ck, p_n), dx[n],
+                                    doff[n], dmsk[n], r_x, r_off, r_m, has_mask, v1,
+                                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+        if r_w != REQ_NULL:
+            colt = col[t]
+            deformable_im2col(data[n], off[n], msk[n], colt.reshape(g_n * ck, p_n), has_mask, v1,
+                              kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+            for g in range(g_n):
+                np.dot(og[n, g], colt[g].T, wtmp[t])
+                part[t, g] += wtmp[t]
+
+
+@njit(cache=True)
+def _reduce_parts(part, dwt):
+    dwt[:] = part[0]
+    for t in range(1, part.shape[0]):
+        dwt += part[t]
+
+
+@njit(cache=True)
+def _bias_grad(og, db):
+    """db[g*Fg + f] = sum of og[n, g, f, :] over the batch."""
+    n_n, g_n, fg, p_n = og.shape
+    db[:] = 0
+    for n in range(n_n):
+        for g in range(g_n):
+            for f in range(fg):
+                acc = og.dtype.type(0)
+                for q in range(p_n):
+                    acc += og[n, g, f, q]
+                db[g * fg + f] += acc
+
+
+# -- the core entry points (serial when nt == 1, prange over batch chunks otherwise) -------
+
+@njit(cache=True, parallel=True)
+def deform_forward(data, off, msk, w, b, out, col, has_mask, has_bias, v1, req, nt,
+                   kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    if req == REQ_NULL:
+        return
+    if nt <= 1:
+        _forward_chunk(0, 1, data, off, msk, w, b, out, col, has_mask, has_bias, v1,
+                       kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+        return
+    saved = blas_get_threads()
+    blas_set_threads(1)
+    for t in prange(nt):
+        _forward_chunk(t, nt, data, off, msk, w, b, out, col, has_mask, has_bias, v1,
+                       kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+    blas_set_threads(saved)
+
+
+@njit(cache=True, parallel=True)
+def deform_backward(og, data, off, msk, w, dx, doff, dmsk, dwt, db, cgb, col, part, wtmp,
+                    r_x, r_off, r_m, r_w, r_b, has_mask, has_bias, v1, nt,
+                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    if r_x != REQ_NULL or r_off != REQ_NULL or r_m != REQ_NULL or r_w != REQ_NULL:
+        if nt <= 1:
+            _backward_chunk(0, 1, og, data, off, msk, w, dx, doff, dmsk, cgb, col, part, wtmp,
+                            r_x, r_off, r_m, r_w, has_mask, v1,
+                            kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+        else:
+            saved = blas_get_threads()
+            blas_set_threads(1)
+            for t in prange(nt):
+                _backward_chunk(t, nt, og, data, off, msk, w, dx, doff, dmsk, cgb, col, part,
+                                wtmp, r_x, r_off, r_m, r_w, has_mask, v1,
+                                kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+            blas_set_threads(saved)
+    if r_w != REQ_NULL:
+        _reduce_parts(part, dwt)
+    if has_bias and r_b != REQ_NULL:
+        _bias_grad(og, db)
+
+
+# -- one entry point per (op, bias) signature ------------------------------------------------
+
+@njit(cache=True)
+def v1_forward(data, off, w, b, out, col, req, nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    deform_forward(data, off, off, w, b, out, col, 0, 1, 1, req, nt,
+                   kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+
+
+@njit(cache=True)
+def v1_forward_nobias(data, off, w, out, col, req, nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    deform_forward(data, off, off, w, w.reshape(w.size), out, col, 0, 0, 1, req, nt,
+                   kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+
+
+@njit(cache=True)
+def v2_forward(data, off, msk, w, b, out, col, req, nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    deform_forward(data, off, msk, w, b, out, col, 1, 1, 0, req, nt,
+                   kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+
+
+@njit(cache=True)
+def v2_forward_nobias(data, off, msk, w, out, col, req, nt, kh, kw, sh, sw, ph, pw, dh, dw,
+                      dg_n):
+    deform_forward(data, off, msk, w, w.reshape(w.size), out, col, 1, 0, 0, req, nt,
+                   kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+
+
+@njit(cache=True)
+def v1_backward(og, data, off, w, dx, doff, dwt, db, cgb, col, part, wtmp, r_x, r_off, r_w, r_b,
+                nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    deform_backward(og, data, off, off, w, dx, doff, doff, dwt, db, cgb, col, part, wtmp,
+                    r_x, r_off, REQ_NULL, r_w, r_b, 0, 1, 1, nt,
+                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+
+
+@njit(cache=True)
+def v1_backward_nobias(og, data, off, w, dx, doff, dwt, cgb, col, part, wtmp, r_x, r_off, r_w,
+                       nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    deform_backward(og, data, off, off, w, dx, doff, doff, dwt, dwt.reshape(dwt.size), cgb, col,
+                    part, wtmp, r_x, r_off, REQ_NULL, r_w, REQ_NULL, 0, 0, 1, nt,
+                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+
+
+@njit(cache=True)
+def v2_backward(og, data, off, msk, w, dx, doff, dmsk, dwt, db, cgb, col, part, wtmp,
+                r_x, r_off, r_m, r_w, r_b, nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    deform_backward(og, data, off, msk, w, dx, doff, dmsk, dwt, db, cgb, col, part, wtmp,
+                    r_x, r_off, r_m, r_w, r_b, 1, 1, 0, nt,
+                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+
+
+@njit(cache=True)
+def v2_backward_nobias(og, data, off, msk, w, dx, doff, dmsk, dwt, cgb, col, part, wtmp,
+                       r_x, r_off, r_m, r_w, nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    deform_backward(og, data, off, msk, w, dx, doff, dmsk, dwt, dwt.reshape(dwt.size), cgb, col,
+                    part, wtmp, r_x, r_off, r_m, r_w, REQ_NULL, 1, 0, 0, nt,
+                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+
+
+_FORWARD = {(False, True): v1_forward, (False, False): v1_forward_nobias,
+            (True, True): v2_forward, (True, False): v2_forward_nobias}
+_BACKWARD = {(False, True): v1_backward, (False, False): v1_backward_nobias,
+             (True, True): v2_backward, (True, False): v2_backward_nobias}
+
+
+# -- prepare --------------------------------------------------------------------------------
+
+def choose_threads(geom):
+    """1 (serial batch, threaded BLAS per GEMM) or the number of batch chunks
+    run under prange with single-threaded BLAS: Convolution's rule (enough
+    images and work; ``NBDL_CONV_PARALLEL_MIN_FLOPS``), and only where the BLAS
+    can be held to one thread."""
+    from ... import config
+    threads = numba.get_num_threads()
+    flops = 2 * geom["N"] * geom["F"] * geom["CgK"] * geom["P"]
+    if (threads < 2 or geom["N"] < threads or flops < config.conv_parallel_min_flops()
+            or not BLAS_THREAD_CONTROL):
+        return 1
+    return threads
+
+
+def _prepare(call, modulated, backward):
+    geom = geometry(call.attrs, call.in_shapes[1] if backward else call.in_shapes[0])
+    nt = n_threads(call, geom)
+    has_bias = not call.attrs["no_bias"]
+    w_view = (geom["G"], geom["Fg"], geom["CgK"])
+    y_view = (geom["N"], geom["G"], geom["Fg"], geom["P"])
+    n_lead = 3 if modulated else 2          # data, offset, (mask)
+    bias = [None] if has_bias else []
+    if not backward:
+        fn = _FORWARD[(modulated, has_bias)]
+        views = [None] * n_lead + [w_view] + bias + [y_view, None]
+        return Launch(fn, (call.req[0], nt) + geom["scalars"], views=views)
+    fn = _BACKWARD[(modulated, has_bias)]
+    reqs = tuple(call.req[:n_lead + 1]) + ((call.req[n_lead + 1],) if has_bias else ())
+    views = [y_view] + [None] * n_lead + [w_view] + [None] * n_lead + [w_view] + bias + [None] * 4
+    return Launch(fn, reqs + (nt,) + geom["scalars"], views=views)
+
+
+def prepare_deformableconvolution(call):
+    return _prepare(call, False, False)
+
+
+def prepare_modulateddeformableconvolution(call):
+    return _prepare(call, True, False)
+
+
+def prepare_deformableconvolution_backward(call):
+    return _prepare(call, False, True)
+
+
+def prepare_modulateddeformableconvolution_backward(call):
+    return _prepare(call, True, True)
+
+
+__all__ = ["deformable_im2col", "deformable_col2im_grads", "choose_threads"]
