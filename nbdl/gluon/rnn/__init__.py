@@ -4,3 +4,6 @@ from .rnn_cell import (BidirectionalCell, DropoutCell, GRUCell, HybridRecurrentC
                        ResidualCell, RNNCell, SequentialRNNCell)
 from .rnn_layer import GRU, LSTM, RNN  # noqa: F401
 from .rnn_cell import LSTMPCell, VariationalDropoutCell, ZoneoutCell  # noqa: F401,E402
+from .conv_rnn_cell import (Conv1DGRUCell, Conv1DLSTMCell, Conv1DRNNCell,  # noqa: F401,E402
+                            Conv2DGRUCell, Conv2DLSTMCell, Conv2DRNNCell, Conv3DGRUCell,
+                            Conv3DLSTMCell, Conv3DRNNCell)

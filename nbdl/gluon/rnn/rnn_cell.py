@@ -194,8 +194,8 @@ class _SequentialMixin:
         return [i for c in self._children.values() for i in c.state_info(batch_size)]
 
     def _zero_states(self, x):
-        # each child's states are sized by its own hidden size; the batch comes from x
-        return [_zeros_like_batch(x, i["shape"][1]) for i in self.state_info()]
+        # each child sizes its own states (dense or convolutional); the batch comes from x
+        return [z for c in self._children.values() for z in c._zero_states(x)]
 
     def forward(self, inputs, states):
         new, p = [], 0
