@@ -1,7 +1,7 @@
 """Neural-network operators of ``nbdl.npx`` (MXNet 2's ``mx.npx``):
 activations, softmax, fully_connected, dropout, layer_norm, embedding,
 batch_dot, convolution, deconvolution, pooling, batch_norm, leaky_relu,
-deformable_convolution and modulated_deformable_convolution.
+rnn, deformable_convolution and modulated_deformable_convolution.
 Each runs one op of the table, eagerly on NDArrays or as a
 graph node on Symbols (see ``nbdl.np._dispatch``)."""
 from ..dtype import as_dtype
@@ -233,6 +233,41 @@ def leaky_relu(data, gamma=None, act_type="leaky", slope=0.25, lower_bound=0.125
         attrs.update(lower_bound=float(lower_bound), upper_bound=float(upper_bound))
     return apply("LeakyReLU", inputs, attrs, on_symbols=s)
 
+
+def rnn(data, parameters, state, state_cell=None, sequence_length=None, mode=None,
+        state_size=None, num_layers=None, bidirectional=False, state_outputs=False, p=0.0,
+        use_sequence_length=False, projection_size=None, lstm_state_clip_min=None,
+        lstm_state_clip_max=None, lstm_state_clip_nan=False):
+    """``RNN`` (MXNet 2's ``npx.rnn``): the fused multi-layer RNN, LSTM (with
+    ``projection_size``: LSTMP) or GRU over ``data`` (T, N, C) with the packed
+    ``parameters``; ``state_cell`` for mode='lstm', ``sequence_length`` (N,)
+    with ``use_sequence_length``.  Returns the output, or with
+    ``state_outputs`` a list ``[output, hy(, cy)]``."""
+    where = "rnn"
+    for name, value in (("mode", mode), ("state_size", state_size), ("num_layers", num_layers)):
+        if value is None:
+            raise AttrError(f"{where}: {name} is required")
+    if (mode == "lstm") != (state_cell is not None):
+        raise AttrError(f"{where}: state_cell must be given for mode='lstm' and only then "
+                        f"(mode={mode!r})")
+    if bool(use_sequence_length) != (sequence_length is not None):
+        raise AttrError(f"{where}: sequence_length must be given with use_sequence_length=True "
+                        f"and only then")
+    inputs = [data, parameters, state] + [a for a in (state_cell, sequence_length)
+                                          if a is not None]
+    inputs, s = operands(inputs, where)
+    attrs = {"mode": mode, "state_size": int(state_size), "num_layers": int(num_layers),
+             "bidirectional": bool(bidirectional), "state_outputs": bool(state_outputs),
+             "p": float(p), "use_sequence_length": bool(use_sequence_length),
+             "lstm_state_clip_nan": bool(lstm_state_clip_nan)}
+    for name, value in (("projection_size", projection_size),
+                        ("lstm_state_clip_min", lstm_state_clip_min),
+                        ("lstm_state_clip_max", lstm_state_clip_max)):
+        if value is not None:
+            attrs[name] = value
+    return apply("RNN", inputs, attrs, on_symbols=s)
+
+# -- deformable convolution (Gluon's DeformableConvolution layers) -------------------------
 
 def _deformable(opname, where, lead, weight, bias, kernel, stride, dilate, pad, num_filter,
                 num_group, num_deformable_group, no_bias, layout, extra):

@@ -148,7 +148,7 @@ def test_layer_errors_and_repr():
     with pytest.raises(nbdl.NbdlError, match="activation"):
         rnn.RNN(3, activation="sigmoid")
     with pytest.raises(nbdl.NbdlError, match="projection_size"):
-        rnn.LSTM(3, projection_size=2)
+        rnn.GRU(3, projection_size=2)
     assert repr(rnn.GRU(4, num_layers=2, input_size=3, bidirectional=True)) == \
         "GRU(3 -> 4, TNC, num_layers=2, bidirectional)"
     net = rnn.LSTM(3)

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import nbdl
+from nbdl import autograd, npx
 from nbdl.device import cpu, gpu
 from nbdl.testing import (check_consistency, check_numeric_gradient, check_symbolic_forward,
                           run_symbol)
@@ -13,17 +14,18 @@ def sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def unpack(params, mode, L, D, H, I):
-    """MXNet's packed layout: all weights (layer, direction, i2h then h2h), then all biases."""
+def unpack(params, mode, L, D, H, I, P=0):
+    """MXNet's packed layout: all weights (layer, direction, i2h, h2h, then with a
+    projection h2r (P, H)), then all biases (layer, direction, i2h then h2h)."""
     G = GATES[mode]
+    R = P or H
     w, off = {}, 0
     for l in range(L):
-        il = I if l == 0 else D * H
+        il = I if l == 0 else D * R
         for d in range(D):
-            w[l, d, "wx"] = params[off:off + G * H * il].reshape(G * H, il)
-            off += G * H * il
-            w[l, d, "wh"] = params[off:off + G * H * H].reshape(G * H, H)
-            off += G * H * H
+            for k, (rows, cols) in (("wx", (G * H, il)), ("wh", (G * H, R)), ("wr", (P, H))):
+                w[l, d, k] = params[off:off + rows * cols].reshape(rows, cols)
+                off += rows * cols
     for l in range(L):
         for d in range(D):
             w[l, d, "bx"] = params[off:off + G * H]
@@ -34,8 +36,9 @@ def unpack(params, mode, L, D, H, I):
 
 
 def step(mode, x, h, c, wx, wh, bx, bh, clip=None):
-    """One cell step written from the textbook equations (gate order as MXNet)."""
-    H = h.shape[-1]
+    """One cell step written from the textbook equations (gate order as MXNet);
+    ``h`` is the recurrent state (the projected one for LSTMP)."""
+    H = wx.shape[0] // GATES[mode]
     if mode in ("rnn_relu", "rnn_tanh"):
         a = x @ wx.T + bx + h @ wh.T + bh
         return (np.tanh(a) if mode == "rnn_tanh" else np.maximum(a, 0)), c
@@ -54,47 +57,72 @@ def step(mode, x, h, c, wx, wh, bx, bh, clip=None):
     return (1 - z) * n + z * h, c
 
 
-def np_rnn(x, params, h0, c0, mode, L, D, H, clip=None):
+def np_rnn(x, params, h0, c0, mode, L, D, H, clip=None, P=0, lens=None):
+    """Reference, one sequence at a time: element n runs its first lens[n]
+    steps (forward 0..len-1, reverse len-1..0), zero outputs after them, final
+    states after its last step; with a projection the recurrent state and the
+    output are r = W_h2r h."""
     T, N, I = x.shape
-    w = unpack(params.astype(np.float64), mode, L, D, H, I)
+    R = P or H
+    w = unpack(params.astype(np.float64), mode, L, D, H, I, P)
+    lens = [T] * N if lens is None else [min(max(int(v), 0), T) for v in lens]
     inp = x.astype(np.float64)
     hy, cy = [], []
     for l in range(L):
-        outs = []
+        out = np.zeros((T, N, D * R))
         for d in range(D):
-            h = h0[l * D + d].astype(np.float64)
-            c = c0[l * D + d].astype(np.float64) if c0 is not None else None
-            ys = [None] * T
-            for t in (range(T) if d == 0 else reversed(range(T))):
-                h, c = step(mode, inp[t], h, c, w[l, d, "wx"], w[l, d, "wh"], w[l, d, "bx"],
-                            w[l, d, "bh"], clip)
-                ys[t] = h
-            outs.append(np.stack(ys) if T else np.zeros((0, x.shape[1], H)))
-            hy.append(h)
-            cy.append(c)
-        inp = np.concatenate(outs, axis=2)
+            k = l * D + d
+            hs, cs = [], []
+            for n in range(N):
+                h = h0[k, n:n + 1].astype(np.float64)
+                c = c0[k, n:n + 1].astype(np.float64) if c0 is not None else None
+                for t in (range(lens[n]) if d == 0 else reversed(range(lens[n]))):
+                    h, c = step(mode, inp[t, n:n + 1], h, c, w[l, d, "wx"], w[l, d, "wh"],
+                                w[l, d, "bx"], w[l, d, "bh"], clip)
+                    if P:
+                        h = h @ w[l, d, "wr"].T
+                    out[t, n, d * R:(d + 1) * R] = h[0]
+                hs.append(h[0])
+                cs.append(c[0] if c is not None else None)
+            hy.append(np.stack(hs) if N else np.zeros((0, R)))
+            cy.append((np.stack(cs) if N else np.zeros((0, H))) if c0 is not None else None)
+        inp = out
     return inp, np.stack(hy), (np.stack(cy) if c0 is not None else None)
 
 
-def n_params(mode, L, D, H, I):
+def n_params(mode, L, D, H, I, P=0):
     G = GATES[mode]
-    return sum(D * (G * H * (I if l == 0 else D * H) + G * H * H) for l in range(L)) + L * D * 2 * G * H
+    R = P or H
+    return (sum(D * (G * H * (I if l == 0 else D * R) + G * H * R + P * H) for l in range(L))
+            + L * D * 2 * G * H)
 
 
-def rnn_sym(mode, **kw):
+def rnn_sym(mode, lens=False, **kw):
     args = [nbdl.sym.var("data"), nbdl.sym.var("parameters"), nbdl.sym.var("state")]
     if mode == "lstm":
         args.append(nbdl.sym.var("state_cell"))
+    if lens:
+        args.append(nbdl.sym.var("sequence_length"))
+        kw["use_sequence_length"] = True
     return nbdl.sym.RNN(*args, mode=mode, **kw)
 
 
-def make_inputs(rng, mode, T, N, I, H, L, D, dtype, scale=0.5):
+def make_inputs(rng, mode, T, N, I, H, L, D, dtype, scale=0.5, P=0, lens=None):
+    R = P or H
     loc = {"data": rng.uniform(-1, 1, (T, N, I)).astype(dtype),
-           "parameters": rng.uniform(-scale, scale, n_params(mode, L, D, H, I)).astype(dtype),
-           "state": rng.uniform(-1, 1, (L * D, N, H)).astype(dtype)}
+           "parameters": rng.uniform(-scale, scale, n_params(mode, L, D, H, I, P)).astype(dtype),
+           "state": rng.uniform(-1, 1, (L * D, N, R)).astype(dtype)}
     if mode == "lstm":
         loc["state_cell"] = rng.uniform(-1, 1, (L * D, N, H)).astype(dtype)
+    if lens is not None:
+        loc["sequence_length"] = np.asarray(lens)
     return loc
+
+
+def expected(loc, mode, L, D, H, P=0, clip=None):
+    out, hy, cy = np_rnn(loc["data"], loc["parameters"], loc["state"], loc.get("state_cell"),
+                         mode, L, D, H, clip=clip, P=P, lens=loc.get("sequence_length"))
+    return [out, hy] + ([cy] if mode == "lstm" else [])
 
 
 def tol(dtype):
@@ -188,10 +216,6 @@ def test_rnn_errors():
         sym.infer_shape(data=(2, 3, 4), state=(1, 2, 2))
     with pytest.raises(nbdl.ShapeError, match="3-D"):
         sym.infer_shape(data=(2, 3))
-    with pytest.raises(nbdl.AttrError, match="use_sequence_length"):
-        rnn_sym("lstm", state_size=2, num_layers=1, use_sequence_length=True)
-    with pytest.raises(nbdl.AttrError, match="projection_size"):
-        rnn_sym("lstm", state_size=2, num_layers=1, projection_size=1)
     with pytest.raises(nbdl.AttrError, match="mode"):
         rnn_sym("gru", state_size=2, num_layers=1, lstm_state_clip_min=-1, lstm_state_clip_max=1)
     with pytest.raises(nbdl.AttrError, match="state_size"):
@@ -226,3 +250,173 @@ def test_rnn_eager_ndarray_call():
                       mode="rnn_tanh", state_size=3, num_layers=1)
     ref, _, _ = np_rnn(loc["data"], loc["parameters"], loc["state"], None, "rnn_tanh", 1, 1, 3)
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-4, atol=1e-5)
+
+
+# -- projection (LSTMP) -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype,L,bi", [(np.float64, 1, False), (np.float32, 2, True)])
+def test_lstm_projection_forward_matches_numpy(dtype, L, bi):
+    D, H, P = (2 if bi else 1), 3, 2
+    loc = make_inputs(np.random.RandomState(10), "lstm", 3, 2, 4, H, L, D, dtype, P=P)
+    sym = rnn_sym("lstm", state_size=H, num_layers=L, bidirectional=bi, state_outputs=True,
+                  projection_size=P)
+    want = expected(loc, "lstm", L, D, H, P)
+    outs = check_symbolic_forward(sym, loc, want, **tol(dtype))
+    assert [o.shape for o in outs] == [(3, 2, D * P), (L * D, 2, P), (L * D, 2, H)]
+    assert all(o.dtype == dtype for o in outs)
+    check_symbolic_forward(sym, loc, want, is_train=True, **tol(dtype))   # reserve written
+
+
+def test_lstm_projection_infer_shape():
+    sym = rnn_sym("lstm", state_size=5, num_layers=2, bidirectional=True, state_outputs=True,
+                  projection_size=3)
+    args, outs, _ = sym.infer_shape(data=(7, 4, 6))
+    # per layer and direction: i2h (20, I_l), h2h (20, 3), h2r (3, 5); I_1 = 2 * 3
+    n = 2 * (20 * 6 + 20 * 3 + 3 * 5) + 2 * (20 * 6 + 20 * 3 + 3 * 5) + 2 * 2 * 2 * 20
+    assert args == [(7, 4, 6), (n,), (4, 4, 3), (4, 4, 5)]
+    assert outs == [(7, 4, 6), (4, 4, 3), (4, 4, 5)]
+    args, _, _ = rnn_sym("lstm", state_size=5, num_layers=2, projection_size=2).infer_shape(
+        data=(7, 4, 3))
+    assert args[1] == (20 * 3 + 20 * 2 + 2 * 5 + 20 * 2 + 20 * 2 + 2 * 5 + 2 * 2 * 20,)
+
+
+def test_lstm_projection_with_clip_forward_and_gradient():
+    loc = make_inputs(np.random.RandomState(11), "lstm", 3, 2, 2, 3, 1, 1, np.float64,
+                      scale=1.5, P=2)
+    sym = rnn_sym("lstm", state_size=3, num_layers=1, state_outputs=True, projection_size=2,
+                  lstm_state_clip_min=-0.3, lstm_state_clip_max=0.4)
+    want = expected(loc, "lstm", 1, 1, 3, 2, clip=(-0.3, 0.4))
+    assert np.abs(want[2]).max() <= 0.4 + 1e-12
+    check_symbolic_forward(sym, loc, want, **tol(np.float64))
+    check_numeric_gradient(sym, loc)
+
+
+def test_lstm_projection_numeric_gradient_two_layers_bidirectional():
+    loc = make_inputs(np.random.RandomState(12), "lstm", 3, 2, 2, 2, 2, 2, np.float64, P=1)
+    sym = rnn_sym("lstm", state_size=2, num_layers=2, bidirectional=True, state_outputs=True,
+                  projection_size=1)
+    check_numeric_gradient(sym, loc)
+
+
+# -- sequence_length ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode,L,bi,P", [("lstm", 2, False, 0), ("gru", 2, True, 0),
+                                         ("rnn_relu", 1, True, 0), ("lstm", 2, True, 2)])
+def test_sequence_length_forward_matches_numpy(mode, L, bi, P):
+    D, H, T, N = (2 if bi else 1), 3, 4, 4
+    lens = np.array([2, 0, 4, 1], np.int32)
+    loc = make_inputs(np.random.RandomState(13), mode, T, N, 2, H, L, D, np.float64, P=P,
+                      lens=lens)
+    sym = rnn_sym(mode, lens=True, state_size=H, num_layers=L, bidirectional=bi,
+                  state_outputs=True, projection_size=P or None)
+    assert sym.list_arguments()[-1] == "sequence_length"
+    want = expected(loc, mode, L, D, H, P)
+    outs = check_symbolic_forward(sym, loc, want, **tol(np.float64))
+    check_symbolic_forward(sym, loc, want, is_train=True, **tol(np.float64))
+    assert np.all(outs[0][2:, 0] == 0) and np.all(outs[0][:, 1] == 0)   # padding is zero
+    np.testing.assert_array_equal(outs[1][:, 1], loc["state"][:, 1])  # length 0: initial state
+    # the padding's data is never read
+    loc2 = dict(loc, data=loc["data"].copy())
+    loc2["data"][2:, 0] = 1e3
+    loc2["data"][:, 1] = -1e3
+    check_symbolic_forward(sym, loc2, want, **tol(np.float64))
+
+
+@pytest.mark.parametrize("lens", [np.array([2.7, -1.0, 9.0]), np.array([2, 0, 3], np.int64)])
+def test_sequence_length_dtypes_truncate_and_clip(lens):
+    """Float lengths truncate toward zero; lengths are clipped to [0, T]; any
+    real or integer dtype works with float32 data."""
+    loc = make_inputs(np.random.RandomState(14), "gru", 3, 3, 2, 2, 1, 2, np.float32, lens=lens)
+    sym = rnn_sym("gru", lens=True, state_size=2, num_layers=1, bidirectional=True,
+                  state_outputs=True)
+    want = expected(loc, "gru", 1, 2, 2)
+    check_symbolic_forward(sym, loc, want, **tol(np.float32))
+    np.testing.assert_allclose(want[0][2, 0], 0)   # 2.7 runs 2 steps
+
+
+@pytest.mark.parametrize("mode,P", [("lstm", 1), ("gru", 0), ("rnn_tanh", 0)])
+def test_sequence_length_numeric_gradient(mode, P):
+    lens = np.array([2, 0, 3], np.int32)
+    loc = make_inputs(np.random.RandomState(15), mode, 3, 3, 2, 2, 2, 2, np.float64, P=P,
+                      lens=lens)
+    sym = rnn_sym(mode, lens=True, state_size=2, num_layers=2, bidirectional=True,
+                  state_outputs=True, projection_size=P or None)
+    grads = check_numeric_gradient(sym, loc)
+    assert np.all(grads["data"][2:, 0] == 0) and np.all(grads["data"][:, 1] == 0)
+    assert "sequence_length" not in grads     # an integer input: not differentiated
+
+
+def test_sequence_length_gets_no_gradient():
+    loc = make_inputs(np.random.RandomState(16), "lstm", 3, 2, 2, 2, 1, 1, np.float64,
+                      lens=np.array([1.0, 3.0]))
+    sym = rnn_sym("lstm", lens=True, state_size=2, num_layers=1)
+    _, grads, _ = run_symbol(sym, loc, out_grads=[np.ones((3, 2, 2))], is_train=True)
+    np.testing.assert_array_equal(grads["sequence_length"], np.zeros(2))
+    assert np.abs(grads["parameters"]).sum() > 0
+
+
+def test_projection_and_sequence_length_errors():
+    with pytest.raises(nbdl.AttrError, match="projection_size=1 needs mode='lstm'"):
+        rnn_sym("gru", state_size=2, num_layers=1, projection_size=1)
+    with pytest.raises(nbdl.AttrError, match=r"projection_size=3 .*\[1, state_size=2\]"):
+        rnn_sym("lstm", state_size=2, num_layers=1, projection_size=3)
+    with pytest.raises(nbdl.AttrError, match="projection_size=0"):
+        rnn_sym("lstm", state_size=2, num_layers=1, projection_size=0)
+    sym = rnn_sym("lstm", state_size=3, num_layers=1, projection_size=2)
+    with pytest.raises(nbdl.ShapeError, match=r"RNN.*'state'.*\(1, 1, 3\).*\(1, 1, 2\)"):
+        sym.infer_shape(data=(2, 1, 2), state=(1, 1, 3))
+    sym = rnn_sym("gru", lens=True, state_size=2, num_layers=1)
+    with pytest.raises(nbdl.ShapeError, match=r"RNN.*sequence_length.*\(2, 1\).*\(3,\)"):
+        sym.infer_shape(data=(4, 3, 2), sequence_length=(2, 1))
+    with pytest.raises(nbdl.ShapeError, match=r"sequence_length.*\(2,\).*\(3,\)"):
+        sym.infer_shape(data=(4, 3, 2), sequence_length=(2,))
+    x, w, h = (nbdl.nd.zeros(s) for s in [(2, 3, 2), (n_params("gru", 1, 1, 2, 2),), (1, 3, 2)])
+    with pytest.raises(nbdl.GraphError, match="RNN.*sequence_length"):
+        nbdl.nd.RNN(x, w, h, mode="gru", state_size=2, num_layers=1, use_sequence_length=True)
+    with pytest.raises(nbdl.DTypeError, match="RNN.*state"):
+        nbdl.nd.RNN(x, w, nbdl.nd.zeros((1, 3, 2), dtype=np.int32), mode="gru", state_size=2,
+                    num_layers=1)
+    with pytest.raises(nbdl.AttrError, match="sequence_length"):
+        npx.rnn(x, w, h, mode="gru", state_size=2, num_layers=1, use_sequence_length=True)
+
+
+@pytest.mark.parametrize("mode,P,lens", [("lstm", 1, [3, 1]), ("gru", 0, [0, 2])])
+def test_cpu_cuda_consistency_projection_and_lengths(mode, P, lens):
+    loc = make_inputs(np.random.RandomState(17), mode, 3, 2, 2, 2, 2, 2, np.float64, P=P,
+                      lens=np.array(lens, np.int32))
+    sym = rnn_sym(mode, lens=True, state_size=2, num_layers=2, bidirectional=True,
+                  state_outputs=True, projection_size=P or None)
+    check_consistency(sym, loc, devices=[cpu(), gpu()])
+
+
+def test_npx_rnn_eager_autograd_matches_executor():
+    """npx.rnn eagerly under autograd (LSTMP, bidirectional, lengths): outputs
+    against the numpy reference, gradients against the executor's."""
+    rng = np.random.RandomState(18)
+    lens = np.array([3, 1, 2], np.int32)
+    loc = make_inputs(rng, "lstm", 3, 3, 2, 3, 1, 2, np.float64, P=2, lens=lens)
+    arrays = {k: nbdl.nd.array(v, dtype=v.dtype) for k, v in loc.items()}
+    for k in ("data", "parameters", "state", "state_cell"):
+        arrays[k].attach_grad()
+    want = expected(loc, "lstm", 1, 2, 3, 2)
+    heads = [rng.normal(size=w.shape) for w in want]
+    with autograd.record():
+        outs = npx.rnn(arrays["data"], arrays["parameters"], arrays["state"],
+                       state_cell=arrays["state_cell"], sequence_length=arrays["sequence_length"],
+                       mode="lstm", state_size=3, num_layers=1, bidirectional=True,
+                       state_outputs=True, use_sequence_length=True, projection_size=2)
+        loss = sum((o * nbdl.nd.array(g, dtype=np.float64)).sum() for o, g in zip(outs, heads))
+    loss.backward()
+    for o, w in zip(outs, want):
+        np.testing.assert_allclose(o.asnumpy(), w, **tol(np.float64))
+    sym = rnn_sym("lstm", lens=True, state_size=3, num_layers=1, bidirectional=True,
+                  state_outputs=True, projection_size=2)
+    _, grads, _ = run_symbol(sym, loc, out_grads=heads, is_train=True,
+                             grad_nodes=["data", "parameters", "state", "state_cell"])
+    for k, g in grads.items():
+        np.testing.assert_allclose(arrays[k].grad.asnumpy(), g, rtol=1e-10, atol=1e-12)
+    # on Symbols npx.rnn builds the same node
+    s = npx.rnn(*(nbdl.sym.var(k) for k in ("data", "parameters", "state", "state_cell",
+                                            "sequence_length")),
+                mode="lstm", state_size=3, num_layers=1, use_sequence_length=True)
+    assert s.list_arguments() == ["data", "parameters", "state", "state_cell", "sequence_length"]

@@ -2,28 +2,41 @@
 
 One kernel call runs the whole sequence.  Per layer and direction: one GEMM
 of all timesteps' inputs by ``W_i2h`` (``np.dot`` on (T*N, I_l)), then the
-recurrent loop with one (N, H) x (H, G*H) GEMM per step and the gate math in
-scalar loops.  Everything backward needs is left in the ``reserve`` vector,
-laid out per layer ``l`` as
+recurrent loop with one (N, R) x (R, G*H) GEMM per step (plus, with a
+projection, one (N, H) x (H, P) GEMM) and the gate math in scalar loops.
+Everything backward needs is left in the ``reserve`` vector, laid out per
+layer ``l`` as
 
-    y_l (T, N, D*H)                          the layer's output (pre-dropout)
+    y_l (T, N, D*R)                          the layer's output (pre-dropout)
     for each direction d:
         gates (T, N, G*H)                    activated gates (RNN: h itself)
         extra (T, N, H)                      LSTM: cell state; GRU: W_hn h + b_hn
+        q (T, N, H)                          LSTMP: the unprojected h
     if p > 0 and L > 1 and l > 0:
-        mask (T, N, D*H), x_l (T, N, D*H)    dropout mask and the masked input
+        mask (T, N, D*R), x_l (T, N, D*R)    dropout mask and the masked input
 
-``_backward_RNN`` walks the layers top-down and time backwards, collecting
-the gate gradients of every step so that the weight gradients are two GEMMs
-per layer and direction.  Scratch comes from the op's temp vector (sizes in
-``nbdl.ops.rnn``).  Outputs honour REQ_NULL; the ops do not accept REQ_ADD.
+Variable lengths: the kernels read each batch element's length from the
+first N entries of their scratch vector, which the entry points fill
+(clipped to [0, T]; T for every element without ``use_sequence_length``), so
+the large cores compile once per float dtype whatever the lengths' dtype.
+At iteration ``s`` of a direction, element ``n`` is at step ``_pos`` (``s``
+forward, ``len - 1 - s`` backward in time) when ``s < len``; the iterations
+``s >= len`` visit the padding steps ``t = s``, where the forward writes zeros
+(outputs and reserve) and the backward zero gate gradients, so the weight
+GEMMs over all steps see nothing of the padding.
+
+``_backward_RNN`` walks the layers top-down and each direction's iterations
+in reverse, collecting the gate gradients of every step so that the weight
+gradients are two (three with a projection) GEMMs per layer and direction.
+Scratch comes from the op's temp vector (sizes in ``nbdl.ops.rnn``).
+Outputs honour REQ_NULL; the ops do not accept REQ_ADD.
 """
 import numpy as np
 from numba import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ...ops.rnn import (MODE_IDS, backward_temp_sizes, forward_temp_sizes, geometry,
-                        param_size, reserve_size)
+                        param_size, rec_size, reserve_size)
 
 RNN_RELU, RNN_TANH, LSTM, GRU = 0, 1, 2, 3
 
@@ -31,63 +44,75 @@ RNN_RELU, RNN_TANH, LSTM, GRU = 0, 1, 2, 3
 # -- layout helpers -------------------------------------------------------------
 
 @njit(cache=True)
-def _weights(params, l, d, L, D, G, H, I):
-    """(W_i2h (G*H, I_l), W_h2h (G*H, H), b_i2h, b_h2h) of layer l, direction d."""
+def _weights(params, l, d, L, D, G, H, I, P):
+    """(W_i2h (G*H, I_l), W_h2h (G*H, R), W_h2r (P, H) (empty without a
+    projection), b_i2h, b_h2h) of layer l, direction d."""
+    R = P if P > 0 else H
+    GH = G * H
     off = 0
     il = I
     for ll in range(L):
-        il = I if ll == 0 else D * H
+        il = I if ll == 0 else D * R
+        block = GH * il + GH * R + P * H
         if ll == l:
-            off += d * (G * H * il + G * H * H)
+            off += d * block
             break
-        off += D * (G * H * il + G * H * H)
-    wx = params[off:off + G * H * il].reshape((G * H, il))
-    wh = params[off + G * H * il:off + G * H * il + G * H * H].reshape((G * H, H))
+        off += D * block
+    wx = params[off:off + GH * il].reshape((GH, il))
+    off += GH * il
+    wh = params[off:off + GH * R].reshape((GH, R))
+    off += GH * R
+    wr = params[off:off + P * H].reshape((P, H))
     boff = 0
     for ll in range(L):
-        boff += D * (G * H * (I if ll == 0 else D * H) + G * H * H)
-    boff += (l * D + d) * 2 * G * H
-    return wx, wh, params[boff:boff + G * H], params[boff + G * H:boff + 2 * G * H]
+        boff += D * (GH * (I if ll == 0 else D * R) + GH * R + P * H)
+    boff += (l * D + d) * 2 * GH
+    return wx, wh, wr, params[boff:boff + GH], params[boff + GH:boff + 2 * GH]
 
 
 @njit(cache=True)
-def _layer_start(l, T, N, D, G, H, extra, drop):
+def _layer_start(l, T, N, D, G, H, R, extra, hasq, drop):
     off = 0
     for ll in range(l):
-        off += T * N * D * H + D * (T * N * G * H + extra * T * N * H)
+        off += T * N * D * R + D * T * N * (G * H + extra * H + hasq * H)
         if drop and ll > 0:
-            off += 2 * T * N * D * H
+            off += 2 * T * N * D * R
     return off
 
 
 @njit(cache=True)
-def _regions(res, l, T, N, D, G, H, extra, drop):
-    """(y, gates of d=0, extra of d=0, gates of d=1, extra of d=1, mask, x) of
-    layer l; absent regions are empty arrays."""
-    o = _layer_start(l, T, N, D, G, H, extra, drop)
+def _regions(res, l, T, N, D, G, H, R, extra, hasq, drop):
+    """(y, gates/extra/q of d=0, gates/extra/q of d=1, mask, x) of layer l;
+    absent regions are empty arrays."""
+    o = _layer_start(l, T, N, D, G, H, R, extra, hasq, drop)
     tn = T * N
-    y = res[o:o + tn * D * H].reshape((T, N, D * H))
-    o += tn * D * H
+    y = res[o:o + tn * D * R].reshape((T, N, D * R))
+    o += tn * D * R
     g0 = res[o:o + tn * G * H].reshape((T, N, G * H))
     o += tn * G * H
     e0 = res[o:o + extra * tn * H].reshape((T, N, extra * H))
     o += extra * tn * H
+    q0 = res[o:o + hasq * tn * H].reshape((T, N, hasq * H))
+    o += hasq * tn * H
     if D == 2:
         g1 = res[o:o + tn * G * H].reshape((T, N, G * H))
         o += tn * G * H
         e1 = res[o:o + extra * tn * H].reshape((T, N, extra * H))
         o += extra * tn * H
+        q1 = res[o:o + hasq * tn * H].reshape((T, N, hasq * H))
+        o += hasq * tn * H
     else:
         g1 = g0
         e1 = e0
+        q1 = q0
     if drop and l > 0:
-        m = res[o:o + tn * D * H].reshape((T, N, D * H))
-        o += tn * D * H
-        x = res[o:o + tn * D * H].reshape((T, N, D * H))
+        m = res[o:o + tn * D * R].reshape((T, N, D * R))
+        o += tn * D * R
+        x = res[o:o + tn * D * R].reshape((T, N, D * R))
     else:
-        m = res[0:0].reshape((0, N, D * H))
+        m = res[0:0].reshape((0, N, D * R))
         x = m
-    return y, g0, e0, g1, e1, m, x
+    return y, g0, e0, q0, g1, e1, q1, m, x
 
 
 @njit(cache=True, inline="always")
@@ -106,53 +131,102 @@ def _sigmoid(v, one):
     return one / (one + np.exp(-v))
 
 
+@njit(cache=True, inline="always")
+def _pos(s, ln, d):
+    """The time step element n is at in iteration s of direction d (padding
+    steps, s >= len, map to themselves)."""
+    if d == 0 or s >= ln:
+        return s
+    return ln - 1 - s
+
+
+@njit(cache=True)
+def _fill_lens(dst, lens, use, T):
+    """dst[n] = length of element n: int(lens[n]) clipped to [0, T], or T."""
+    for n in range(dst.size):
+        v = T
+        if use:
+            v = int(lens[n])
+            if v < 0:
+                v = 0
+            if v > T:
+                v = T
+        dst[n] = v
+
+
 # -- forward --------------------------------------------------------------------
 
 @njit(cache=True)
-def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, pkeep,
+def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
                   active, clip, lo, hi, r_out, r_hy, r_cy):
     T, N, I = data.shape
     G = 4 if mode == LSTM else (3 if mode == GRU else 1)
+    GH = G * H
+    R = P if P > 0 else H
+    proj = P > 0
+    hasq = 1 if proj else 0
     extra = 1 if mode == LSTM or mode == GRU else 0
     drop = pkeep < 1.0 and L > 1
     one = data.dtype.type(1)
     zero = data.dtype.type(0)
     scale = data.dtype.type(1.0 / pkeep)
-    h = ws[0:N * H].reshape((N, H))
-    c = ws[N * H:2 * N * H].reshape((N, H))
-    gh = ws[2 * N * H:2 * N * H + N * G * H].reshape((N, G * H))
+    o = 0
+    lens = ws[o:o + N]
+    o += N
+    h = ws[o:o + N * R].reshape((N, R))
+    o += N * R
+    c = ws[o:o + N * H].reshape((N, H))
+    o += N * H
+    gh = ws[o:o + N * GH].reshape((N, GH))
+    o += N * GH
+    hc = ws[o:o + hasq * N * H].reshape((N, hasq * H))
+    o += hasq * N * H
+    rb = ws[o:o + N * P].reshape((N, P))
     tn = T * N
     for l in range(L):
-        y, g0, e0, g1, e1, m, xin = _regions(res, l, T, N, D, G, H, extra, drop)
+        y, g0, e0, q0, g1, e1, q1, m, xin = _regions(res, l, T, N, D, G, H, R, extra, hasq, drop)
         if l == 0:
             x2 = data.reshape((tn, I))
         else:
-            yp = _regions(res, l - 1, T, N, D, G, H, extra, drop)[0]
+            yp = _regions(res, l - 1, T, N, D, G, H, R, extra, hasq, drop)[0]
             if drop:
-                mf = m.reshape(tn * D * H)
-                xf = xin.reshape(tn * D * H)
-                ypf = yp.reshape(tn * D * H)
+                mf = m.reshape(tn * D * R)
+                xf = xin.reshape(tn * D * R)
+                ypf = yp.reshape(tn * D * R)
                 for k in range(mf.size):
                     if active:
                         mf[k] = scale if np.random.random() < pkeep else zero
                     else:
                         mf[k] = one
                     xf[k] = ypf[k] * mf[k]
-                x2 = xin.reshape((tn, D * H))
+                x2 = xin.reshape((tn, D * R))
             else:
-                x2 = yp.reshape((tn, D * H))
+                x2 = yp.reshape((tn, D * R))
         for d in range(D):
-            wx, wh, bx, bh = _weights(params, l, d, L, D, G, H, I)
+            wx, wh, wr, bx, bh = _weights(params, l, d, L, D, G, H, I, P)
             g = g0 if d == 0 else g1
             e = e0 if d == 0 else e1
-            _gemm(x2, wx.T, g.reshape((tn, G * H)))
+            q = q0 if d == 0 else q1
+            _gemm(x2, wx.T, g.reshape((tn, GH)))
             h[...] = state[l * D + d]
             if mode == LSTM:
                 c[...] = cell[l * D + d]
             for s in range(T):
-                t = s if d == 0 else T - 1 - s
                 _gemm(h, wh.T, gh)
                 for n in range(N):
+                    ln = int(lens[n])
+                    t = _pos(s, ln, d)
+                    if s >= ln:      # padding: zero output and reserve at (t, n)
+                        for k in range(GH):
+                            g[t, n, k] = zero
+                        for j in range(extra * H):
+                            e[t, n, j] = zero
+                        for j in range(hasq * H):
+                            q[t, n, j] = zero
+                            hc[n, j] = zero
+                        for j in range(R):
+                            y[t, n, d * R + j] = zero
+                        continue
                     for j in range(H):
                         if mode == LSTM:
                             ai = g[t, n, j] + bx[j] + bh[j] + gh[n, j]
@@ -188,8 +262,21 @@ def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H
                             a = g[t, n, j] + bx[j] + bh[j] + gh[n, j]
                             hv = np.tanh(a) if mode == RNN_TANH else max(a, zero)
                             g[t, n, j] = hv
-                        y[t, n, d * H + j] = hv
-                        h[n, j] = hv
+                        if proj:
+                            q[t, n, j] = hv
+                            hc[n, j] = hv
+                        else:
+                            y[t, n, d * H + j] = hv
+                            h[n, j] = hv
+                if proj:
+                    _gemm(hc, wr.T, rb)
+                    for n in range(N):
+                        ln = int(lens[n])
+                        if s < ln:
+                            t = _pos(s, ln, d)
+                            for j in range(P):
+                                y[t, n, d * P + j] = rb[n, j]
+                                h[n, j] = rb[n, j]
             if r_hy != REQ_NULL:
                 hy[l * D + d] = h
             if mode == LSTM and r_cy != REQ_NULL:
@@ -199,20 +286,42 @@ def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H
 
 
 @njit(cache=True)
-def rnn_forward(data, params, state, out, hy, reserve, ws, scratch_reserve, mode, L, D, H,
+def rnn_forward(data, params, state, out, hy, reserve, ws, scratch_reserve, mode, L, D, H, P,
                 pkeep, active, clip, lo, hi, r_out, r_hy):
     R = reserve.size
     res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
-    _forward_core(data, params, state, state, out, hy, hy, res, ws, mode, L, D, H, pkeep,
+    _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
+    _forward_core(data, params, state, state, out, hy, hy, res, ws, mode, L, D, H, P, pkeep,
                   active, clip, lo, hi, r_out, r_hy, REQ_NULL)
 
 
 @njit(cache=True)
 def lstm_forward(data, params, state, cell, out, hy, cy, reserve, ws, scratch_reserve, mode, L,
-                 D, H, pkeep, active, clip, lo, hi, r_out, r_hy, r_cy):
+                 D, H, P, pkeep, active, clip, lo, hi, r_out, r_hy, r_cy):
     R = reserve.size
     res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
-    _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, pkeep,
+    _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
+    _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
+                  active, clip, lo, hi, r_out, r_hy, r_cy)
+
+
+@njit(cache=True)
+def rnn_forward_len(data, params, state, lens, out, hy, reserve, ws, scratch_reserve, mode, L,
+                    D, H, P, pkeep, active, clip, lo, hi, r_out, r_hy):
+    R = reserve.size
+    res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
+    _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
+    _forward_core(data, params, state, state, out, hy, hy, res, ws, mode, L, D, H, P, pkeep,
+                  active, clip, lo, hi, r_out, r_hy, REQ_NULL)
+
+
+@njit(cache=True)
+def lstm_forward_len(data, params, state, cell, lens, out, hy, cy, reserve, ws, scratch_reserve,
+                     mode, L, D, H, P, pkeep, active, clip, lo, hi, r_out, r_hy, r_cy):
+    R = reserve.size
+    res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
+    _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
+    _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
                   active, clip, lo, hi, r_out, r_hy, r_cy)
 
 
@@ -220,63 +329,103 @@ def lstm_forward(data, params, state, cell, out, hy, cy, reserve, ws, scratch_re
 
 @njit(cache=True)
 def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, dstate, dcell,
-                   ws, mode, L, D, H, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c):
+                   ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c):
     T, N, I = data.shape
     G = 4 if mode == LSTM else (3 if mode == GRU else 1)
+    GH = G * H
+    R = P if P > 0 else H
+    proj = P > 0
+    hasq = 1 if proj else 0
     extra = 1 if mode == LSTM or mode == GRU else 0
     drop = pkeep < 1.0 and L > 1
     one = data.dtype.type(1)
     zero = data.dtype.type(0)
     tn = T * N
-    imax = max(I, D * H)
-    P = dparams.size
+    imax = max(I, D * R)
+    NP = dparams.size
     o = 0
-    dy = ws[o:o + tn * D * H].reshape((T, N, D * H))
-    o += tn * D * H
+    lens = ws[o:o + N]
+    o += N
+    dy = ws[o:o + tn * D * R].reshape((T, N, D * R))
+    o += tn * D * R
     dxl_all = ws[o:o + tn * imax]
     o += tn * imax
     dxt_all = ws[o:o + tn * imax]
     o += tn * imax
-    dgx = ws[o:o + tn * G * H].reshape((T, N, G * H))
-    o += tn * G * H
-    dgh_own = ws[o:o + tn * G * H].reshape((T, N, G * H))
-    o += tn * G * H
-    hp = ws[o:o + tn * H].reshape((T, N, H))
-    o += tn * H
-    dh = ws[o:o + N * H].reshape((N, H))
-    o += N * H
+    dgx = ws[o:o + tn * GH].reshape((T, N, GH))
+    o += tn * GH
+    dgh_own = ws[o:o + tn * GH].reshape((T, N, GH))
+    o += tn * GH
+    hp = ws[o:o + tn * R].reshape((T, N, R))
+    o += tn * R
+    dh = ws[o:o + N * R].reshape((N, R))
+    o += N * R
     dc = ws[o:o + N * H].reshape((N, H))
     o += N * H
-    dp = ws[o:o + P]
+    dgs = ws[o:o + N * GH].reshape((N, GH))
+    o += N * GH
+    dhn = ws[o:o + N * R].reshape((N, R))
+    o += N * R
+    drall = ws[o:o + tn * P].reshape((T, N, P))
+    o += tn * P
+    drs = ws[o:o + N * P].reshape((N, P))
+    o += N * P
+    dhc = ws[o:o + hasq * N * H].reshape((N, hasq * H))
+    o += hasq * N * H
+    dp = ws[o:o + NP]
     dgh = dgh_own if mode == GRU else dgx
     dp[:] = zero
     dy[...] = og
     for l in range(L - 1, -1, -1):
-        il = I if l == 0 else D * H
-        y, g0, e0, g1, e1, m, xin = _regions(res, l, T, N, D, G, H, extra, drop)
+        il = I if l == 0 else D * R
+        y, g0, e0, q0, g1, e1, q1, m, xin = _regions(res, l, T, N, D, G, H, R, extra, hasq, drop)
         if l == 0:
             x2 = data.reshape((tn, I))
         elif drop:
             x2 = xin.reshape((tn, il))
         else:
-            x2 = _regions(res, l - 1, T, N, D, G, H, extra, drop)[0].reshape((tn, il))
+            x2 = _regions(res, l - 1, T, N, D, G, H, R, extra, hasq, drop)[0].reshape((tn, il))
         dxl = dxl_all[0:tn * il].reshape((tn, il))
         dxt = dxt_all[0:tn * il].reshape((tn, il))
         for d in range(D):
-            wx, wh, bx, bh = _weights(params, l, d, L, D, G, H, I)
+            wx, wh, wr, bx, bh = _weights(params, l, d, L, D, G, H, I, P)
             g = g0 if d == 0 else g1
             e = e0 if d == 0 else e1
+            q = q0 if d == 0 else q1
             dh[...] = ghy[l * D + d]
             if mode == LSTM:
                 dc[...] = gcy[l * D + d]
-            for s in range(T):
-                t = T - 1 - s if d == 0 else s
-                first = (t == 0) if d == 0 else (t == T - 1)
-                tp = t - 1 if d == 0 else t + 1
+            for s in range(T - 1, -1, -1):
+                if proj:
+                    # gradient of the projected output r, then of the unprojected h
+                    for n in range(N):
+                        ln = int(lens[n])
+                        t = _pos(s, ln, d)
+                        for j in range(P):
+                            v = dh[n, j] + dy[t, n, d * P + j] if s < ln else zero
+                            drs[n, j] = v
+                            drall[t, n, j] = v
+                    _gemm(drs, wr, dhc)
                 for n in range(N):
+                    ln = int(lens[n])
+                    t = _pos(s, ln, d)
+                    if s >= ln:      # padding: no gradient from or through (t, n)
+                        for k in range(GH):
+                            dgx[t, n, k] = zero
+                            dgh[t, n, k] = zero
+                            dgs[n, k] = zero
+                        for j in range(R):
+                            hp[t, n, j] = zero
+                        continue
+                    first = s == 0
+                    tp = t - 1 if d == 0 else t + 1
+                    for j in range(R):
+                        hp[t, n, j] = state[l * D + d, n, j] if first else y[tp, n, d * R + j]
                     for j in range(H):
-                        hp[t, n, j] = state[l * D + d, n, j] if first else y[tp, n, d * H + j]
-                        dhv = dh[n, j] + dy[t, n, d * H + j]
+                        if proj:
+                            dhv = dhc[n, j]
+                        else:
+                            dhv = dh[n, j] + dy[t, n, d * H + j]
                         if mode == LSTM:
                             gi = g[t, n, j]
                             gf = g[t, n, H + j]
@@ -316,21 +465,30 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
                                 dgx[t, n, j] = dhv * (one - hv * hv)
                             else:
                                 dgx[t, n, j] = dhv if hv > zero else zero
-                _gemm(dgh[t], wh, dh)
-                if mode == GRU:
-                    dh += dc
+                    for k in range(GH):
+                        dgs[n, k] = dgh[t, n, k]
+                _gemm(dgs, wh, dhn)
+                for n in range(N):
+                    if s < int(lens[n]):
+                        for j in range(R):
+                            if mode == GRU:
+                                dh[n, j] = dhn[n, j] + dc[n, j]
+                            else:
+                                dh[n, j] = dhn[n, j]
             if r_s != REQ_NULL:
                 dstate[l * D + d] = dh
             if mode == LSTM and r_c != REQ_NULL:
                 dcell[l * D + d] = dc
             # weight and bias gradients over all steps at once
-            dwx, dwh, dbx, dbh = _weights(dp, l, d, L, D, G, H, I)
-            dgx2 = dgx.reshape((tn, G * H))
-            dgh2 = dgh.reshape((tn, G * H))
+            dwx, dwh, dwr, dbx, dbh = _weights(dp, l, d, L, D, G, H, I, P)
+            dgx2 = dgx.reshape((tn, GH))
+            dgh2 = dgh.reshape((tn, GH))
             _gemm(dgx2.T, x2, dwx)
-            _gemm(dgh2.T, hp.reshape((tn, H)), dwh)
+            _gemm(dgh2.T, hp.reshape((tn, R)), dwh)
+            if proj:
+                _gemm(drall.reshape((tn, P)).T, q.reshape((tn, H)), dwr)
             for r in range(tn):
-                for k in range(G * H):
+                for k in range(GH):
                     dbx[k] += dgx2[r, k]
                     dbh[k] += dgh2[r, k]
             if d == 0:
@@ -339,10 +497,10 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
                 _gemm(dgx2, wx, dxt)
                 dxl += dxt
         if l > 0:
-            dyf = dy.reshape(tn * D * H)
-            dxf = dxl.reshape(tn * D * H)
+            dyf = dy.reshape(tn * D * R)
+            dxf = dxl.reshape(tn * D * R)
             if drop:
-                mf = m.reshape(tn * D * H)
+                mf = m.reshape(tn * D * R)
                 for k in range(dyf.size):
                     dyf[k] = dxf[k] * mf[k]
             else:
@@ -355,16 +513,35 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
 
 @njit(cache=True)
 def rnn_backward(og, ghy, data, params, state, reserve, dx, dparams, dstate, ws, mode, L, D, H,
-                 pkeep, clip, lo, hi, r_x, r_p, r_s):
+                 P, pkeep, clip, lo, hi, r_x, r_p, r_s):
+    _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
     _backward_core(og, ghy, ghy, data, params, state, state, reserve, dx, dparams, dstate,
-                   dstate, ws, mode, L, D, H, pkeep, clip, lo, hi, r_x, r_p, r_s, REQ_NULL)
+                   dstate, ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, REQ_NULL)
 
 
 @njit(cache=True)
 def lstm_backward(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate, dcell,
-                  ws, mode, L, D, H, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c):
+                  ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c):
+    _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
     _backward_core(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate,
-                   dcell, ws, mode, L, D, H, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c)
+                   dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c)
+
+
+@njit(cache=True)
+def rnn_backward_len(og, ghy, data, params, state, lens, reserve, dx, dparams, dstate, ws, mode,
+                     L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s):
+    _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
+    _backward_core(og, ghy, ghy, data, params, state, state, reserve, dx, dparams, dstate,
+                   dstate, ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, REQ_NULL)
+
+
+@njit(cache=True)
+def lstm_backward_len(og, ghy, gcy, data, params, state, cell, lens, reserve, dx, dparams,
+                      dstate, dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s,
+                      r_c):
+    _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
+    _backward_core(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate,
+                   dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c)
 
 
 # -- prepare --------------------------------------------------------------------
@@ -372,23 +549,42 @@ def lstm_backward(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams,
 def rnn_plan(call, data_shape, dtype):
     """Geometry, flat views and the scalars shared by CPU and CUDA prepares."""
     a = call.attrs
-    T, N, I, H, L, D, G = geometry(a, data_shape)
+    T, N, I, H, L, D, G, P = geometry(a, data_shape)
     dt = np.dtype(dtype).type
     clip = a["lstm_state_clip_min"] is not None
     lo = dt(a["lstm_state_clip_min"] if clip else 0)
     hi = dt(a["lstm_state_clip_max"] if clip else 0)
-    return dict(T=T, N=N, I=I, H=H, L=L, D=D, G=G, mode=MODE_IDS[a["mode"]], clip=int(clip),
-                lo=lo, hi=hi, P=param_size(L, D, G, H, I),
-                R=reserve_size(a, T, N, I, H, L, D, G))
+    return dict(T=T, N=N, I=I, H=H, L=L, D=D, G=G, P=P, R=rec_size(H, P),
+                mode=MODE_IDS[a["mode"]], clip=int(clip), lo=lo, hi=hi,
+                NP=param_size(L, D, G, H, I, P), RS=reserve_size(a, T, N, I, H, L, D, G, P),
+                use_len=bool(a["use_sequence_length"]))
 
 
 def forward_views(call, g):
-    T, N, I, H, L, D = g["T"], g["N"], g["I"], g["H"], g["L"], g["D"]
+    """Views of the forward inputs (sequence_length: its own shape) and outputs."""
+    T, N, I, H, L, D, R = g["T"], g["N"], g["I"], g["H"], g["L"], g["D"], g["R"]
     lstm = call.attrs["mode"] == "lstm"
-    state = (L * D, N, H)
-    views = [(T, N, I), (g["P"],), state] + ([state] if lstm else [])
-    views += [(T, N, D * H), state] + ([state] if lstm else []) + [(g["R"],)]
+    state, cell = (L * D, N, R), (L * D, N, H)
+    views = [(T, N, I), (g["NP"],), state] + ([cell] if lstm else [])
+    views += [None] if g["use_len"] else []
+    views += [(T, N, D * R), state] + ([cell] if lstm else []) + [(g["RS"],)]
     return views
+
+
+def backward_views(call, g):
+    """Head gradients, forward inputs, reserve, input gradients, scratch."""
+    lstm = call.attrs["mode"] == "lstm"
+    fwd = forward_views(call, g)
+    n_in = (4 if lstm else 3) + (1 if g["use_len"] else 0)
+    n_grads = 4 if lstm else 3
+    heads = fwd[n_in:n_in + n_grads - 1]
+    return heads + fwd[:n_in] + [fwd[-1]] + fwd[:n_grads] + [None]
+
+
+_FORWARD = {(False, False): rnn_forward, (True, False): lstm_forward,
+            (False, True): rnn_forward_len, (True, True): lstm_forward_len}
+_BACKWARD = {(False, False): rnn_backward, (True, False): lstm_backward,
+             (False, True): rnn_backward_len, (True, True): lstm_backward_len}
 
 
 def prepare_rnn(call):
@@ -400,22 +596,18 @@ def prepare_rnn(call):
     scratch = int(call.req[-1] == REQ_NULL)
     views = forward_views(call, g) + [None]
     req = list(call.req[:-1])
-    scalars = (scratch, g["mode"], g["L"], g["D"], g["H"], pkeep, active, g["clip"], g["lo"],
-               g["hi"]) + tuple(req)
-    return Launch(lstm_forward if lstm else rnn_forward, scalars, views=views)
+    scalars = (scratch, g["mode"], g["L"], g["D"], g["H"], g["P"], pkeep, active, g["clip"],
+               g["lo"], g["hi"]) + tuple(req)
+    return Launch(_FORWARD[lstm, g["use_len"]], scalars, views=views)
 
 
 def prepare_rnn_backward(call):
     lstm = call.attrs["mode"] == "lstm"
     nh = 3 if lstm else 2
     g = rnn_plan(call, call.in_shapes[nh], call.out_dtypes[0])
-    fwd = forward_views(call, g)
-    n_in = 4 if lstm else 3
-    out_v, hy_v = fwd[n_in], fwd[n_in + 1]
-    views = [out_v, hy_v] + ([hy_v] if lstm else []) + fwd[:n_in] + [fwd[-1]] + fwd[:n_in] + [None]
-    scalars = (g["mode"], g["L"], g["D"], g["H"], 1.0 - float(call.attrs["p"]), g["clip"],
-               g["lo"], g["hi"]) + tuple(call.req)
-    return Launch(lstm_backward if lstm else rnn_backward, scalars, views=views)
+    scalars = (g["mode"], g["L"], g["D"], g["H"], g["P"], 1.0 - float(call.attrs["p"]),
+               g["clip"], g["lo"], g["hi"]) + tuple(call.req)
+    return Launch(_BACKWARD[lstm, g["use_len"]], scalars, views=backward_views(call, g))
 
 
 def forward_ws_size(call):
