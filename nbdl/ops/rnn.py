@@ -254,29 +254,35 @@ def forward_temp_sizes(T, N, I, H, L, D, G, P):
     return [N, N * R, N * H, N * G * H, hasq * N * H, N * P]
 
 
-def backward_temp_sizes(T, N, I, H, L, D, G, P):
+def backward_temp_sizes(T, N, I, H, L, D, G, P, gru=True, dparams_scratch=True):
     """Backward scratch, one vector: the clipped lengths (N,), the current
-    layer's output gradient (T, N, D*R), its input gradient and a second buffer
-    for it (T, N, max I_l), the i2h and h2h gate gradients (T, N, G*H) each,
-    the previous recurrent states (T, N, R), dh (N, R), dc (N, H), one step's
-    h2h gate gradients (N, G*H) and their product with W_h2h (N, R); with a
+    layer's output gradient (T, N, D*R), its input gradient (T, N, max I_l)
+    and, bidirectional only, a second buffer for the reverse direction's
+    share, the i2h gate gradients (T, N, G*H) and, GRU only, separate h2h gate
+    gradients (T, N, G*H) (for RNN and LSTM they are the i2h ones), the
+    previous recurrent states (T, N, R), dh (N, R), dc (N, H), one step's h2h
+    gate gradients (N, G*H) and their product with W_h2h (N, R); with a
     projection the gradients of every step's projected output (T, N, P), one
-    step's of them (N, P) and of the unprojected h (N, H); then the parameter
-    gradient."""
+    step's of them (N, P) and of the unprojected h (N, H); then, only when
+    the parameter gradient is not requested (``dparams_scratch``), room to
+    compute it anyway (the kernels otherwise accumulate straight into the
+    output).  The kernels slice the vector in this order."""
     R = rec_size(H, P)
     hasq = 1 if P > 0 else 0
     imax = max(I, D * R)
-    return [N, T * N * D * R, T * N * imax, T * N * imax, T * N * G * H, T * N * G * H,
-            T * N * R, N * R, N * H, N * G * H, N * R, T * N * P, N * P, hasq * N * H,
-            param_size(L, D, G, H, I, P)]
+    return [N, T * N * D * R, T * N * imax, (D - 1) * T * N * imax, T * N * G * H,
+            (T * N * G * H if gru else 0), T * N * R, N * R, N * H, N * G * H, N * R,
+            T * N * P, N * P, hasq * N * H,
+            (param_size(L, D, G, H, I, P) if dparams_scratch else 0)]
 
 
-def _temp(sizes_fn, data_index):
-    def temp(call):
-        shape = call.in_shapes[data_index]
-        sizes = sizes_fn(*geometry(call.attrs, shape))
-        return [((sum(sizes),), call.in_dtypes[data_index])]
-    return temp
+def backward_temp_call_sizes(call):
+    """``backward_temp_sizes`` for a ``_backward_RNN`` call (its req decides
+    whether the parameter gradient needs scratch)."""
+    lstm = call.attrs["mode"] == "lstm"
+    geo = geometry(call.attrs, call.in_shapes[3 if lstm else 2])
+    return backward_temp_sizes(*geo, gru=call.attrs["mode"] == "gru",
+                               dparams_scratch=call.req is None or call.req[1] == REQ_NULL)
 
 
 def forward_temp(call):
@@ -291,7 +297,7 @@ def forward_temp(call):
 
 def backward_temp(call):
     lstm = call.attrs["mode"] == "lstm"
-    return _temp(backward_temp_sizes, 3 if lstm else 2)(call)
+    return [((sum(backward_temp_call_sizes(call)),), call.in_dtypes[3 if lstm else 2])]
 
 
 def _gradient(node, out_grads):

@@ -420,3 +420,25 @@ def test_npx_rnn_eager_autograd_matches_executor():
                                             "sequence_length")),
                 mode="lstm", state_size=3, num_layers=1, use_sequence_length=True)
     assert s.list_arguments() == ["data", "parameters", "state", "state_cell", "sequence_length"]
+
+
+@pytest.mark.parametrize("dev", [cpu, gpu])
+@pytest.mark.parametrize("mode,L,bi", [("lstm", 2, True), ("gru", 1, False)])
+def test_backward_without_parameter_gradient(dev, mode, L, bi):
+    """grad_req null for the parameters: the kernel then computes the weight
+    gradients in its scratch instead of the output; the other gradients must
+    not change."""
+    D = 2 if bi else 1
+    loc = make_inputs(np.random.RandomState(7), mode, 3, 2, 2, 2, L, D, np.float64)
+    sym = rnn_sym(mode, state_size=2, num_layers=L, bidirectional=bi, state_outputs=True)
+    outs = expected(loc, mode, L, D, 2)
+    rng = np.random.RandomState(8)
+    heads = [rng.uniform(-1, 1, o.shape) for o in outs]
+    others = [k for k in loc if k != "parameters"]
+    _, full, _ = run_symbol(sym, loc, out_grads=heads, device=dev(), is_train=True,
+                            engine="executor")
+    _, part, _ = run_symbol(sym, loc, out_grads=heads, grad_nodes=others, device=dev(),
+                            is_train=True, engine="executor")
+    assert set(part) == set(others) and "parameters" in full
+    for k in others:
+        np.testing.assert_array_equal(part[k], full[k], err_msg=k)

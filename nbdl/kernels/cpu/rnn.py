@@ -35,8 +35,7 @@ import numpy as np
 from numba import njit
 
 from ...ops.registry import REQ_NULL, Launch
-from ...ops.rnn import (MODE_IDS, backward_temp_sizes, forward_temp_sizes, geometry,
-                        param_size, rec_size, reserve_size)
+from ...ops.rnn import MODE_IDS, geometry, param_size, rec_size, reserve_size
 
 RNN_RELU, RNN_TANH, LSTM, GRU = 0, 1, 2, 3
 
@@ -343,6 +342,7 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
     tn = T * N
     imax = max(I, D * R)
     NP = dparams.size
+    # slices in the order of nbdl.ops.rnn.backward_temp_sizes
     o = 0
     lens = ws[o:o + N]
     o += N
@@ -350,12 +350,13 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
     o += tn * D * R
     dxl_all = ws[o:o + tn * imax]
     o += tn * imax
-    dxt_all = ws[o:o + tn * imax]
-    o += tn * imax
+    dxt_all = ws[o:o + (D - 1) * tn * imax]
+    o += (D - 1) * tn * imax
     dgx = ws[o:o + tn * GH].reshape((T, N, GH))
     o += tn * GH
-    dgh_own = ws[o:o + tn * GH].reshape((T, N, GH))
-    o += tn * GH
+    n_own = tn * GH if mode == GRU else 0
+    dgh_own = ws[o:o + n_own].reshape((T, N, GH if mode == GRU else 0))
+    o += n_own
     hp = ws[o:o + tn * R].reshape((T, N, R))
     o += tn * R
     dh = ws[o:o + N * R].reshape((N, R))
@@ -372,7 +373,8 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
     o += N * P
     dhc = ws[o:o + hasq * N * H].reshape((N, hasq * H))
     o += hasq * N * H
-    dp = ws[o:o + NP]
+    # the parameter gradient accumulates in the output unless it is not wanted
+    dp = ws[o:o + NP] if r_p == REQ_NULL else dparams[0:NP]
     dgh = dgh_own if mode == GRU else dgx
     dp[:] = zero
     dy[...] = og
@@ -386,7 +388,7 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
         else:
             x2 = _regions(res, l - 1, T, N, D, G, H, R, extra, hasq, drop)[0].reshape((tn, il))
         dxl = dxl_all[0:tn * il].reshape((tn, il))
-        dxt = dxt_all[0:tn * il].reshape((tn, il))
+        dxt = dxt_all[0:(D - 1) * tn * il].reshape((tn, il if D == 2 else 0))
         for d in range(D):
             wx, wh, wr, bx, bh = _weights(params, l, d, L, D, G, H, I, P)
             g = g0 if d == 0 else g1
@@ -507,8 +509,6 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
                 dyf[:] = dxf
         elif r_x != REQ_NULL:
             dx[...] = dxl.reshape((T, N, I))
-    if r_p != REQ_NULL:
-        dparams[:] = dp
 
 
 @njit(cache=True)
@@ -608,11 +608,3 @@ def prepare_rnn_backward(call):
     scalars = (g["mode"], g["L"], g["D"], g["H"], g["P"], 1.0 - float(call.attrs["p"]),
                g["clip"], g["lo"], g["hi"]) + tuple(call.req)
     return Launch(_BACKWARD[lstm, g["use_len"]], scalars, views=backward_views(call, g))
-
-
-def forward_ws_size(call):
-    return sum(forward_temp_sizes(*geometry(call.attrs, call.in_shapes[0])))
-
-
-def backward_ws_size(call, data_shape):
-    return sum(backward_temp_sizes(*geometry(call.attrs, data_shape)))

@@ -21,7 +21,7 @@ from numba import cuda
 from numba.cuda.random import xoroshiro128p_uniform_float64
 
 from ...ops.registry import REQ_NULL, Launch
-from ...ops.rnn import backward_temp_sizes, forward_temp_sizes
+from ...ops.rnn import backward_temp_call_sizes, forward_temp_sizes
 from ..cpu.rnn import (GRU, LSTM, RNN_TANH, _layer_start, backward_views, forward_views,
                        rnn_plan)
 from ._launch import THREADS, launcher
@@ -471,7 +471,7 @@ def prepare_rnn_backward(call):
     req = list(call.req)
     r_x, r_p, r_s = req[0], req[1], req[2]
     r_c = req[3] if lstm else REQ_NULL
-    sizes = backward_temp_sizes(T, N, I, H, L, D, G, P)
+    sizes = backward_temp_call_sizes(call)
     tn = T * N
     steps = launcher(_backward_steps, N)
     fill = launcher(_fill_lens, N)
@@ -490,7 +490,9 @@ def prepare_rnn_backward(call):
             dx, dparams, dstate = grads
             dcell = dstate
         (lens, dy, dxl_all, _, dgx, dgh_own, hp, dh, dc, _, _, drall, _, dhc,
-         dp) = _split(ws, sizes)
+         dp_scratch) = _split(ws, sizes)
+        # the parameter gradient is computed in the output unless it is not wanted
+        dp = dp_scratch if r_p == REQ_NULL else dparams
         if N:
             fill(lens, ins.get("lens", lens), use_len, T)
         dy = dy.reshape((T, N, D * R))
@@ -536,6 +538,4 @@ def prepare_rnn_backward(call):
                     launcher(_copy, n)(dxl.reshape(n), dy.reshape(n))
             elif l == 0 and r_x != REQ_NULL and n:
                 launcher(_copy, n)(dxl.reshape(n), dx.reshape(n))
-        if r_p != REQ_NULL:
-            launcher(_copy, dp.size)(dp, dparams)
     return Launch(fn, (), views=backward_views(call, g))
