@@ -8,28 +8,37 @@ inferred from the data); attributes ``eps=1e-3``, ``momentum=0.9``,
 ``output_mean_var``, ``axis=1``, ``cudnn_off`` (ignored) and the
 quantisation attributes ``min_calib_range``/``max_calib_range`` (accepted,
 ignored).  Three outputs ``output``, ``mean``, ``var`` (per channel; the two
-statistics hidden unless ``output_mean_var``).
+statistics hidden unless ``output_mean_var``).  As MXNet 1.9.1's CPU operator
+(checked with and without MKL-DNN), ``mean`` is the mean used and ``var``
+holds the inverse standard deviation used, ``1 / sqrt(variance + eps)``, not
+the variance: in training the batch mean and biased batch variance, otherwise
+the moving ones.
 
 In training (``is_train`` and not ``use_global_stats``) the data is
 normalised with the batch mean and the biased batch variance, and the aux
 states are updated in place during the forward pass:
 ``moving = moving * momentum + batch * (1 - momentum)`` (the biased variance,
-as MXNet 1.x's CPU operator).  Otherwise the moving statistics are used.
-The ``mean``/``var`` outputs hold the statistics used (batch or moving);
-``var`` is the variance (MXNet's CPU operator keeps the inverse std there).
-The gradient is ``_backward_BatchNorm(out_grad, data, gamma, mean, var) ->
-(data_grad, gamma_grad, beta_grad)``; it uses the batch-statistics formula
-when run in training mode and not ``use_global_stats``, else treats the
-statistics as constants.  Nothing flows to the aux states.
+as MXNet 1.x's CPU operator; MXNet 1.9.1's CPU operator applies that update
+in its backward pass, so there a training forward alone leaves them as they
+were).  Otherwise the moving statistics are used.  The gradient is
+``_backward_BatchNorm(out_grad, data, gamma, mean, invstd) -> (data_grad,
+gamma_grad, beta_grad)`` (``mean``/``invstd``: the forward's hidden outputs);
+it uses the batch-statistics formula when run in training mode and not
+``use_global_stats``, else treats the statistics as constants.  Nothing
+flows to the aux states, nor from the ``mean``/``var`` outputs.
 
 ``InstanceNorm`` (``data`` of at least 3 dimensions ``(N, C, ...)``,
 ``gamma``/``beta`` ``(C,)``, ``eps=1e-3``): statistics per ``(n, c)`` over the
 spatial dimensions; hidden outputs ``mean`` and ``var`` of shape ``(N, C)``.
 
 ``GroupNorm`` (``num_groups=1``, ``eps=1e-5``, ``output_mean_var``; data
-``(N, C, ...)``, ``gamma``/``beta`` ``(C,)`` as in Gluon 2.0): statistics per
-``(n, group)``; outputs ``output``, ``mean``, ``std`` with the statistics of
-shape ``(N, num_groups)`` and ``std = sqrt(var + eps)``.
+``(N, C, ...)``): statistics per ``(n, group)``; outputs ``output``, ``mean``,
+``std`` with the statistics of shape ``(N, num_groups)`` and
+``std = sqrt(var + eps)``.  ``gamma``/``beta`` are either ``(C,)``, one value
+per channel as in Gluon 2.0 (inferred when neither shape is known), or
+``(num_groups,)``, one value per group as MXNet 1.x's operator and Gluon 1.x
+layer have them (so MXNet 1.x -symbol.json/.params files load); both must
+have the same form, and their gradients have it too.
 """
 import math
 
@@ -50,7 +59,7 @@ BN_ATTRS = {
     "min_calib_range": Attr("float", None, optional=True, doc="Accepted and ignored."),
     "max_calib_range": Attr("float", None, optional=True, doc="Accepted and ignored."),
 }
-BN_BACKWARD_ATTRS = {k: BN_ATTRS[k] for k in ("eps", "fix_gamma", "use_global_stats", "axis")}
+BN_BACKWARD_ATTRS = {k: BN_ATTRS[k] for k in ("fix_gamma", "use_global_stats", "axis")}
 IN_ATTRS = {"eps": Attr("float", 1e-3, doc="Added to the variance before the square root.")}
 GN_ATTRS = {
     "num_groups": Attr("int", 1, doc="Number of channel groups."),
@@ -60,8 +69,8 @@ GN_ATTRS = {
 
 
 def _check_attrs(opname, attrs):
-    eps = attrs["eps"]
-    if not (math.isfinite(eps) and eps >= 0):
+    eps = attrs.get("eps")            # _backward_BatchNorm has none
+    if eps is not None and not (math.isfinite(eps) and eps >= 0):
         raise AttrError(f"{opname}: eps={eps!r} is invalid: it must be a finite number >= 0")
     if "momentum" in attrs and not math.isfinite(attrs["momentum"]):
         raise AttrError(f"{opname}: momentum={attrs['momentum']!r} is invalid")
@@ -138,7 +147,7 @@ def _bn_backward_shape(attrs, in_shapes, out_shapes):
     param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
     for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
                           ("gamma", in_shapes[2], param), ("mean", in_shapes[3], param),
-                          ("var", in_shapes[4], param), ("data_grad", out_shapes[0], data),
+                          ("invstd", in_shapes[4], param), ("data_grad", out_shapes[0], data),
                           ("gamma_grad", out_shapes[1], param),
                           ("beta_grad", out_shapes[2], param)):
         _check(opname, name, s, want, in_shapes)
@@ -162,7 +171,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_BatchNorm",
-    input_names=_inputs("_backward_BatchNorm", ["out_grad", "data", "gamma", "mean", "var"]),
+    input_names=_inputs("_backward_BatchNorm", ["out_grad", "data", "gamma", "mean", "invstd"]),
     num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
     attrs=dict(BN_BACKWARD_ATTRS),
     infer_shape=_bn_backward_shape, infer_type=same_float_type,
@@ -189,6 +198,25 @@ def group_dims(opname, attrs, shape, in_shapes):
     return N, C, G, math.prod(shape[2:])
 
 
+def group_param_shape(opname, C, G, named_shapes, in_shapes):
+    """The shape of gamma/beta (and their gradients) given the known ones in
+    ``named_shapes`` ((name, shape or None) pairs): ``(C,)``, or for GroupNorm
+    also ``(G,)`` (MXNet 1.x's per-group form); ``(C,)`` when none is known."""
+    allowed = [(C,)] if opname.endswith("InstanceNorm") or G == C else [(C,), (G,)]
+    known = [(name, tuple(int(d) for d in s)) for name, s in named_shapes if s is not None]
+    for name, s in known:
+        if s not in allowed:
+            want = " or ".join(str(a) for a in allowed)
+            how = "" if len(allowed) == 1 else " (per channel, or per group as in MXNet 1.x)"
+            raise shape_error(opname, f"argument {name!r} has shape {s}, expected {want}{how}",
+                              in_shapes)
+    if len({s for _, s in known}) > 1:
+        got = ", ".join(f"{name} {s}" for name, s in known)
+        raise shape_error(opname, f"gamma and beta must both be per channel {(C,)} or both "
+                          f"per group {(G,)}, got {got}", in_shapes)
+    return known[0][1] if known else (C,)
+
+
 def _group_shape(opname):
     def infer(attrs, in_shapes, out_shapes):
         data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
@@ -197,9 +225,9 @@ def _group_shape(opname):
         data = tuple(data)
         _check(opname, "output", out_shapes[0], data, in_shapes)
         N, C, G, _ = group_dims(opname, attrs, data, in_shapes)
-        param, stat = (C,), (N, G)
-        for name, s in zip(("gamma", "beta"), in_shapes[1:]):
-            _check(opname, name, s, param, in_shapes)
+        param = group_param_shape(opname, C, G, zip(("gamma", "beta"), in_shapes[1:]),
+                                  in_shapes)
+        stat = (N, G)
         for name, s in zip(("mean", "var/std"), out_shapes[1:]):
             _check(opname, name, s, stat, in_shapes)
         return [data, param, param], [data, stat, stat]
@@ -214,12 +242,13 @@ def _group_backward_shape(opname):
             return in_shapes, out_shapes
         data = tuple(data)
         N, C, G, _ = group_dims(opname, attrs, data, in_shapes)
-        param, stat = (C,), (N, G)
+        param = group_param_shape(opname, C, G, (("gamma", in_shapes[2]),
+                                                 ("gamma_grad", out_shapes[1]),
+                                                 ("beta_grad", out_shapes[2])), in_shapes)
+        stat = (N, G)
         for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
-                              ("gamma", in_shapes[2], param), ("mean", in_shapes[3], stat),
-                              ("var/std", in_shapes[4], stat), ("data_grad", out_shapes[0], data),
-                              ("gamma_grad", out_shapes[1], param),
-                              ("beta_grad", out_shapes[2], param)):
+                              ("mean", in_shapes[3], stat), ("var/std", in_shapes[4], stat),
+                              ("data_grad", out_shapes[0], data)):
             _check(opname, name, s, want, in_shapes)
         return [data, data, param, stat, stat], [data, param, param]
     return infer
@@ -269,7 +298,8 @@ register(OpDef(
     kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_group_norm",
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_group_norm"},
     supports_add=True,
-    doc="Normalise each (sample, channel group), then scale and shift per channel."))
+    doc="Normalise each (sample, channel group), then scale and shift per channel "
+        "((C,) gamma/beta) or per group ((num_groups,), MXNet 1.x)."))
 
 register(OpDef(
     name="_backward_GroupNorm",

@@ -61,8 +61,13 @@ def np_batch_norm_grad(og, x, gamma, mean, var, batch, eps=1e-3, fix_gamma=True,
 
 
 def np_group_norm(x, gamma, beta, groups, eps):
-    """Per (n, group) statistics by loops; returns out, mean, var of shape (N, G)."""
+    """Per (n, group) statistics by loops; returns out, mean, var of shape (N, G).
+    gamma/beta are per channel (C,) or per group (groups,) (MXNet 1.x)."""
     N, C = x.shape[:2]
+    if gamma.shape != (C,):
+        gamma = np.array([gamma[c // (C // groups)] for c in range(C)])
+    if beta.shape != (C,):
+        beta = np.array([beta[c // (C // groups)] for c in range(C)])
     xg = x.astype(np.float64).reshape(N, groups, -1)
     mean, var = np.zeros((N, groups)), np.zeros((N, groups))
     for n in range(N):
@@ -105,7 +110,9 @@ def test_forward_grid(dtype, shape, axis, train, rng):
     out, mean, var, mm, mv = np_batch_norm(loc["x"], loc["g"], loc["b"], aux["mm"], aux["mv"],
                                            train, momentum=0.8, fix_gamma=False, axis=axis)
     outs, _, new_aux = run_symbol(bn(output_mean_var=True, **kw), loc, aux, is_train=train)
-    for got, want in zip(outs + [new_aux["mm"], new_aux["mv"]], [out, mean, var, mm, mv]):
+    # the third output is the inverse std used (MXNet 1.9.1's CPU operator)
+    invstd = 1 / np.sqrt(var + 1e-3)
+    for got, want in zip(outs + [new_aux["mm"], new_aux["mv"]], [out, mean, invstd, mm, mv]):
         assert got.dtype == dtype
         assert_almost_equal(got, want, **tol(dtype))
     assert len(run_symbol(bn(**kw), loc, aux)[0]) == 1
@@ -120,7 +127,8 @@ def test_attr_semantics(kw, rng):
     out, mean, var, mm, mv = np_batch_norm(loc["x"], loc["g"], loc["b"], aux["mm"], aux["mv"],
                                            True, **full)
     outs, _, new_aux = run_symbol(bn(output_mean_var=True, **kw), loc, aux, is_train=True)
-    for got, want in zip(outs + [new_aux["mm"], new_aux["mv"]], [out, mean, var, mm, mv]):
+    invstd = 1 / np.sqrt(var + full["eps"])
+    for got, want in zip(outs + [new_aux["mm"], new_aux["mv"]], [out, mean, invstd, mm, mv]):
         assert_almost_equal(got, want)
     og = rng.normal(size=out.shape)
     dx, dg, db = np_batch_norm_grad(og, loc["x"], loc["g"], mean, var,
@@ -236,7 +244,48 @@ def test_large_offset_variance_is_stable():
     loc = {"x": x, "g": np.ones(2, np.float32), "b": np.zeros(2, np.float32)}
     aux = {"mm": np.zeros(2, np.float32), "mv": np.ones(2, np.float32)}
     outs, _, _ = run_symbol(bn(output_mean_var=True), loc, aux, is_train=True)
-    assert_almost_equal(outs[2], np.full(2, 5.0), rtol=1e-5)
+    # variance 5 (the var output holds the inverse std)
+    assert_almost_equal(outs[2], np.full(2, 1 / np.sqrt(5.0 + 1e-3)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("train,use_global_stats", [(True, False), (False, False), (True, True),
+                                                    (False, True)])
+@pytest.mark.parametrize("fix_gamma", [True, False])
+def test_output_mean_var_is_mean_and_inverse_std(train, use_global_stats, fix_gamma):
+    """MXNet 1.9.1's CPU BatchNorm (observed with and without MKL-DNN): the
+    second output is the mean used and the third 1/sqrt(var + eps) of the
+    variance used; batch statistics (biased variance) only in training
+    without use_global_stats, the moving ones otherwise; gamma plays no part."""
+    x = np.array([[[1.0, 3.0], [0.5, -0.5]], [[2.0, 6.0], [1.5, 2.5]]], np.float32)  # (2, 2, 2)
+    eps = 0.01
+    loc = {"x": x, "g": np.array([2.0, 0.5], np.float32), "b": np.array([0.1, -0.1], np.float32)}
+    aux = {"mm": np.array([0.25, -1.0], np.float32), "mv": np.array([4.0, 0.25], np.float32)}
+    outs, _, new_aux = run_symbol(bn(output_mean_var=True, eps=eps, fix_gamma=fix_gamma,
+                                     use_global_stats=use_global_stats), loc, aux, is_train=train)
+    if train and not use_global_stats:
+        # channel 0 holds 1, 3, 2, 6; channel 1 holds 0.5, -0.5, 1.5, 2.5
+        mean = np.array([3.0, 1.0])
+        var = np.array([(4 + 0 + 1 + 9) / 4, (0.25 + 2.25 + 0.25 + 2.25) / 4])
+    else:
+        mean, var = np.array([0.25, -1.0]), np.array([4.0, 0.25])
+    assert len(outs) == 3
+    assert_almost_equal(outs[1], mean, rtol=1e-6, atol=1e-6)
+    assert_almost_equal(outs[2], 1 / np.sqrt(var + eps), rtol=1e-6, atol=1e-6)
+    gamma = np.ones(2) if fix_gamma else loc["g"]
+    want = (x - mean.reshape(1, 2, 1)) / np.sqrt(var.reshape(1, 2, 1) + eps) \
+        * gamma.reshape(1, 2, 1) + loc["b"].reshape(1, 2, 1)
+    assert_almost_equal(outs[0], want, rtol=1e-5, atol=1e-6)
+    # the gradient, which reads the inverse std back, still matches the formula
+    # (a backward follows a training forward; with the moving statistics when
+    # use_global_stats)
+    if train:
+        og = np.arange(8, dtype=np.float32).reshape(2, 2, 2) - 3
+        dx, dg, db = np_batch_norm_grad(og, x, loc["g"], mean, var, not use_global_stats, eps,
+                                        fix_gamma)
+        check_symbolic_backward(bn(eps=eps, fix_gamma=fix_gamma,
+                                   use_global_stats=use_global_stats),
+                                loc, [og], {"x": dx, "g": dg, "b": db}, aux_states=aux,
+                                rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("kw", [dict(fix_gamma=False), dict(use_global_stats=True)])
@@ -291,8 +340,8 @@ def gnorm(**kw):
     return nbdl.sym.GroupNorm(nbdl.sym.var("x"), nbdl.sym.var("g"), nbdl.sym.var("b"), **kw)
 
 
-def gn_inputs(rng, shape, dtype):
-    C = shape[1]
+def gn_inputs(rng, shape, dtype, param_size=None):
+    C = shape[1] if param_size is None else param_size
     return {"x": rng.uniform(-2, 2, shape).astype(dtype),
             "g": rng.uniform(0.5, 1.5, C).astype(dtype), "b": rng.normal(size=C).astype(dtype)}
 
@@ -317,11 +366,27 @@ def test_group_norm_forward(dtype, shape, groups, rng):
     assert [o.dtype for o in outs] == [dtype] * 3
 
 
-@pytest.mark.parametrize("sym,shape", [(inorm(), (2, 3, 4)), (inorm(eps=0.1), (1, 2, 2, 3)),
-                                       (gnorm(num_groups=2), (2, 4, 3)),
-                                       (gnorm(num_groups=1, eps=1e-3), (2, 3, 2))])
-def test_norm_numeric_gradient(sym, shape, rng):
-    check_numeric_gradient(sym, gn_inputs(rng, shape, np.float64))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,groups", [((2, 4, 3), 2), ((1, 6, 2, 2), 3), ((2, 3), 1),
+                                          ((3, 4, 5), 4)])
+def test_group_norm_forward_per_group_gamma(dtype, shape, groups, rng):
+    """MXNet 1.x's form: gamma/beta of shape (num_groups,), one value per group."""
+    loc = gn_inputs(rng, shape, dtype, param_size=groups)
+    out, mean, var = np_group_norm(loc["x"], loc["g"], loc["b"], groups, 1e-5)
+    outs = check_symbolic_forward(gnorm(num_groups=groups, output_mean_var=True), loc,
+                                  [out, mean, np.sqrt(var + 1e-5)], **tol(dtype))
+    assert [o.dtype for o in outs] == [dtype] * 3
+
+
+@pytest.mark.parametrize("sym,shape,params", [(inorm(), (2, 3, 4), None),
+                                              (inorm(eps=0.1), (1, 2, 2, 3), None),
+                                              (gnorm(num_groups=2), (2, 4, 3), None),
+                                              (gnorm(num_groups=1, eps=1e-3), (2, 3, 2), None),
+                                              (gnorm(num_groups=2), (2, 4, 3), 2),
+                                              (gnorm(num_groups=3, eps=1e-3), (2, 6, 2), 3),
+                                              (gnorm(num_groups=1), (2, 3, 2), 1)])
+def test_norm_numeric_gradient(sym, shape, params, rng):
+    check_numeric_gradient(sym, gn_inputs(rng, shape, np.float64, param_size=params))
 
 
 def test_group_norm_backward_formula(rng):
@@ -343,20 +408,33 @@ def test_group_norm_backward_formula(rng):
     assert m == 6
     check_symbolic_backward(gnorm(num_groups=G), loc, [og],
                             {"x": dx.reshape(shape), "g": dg, "b": db})
+    # per-group gamma/beta (MXNet 1.x): one scale per group; their gradients
+    # sum the per-channel ones over each group's channels
+    gamma_g = np.array([0.5, 2.0])
+    loc_g = {"x": x, "g": gamma_g, "b": np.array([0.25, -1.0])}
+    dxhat = (og * np.repeat(gamma_g, 2).reshape(1, 4, 1)).reshape(2, G, -1)
+    dx = (dxhat - dxhat.mean(-1, keepdims=True)
+          - xhat * (dxhat * xhat).mean(-1, keepdims=True)) / std
+    check_symbolic_backward(gnorm(num_groups=G), loc_g, [og],
+                            {"x": dx.reshape(shape), "g": dg.reshape(G, 2).sum(1),
+                             "b": db.reshape(G, 2).sum(1)})
 
 
-@pytest.mark.parametrize("sym,shape", [(inorm(), (2, 2, 3)), (gnorm(num_groups=2), (1, 4, 2))])
-def test_norm_cuda_matches_cpu(sym, shape, rng):
-    check_consistency(sym, gn_inputs(rng, shape, np.float32), devices=[cpu(), gpu()],
-                      rtol=1e-5, atol=1e-5)
+@pytest.mark.parametrize("sym,shape,params", [(inorm(), (2, 2, 3), None),
+                                              (gnorm(num_groups=2), (1, 4, 2), None),
+                                              (gnorm(num_groups=2), (2, 4, 2), 2)])
+def test_norm_cuda_matches_cpu(sym, shape, params, rng):
+    check_consistency(sym, gn_inputs(rng, shape, np.float32, param_size=params),
+                      devices=[cpu(), gpu()], rtol=1e-5, atol=1e-5)
 
 
 def test_norm_parallel_variant(monkeypatch, rng):
     monkeypatch.setenv("NBDL_PARALLEL_MIN", "1")
-    loc = gn_inputs(rng, (2, 4, 3), np.float64)
-    out, _, _ = np_group_norm(loc["x"], loc["g"], loc["b"], 2, 1e-5)
-    check_symbolic_forward(gnorm(num_groups=2), loc, [out])
-    check_numeric_gradient(gnorm(num_groups=2), loc)
+    for params in (None, 2):
+        loc = gn_inputs(rng, (2, 4, 3), np.float64, param_size=params)
+        out, _, _ = np_group_norm(loc["x"], loc["g"], loc["b"], 2, 1e-5)
+        check_symbolic_forward(gnorm(num_groups=2), loc, [out])
+        check_numeric_gradient(gnorm(num_groups=2), loc)
 
 
 def test_norm_inference_and_errors():
@@ -372,3 +450,83 @@ def test_norm_inference_and_errors():
         inorm().infer_shape(x=(2, 4, 5), g=(3,))
     with pytest.raises(nbdl.AttrError, match="num_groups"):
         gnorm(num_groups=0)
+    # gamma/beta per channel (C,) or per group (num_groups,), the same form for both
+    args, _, _ = gnorm(num_groups=2).infer_shape(x=(3, 4, 5), g=(2,))
+    assert args == [(3, 4, 5), (2,), (2,)]
+    args, _, _ = gnorm(num_groups=2).infer_shape(x=(3, 4, 5), b=(4,))
+    assert args == [(3, 4, 5), (4,), (4,)]
+    with pytest.raises(nbdl.ShapeError, match=r"GroupNorm.*'gamma'.*\(3,\).*\(4,\) or \(2,\)"):
+        gnorm(num_groups=2).infer_shape(x=(3, 4, 5), g=(3,))
+    with pytest.raises(nbdl.ShapeError, match=r"GroupNorm.*both.*gamma \(2,\), beta \(4,\)"):
+        gnorm(num_groups=2).infer_shape(x=(3, 4, 5), g=(2,), b=(4,))
+    with pytest.raises(nbdl.ShapeError, match=r"InstanceNorm.*'beta'.*\(2,\), expected \(4,\);"):
+        inorm().infer_shape(x=(2, 4, 5), b=(2,))
+
+
+# MXNet 1.9.1's export of HybridSequential(Conv2D(4, kernel_size=1, in_channels=3),
+# GroupNorm(num_groups=2)) (Gluon 1.x's GroupNorm has per-group gamma/beta)
+MXNET_GROUPNORM_JSON = """{
+  "nodes": [
+    {"op": "null", "name": "data", "inputs": []},
+    {"op": "null", "name": "conv0_weight", "attrs": {"__dtype__": "0", "__lr_mult__": "1.0",
+      "__shape__": "(4, 3, 1, 1)", "__storage_type__": "0", "__wd_mult__": "1.0"}, "inputs": []},
+    {"op": "null", "name": "conv0_bias", "attrs": {"__dtype__": "0", "__init__": "zeros",
+      "__lr_mult__": "1.0", "__shape__": "(4,)", "__storage_type__": "0", "__wd_mult__": "1.0"},
+      "inputs": []},
+    {"op": "Convolution", "name": "conv0_fwd", "attrs": {"dilate": "(1, 1)", "kernel": "(1, 1)",
+      "layout": "NCHW", "no_bias": "False", "num_filter": "4", "num_group": "1",
+      "pad": "(0, 0)", "stride": "(1, 1)"}, "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},
+    {"op": "null", "name": "groupnorm0_gamma", "attrs": {"__dtype__": "0", "__init__": "ones",
+      "__lr_mult__": "1.0", "__shape__": "(2,)", "__storage_type__": "0", "__wd_mult__": "1.0"},
+      "inputs": []},
+    {"op": "null", "name": "groupnorm0_beta", "attrs": {"__dtype__": "0", "__init__": "zeros",
+      "__lr_mult__": "1.0", "__shape__": "(2,)", "__storage_type__": "0", "__wd_mult__": "1.0"},
+      "inputs": []},
+    {"op": "GroupNorm", "name": "groupnorm0_groupnorm0", "attrs": {"eps": "1e-05",
+      "num_groups": "2"}, "inputs": [[3, 0, 0], [4, 0, 0], [5, 0, 0]]}
+  ],
+  "arg_nodes": [0, 1, 2, 4, 5],
+  "node_row_ptr": [0, 1, 2, 3, 4, 5, 6, 9],
+  "heads": [[6, 0, 0]],
+  "attrs": {"mxnet_version": ["int", 10901]}
+}"""
+
+
+def test_group_norm_loads_mxnet1_symbol_and_params(tmp_path, rng):
+    from nbdl.gluon import SymbolBlock
+    (tmp_path / "net-symbol.json").write_text(MXNET_GROUPNORM_JSON)
+    w = rng.normal(size=(4, 3, 1, 1)).astype(np.float32)
+    bias = rng.normal(size=4).astype(np.float32)
+    gamma, beta = np.array([1.5, 0.5], np.float32), np.array([0.25, -1.0], np.float32)
+    nbdl.nd.save(str(tmp_path / "net-0000.params"),
+                 {"arg:conv0_weight": nbdl.nd.array(w), "arg:conv0_bias": nbdl.nd.array(bias),
+                  "arg:groupnorm0_gamma": nbdl.nd.array(gamma),
+                  "arg:groupnorm0_beta": nbdl.nd.array(beta)})
+    net = SymbolBlock.imports(str(tmp_path / "net-symbol.json"), ["data"],
+                              str(tmp_path / "net-0000.params"))
+    x = rng.uniform(-1, 1, (2, 3, 2, 2)).astype(np.float32)
+    conv = np.zeros((2, 4, 2, 2))
+    for n in range(2):
+        for o in range(4):
+            conv[n, o] = bias[o] + sum(w[o, i, 0, 0] * x[n, i] for i in range(3))
+    want, _, _ = np_group_norm(conv, gamma.astype(np.float64), beta.astype(np.float64), 2, 1e-5)
+    xd = nbdl.nd.array(x)
+    assert_almost_equal(net(xd).asnumpy(), want, rtol=1e-4, atol=1e-5)
+    # training: the per-group gamma/beta get per-group gradients
+    og = rng.normal(size=(2, 4, 2, 2)).astype(np.float32)
+    with nbdl.autograd.record():
+        y = net(xd)
+    y.backward(nbdl.nd.array(og))
+    params = net.collect_params()
+    _, mean, var = np_group_norm(conv, gamma, beta, 2, 1e-5)
+    xhat = ((conv.reshape(2, 2, -1) - mean[..., None])
+            / np.sqrt(var[..., None] + 1e-5)).reshape(2, 4, 2, 2)
+    assert params["groupnorm0_gamma"].grad().shape == (2,)
+    assert_almost_equal(params["groupnorm0_gamma"].grad().asnumpy(),
+                        (og * xhat).sum(axis=(0, 2, 3)).reshape(2, 2).sum(1), rtol=1e-4, atol=1e-4)
+    assert_almost_equal(params["groupnorm0_beta"].grad().asnumpy(),
+                        og.sum(axis=(0, 2, 3)).reshape(2, 2).sum(1), rtol=1e-4, atol=1e-4)
+    # the symbol API infers the per-group shape from the file's __shape__ hints
+    sym = nbdl.sym.load(str(tmp_path / "net-symbol.json"))
+    args, _, _ = sym.infer_shape(data=(2, 3, 2, 2))
+    assert dict(zip(sym.list_arguments(), args))["groupnorm0_gamma"] == (2,)

@@ -1,16 +1,20 @@
 """CPU kernels for BatchNorm, InstanceNorm, GroupNorm and their gradients.
 
 BatchNorm views the data as ``(outer, C, inner)`` with ``C`` the channel
-axis; parameters, moving statistics and the mean/var outputs are ``(C,)``.
-Per channel: one pass for the statistics (sums of the data shifted by the
-channel's first element, which keeps the variance free of catastrophic
-cancellation when the mean is far from 0), then one pass writing
-``x * scale + shift``.  The gradient is one pass for the two sums and one
-writing the data gradient.
+axis; parameters, moving statistics and the mean/var outputs are ``(C,)``
+(the ``var`` output holds the inverse std, as MXNet's CPU operator, and the
+gradient reads it back).  Per channel: one pass for the statistics (sums of
+the data shifted by the channel's first element, which keeps the variance
+free of catastrophic cancellation when the mean is far from 0), then one
+pass writing ``x * scale + shift``.  The gradient is one pass for the two
+sums and one writing the data gradient.
 
 InstanceNorm and GroupNorm share kernels: the data is viewed as
-``(N, G, J, S)`` (InstanceNorm: ``G = C``, ``J = 1``), gamma/beta as
-``(G, J)`` and the statistics as ``(N, G)``; a row is one ``(n, g)``.
+``(N, G, J, S)`` (InstanceNorm: ``G = C``, ``J = 1``), the statistics as
+``(N, G)``; a row is one ``(n, g)``.  Gamma/beta (and their gradients) are
+viewed as ``(G, J)`` when per channel and ``(G, 1)`` when per group
+(GroupNorm's MXNet 1.x form); the kernels tell the two apart by that view's
+second dimension and read ``gamma[g, j * pj]`` (``pj`` 1 or 0).
 
 The per-channel and per-row functions are plain Python so the CUDA module
 compiles the same code as device functions.  Constants come in as typed
@@ -71,18 +75,18 @@ def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, o
     elif r_mean != REQ_NULL:
         mean[c] = m
     if r_var == REQ_ADD:
-        var[c] += v
+        var[c] += inv
     elif r_var != REQ_NULL:
-        var[c] = v
+        var[c] = inv
 
 
-def py_bn_backward_channel(og, x, gamma, mean, var, dx, dgamma, dbeta, c, eps, one, inv_m,
+def py_bn_backward_channel(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m,
                            fix_gamma, use_batch, r_x, r_g, r_b):
     outer = x.shape[0]
     inner = x.shape[2]
     zero = one - one
     m = mean[c]
-    inv = one / math.sqrt(var[c] + eps)
+    inv = invstd[c]
     sb = zero
     sg = zero
     for o in range(outer):
@@ -122,6 +126,7 @@ def py_group_forward_row(x, gamma, beta, out, mean, st, n, g, eps, one, inv_m, s
                          r_out, r_mean, r_st):
     J = x.shape[2]
     S = x.shape[3]
+    pj = 1 if gamma.shape[1] == J else 0
     zero = one - one
     m = zero
     v = zero
@@ -143,8 +148,8 @@ def py_group_forward_row(x, gamma, beta, out, mean, st, n, g, eps, one, inv_m, s
     inv = one / sd
     if r_out != REQ_NULL:
         for j in range(J):
-            sc = gamma[g, j] * inv
-            sh = beta[g, j] - m * sc
+            sc = gamma[g, j * pj] * inv
+            sh = beta[g, j * pj] - m * sc
             if r_out == REQ_ADD:
                 for s in range(S):
                     out[n, g, j, s] += x[n, g, j, s] * sc + sh
@@ -165,6 +170,7 @@ def py_group_forward_row(x, gamma, beta, out, mean, st, n, g, eps, one, inv_m, s
 def py_group_backward_row(og, x, gamma, mean, st, dx, n, g, eps, one, inv_m, is_std, add):
     J = x.shape[2]
     S = x.shape[3]
+    pj = 1 if gamma.shape[1] == J else 0
     zero = one - one
     m = mean[n, g]
     if is_std:
@@ -175,23 +181,31 @@ def py_group_backward_row(og, x, gamma, mean, st, dx, n, g, eps, one, inv_m, is_
     s2 = zero
     for j in range(J):
         for s in range(S):
-            gg = og[n, g, j, s] * gamma[g, j]
+            gg = og[n, g, j, s] * gamma[g, j * pj]
             s1 += gg
             s2 += gg * (x[n, g, j, s] - m)
     s1 = s1 * inv_m
     s2 = s2 * inv * inv_m
     for j in range(J):
         for s in range(S):
-            val = (og[n, g, j, s] * gamma[g, j] - s1 - (x[n, g, j, s] - m) * inv * s2) * inv
+            val = (og[n, g, j, s] * gamma[g, j * pj] - s1 - (x[n, g, j, s] - m) * inv * s2) * inv
             if add:
                 dx[n, g, j, s] += val
             else:
                 dx[n, g, j, s] = val
 
 
-def py_group_param(og, x, mean, st, dgamma, dbeta, g, j, eps, one, is_std, r_g, r_b):
+def py_group_param(og, x, mean, st, dgamma, dbeta, g, q, eps, one, is_std, r_g, r_b):
+    """Gradients of gamma/beta entry ``(g, q)``: channel ``q`` of group ``g``
+    when per channel, the whole group (``q = 0``) when per group."""
     N = x.shape[0]
+    J = x.shape[2]
     S = x.shape[3]
+    j0 = q
+    j1 = q + 1
+    if dgamma.shape[1] != J:
+        j0 = 0
+        j1 = J
     zero = one - one
     sg = zero
     sb = zero
@@ -201,18 +215,19 @@ def py_group_param(og, x, mean, st, dgamma, dbeta, g, j, eps, one, is_std, r_g, 
             inv = one / st[n, g]
         else:
             inv = one / math.sqrt(st[n, g] + eps)
-        for s in range(S):
-            v = og[n, g, j, s]
-            sb += v
-            sg += v * (x[n, g, j, s] - m) * inv
+        for j in range(j0, j1):
+            for s in range(S):
+                v = og[n, g, j, s]
+                sb += v
+                sg += v * (x[n, g, j, s] - m) * inv
     if r_g == REQ_ADD:
-        dgamma[g, j] += sg
+        dgamma[g, q] += sg
     elif r_g != REQ_NULL:
-        dgamma[g, j] = sg
+        dgamma[g, q] = sg
     if r_b == REQ_ADD:
-        dbeta[g, j] += sb
+        dbeta[g, q] += sb
     elif r_b != REQ_NULL:
-        dbeta[g, j] = sb
+        dbeta[g, q] = sb
 
 
 _bn_fwd_c = njit(cache=True, inline="always")(py_bn_forward_channel)
@@ -241,18 +256,18 @@ def bn_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, i
 
 
 @njit(cache=True)
-def bn_backward(og, x, gamma, mean, var, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
+def bn_backward(og, x, gamma, mean, invstd, dx, dgamma, dbeta, one, inv_m, fix_gamma,
                 use_batch, r_x, r_g, r_b):
     for c in range(x.shape[1]):
-        _bn_bwd_c(og, x, gamma, mean, var, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
+        _bn_bwd_c(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m, fix_gamma,
                   use_batch, r_x, r_g, r_b)
 
 
 @njit(cache=True, parallel=True)
-def bn_backward_parallel(og, x, gamma, mean, var, dx, dgamma, dbeta, eps, one, inv_m,
+def bn_backward_parallel(og, x, gamma, mean, invstd, dx, dgamma, dbeta, one, inv_m,
                          fix_gamma, use_batch, r_x, r_g, r_b):
     for c in prange(x.shape[1]):
-        _bn_bwd_c(og, x, gamma, mean, var, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
+        _bn_bwd_c(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m, fix_gamma,
                   use_batch, r_x, r_g, r_b)
 
 
@@ -282,32 +297,32 @@ def group_forward_parallel(x, gamma, beta, out, mean, st, eps, one, inv_m, store
 def group_backward(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one, inv_m, is_std, r_x,
                    r_g, r_b):
     G = x.shape[1]
-    J = x.shape[2]
+    P = dgamma.shape[1]
     if r_x != REQ_NULL:
         for r in range(x.shape[0] * G):
             n = r // G
             _gn_bwd_r(og, x, gamma, mean, st, dx, n, r - n * G, eps, one, inv_m, is_std,
                       r_x == REQ_ADD)
     if r_g != REQ_NULL or r_b != REQ_NULL:
-        for q in range(G * J):
-            g = q // J
-            _gn_param(og, x, mean, st, dgamma, dbeta, g, q - g * J, eps, one, is_std, r_g, r_b)
+        for q in range(G * P):
+            g = q // P
+            _gn_param(og, x, mean, st, dgamma, dbeta, g, q - g * P, eps, one, is_std, r_g, r_b)
 
 
 @njit(cache=True, parallel=True)
 def group_backward_parallel(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one, inv_m, is_std,
                             r_x, r_g, r_b):
     G = x.shape[1]
-    J = x.shape[2]
+    P = dgamma.shape[1]
     if r_x != REQ_NULL:
         for r in prange(x.shape[0] * G):
             n = r // G
             _gn_bwd_r(og, x, gamma, mean, st, dx, n, r - n * G, eps, one, inv_m, is_std,
                       r_x == REQ_ADD)
     if r_g != REQ_NULL or r_b != REQ_NULL:
-        for q in prange(G * J):
-            g = q // J
-            _gn_param(og, x, mean, st, dgamma, dbeta, g, q - g * J, eps, one, is_std, r_g, r_b)
+        for q in prange(G * P):
+            g = q // P
+            _gn_param(og, x, mean, st, dgamma, dbeta, g, q - g * P, eps, one, is_std, r_g, r_b)
 
 
 # -- prepare -------------------------------------------------------------------
@@ -328,9 +343,8 @@ def bn_scalars(call, data, forward):
     count = data[0] * data[2]
     use_batch = bool(call.is_train and not call.attrs["use_global_stats"])
     inv_m = dt(1.0 / count) if count else dt(0)
-    s = (dt(call.attrs["eps"]),)
-    if forward:
-        s += (dt(call.attrs["momentum"]),)
+    # the backward reads the inverse std the forward wrote: no eps there
+    s = (dt(call.attrs["eps"]), dt(call.attrs["momentum"])) if forward else ()
     return s + (dt(1), inv_m, bool(call.attrs["fix_gamma"]), use_batch) + \
         tuple(int(r) for r in call.req)
 
@@ -349,10 +363,13 @@ def prepare_batch_norm_backward(call):
                   views=[data, data, param, param, param, data, param, param])
 
 
-def group_views(call, shape):
+def group_views(call, shape, param_shape):
+    """Views of the data, gamma/beta (per channel ``(G, J)``, per group
+    ``(G, 1)``) and the statistics."""
     N, C, G, S = group_dims(call.op.name, call.attrs, shape, call.in_shapes)
     J = C // G if G else 0
-    return (N, G, J, S), (G, J), (N, G)
+    per_channel = param_shape is None or tuple(param_shape) == (C,)
+    return (N, G, J, S), (G, J) if per_channel else (G, 1), (N, G)
 
 
 def group_scalars(call, data, is_std):
@@ -363,14 +380,14 @@ def group_scalars(call, data, is_std):
 
 
 def _group_forward(call, is_std):
-    data, param, stat = group_views(call, call.in_shapes[0])
+    data, param, stat = group_views(call, call.in_shapes[0], call.in_shapes[1])
     fn = group_forward_parallel if _parallel(math.prod(data)) else group_forward
     return Launch(fn, group_scalars(call, data, is_std),
                   views=[data, param, param, data, stat, stat])
 
 
 def _group_backward(call, is_std):
-    data, param, stat = group_views(call, call.in_shapes[1])
+    data, param, stat = group_views(call, call.in_shapes[1], call.in_shapes[2])
     fn = group_backward_parallel if _parallel(math.prod(data)) else group_backward
     return Launch(fn, group_scalars(call, data, is_std),
                   views=[data, data, param, stat, stat, data, param, param])

@@ -2,7 +2,8 @@
 as in ``nbdl.kernels.cpu.batch_norm``, whose per-channel and per-row
 functions are compiled here as device functions): BatchNorm runs one thread
 per channel; InstanceNorm/GroupNorm one thread per ``(n, g)`` row for the
-output and data gradient and one per channel for the gamma/beta gradients."""
+output and data gradient and one per gamma/beta entry (a channel, or a group
+for GroupNorm's per-group form) for their gradients."""
 import math
 
 from numba import cuda
@@ -29,10 +30,10 @@ def _bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fi
 
 
 @cuda.jit
-def _bn_backward(og, x, gamma, mean, var, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
+def _bn_backward(og, x, gamma, mean, invstd, dx, dgamma, dbeta, one, inv_m, fix_gamma,
                  use_batch, r_x, r_g, r_b):
     for c in range(cuda.grid(1), x.shape[1], cuda.gridsize(1)):
-        _bn_bwd_c(og, x, gamma, mean, var, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
+        _bn_bwd_c(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m, fix_gamma,
                   use_batch, r_x, r_g, r_b)
 
 
@@ -56,10 +57,10 @@ def _group_data_grad(og, x, gamma, mean, st, dx, eps, one, inv_m, is_std, add):
 
 @cuda.jit
 def _group_param_grad(og, x, mean, st, dgamma, dbeta, eps, one, is_std, r_g, r_b):
-    J = x.shape[2]
-    for q in range(cuda.grid(1), x.shape[1] * J, cuda.gridsize(1)):
-        g = q // J
-        _gn_param(og, x, mean, st, dgamma, dbeta, g, q - g * J, eps, one, is_std, r_g, r_b)
+    P = dgamma.shape[1]
+    for q in range(cuda.grid(1), x.shape[1] * P, cuda.gridsize(1)):
+        g = q // P
+        _gn_param(og, x, mean, st, dgamma, dbeta, g, q - g * P, eps, one, is_std, r_g, r_b)
 
 
 def _noop(*args):
@@ -83,7 +84,7 @@ def prepare_batch_norm_backward(call):
 
 
 def _forward(call, is_std):
-    data, param, stat = group_views(call, call.in_shapes[0])
+    data, param, stat = group_views(call, call.in_shapes[0], call.in_shapes[1])
     views = [data, param, param, data, stat, stat]
     rows = data[0] * data[1]
     if rows == 0 or all(r == REQ_NULL for r in call.req):
@@ -92,10 +93,10 @@ def _forward(call, is_std):
 
 
 def _backward(call, is_std):
-    data, param, stat = group_views(call, call.in_shapes[1])
+    data, param, stat = group_views(call, call.in_shapes[1], call.in_shapes[2])
     views = [data, data, param, stat, stat, data, param, param]
     eps, one, inv_m, is_std, r_x, r_g, r_b = group_scalars(call, data, is_std)
-    rows, chans = data[0] * data[1], data[1] * data[2]
+    rows, chans = data[0] * data[1], param[0] * param[1]
     run_x = launcher(_group_data_grad, rows) if r_x != REQ_NULL and rows and math.prod(data) \
         else None
     run_p = launcher(_group_param_grad, chans) if (r_g != REQ_NULL or r_b != REQ_NULL) and chans \

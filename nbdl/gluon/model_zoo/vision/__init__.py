@@ -19,7 +19,7 @@ _models["alexnet"] = globals()["alexnet"]
 _models.update({f"densenet{n}": globals()[f"densenet{n}"] for n in (121, 161, 169, 201)})
 _models["squeezenet1.0"] = squeezenet1_0  # noqa: F405
 _models["squeezenet1.1"] = squeezenet1_1  # noqa: F405
-_models["inception_v3"] = inception_v3  # noqa: F405
+_models["inceptionv3"] = inception_v3  # noqa: F405
 _models.update({f"mobilenet{m}": globals()[f"mobilenet{m.replace('.', '_')}"]
                 for m in ("1.0", "0.75", "0.5", "0.25")})
 _models.update({f"mobilenetv2_{m}": globals()[f"mobilenet_v2_{m.replace('.', '_')}"]
@@ -28,7 +28,7 @@ _models.update({f"mobilenetv2_{m}": globals()[f"mobilenet_v2_{m.replace('.', '_'
 
 def get_model(name, **kwargs):
     """The model called ``name`` (Gluon's names: ``resnet50_v1``,
-    ``mobilenet0.25``, ``mobilenetv2_1.0``, ``squeezenet1.1``, ...).
+    ``mobilenet0.25``, ``mobilenetv2_1.0``, ``squeezenet1.1``, ``inceptionv3``, ...).
     Keyword arguments go to its constructor: ``pretrained=False``,
     ``classes=1000``, ``device=None``, ``root='~/.nbdl/models'``
     (``pretrained=True`` reads ``<root>/<name>.params``; nothing is

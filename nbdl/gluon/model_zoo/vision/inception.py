@@ -114,8 +114,9 @@ class Inception3(HybridBlock):
 
 
 def inception_v3(pretrained=False, device=None, root=DEFAULT_ROOT, ctx=None, **kwargs):
-    """Inception V3; ``pretrained`` loads ``<root>/inception_v3.params``."""
+    """Inception V3 (``get_model('inceptionv3')``, MXNet's name); ``pretrained``
+    loads ``<root>/inceptionv3.params``."""
     net = Inception3(**kwargs)
     if pretrained:
-        load_pretrained(net, "inception_v3", root, device or ctx)
+        load_pretrained(net, "inceptionv3", root, device or ctx)
     return net
