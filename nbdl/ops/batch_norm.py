@@ -154,6 +154,13 @@ def _bn_backward_shape(attrs, in_shapes, out_shapes):
     return [data, data, param, param, param], [data, param, param]
 
 
+def _data_inplace(attrs):
+    """The output may take the data's buffer: every kernel finishes a channel's
+    (or a row's) statistics before it writes that channel's outputs, and each
+    output element reads only its own input element."""
+    return [(0, 0)]
+
+
 register(OpDef(
     name="BatchNorm",
     input_names=_inputs("BatchNorm", ["data", "gamma", "beta"]),
@@ -165,6 +172,7 @@ register(OpDef(
     gradient=_bn_gradient,
     kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"},
+    inplace=_data_inplace,
     supports_add=True, train_aware=True, mutates_aux=True,
     doc="Batch normalisation over every axis but ``axis``; updates the moving "
         "statistics in place in training."))
@@ -273,6 +281,7 @@ register(OpDef(
     gradient=_group_gradient("_backward_InstanceNorm", ("eps",)),
     kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_instance_norm",
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_instance_norm"},
+    inplace=_data_inplace,
     supports_add=True,
     doc="Normalise each (sample, channel) over its spatial dimensions, then scale and shift."))
 
@@ -297,6 +306,7 @@ register(OpDef(
     gradient=_group_gradient("_backward_GroupNorm", ("num_groups", "eps")),
     kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_group_norm",
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_group_norm"},
+    inplace=_data_inplace,
     supports_add=True,
     doc="Normalise each (sample, channel group), then scale and shift per channel "
         "((C,) gamma/beta) or per group ((num_groups,), MXNet 1.x)."))

@@ -530,3 +530,39 @@ def test_group_norm_loads_mxnet1_symbol_and_params(tmp_path, rng):
     sym = nbdl.sym.load(str(tmp_path / "net-symbol.json"))
     args, _, _ = sym.infer_shape(data=(2, 3, 2, 2))
     assert dict(zip(sym.list_arguments(), args))["groupnorm0_gamma"] == (2,)
+
+
+@pytest.mark.parametrize("op,kw", [("BatchNorm", {"fix_gamma": False}), ("InstanceNorm", {}),
+                                   ("GroupNorm", {"num_groups": 2})])
+def test_norm_output_takes_its_input_buffer(op, kw):
+    """An intermediate input (here 2*x) is dead after the norm, so the planner
+    gives the norm's output the same bytes; the result must not change.  In
+    training the gradient still reads the input, so there it must not alias."""
+    rng = np.random.RandomState(3)
+    x = rng.uniform(-1, 1, (3, 4, 5)).astype(np.float64)
+    gamma = rng.uniform(0.5, 1.5, 4)
+    beta = rng.uniform(-0.5, 0.5, 4)
+    data = nbdl.sym.var("data")
+    sym = getattr(nbdl.sym, op)(data * 2, nbdl.sym.var("gamma"), nbdl.sym.var("beta"),
+                                name="norm", **kw)
+    loc = {"data": x, "gamma": gamma, "beta": beta}
+    aux = {"norm_moving_mean": np.zeros(4), "norm_moving_var": np.ones(4)} if op == "BatchNorm" else None
+    y = 2 * x
+    if op == "BatchNorm":          # inference: the moving statistics (0, 1)
+        ref = y / np.sqrt(1 + 1e-3) * gamma[None, :, None] + beta[None, :, None]
+    else:
+        g = kw.get("num_groups", 4)
+        yy = y.reshape(3, g, -1)
+        eps = 1e-5 if op == "GroupNorm" else 1e-3
+        norm = ((yy - yy.mean(-1, keepdims=True)) / np.sqrt(yy.var(-1, keepdims=True) + eps))
+        ref = norm.reshape(y.shape) * gamma[None, :, None] + beta[None, :, None]
+    shapes = {k: v.shape for k, v in loc.items()}
+    ex = sym.simple_bind(cpu(), grad_req="null", type_dict={k: np.float64 for k in loc}, **shapes)
+    table = nbdl.debug_str(ex)
+    assert "(inplace " in table and "norm_output (inplace" in table, table
+    nbdl.testing.assert_plan_valid(ex.memory_plan)
+    for k, v in (aux or {}).items():
+        ex.aux_dict[k][:] = v
+    out = ex.forward(is_train=False, **loc)[0].asnumpy()
+    assert_almost_equal(out, ref, rtol=1e-10, atol=1e-12)
+    check_numeric_gradient(sym, loc, aux_states=aux)
