@@ -19,7 +19,7 @@ import ctypes
 import ctypes.util
 
 from llvmlite import binding as llvm
-from numba import types
+from numba import njit, types
 
 _GET = "nbdl_blas_get_num_threads"
 _SET = "nbdl_blas_set_num_threads"
@@ -103,4 +103,31 @@ BLAS_THREAD_CONTROL = _bind()
 blas_get_threads = types.ExternalFunction(_GET, types.intc())
 blas_set_threads = types.ExternalFunction(_SET, types.void(types.intc))
 
-__all__ = ["blas_get_threads", "blas_set_threads", "BLAS_THREAD_CONTROL"]
+
+
+@njit(cache=True)
+def hold_blas(hold):
+    """Hold BLAS to one thread when ``hold`` (a small product: waking BLAS's
+    threads costs more than it saves, and on a busy machine a sleeping thread
+    can stall a 20-us GEMM for milliseconds).  Returns what to restore."""
+    if hold:
+        prev = blas_get_threads()
+        blas_set_threads(1)
+        return prev
+    return 0
+
+
+@njit(cache=True)
+def release_blas(prev):
+    if prev > 0:
+        blas_set_threads(prev)
+
+
+def hold_for(flops):
+    """The ``hold`` scalar for a product of ``flops`` floating-point operations."""
+    from ... import config
+    return int(BLAS_THREAD_CONTROL and flops < config.blas_serial_max_flops())
+
+
+__all__ = ["blas_get_threads", "blas_set_threads", "BLAS_THREAD_CONTROL", "hold_blas",
+           "release_blas", "hold_for"]

@@ -18,30 +18,7 @@ from numba import njit
 from ... import config
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import Launch
-from ._blas_threads import BLAS_THREAD_CONTROL, blas_get_threads, blas_set_threads
-
-
-@njit(cache=True)
-def _hold_blas(hold):
-    """Hold BLAS to one thread when ``hold`` (a small product: waking BLAS's
-    threads costs more than it saves, and on a busy machine a sleeping thread
-    can stall a 20-us GEMM for milliseconds).  Returns what to restore."""
-    if hold:
-        prev = blas_get_threads()
-        blas_set_threads(1)
-        return prev
-    return 0
-
-
-@njit(cache=True)
-def _release_blas(prev):
-    if prev > 0:
-        blas_set_threads(prev)
-
-
-def hold_for(flops):
-    """The ``hold`` scalar for a product of ``flops`` floating-point operations."""
-    return int(BLAS_THREAD_CONTROL and flops < config.blas_serial_max_flops())
+from ._blas_threads import hold_blas, hold_for, release_blas
 
 
 @njit(cache=True)
@@ -84,20 +61,20 @@ def fc_forward(x, w, b, out, tmp, req, hold):
     """out (M, N) = x (M, K) . w (N, K)^T + b (N,)."""
     if req == 0:
         return
-    prev = _hold_blas(hold)
+    prev = hold_blas(hold)
     dst = tmp if req == 3 else out
     np.dot(x, w.T, dst)
     _add_bias_rows(dst, b)
     if req == 3:
         out += dst
-    _release_blas(prev)
+    release_blas(prev)
 
 
 @njit(cache=True)
 def fc_forward_nobias(x, w, out, tmp, req, hold):
-    prev = _hold_blas(hold)
+    prev = hold_blas(hold)
     gemm_req(x, w, out, tmp, 0, 1, req)
-    _release_blas(prev)
+    release_blas(prev)
 
 
 @njit(cache=True)
@@ -117,33 +94,33 @@ def _bias_grad(g, db, req):
 @njit(cache=True)
 def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, req_x, req_w, req_b, hold):
     """dx = g . w, dw = g^T . x, db = sum(g, axis=0)."""
-    prev = _hold_blas(hold)
+    prev = hold_blas(hold)
     gemm_req(g, w, dx, tmp_x, 0, 0, req_x)
     gemm_req(g, x, dw, tmp_w, 1, 0, req_w)
-    _release_blas(prev)
+    release_blas(prev)
     _bias_grad(g, db, req_b)
 
 
 @njit(cache=True)
 def fc_backward_nobias(g, x, w, dx, dw, tmp_x, tmp_w, req_x, req_w, hold):
-    prev = _hold_blas(hold)
+    prev = hold_blas(hold)
     gemm_req(g, w, dx, tmp_x, 0, 0, req_x)
     gemm_req(g, x, dw, tmp_w, 1, 0, req_w)
-    _release_blas(prev)
+    release_blas(prev)
 
 
 @njit(cache=True)
 def dot_forward(a, b, out, tmp, ta, tb, req, hold):
-    prev = _hold_blas(hold)
+    prev = hold_blas(hold)
     gemm_req(a, b, out, tmp, ta, tb, req)
-    _release_blas(prev)
+    release_blas(prev)
 
 
 @njit(cache=True)
 def dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b, hold):
-    prev = _hold_blas(hold)
+    prev = hold_blas(hold)
     _dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b)
-    _release_blas(prev)
+    release_blas(prev)
 
 
 @njit(cache=True)
@@ -163,18 +140,18 @@ def _dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b):
 
 @njit(cache=True)
 def batch_dot_forward(a, b, out, tmp, ta, tb, req, hold):
-    prev = _hold_blas(hold)
+    prev = hold_blas(hold)
     for i in range(out.shape[0]):
         gemm_req(a[i], b[i], out[i], tmp, ta, tb, req)
-    _release_blas(prev)
+    release_blas(prev)
 
 
 @njit(cache=True)
 def batch_dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b, hold):
-    prev = _hold_blas(hold)
+    prev = hold_blas(hold)
     for i in range(g.shape[0]):
         _dot_backward(g[i], a[i], b[i], da[i], db[i], tmp_a, tmp_b, ta, tb, req_a, req_b)
-    _release_blas(prev)
+    release_blas(prev)
 
 
 # ---------------------------------------------------------------- prepare

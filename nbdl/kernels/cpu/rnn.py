@@ -28,7 +28,10 @@ GEMMs over all steps see nothing of the padding.
 ``_backward_RNN`` walks the layers top-down and each direction's iterations
 in reverse, collecting the gate gradients of every step so that the weight
 gradients are two (three with a projection) GEMMs per layer and direction.
-Scratch comes from the op's temp vector (sizes in ``nbdl.ops.rnn``).
+Scratch comes from the op's temp vector (sizes in ``nbdl.ops.rnn``).  The time loops hold
+BLAS to one thread when the per-step product is small (``_hold_steps``): a
+sleeping BLAS thread can stall each of those small GEMMs for milliseconds on a
+busy machine.
 Outputs honour REQ_NULL; the ops do not accept REQ_ADD.
 """
 import numpy as np
@@ -36,6 +39,7 @@ from numba import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ...ops.rnn import MODE_IDS, geometry, param_size, rec_size, reserve_size
+from ._blas_threads import hold_blas, hold_for, release_blas
 
 RNN_RELU, RNN_TANH, LSTM, GRU = 0, 1, 2, 3
 
@@ -157,7 +161,7 @@ def _fill_lens(dst, lens, use, T):
 
 @njit(cache=True)
 def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
-                  active, clip, lo, hi, r_out, r_hy, r_cy):
+                  active, clip, lo, hi, hold, r_out, r_hy, r_cy):
     T, N, I = data.shape
     G = 4 if mode == LSTM else (3 if mode == GRU else 1)
     GH = G * H
@@ -210,6 +214,7 @@ def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H
             h[...] = state[l * D + d]
             if mode == LSTM:
                 c[...] = cell[l * D + d]
+            prev = hold_blas(hold)      # the per-step products are small
             for s in range(T):
                 _gemm(h, wh.T, gh)
                 for n in range(N):
@@ -276,6 +281,7 @@ def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H
                             for j in range(P):
                                 y[t, n, d * P + j] = rb[n, j]
                                 h[n, j] = rb[n, j]
+            release_blas(prev)
             if r_hy != REQ_NULL:
                 hy[l * D + d] = h
             if mode == LSTM and r_cy != REQ_NULL:
@@ -286,49 +292,49 @@ def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H
 
 @njit(cache=True)
 def rnn_forward(data, params, state, out, hy, reserve, ws, scratch_reserve, mode, L, D, H, P,
-                pkeep, active, clip, lo, hi, r_out, r_hy):
+                pkeep, active, clip, lo, hi, hold, r_out, r_hy):
     R = reserve.size
     res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
     _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
     _forward_core(data, params, state, state, out, hy, hy, res, ws, mode, L, D, H, P, pkeep,
-                  active, clip, lo, hi, r_out, r_hy, REQ_NULL)
+                  active, clip, lo, hi, hold, r_out, r_hy, REQ_NULL)
 
 
 @njit(cache=True)
 def lstm_forward(data, params, state, cell, out, hy, cy, reserve, ws, scratch_reserve, mode, L,
-                 D, H, P, pkeep, active, clip, lo, hi, r_out, r_hy, r_cy):
+                 D, H, P, pkeep, active, clip, lo, hi, hold, r_out, r_hy, r_cy):
     R = reserve.size
     res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
     _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
     _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
-                  active, clip, lo, hi, r_out, r_hy, r_cy)
+                  active, clip, lo, hi, hold, r_out, r_hy, r_cy)
 
 
 @njit(cache=True)
 def rnn_forward_len(data, params, state, lens, out, hy, reserve, ws, scratch_reserve, mode, L,
-                    D, H, P, pkeep, active, clip, lo, hi, r_out, r_hy):
+                    D, H, P, pkeep, active, clip, lo, hi, hold, r_out, r_hy):
     R = reserve.size
     res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
     _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
     _forward_core(data, params, state, state, out, hy, hy, res, ws, mode, L, D, H, P, pkeep,
-                  active, clip, lo, hi, r_out, r_hy, REQ_NULL)
+                  active, clip, lo, hi, hold, r_out, r_hy, REQ_NULL)
 
 
 @njit(cache=True)
 def lstm_forward_len(data, params, state, cell, lens, out, hy, cy, reserve, ws, scratch_reserve,
-                     mode, L, D, H, P, pkeep, active, clip, lo, hi, r_out, r_hy, r_cy):
+                     mode, L, D, H, P, pkeep, active, clip, lo, hi, hold, r_out, r_hy, r_cy):
     R = reserve.size
     res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
     _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
     _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
-                  active, clip, lo, hi, r_out, r_hy, r_cy)
+                  active, clip, lo, hi, hold, r_out, r_hy, r_cy)
 
 
 # -- backward -------------------------------------------------------------------
 
 @njit(cache=True)
 def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, dstate, dcell,
-                   ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c):
+                   ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c):
     T, N, I = data.shape
     G = 4 if mode == LSTM else (3 if mode == GRU else 1)
     GH = G * H
@@ -397,6 +403,7 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
             dh[...] = ghy[l * D + d]
             if mode == LSTM:
                 dc[...] = gcy[l * D + d]
+            prev = hold_blas(hold)      # the per-step products are small
             for s in range(T - 1, -1, -1):
                 if proj:
                     # gradient of the projected output r, then of the unprojected h
@@ -477,6 +484,7 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
                                 dh[n, j] = dhn[n, j] + dc[n, j]
                             else:
                                 dh[n, j] = dhn[n, j]
+            release_blas(prev)
             if r_s != REQ_NULL:
                 dstate[l * D + d] = dh
             if mode == LSTM and r_c != REQ_NULL:
@@ -513,35 +521,35 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
 
 @njit(cache=True)
 def rnn_backward(og, ghy, data, params, state, reserve, dx, dparams, dstate, ws, mode, L, D, H,
-                 P, pkeep, clip, lo, hi, r_x, r_p, r_s):
+                 P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s):
     _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
     _backward_core(og, ghy, ghy, data, params, state, state, reserve, dx, dparams, dstate,
-                   dstate, ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, REQ_NULL)
+                   dstate, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, REQ_NULL)
 
 
 @njit(cache=True)
 def lstm_backward(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate, dcell,
-                  ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c):
+                  ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c):
     _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
     _backward_core(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate,
-                   dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c)
+                   dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c)
 
 
 @njit(cache=True)
 def rnn_backward_len(og, ghy, data, params, state, lens, reserve, dx, dparams, dstate, ws, mode,
-                     L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s):
+                     L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s):
     _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
     _backward_core(og, ghy, ghy, data, params, state, state, reserve, dx, dparams, dstate,
-                   dstate, ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, REQ_NULL)
+                   dstate, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, REQ_NULL)
 
 
 @njit(cache=True)
 def lstm_backward_len(og, ghy, gcy, data, params, state, cell, lens, reserve, dx, dparams,
-                      dstate, dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s,
+                      dstate, dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s,
                       r_c):
     _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
     _backward_core(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate,
-                   dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, r_x, r_p, r_s, r_c)
+                   dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c)
 
 
 # -- prepare --------------------------------------------------------------------
@@ -587,6 +595,12 @@ _BACKWARD = {(False, False): rnn_backward, (True, False): lstm_backward,
              (False, True): rnn_backward_len, (True, True): lstm_backward_len}
 
 
+def _hold_steps(g):
+    """Hold BLAS to one thread over the time loop when its per-step product
+    (N, R) x (R, G*H) is small; the whole-sequence products stay threaded."""
+    return hold_for(2 * g["N"] * g["R"] * g["G"] * g["H"])
+
+
 def prepare_rnn(call):
     g = rnn_plan(call, call.in_shapes[0], call.out_dtypes[0])
     lstm = call.attrs["mode"] == "lstm"
@@ -597,7 +611,7 @@ def prepare_rnn(call):
     views = forward_views(call, g) + [None]
     req = list(call.req[:-1])
     scalars = (scratch, g["mode"], g["L"], g["D"], g["H"], g["P"], pkeep, active, g["clip"],
-               g["lo"], g["hi"]) + tuple(req)
+               g["lo"], g["hi"], _hold_steps(g)) + tuple(req)
     return Launch(_FORWARD[lstm, g["use_len"]], scalars, views=views)
 
 
@@ -606,5 +620,5 @@ def prepare_rnn_backward(call):
     nh = 3 if lstm else 2
     g = rnn_plan(call, call.in_shapes[nh], call.out_dtypes[0])
     scalars = (g["mode"], g["L"], g["D"], g["H"], g["P"], 1.0 - float(call.attrs["p"]),
-               g["clip"], g["lo"], g["hi"]) + tuple(call.req)
+               g["clip"], g["lo"], g["hi"], _hold_steps(g)) + tuple(call.req)
     return Launch(_BACKWARD[lstm, g["use_len"]], scalars, views=backward_views(call, g))
