@@ -155,16 +155,38 @@ class Block:
 
     def load_parameters(self, filename, device=None, allow_missing=False, ignore_extra=False,
                         cast_dtype=False, dtype_source="current"):
-        """Load parameters saved by ``save_parameters`` (or MXNet's
-        ``arg:``/``aux:`` files).  Everything is checked before anything is
-        set, so a bad file leaves the block unchanged."""
+        """Load parameters saved by ``save_parameters`` (structural names,
+        also MXNet's ``arg:``/``aux:`` files of them) or by MXNet 1.x under
+        its prefixed names (``net.collect_params().save(f)``, the deprecated
+        ``save_params``, its model-store files, ``export``'s ``.params``):
+        a file with no ``.`` in any key, as MXNet 1.x tells them apart.
+        Those names mean nothing to nbdl's blocks, so they are matched by
+        MXNet 1.x's creation order, checking every kind and shape (see
+        ``nbdl.gluon._legacy_params``); such a file must hold exactly the
+        block's parameters (``allow_missing``/``ignore_extra`` cannot pick
+        parts of it).  Everything is checked before anything is set, so a
+        bad file leaves the block unchanged."""
         from ..serialization import load
+        from . import _legacy_params
+        from .symbol_block import SymbolBlock
         loaded = load(filename)
         if not isinstance(loaded, dict):
             raise NbdlError(f"{filename}: holds an unnamed list of arrays, not parameters")
         loaded = {k.split(":", 1)[1] if k.startswith(("arg:", "aux:")) else k: v
                   for k, v in loaded.items()}
         params = self._collect_params_with_prefix()
+        origin = {}
+        # a SymbolBlock's names are its graph's (MXNet's own): always by name
+        if not isinstance(self, SymbolBlock) and _legacy_params.is_legacy(loaded, params):
+            seen, unique = set(), OrderedDict()
+            for name, p in params.items():
+                if id(p) not in seen:          # a shared parameter once, as MXNet 1.x saved it
+                    seen.add(id(p))
+                    unique[name] = p
+            origin = _legacy_params.map_legacy(filename, loaded, unique, allow_missing,
+                                               ignore_extra)
+            loaded = {name: loaded[key] for name, key in origin.items()}
+            params = unique
         if not allow_missing:
             missing = [k for k in params if k not in loaded]
             if missing:
@@ -180,11 +202,12 @@ class Block:
             if name not in loaded:
                 continue
             arr = loaded[name]
+            label = f"{name!r}" + (f" (the file's {origin[name]!r})" if name in origin else "")
             if p.shape is not None and all(d > 0 for d in p.shape) and tuple(p.shape) != tuple(arr.shape):
-                raise NbdlError(f"{filename}: parameter {name!r} has shape {tuple(arr.shape)} in "
+                raise NbdlError(f"{filename}: parameter {label} has shape {tuple(arr.shape)} in "
                                 f"the file but {tuple(p.shape)} in the block")
             if not cast_dtype and np.dtype(arr.dtype) != np.dtype(p.dtype):
-                raise NbdlError(f"{filename}: parameter {name!r} is {np.dtype(arr.dtype)} in the "
+                raise NbdlError(f"{filename}: parameter {label} is {np.dtype(arr.dtype)} in the "
                                 f"file but {np.dtype(p.dtype)} in the block (pass cast_dtype=True)")
             plan.append((p, arr))
         for p, arr in plan:

@@ -31,8 +31,9 @@ def get_model(name, **kwargs):
     ``mobilenet0.25``, ``mobilenetv2_1.0``, ``squeezenet1.1``, ``inceptionv3``, ...).
     Keyword arguments go to its constructor: ``pretrained=False``,
     ``classes=1000``, ``device=None``, ``root='~/.nbdl/models'``
-    (``pretrained=True`` reads ``<root>/<name>.params``; nothing is
-    downloaded)."""
+    (``pretrained=True`` reads ``<root>/<name>.params``, or MXNet's
+    model-store file ``<root>/<name>-<hash>.params``, with structural or
+    MXNet 1.x prefixed parameter names; nothing is downloaded)."""
     key = str(name).lower()
     if key not in _models:
         raise NbdlError(f"get_model: no model named {name!r}; available: "
