@@ -171,8 +171,9 @@ def bind(sym, ctx, args, args_grad=None, aux_states=None, grad_req="write"):
 
 def simple_bind(sym, ctx, grad_req="write", type_dict=None, **shapes):
     """Infer every shape from the given ones, allocate zeros for arguments,
-    gradients (not for the names given as shapes: those are data) and aux
-    states, and bind."""
+    aux states and, as MXNet does, a gradient for every argument whose
+    grad_req is not 'null' (data included: pass a dict such as
+    ``{"data": "null", ...}`` or ``'null'`` entries to skip them), and bind."""
     device = as_device(ctx)
     arg_nodes, aux_nodes = _check_unique(sym)
     arg_names = [n.name for n in arg_nodes]
@@ -200,8 +201,7 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, **shapes):
         e = node.output(0)
         return NDArray(device.zeros(s_table[e], t_table[e]), device)
     arg_nds = [alloc(n) for n in arg_nodes]
-    grad_nds = [alloc(n) if reqs[n.name] != REQ_NULL and n.name not in shapes else None
-                for n in arg_nodes]
+    grad_nds = [alloc(n) if reqs[n.name] != REQ_NULL else None for n in arg_nodes]
     aux_nds = [alloc(n) for n in aux_nodes]
     return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs)
 

@@ -111,7 +111,9 @@ def test_dicts_and_outputs():
     fc = nbdl.sym.FullyConnected(data, num_hidden=3, name="fc")
     ex = fc.simple_bind(nbdl.cpu(), data=(2, 4))
     assert list(ex.arg_dict) == ["data", "fc_weight", "fc_bias"]
-    assert list(ex.grad_dict) == ["fc_weight", "fc_bias"]   # no gradient for data given as shape
+    assert list(ex.grad_dict) == ["data", "fc_weight", "fc_bias"]   # as MXNet: data too
+    ex = fc.simple_bind(nbdl.cpu(), grad_req={"fc_weight": "write", "fc_bias": "write"}, data=(2, 4))
+    assert list(ex.grad_dict) == ["fc_weight", "fc_bias"]
     assert list(ex.output_dict) == ["fc_output"]
     assert ex.aux_dict == {}
     assert ex.arg_dict["fc_weight"].shape == (3, 4)
