@@ -115,12 +115,43 @@ def conv_parallel_min_flops():
         return 1 << 22
 
 
+def conv_block_cols():
+    """``NBDL_CONV_BLOCK_COLS``: the CPU convolution kernels put this many
+    output positions (columns) of several images side by side in one GEMM
+    when one image has fewer (small images: an 8x8 output is 64 columns)."""
+    try:
+        return int(os.environ.get("NBDL_CONV_BLOCK_COLS", "512"))
+    except ValueError:
+        return 512
+
+
+def conv_chunk_min_cols():
+    """``NBDL_CONV_CHUNK_MIN_COLS``: the CPU convolution kernels split the batch
+    over threads (each thread its own images, one synchronisation) when every
+    thread gets at least this many output positions (columns); below it they
+    split each GEMM's rows over the threads (a synchronisation per step)."""
+    try:
+        return int(os.environ.get("NBDL_CONV_CHUNK_MIN_COLS", "512"))
+    except ValueError:
+        return 512
+
+
+def conv_block_bytes():
+    """``NBDL_CONV_BLOCK_BYTES``: at most this many bytes of im2col columns per
+    thread when several images share a block (one image alone may exceed it)."""
+    try:
+        return int(os.environ.get("NBDL_CONV_BLOCK_BYTES", str(8 << 20)))
+    except ValueError:
+        return 8 << 20
+
+
 def blas_serial_max_flops():
     """``NBDL_BLAS_SERIAL_MAX_FLOPS``: matrix products below this many FLOPs
     run with BLAS held to one thread (threads cost more than they save there,
     and on a busy machine a sleeping BLAS thread can stall a small GEMM for
-    milliseconds)."""
+    milliseconds: LeNet's 12-MFLOP FullyConnected products on BLAS's threads
+    took its training step from 18 ms to 50-70 ms on 2 shared cores)."""
     try:
-        return int(os.environ.get("NBDL_BLAS_SERIAL_MAX_FLOPS", str(1 << 23)))
+        return int(os.environ.get("NBDL_BLAS_SERIAL_MAX_FLOPS", str(1 << 25)))
     except ValueError:
-        return 1 << 23
+        return 1 << 25

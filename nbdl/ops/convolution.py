@@ -24,6 +24,8 @@ the two sides exchanged (see the kernels' docstring).
 """
 import math
 
+import numpy as np
+
 from ..errors import AttrError
 from ..graph.ir import make_node
 from .attrs import Attr
@@ -256,45 +258,32 @@ def geometry(attrs, data_shape, transposed):
     }
 
 
-def n_threads(call, geom):
-    """Threads the CPU kernels split the batch over (1: the serial variant,
-    BLAS multi-threaded inside each image's GEMM).  ``prepare`` and ``temp``
-    both ask this, so the scratch matches the variant."""
-    from ..kernels.cpu.convolution import choose_threads
+def cpu_plan(call, geom):
+    """``(mode, nt, bs, tile)`` of the CPU kernels for this call (serial,
+    batch chunks or split GEMMs; threads; samples and positions a block: see
+    ``nbdl.kernels.cpu.convolution.plan``), or None on CUDA.  ``prepare``
+    and ``temp`` both ask this, so the scratch matches the variant."""
+    from ..kernels.cpu.convolution import plan
     if call.device is not None and call.device.kernel_key == "cuda":
-        return 0
-    return choose_threads(geom)
+        return None
+    dt = call.out_dtypes[0] if call.out_dtypes and call.out_dtypes[0] is not None else "float32"
+    return plan(geom, np.dtype(dt).itemsize)
 
 
-def _fwd_temp(transposed):
+def _temp(transposed, backward):
     def temp(call):
-        geom = geometry(call.attrs, call.in_shapes[0], transposed)
-        t = n_threads(call, geom)
+        from ..kernels.cpu.convolution import scratch
+        geom = geometry(call.attrs, call.in_shapes[1 if backward else 0], transposed)
         dt = call.out_dtypes[0]
-        fg, ck, p = geom["w"][1], geom["ck"], geom["P"]
-        direct = geom["k3"] == (1, 1, 1) and geom["s3"] == (1, 1, 1) and geom["p3"] == (0, 0, 0)
-        add = call.req[0] == 3
-        # im2col columns (Deconvolution: the GEMM result before col2im); a GEMM
-        # result for a REQ_ADD Convolution output (np.dot cannot accumulate).
-        need_col = not direct or transposed
-        return [((t, ck if need_col else 0, p if need_col else 0), dt),
-                ((t, fg if add and not transposed else 0, p), dt)]
-    return temp
-
-
-def _bwd_temp(transposed):
-    def temp(call):
-        geom = geometry(call.attrs, call.in_shapes[1], transposed)
-        t = n_threads(call, geom)
-        dt = call.out_dtypes[0]
-        g, fg, ck = geom["w"]
-        p = geom["P"]
-        need_w = call.req[1] != 0
-        add_x = call.req[0] == 3 and transposed
-        # columns, per-thread weight-gradient partial sums and GEMM result, and
-        # a GEMM result for a REQ_ADD Deconvolution data gradient.
-        return [((t, ck, p), dt), ((t, g, fg, ck) if need_w else (t, 0, 0, 0), dt),
-                ((t, fg, ck) if need_w else (t, 0, 0), dt), ((t, fg if add_x else 0, p), dt)]
+        pl = cpu_plan(call, geom)
+        if pl is None:    # the CUDA kernels use no scratch (same count, empty)
+            z2, z4, tbl = ((0, 0), dt), ((0, 0, 0, 0), dt), ((0,), np.int32)
+            return [z2, z4, z2, tbl, z4] if backward else [z2, z2, tbl, z4]
+        # im2col column block (Deconvolution forward: the GEMM result before
+        # col2im), backward the per-chunk weight-gradient partial sums, the
+        # cols-side block (gathered or GEMM result), the int32 im2col table,
+        # the weights (and gradient) compacted to the taps that read the image
+        return scratch(geom, pl, backward, backward and call.req[1] != 0, dt)
     return temp
 
 
@@ -307,7 +296,7 @@ for _name, _attrs, _transposed, _doc in (
     register(OpDef(
         name=_name, input_names=_input_names(_name), attrs=dict(_attrs),
         infer_shape=_rule, infer_type=same_type,
-        gradient=_gradient(f"_backward_{_name}"), temp=_fwd_temp(_transposed),
+        gradient=_gradient(f"_backward_{_name}"), temp=_temp(_transposed, False),
         kernels={"cpu": f"nbdl.kernels.cpu.convolution:prepare_{_name.lower()}",
                  "cuda": f"nbdl.kernels.cuda.convolution:prepare_{_name.lower()}"},
         supports_add=True, doc=_doc))
@@ -316,7 +305,7 @@ for _name, _attrs, _transposed, _doc in (
         num_outputs=lambda a: 2 if a["no_bias"] else 3,
         output_names=lambda a: ["data_grad", "weight_grad"] + ([] if a["no_bias"] else ["bias_grad"]),
         attrs=dict(_attrs), infer_shape=_backward_infer(_rule, f"_backward_{_name}"),
-        infer_type=same_type, temp=_bwd_temp(_transposed),
+        infer_type=same_type, temp=_temp(_transposed, True),
         kernels={"cpu": f"nbdl.kernels.cpu.convolution:prepare_{_name.lower()}_backward",
                  "cuda": f"nbdl.kernels.cuda.convolution:prepare_{_name.lower()}_backward"},
         supports_add=True, hidden=True,

@@ -330,35 +330,157 @@ def test_req_null_and_add(device, transposed, rng):
                 assert_almost_equal(g, e + (2.0 if r == REQ_ADD else 0.0))
 
 
+# Environment that forces each CPU kernel variant on float64 data (5, 4, 4, 3) (P = 12
+# columns an image, 60 in all, 2 threads), and the (mode, nt, bs, tile) plan it must give;
+# "images" lets NBDL_CONV_BLOCK_BYTES hold that many images' columns.
+_PAR = dict(NBDL_CONV_PARALLEL_MIN_FLOPS="0")
+_CHUNKS = dict(_PAR, NBDL_CONV_CHUNK_MIN_COLS="16")
+_SPLIT = dict(_PAR, NBDL_CONV_CHUNK_MIN_COLS="1000")
+PLAN_VARIANTS = {
+    "chunks-blocks": (dict(_CHUNKS, NBDL_CONV_BLOCK_COLS="16"), 0, (1, 2, 2, 12)),
+    "chunks-single": (dict(_CHUNKS, NBDL_CONV_BLOCK_COLS="12"), 0, (1, 2, 1, 12)),
+    "chunks-tiles": (dict(_CHUNKS, NBDL_CONV_BLOCK_COLS="5"), 0, (1, 2, 1, 4)),
+    "split-batch": (_SPLIT, 0, (2, 2, 5, 12)),
+    "split-blocks": (_SPLIT, 2, (2, 2, 2, 12)),
+    "split-single": (_SPLIT, 1, (2, 2, 1, 12)),
+    "serial-blocks": (dict(NBDL_CONV_BLOCK_COLS="16"), 0, (0, 1, 2, 12)),
+    "serial-tiles": (dict(NBDL_CONV_BLOCK_COLS="5"), 0, (0, 1, 1, 4)),
+}
+
+
+@pytest.fixture
+def two_threads():
+    import numba
+    prev = numba.get_num_threads()
+    numba.set_num_threads(2)
+    yield
+    numba.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("variant", sorted(PLAN_VARIANTS))
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("kernel,pad", [((3, 3), (1, 1)), ((1, 1), (0, 0))])
-def test_parallel_variant(transposed, kernel, pad, monkeypatch, rng):
-    """The prange-over-batch-chunks variant (forced by a zero threshold)."""
-    import numba
-    monkeypatch.setenv("NBDL_CONV_PARALLEL_MIN_FLOPS", "0")
-    numba.set_num_threads(2)
-    from nbdl.kernels.cpu.convolution import choose_threads
+def test_kernel_variants(variant, transposed, kernel, pad, monkeypatch, two_threads, rng):
+    """Every (serial | batch chunks | split GEMMs) x (one image | blocks of
+    images | column tiles of one image) variant, im2col and 1x1 direct,
+    groups, bias, against the references, with write, add and null requests
+    (chunks of 2 and 3 images in blocks of 2, and 5 images in blocks of 2,
+    also run one-image blocks)."""
+    from nbdl.kernels.cpu.convolution import plan
     from nbdl.ops.convolution import geometry
+    env, images, want = PLAN_VARIANTS[variant]
+    name = "Deconvolution" if transposed else "Convolution"
     attrs = dict(kernel=kernel, pad=pad, num_filter=4, num_group=2, no_bias=False)
     xs = (5, 4, 4, 3)
-    assert choose_threads(geometry(get_op("Convolution").parse_attrs(attrs)[0], xs, False)) == 2
+    geom = geometry(get_op(name).parse_attrs(attrs)[0], xs, transposed)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    if kernel == (1, 1) and "NBDL_CONV_BLOCK_COLS" in env:
+        # 1x1 direct blocks aim at a quarter of the columns: same blocks as 3x3
+        monkeypatch.setenv("NBDL_CONV_BLOCK_COLS", str(4 * int(env["NBDL_CONV_BLOCK_COLS"])))
+    if images:
+        monkeypatch.setenv("NBDL_CONV_BLOCK_BYTES", str(images * geom["w"][2] * geom["P"] * 8))
+    if kernel == (1, 1):     # a 1x1 direct convolution has no columns to tile
+        want = want[:3] + (12,)
+    assert plan(geom, 8) == want
+    _check_against_references(transposed, attrs, xs, (4, 2) + kernel, rng)
+
+
+def _check_against_references(transposed, attrs, xs, ws, rng):
+    """Forward and backward through the executor (float64), then the kernels
+    directly with add and null requests, against the loop references."""
+    name = "Deconvolution" if transposed else "Convolution"
+    kernel, groups = attrs["kernel"], attrs["num_group"]
+    geo = (kernel, attrs.get("stride", ()), attrs.get("pad", ()), ())
+    nf = attrs["num_filter"]
+    loc = conv_inputs(rng, xs, ws, nf, np.float64)
     if transposed:
-        loc = conv_inputs(rng, xs, (4, 2) + kernel, 4, np.float64)
-        ref = ref_deconv(loc["x"], loc["w"], loc["b"], kernel, (), pad, (), (), 2)
+        ref = ref_deconv(loc["x"], loc["w"], loc["b"], *geo, (), groups)
         sym = deconv(**attrs)
     else:
-        loc = conv_inputs(rng, xs, (4, 2) + kernel, 4, np.float64)
-        ref = ref_conv(loc["x"], loc["w"], loc["b"], kernel, (), pad, (), 2)
+        ref = ref_conv(loc["x"], loc["w"], loc["b"], *geo, groups)
         sym = conv(**attrs)
     check_symbolic_forward(sym, loc, [ref])
     og = rng.normal(size=ref.shape)
     if transposed:
-        dx = ref_conv(og, loc["w"], None, kernel, (), pad, (), 2)
-        _, dw, _ = ref_conv_grads(loc["x"], og, loc["w"], kernel, (), pad, (), 2)
-        db = og.sum(axis=(0, 2, 3))
+        dx = ref_conv(og, loc["w"], None, *geo, groups)
+        _, dw, _ = ref_conv_grads(loc["x"], og, loc["w"], *geo, groups)
+        db = og.sum(axis=tuple(i for i in range(og.ndim) if i != 1))
     else:
-        dx, dw, db = ref_conv_grads(og, loc["x"], loc["w"], kernel, (), pad, (), 2)
+        dx, dw, db = ref_conv_grads(og, loc["x"], loc["w"], *geo, groups)
     check_symbolic_backward(sym, loc, [og], {"x": dx, "w": dw, "b": db})
+
+    dev = cpu()
+    args = [loc["x"], loc["w"], loc["b"]]
+    op, call = _call(name, [xs, None, None], 1, [REQ_ADD], np.float64, attrs, dev)
+    (got,) = _run(op, call, dev, args, [np.ones(ref.shape)])
+    assert_almost_equal(got, ref + 1)
+    for req in ([REQ_ADD, REQ_ADD, REQ_NULL], [REQ_NULL, REQ_WRITE, REQ_ADD],
+                [REQ_ADD, REQ_NULL, REQ_WRITE]):
+        op, call = _call(f"_backward_{name}", [og.shape, xs, ws], 3, req, np.float64, attrs, dev)
+        got = _run(op, call, dev, [og, loc["x"], loc["w"]],
+                   [np.full(xs, 2.0), np.full(ws, 2.0), np.full(nf, 2.0)])
+        for r, g, e in zip(req, got, (dx, dw, db)):
+            if r == REQ_NULL:
+                assert np.all(g == 2.0)
+            else:
+                assert_almost_equal(g, e + (2.0 if r == REQ_ADD else 0.0))
+
+
+# Kernel taps that read only padding are left out of the GEMMs (the weights
+# compacted, their gradient spread back with zeros): (transposed, attrs, data, weight,
+# taps kept of 9 / of 1).
+PADDING_TAPS = [
+    (False, dict(kernel=(3, 3), pad=(1, 1)), (4, 4, 1, 1), (4, 4, 3, 3), 1),
+    (False, dict(kernel=(3, 3), pad=(1, 1), stride=(2, 2)), (4, 4, 2, 2), (4, 4, 3, 3), 4),
+    (False, dict(kernel=(1, 1), pad=(3, 3), stride=(4, 4)), (4, 2, 1, 1), (4, 2, 1, 1), 0),
+    (True, dict(kernel=(3, 3), pad=(1, 1)), (4, 4, 1, 1), (4, 4, 3, 3), 1),
+]
+
+
+@pytest.mark.parametrize("mode", ["serial", "chunks", "split"])
+@pytest.mark.parametrize("case", PADDING_TAPS)
+def test_padding_only_taps(case, mode, monkeypatch, two_threads, rng):
+    from nbdl.kernels.cpu.convolution import kept_taps, plan
+    from nbdl.ops.convolution import geometry
+    transposed, attrs, xs, ws, kept = case
+    attrs = dict(attrs, num_filter=4, num_group=1, no_bias=False)
+    if mode != "serial":
+        monkeypatch.setenv("NBDL_CONV_PARALLEL_MIN_FLOPS", "0")
+        monkeypatch.setenv("NBDL_CONV_CHUNK_MIN_COLS", "1" if mode == "chunks" else "1000")
+        monkeypatch.setenv("NBDL_CONV_BLOCK_COLS", "1")
+    name = "Deconvolution" if transposed else "Convolution"
+    geom = geometry(get_op(name).parse_attrs(attrs)[0], xs, transposed)
+    assert len(kept_taps(geom)) == kept
+    assert plan(geom, 8)[0] == {"serial": 0, "chunks": 1, "split": 2}[mode]
+    _check_against_references(transposed, attrs, xs, ws, rng)
+
+
+def test_gemm_views():
+    """_gemm.gemm on transposed and sub-block views, beta 0 and 1, both dtypes."""
+    from nbdl.kernels.cpu._gemm import gemm
+    r = np.random.RandomState(0)
+    for dt in (np.float32, np.float64):
+        a = r.rand(5, 7).astype(dt)
+        b = r.rand(9, 10).astype(dt)[1:8, 2:6]          # (7, 4) with leading dimension 10
+        c0 = r.rand(6, 4).astype(dt)
+        for aa in (a, np.ascontiguousarray(a.T).T):      # row-major and transposed views
+            for bb in (b, np.ascontiguousarray(b.T).T):
+                c = c0.copy()
+                gemm(aa, bb, c[1:], 2.0, 1.0)
+                want = c0.copy()
+                want[1:] += 2 * (a.astype(np.float64) @ b.astype(np.float64))
+                assert_almost_equal(c, want, rtol=1e-5, atol=1e-5)
+                ct = np.zeros((4, 5), dt)
+                gemm(aa, bb, ct.T, 1.0, 0.0)                 # C a transposed view
+                assert_almost_equal(ct.T, a @ b, rtol=1e-5, atol=1e-5)
+                big = np.zeros((5, 9), dt)
+                gemm(aa, bb, big[:, 3:7], 1.0, 0.0)      # C with leading dimension 9
+                assert_almost_equal(big[:, 3:7], a @ b, rtol=1e-5, atol=1e-5)
+                assert not big[:, :3].any() and not big[:, 7:].any()
+        c = np.full((5, 4), 3.0, dt)
+        gemm(a[:, :0], b[:0], c, 1.0, 1.0)               # K = 0: C = beta * C
+        assert np.all(c == 3.0)
 
 
 @pytest.mark.parametrize("make,attrs,xs,ws,nb", [

@@ -128,6 +128,13 @@ CASES = [
     ((2, 3, 4, 5), dict(global_pool=True, pool_type="avg")),
     ((1, 2, 3, 2, 2), dict(global_pool=True, pool_type="sum")),
     ((2, 1, 5), dict(global_pool=True, pool_type="lp", p_value=3)),
+    # the 2-D path's unrolled windows: 2x2 stride 2 max (disjoint, written directly; 'full'
+    # adds clipped border windows), 3x3 max inside and across the padding
+    ((2, 3, 6, 8), dict(kernel=(2, 2), stride=(2, 2))),
+    ((1, 2, 5, 7), dict(kernel=(2, 2), stride=(2, 2), pooling_convention="full")),
+    ((1, 2, 6, 5), dict(kernel=(2, 2), stride=(2, 2), pad=(1, 1))),
+    ((2, 2, 7, 6), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1))),
+    ((1, 1, 5, 6), dict(kernel=(3, 3))),
 ]
 
 
@@ -239,10 +246,11 @@ def _run(launch, *arrays):
 
 @pytest.mark.parametrize("device", ["cpu", "gpu"])
 @pytest.mark.parametrize("kw", [dict(kernel=(2, 2), pool_type="avg", pad=(1, 0)),
-                                dict(global_pool=True, pool_type="max")])
+                                dict(global_pool=True, pool_type="max"),
+                                dict(kernel=(2, 2), stride=(2, 2), pooling_convention="full")])
 def test_req_null_and_add(device, kw, rng):
     dev = cpu() if device == "cpu" else gpu()
-    x = _data(rng, (1, 2, 3, 3), kw, np.float64)
+    x = _data(rng, (1, 2, 5, 4), kw, np.float64)
     y = np_pool(x, **_ref_kw(kw))
     for req, base, want in ((REQ_ADD, 1.0, y + 1), (REQ_NULL, -9.0, np.full(y.shape, -9.0))):
         op, call = _call("Pooling", [x.shape], [req], np.float64, kw, dev)
@@ -262,6 +270,8 @@ def test_req_null_and_add(device, kw, rng):
 
 @pytest.mark.parametrize("kw", [dict(kernel=(3, 2), stride=(2, 1), pad=(1, 1), pool_type="avg"),
                                 dict(kernel=(2, 2), pool_type="max"),
+                                dict(kernel=(2, 2), stride=(2, 2), pool_type="max"),
+                                dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max"),
                                 dict(global_pool=True, pool_type="avg")])
 def test_parallel_variant(monkeypatch, kw, rng):
     monkeypatch.setenv("NBDL_PARALLEL_MIN", "1")

@@ -1,427 +1,899 @@
 """CPU kernels for Convolution and Deconvolution (views from
-``nbdl.ops.convolution.geometry``: every rank is 3-D, channels split by group).
+``nbdl.ops.convolution.geometry``: every rank is 3-D, channels split by group;
+item ``i = n*G + g`` is sample ``n``'s group ``g``; ``P = OD*OH*OW`` columns
+an image, ``CK = Cg*KD*KH*KW`` rows).
 
-Three primitives per batch item ``i`` (group ``g = i % G``), all through BLAS:
+Three primitives, all through BLAS (``_gemm.gemm``), each on a *block* of
+``nb`` samples at a time (one group ``g`` per GEMM):
 
-- forward:  ``cols_i = w_g . im2col(img_i)``            (Fg, P) = (Fg, CK) (CK, P)
-- data:     ``img_i += col2im(w_g^T . cols_i)``
-- weight:   ``dw_g += cols_i . im2col(img_i)^T``
+- forward:  ``cols[blk] = w_g . im2col(img[blk])``       (Fg, nb*P) = (Fg, CK) (CK, nb*P)
+- data:     ``img[blk] += col2im(w_g^T . cols[blk])``
+- weight:   ``dw_g += cols[blk] . im2col(img[blk])^T``   one GEMM with K = nb*P
 
-Convolution is forward (img = data); its gradient is data (cols = out_grad)
-and weight.  Deconvolution's forward is the data primitive (cols = data, img
-= output); its data gradient is the forward primitive on the out_grad and its
-weight gradient the weight primitive with img = out_grad, cols = data.  A 1x1
-kernel with stride 1 and no pad skips im2col (the image *is* the columns).
+A block's columns lie side by side in one buffer (sample ``j`` of the block
+at columns ``[j*P, (j+1)*P)``), so small images (an 8x8 output is 64
+columns) still make GEMMs of hundreds of columns, and a block's weight
+gradient is one GEMM accumulating into ``dw`` (``beta = 1``), not a GEMM and
+a sum per image.  The cols side of a block is gathered into (or the GEMM
+result scattered from) a second buffer of ``Fg x nb*P``, fused with the bias
+and ``REQ_ADD``.  A block of one sample uses the arrays themselves (``beta``
+honours ``REQ_ADD``), and a 1x1 kernel with stride 1 and no pad skips im2col
+(the image *is* the columns).  A large image is cut into *tiles* of output
+positions instead (a block of one sample, positions ``[qa, qb)``), so that a
+block's columns stay in cache until its GEMM reads them.
 
-Threading: ``threads == 1`` runs the batch serially and lets BLAS use its own
-threads inside each GEMM; ``threads > 1`` splits the batch statically into
-``threads`` strided chunks under ``prange`` (chunk ``t`` uses scratch row
-``t``; so results do not depend on scheduling), with BLAS held to one thread
-for the duration (``blas_threads``), since numba's and BLAS's threads must not
-nest.  Scratch (im2col columns, GEMM results for REQ_ADD, per-thread weight
-gradient partial sums) comes from the planner, one row per thread.
+im2col and col2im go through a table, built once a call, of the source
+offset of every (kernel tap, output position) in an image channel (-1 in
+the padding): one gather/scatter loop a channel, with no per-row bounds
+arithmetic (several times faster on small images).  Kernel taps that read
+only padding for every output (all but the centre of a padded 3x3 kernel on
+a 1x1 image: ResNet's last stage on 32x32 inputs) are left out of the
+table, and the weights are compacted to the kept taps at the start of the
+call (their gradient spread back, zero for the others), so the GEMMs skip
+the multiplications by padding.
+
+Convolution is forward (img = data); its gradient is weight then data (one
+gathered block of out_grad serves both).  Deconvolution's forward is the
+data primitive (cols = data, img = output); its backward takes the im2col of
+out_grad once per block for its data gradient (the forward primitive) and
+its weight gradient (cols = data).
+
+Variants (``mode``, picked at prepare time by ``plan``; BLAS is always held
+to one thread inside the parallel ones: numba's threads and BLAS's must not
+nest, and BLAS's own threads stall badly on a busy machine):
+
+- ``SERIAL``: small convolutions, or one thread; BLAS held to one thread
+  when a block's GEMM is small (``_blas_threads.hold_for``);
+- ``CHUNKS``: enough columns for every thread: a ``prange`` over ``nt``
+  contiguous chunks of samples, each a serial loop over its blocks with
+  scratch rows of its own, weight-gradient partial sums per chunk reduced at
+  the end.  A chunk's samples are fixed, so results do not depend on
+  scheduling.
+- ``SPLIT``: few columns (small batches, tiny images): a block at a time,
+  im2col/gather split over (sample, channel) pairs, then each GEMM split
+  over ``nt`` slices of its rows (output channels; input channels for the
+  data product, each slice followed by its col2im or scatter), so the
+  weight gradient needs no reduction.
+
+Scratch from the planner (``scratch``, sized for the kept taps): the column
+block ``(rows, CK*bs*P)`` (or ``CK*tile``; none for a one-image 1x1 direct
+block), the cols-side block ``(rows, Fg*bs*P)`` (only when ``bs > 1``),
+backward the partial sums ``(nt, G, Fg, CK)`` (only ``CHUNKS``), the int32
+im2col table and tap list ``(kv*P + kv,)``, and the compacted weights (and
+backward their gradient) when taps were left out; ``rows`` is ``nt`` for
+``CHUNKS``, else 1.
 """
 import numba
 import numpy as np
 from numba import njit, prange
 
-from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ...ops.convolution import geometry
-from ._blas_threads import blas_get_threads, blas_set_threads
+from ._blas_threads import (BLAS_THREAD_CONTROL, blas_get_threads, blas_set_threads, hold_blas,
+                            hold_for, release_blas)
+from ._gemm import gemm
+
+SERIAL, CHUNKS, SPLIT = 0, 1, 2
 
 
-# -- im2col / col2im -------------------------------------------------------------
+# -- the im2col table and one channel's im2col / col2im ------------------------------
 
 @njit(cache=True, inline="always")
-def _valid(n_out, stride, off, size):
-    """[lo, hi) of output positions o with 0 <= o*stride + off < size."""
+def _axis_reads(n_out, stride, off, size):
+    """Whether a tap at offset ``off`` reads inside [0, size) for some output."""
     lo = 0 if off >= 0 else (-off + stride - 1) // stride
-    hi = 0 if size - off <= 0 else (size - off + stride - 1) // stride
-    if hi > n_out:
-        hi = n_out
-    if lo > hi:
-        lo = hi
-    return lo, hi
+    return lo < n_out and lo * stride + off < size
 
 
 @njit(cache=True)
-def im2col(img, col, od_, oh_, ow_, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    """col (Cg*KD*KH*KW, OD*OH*OW) from img (Cg, D, H, W), zero outside."""
-    zero = img.dtype.type(0)
-    c_n, d_n, h_n, w_n = img.shape
-    row = 0
-    for c in range(c_n):
-        for a in range(kd):
-            for b in range(kh):
-                for e in range(kw):
-                    xoff = e * dw - pw
-                    lo, hi = _valid(ow_, sw, xoff, w_n)
-                    for od in range(od_):
-                        z = od * sd - pd + a * dd
-                        for oh in range(oh_):
-                            y = oh * sh - ph + b * dh
-                            base = (od * oh_ + oh) * ow_
-                            if z < 0 or z >= d_n or y < 0 or y >= h_n:
-                                for o in range(ow_):
-                                    col[row, base + o] = zero
-                                continue
-                            for o in range(lo):
-                                col[row, base + o] = zero
-                            for o in range(lo, hi):
-                                col[row, base + o] = img[c, z, y, o * sw + xoff]
-                            for o in range(hi, ow_):
-                                col[row, base + o] = zero
-                    row += 1
+def _make_table(tbl, d_n, h_n, w_n, geo):
+    """Fill the im2col table and return the number of taps ``kv`` kept.
+
+    Taps that read only padding (every output position of a 1x1 image but
+    the centre tap of a padded 3x3 kernel) are left out: ``tbl[r*P + q]``
+    for the kept taps ``r < kv`` is the offset in a (D, H, W) channel read at
+    output position q, or -1 in the padding, and ``tbl[kv*P + r]`` is kept tap
+    ``r``'s index in the full kernel."""
+    od_, oh_, ow_, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geo
+    p = od_ * oh_ * ow_
+    kv = 0
+    for a in range(kd):
+        if not _axis_reads(od_, sd, a * dd - pd, d_n):
+            continue
+        for b in range(kh):
+            if not _axis_reads(oh_, sh, b * dh - ph, h_n):
+                continue
+            for e in range(kw):
+                if _axis_reads(ow_, sw, e * dw - pw, w_n):
+                    kv += 1
+    r = 0
+    for a in range(kd):
+        for b in range(kh):
+            for e in range(kw):
+                if not (_axis_reads(od_, sd, a * dd - pd, d_n)
+                        and _axis_reads(oh_, sh, b * dh - ph, h_n)
+                        and _axis_reads(ow_, sw, e * dw - pw, w_n)):
+                    continue
+                tbl[kv * p + r] = (a * kh + b) * kw + e
+                for od in range(od_):
+                    z = od * sd - pd + a * dd
+                    for oh in range(oh_):
+                        y = oh * sh - ph + b * dh
+                        inside = z >= 0 and z < d_n and y >= 0 and y < h_n
+                        q = r * p + (od * oh_ + oh) * ow_
+                        for ow in range(ow_):
+                            x = ow * sw - pw + e * dw
+                            if inside and x >= 0 and x < w_n:
+                                tbl[q + ow] = (z * h_n + y) * w_n + x
+                            else:
+                                tbl[q + ow] = -1
+                r += 1
+    return kv
 
 
 @njit(cache=True)
-def col2im_add(col, img, od_, oh_, ow_, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    """img (Cg, D, H, W) += the columns scattered back (im2col's adjoint)."""
-    c_n, d_n, h_n, w_n = img.shape
-    row = 0
-    for c in range(c_n):
-        for a in range(kd):
-            for b in range(kh):
-                for e in range(kw):
-                    xoff = e * dw - pw
-                    lo, hi = _valid(ow_, sw, xoff, w_n)
-                    for od in range(od_):
-                        z = od * sd - pd + a * dd
-                        if z < 0 or z >= d_n:
-                            continue
-                        for oh in range(oh_):
-                            y = oh * sh - ph + b * dh
-                            if y < 0 or y >= h_n:
-                                continue
-                            base = (od * oh_ + oh) * ow_
-                            for o in range(lo, hi):
-                                img[c, z, y, o * sw + xoff] += col[row, base + o]
-                    row += 1
+def _compact_row(u, w, wc, tbl, k, kv, p):
+    """wc[g, f, c*kv + r] = w[g, f, c*K + tap r] for row u = (g, f)."""
+    fg = w.shape[1]
+    g = u // fg
+    f = u - g * fg
+    ci = w.shape[2] // k
+    taps = tbl[kv * p:kv * p + kv]
+    for c in range(ci):
+        for r in range(kv):
+            wc[g, f, c * kv + r] = w[g, f, c * k + taps[r]]
 
-
-# -- per-item steps ----------------------------------------------------------------
 
 @njit(cache=True)
-def _columns(img_i, col_t, direct, od_, oh_, ow_, kd, kh, kw, sd, sh, sw, pd, ph, pw,
-             dd, dh, dw):
+def _expand_row(u, part, dw3, tbl, k, kv, p, add):
+    """dw3[g, f] (=|+=) the sum over chunks of part[t, g, f], spread back over
+    the full kernel (zero for the left-out taps) for row u = (g, f)."""
+    fg = dw3.shape[1]
+    g = u // fg
+    f = u - g * fg
+    ci = dw3.shape[2] // k
+    taps = tbl[kv * p:kv * p + kv]
+    zero = dw3.dtype.type(0)
+    if not add:
+        for q in range(dw3.shape[2]):
+            dw3[g, f, q] = zero
+    for c in range(ci):
+        for r in range(kv):
+            acc = zero
+            for t in range(part.shape[0]):
+                acc += part[t, g, f, c * kv + r]
+            dw3[g, f, c * k + taps[r]] += acc
+
+
+@njit(cache=True)
+def _im2col_channel(src, col, c, off, tbl, k, p, qa, qb):
+    """col[c*K + r, off + q] = src[tbl[r*P + q]] (0 where -1) for positions
+    q in [qa, qb); src is a flat channel."""
+    zero = src.dtype.type(0)
+    row = c * k
+    for r in range(k):
+        t0 = r * p
+        for q in range(qa, qb):
+            idx = tbl[t0 + q]
+            col[row + r, off + q] = src[idx] if idx >= 0 else zero
+
+
+@njit(cache=True)
+def _col2im_channel(col, dst, c, off, tbl, k, p, qa, qb):
+    """dst (a flat channel) += its rows of col for positions [qa, qb)
+    scattered back (im2col's adjoint)."""
+    row = c * k
+    for r in range(k):
+        t0 = r * p
+        for q in range(qa, qb):
+            idx = tbl[t0 + q]
+            if idx >= 0:
+                dst[idx] += col[row + r, off + q]
+
+
+# -- units of a block, one (sample j, channel) each -------------------------------------
+# A block is samples n0 .. n0+nb of group g, output positions [qa, qb) of each (all of
+# them when nb > 1); the columns of sample j start at j*(qb - qa).
+
+@njit(cache=True)
+def _fill_unit(u, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb):
+    """Channel c of item (n0+j, g) into its rows and columns of colb."""
+    ci = img3.shape[1]
+    j = u // ci
+    c = u - j * ci
+    i = (n0 + j) * g_n + g
+    off = j * (qb - qa) - qa
     if direct:
-        return img_i.reshape(img_i.shape[0], img_i.shape[1] * img_i.shape[2] * img_i.shape[3])
-    im2col(img_i, col_t, od_, oh_, ow_, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-    return col_t
-
-
-@njit(cache=True)
-def _forward_chunk(t, nt, img, w, b, cols, col, gtmp, has_bias, req, direct,
-                   kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    """cols[i] (=|+=) w[g] . im2col(img[i]) (+ bias) for items i = t, t+nt, ..."""
-    n_items, fg = cols.shape[0], cols.shape[1]
-    od_, oh_, ow_ = cols.shape[2], cols.shape[3], cols.shape[4]
-    g_n = w.shape[0]
-    p = od_ * oh_ * ow_
-    for i in range(t, n_items, nt):
-        g = i % g_n
-        src = _columns(img[i], col[t], direct, od_, oh_, ow_, kd, kh, kw, sd, sh, sw,
-                       pd, ph, pw, dd, dh, dw)
-        out = cols[i].reshape(fg, p)
-        if req == REQ_ADD:
-            np.dot(w[g], src, gtmp[t])
-            out += gtmp[t]
-        else:
-            np.dot(w[g], src, out)
-        if has_bias:
-            for f in range(fg):
-                bv = b[g * fg + f]
-                for q in range(p):
-                    out[f, q] += bv
-
-
-@njit(cache=True)
-def _data_chunk(t, nt, cols, w, img, col, req, direct,
-                kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    """img[i] (=|+=) col2im(w[g]^T . cols[i])."""
-    n_items, fg = cols.shape[0], cols.shape[1]
-    od_, oh_, ow_ = cols.shape[2], cols.shape[3], cols.shape[4]
-    g_n = w.shape[0]
-    p = od_ * oh_ * ow_
-    for i in range(t, n_items, nt):
-        g = i % g_n
-        src = cols[i].reshape(fg, p)
-        dst = img[i]
-        if direct and req != REQ_ADD:
-            np.dot(w[g].T, src, dst.reshape(dst.shape[0], p))
-            continue
-        np.dot(w[g].T, src, col[t])
-        if direct:
-            dst.reshape(dst.shape[0], p)[:, :] += col[t]
-            continue
-        if req != REQ_ADD:
-            dst[:] = 0
-        col2im_add(col[t], dst, od_, oh_, ow_, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-
-
-@njit(cache=True)
-def _weight_chunk(t, nt, img, cols, part, wtmp, direct,
-                  kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, col):
-    """part[t, g] = sum over this chunk's items of cols[i] . im2col(img[i])^T."""
-    n_items, fg = cols.shape[0], cols.shape[1]
-    od_, oh_, ow_ = cols.shape[2], cols.shape[3], cols.shape[4]
-    g_n = part.shape[1]
-    p = od_ * oh_ * ow_
-    part[t] = 0
-    for i in range(t, n_items, nt):
-        g = i % g_n
-        src = _columns(img[i], col[t], direct, od_, oh_, ow_, kd, kh, kw, sd, sh, sw,
-                       pd, ph, pw, dd, dh, dw)
-        np.dot(cols[i].reshape(fg, p), src.T, wtmp[t])
-        part[t, g] += wtmp[t]
-
-
-@njit(cache=True)
-def _reduce_parts(part, dw, req):
-    """dw (G, Fg, CK) (=|+=) the sum of the per-thread partial sums."""
-    if req != REQ_ADD:
-        dw[:] = part[0]
+        s = img3[i, c]
+        for q in range(qa, qb):
+            colb[c, off + q] = s[q]
     else:
-        dw += part[0]
-    for t in range(1, part.shape[0]):
-        dw += part[t]
+        _im2col_channel(img3[i, c], colb, c, off, tbl, k, p, qa, qb)
 
 
 @njit(cache=True)
-def _bias_grad(a, db, g_n, req):
-    """db[g*Fg + f] (=|+=) sum of a[i, f, ...] over the items i of group g."""
-    n_items, fg = a.shape[0], a.shape[1]
-    s = a[0, 0].size if n_items else 0
-    flat = a.reshape(n_items, fg, s)
-    if req != REQ_ADD:
-        db[:] = 0
-    for i in range(n_items):
-        g = i % g_n
-        for f in range(fg):
-            acc = a.dtype.type(0)
-            for q in range(s):
-                acc += flat[i, f, q]
-            db[g * fg + f] += acc
+def _unfill_unit(u, colb, img3, n0, g, g_n, direct, add, tbl, k, p, qa, qb):
+    """Channel c of item (n0+j, g) (=|+=) col2im of its rows/columns of colb
+    (a write zeroes the channel with the first positions)."""
+    ci = img3.shape[1]
+    j = u // ci
+    c = u - j * ci
+    i = (n0 + j) * g_n + g
+    off = j * (qb - qa) - qa
+    dst = img3[i, c]
+    if direct:
+        if add:
+            for q in range(qa, qb):
+                dst[q] += colb[c, off + q]
+        else:
+            for q in range(qa, qb):
+                dst[q] = colb[c, off + q]
+        return
+    if not add and qa == 0:
+        dst[:] = 0
+    _col2im_channel(colb, dst, c, off, tbl, k, p, qa, qb)
 
-
-# -- entry points (serial / parallel over batch chunks) ------------------------------------
 
 @njit(cache=True)
-def conv_forward(img, w, b, cols, col, gtmp, has_bias, req, direct, nt,
+def _scatter_unit(u, res, out3, b, n0, g, g_n, has_bias, add):
+    """out3[i, f] (=|+=) res[f, j*P..] (+ bias) for item i = (n0+j, g)."""
+    fg, p = out3.shape[1], out3.shape[2]
+    j = u // fg
+    f = u - j * fg
+    i = (n0 + j) * g_n + g
+    q0 = j * p
+    bv = b[g * fg + f] if has_bias else out3.dtype.type(0)
+    o = out3[i, f]
+    if add:
+        for q in range(p):
+            o[q] += res[f, q0 + q] + bv
+    else:
+        for q in range(p):
+            o[q] = res[f, q0 + q] + bv
+
+
+@njit(cache=True)
+def _gather_unit(u, src3, dst, n0, g, g_n):
+    """dst[f, j*P..] = src3[i, f] for item i = (n0+j, g)."""
+    fg, p = src3.shape[1], src3.shape[2]
+    j = u // fg
+    f = u - j * fg
+    i = (n0 + j) * g_n + g
+    q0 = j * p
+    s = src3[i, f]
+    for q in range(p):
+        dst[f, q0 + q] = s[q]
+
+
+@njit(cache=True, parallel=True)
+def _fill_par(n_units, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb):
+    for u in prange(n_units):
+        _fill_unit(u, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb)
+
+
+@njit(cache=True, parallel=True)
+def _gather_par(n_units, src3, dst, n0, g, g_n):
+    for u in prange(n_units):
+        _gather_unit(u, src3, dst, n0, g, g_n)
+
+
+# -- one block (SERIAL, each CHUNKS chunk, and SPLIT's pieces) ------------------------------
+
+@njit(cache=True)
+def _block(flat, rows, m):
+    """The first rows*m elements of a scratch row, viewed (rows, m)."""
+    return flat[:rows * m].reshape(rows, m)
+
+
+@njit(cache=True)
+def _columns(par, img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb):
+    """The (CK, nb*(qb-qa)) columns of a block: the image itself for one 1x1
+    direct sample, else im2col into the column scratch (units split by
+    prange when ``par``)."""
+    if direct and nb == 1:
+        return img3[n0 * g_n + g][:, qa:qb]
+    colb = _block(col, img3.shape[1] * k, nb * (qb - qa))
+    n_units = nb * img3.shape[1]
+    if par:
+        _fill_par(n_units, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb)
+    else:
+        for u in range(n_units):
+            _fill_unit(u, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb)
+    return colb
+
+
+@njit(cache=True)
+def _cols_side(par, src3, buf, n0, nb, g, g_n, qa, qb):
+    """The (Fg, nb*(qb-qa)) cols-side operand of a block: the item itself for
+    one sample, else gathered into the block scratch."""
+    if nb == 1:
+        return src3[n0 * g_n + g][:, qa:qb]
+    fg, p = src3.shape[1], src3.shape[2]
+    dst = _block(buf, fg, nb * p)
+    if par:
+        _gather_par(nb * fg, src3, dst, n0, g, g_n)
+    else:
+        for u in range(nb * fg):
+            _gather_unit(u, src3, dst, n0, g, g_n)
+    return dst
+
+
+@njit(cache=True)
+def _product_cols(wg, src, out3, buf, b, n0, nb, g, g_n, has_bias, add, f0, f1, qa, qb):
+    """Rows f0 .. f1 of the block's items on the cols side (=|+=) wg . src (+ bias)."""
+    fg, p = out3.shape[1], out3.shape[2]
+    if f1 <= f0:
+        return
+    if nb == 1:
+        o = out3[n0 * g_n + g]
+        gemm(wg[f0:f1], src, o[f0:f1, qa:qb], 1.0, 1.0 if add else 0.0)
+        if has_bias:
+            for f in range(f0, f1):
+                bv = b[g * fg + f]
+                for q in range(qa, qb):
+                    o[f, q] += bv
+        return
+    res = _block(buf, fg, nb * p)
+    gemm(wg[f0:f1], src, res[f0:f1], 1.0, 0.0)
+    for j in range(nb):
+        for f in range(f0, f1):
+            _scatter_unit(j * fg + f, res, out3, b, n0, g, g_n, has_bias, add)
+
+
+@njit(cache=True)
+def _product_img(wg, src, img3, col, n0, nb, g, g_n, direct, add, tbl, k, p, c0, c1, qa, qb):
+    """Channels c0 .. c1 of the block's items on the img side (=|+=)
+    col2im(wg^T . src)."""
+    if c1 <= c0:
+        return
+    ci = img3.shape[1]
+    r0, r1 = c0 * k, c1 * k
+    wt = wg[:, r0:r1].T
+    if direct and nb == 1:
+        gemm(wt, src, img3[n0 * g_n + g, c0:c1, qa:qb], 1.0, 1.0 if add else 0.0)
+        return
+    colb = _block(col, ci * k, nb * (qb - qa))
+    gemm(wt, src, colb[r0:r1], 1.0, 0.0)
+    for j in range(nb):
+        for c in range(c0, c1):
+            _unfill_unit(j * ci + c, colb, img3, n0, g, g_n, direct, add, tbl, k, p, qa, qb)
+
+
+# -- sample ranges, serial over blocks (and over column tiles of one image) -------------------
+
+@njit(cache=True)
+def _forward_range(lo, hi, bs, tile, img3, w, b, out3, col, buf, has_bias, add, direct, tbl,
+                   k, p):
+    g_n, fg = w.shape[0], w.shape[1]
+    for n0 in range(lo, hi, bs):
+        nb = min(bs, hi - n0)
+        for qa in range(0, p, tile):
+            qb = min(p, qa + tile)
+            for g in range(g_n):
+                src = _columns(0, img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
+                _product_cols(w[g], src, out3, buf, b, n0, nb, g, g_n, has_bias, add, 0, fg,
+                              qa, qb)
+
+
+@njit(cache=True)
+def _data_range(lo, hi, bs, tile, x3, w, img3, col, buf, add, direct, tbl, k, p):
+    g_n = w.shape[0]
+    for n0 in range(lo, hi, bs):
+        nb = min(bs, hi - n0)
+        for qa in range(0, p, tile):
+            qb = min(p, qa + tile)
+            for g in range(g_n):
+                src = _cols_side(0, x3, buf, n0, nb, g, g_n, qa, qb)
+                _product_img(w[g], src, img3, col, n0, nb, g, g_n, direct, add, tbl, k, p, 0,
+                             img3.shape[1], qa, qb)
+
+
+@njit(cache=True)
+def _conv_backward_range(lo, hi, bs, tile, og3, img3, w, dimg3, dwt, col, buf, r_img, r_w,
+                         w_add, direct, tbl, k, p):
+    """dwt[g] (=|+=, by w_add for the first block) the sum over blocks of
+    og . im2col(img)^T, then dimg (req r_img) col2im(w^T . og)."""
+    g_n = w.shape[0]
+    for n0 in range(lo, hi, bs):
+        nb = min(bs, hi - n0)
+        for qa in range(0, p, tile):
+            qb = min(p, qa + tile)
+            beta = 1.0 if (w_add or n0 > lo or qa > 0) else 0.0
+            for g in range(g_n):
+                ogb = _cols_side(0, og3, buf, n0, nb, g, g_n, qa, qb)
+                if r_w != REQ_NULL:
+                    src = _columns(0, img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
+                    gemm(ogb, src.T, dwt[g], 1.0, beta)
+                if r_img != REQ_NULL:
+                    _product_img(w[g], ogb, dimg3, col, n0, nb, g, g_n, direct,
+                                 r_img == REQ_ADD, tbl, k, p, 0, dimg3.shape[1], qa, qb)
+
+
+@njit(cache=True)
+def _deconv_backward_range(lo, hi, bs, tile, og3, x3, w, dx3, dwt, col, buf, r_x, r_w, w_add,
+                           direct, tbl, k, p):
+    """One im2col of out_grad a block serves dwt[g] += x . col^T and dx = w . col."""
+    g_n, fg = w.shape[0], w.shape[1]
+    for n0 in range(lo, hi, bs):
+        nb = min(bs, hi - n0)
+        for qa in range(0, p, tile):
+            qb = min(p, qa + tile)
+            beta = 1.0 if (w_add or n0 > lo or qa > 0) else 0.0
+            for g in range(g_n):
+                src = _columns(0, og3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
+                if r_w != REQ_NULL:
+                    xb = _cols_side(0, x3, buf, n0, nb, g, g_n, qa, qb)
+                    gemm(xb, src.T, dwt[g], 1.0, beta)
+                if r_x != REQ_NULL:
+                    _product_cols(w[g], src, dx3, buf, w[g, 0, :0], n0, nb, g, g_n, False,
+                                  r_x == REQ_ADD, 0, fg, qa, qb)
+
+
+# -- SPLIT: a block at a time, GEMM rows split over threads ------------------------------
+
+@njit(cache=True, inline="always")
+def _slice(n, t, nt):
+    return n * t // nt, n * (t + 1) // nt
+
+
+@njit(cache=True, parallel=True)
+def _forward_split(nt, bs, img3, w, b, out3, col, buf, has_bias, add, direct, tbl, k, p):
+    g_n, fg = w.shape[0], w.shape[1]
+    n = img3.shape[0] // g_n
+    for n0 in range(0, n, bs):
+        nb = min(bs, n - n0)
+        for g in range(g_n):
+            src = _columns(1, img3, col, n0, nb, g, g_n, direct, tbl, k, p, 0, p)
+            for t in prange(nt):
+                f0, f1 = _slice(fg, t, nt)
+                _product_cols(w[g], src, out3, buf, b, n0, nb, g, g_n, has_bias, add, f0, f1, 0,
+                              p)
+
+
+@njit(cache=True, parallel=True)
+def _data_split(nt, bs, x3, w, img3, col, buf, add, direct, tbl, k, p):
+    g_n, ci = w.shape[0], img3.shape[1]
+    n = x3.shape[0] // g_n
+    for n0 in range(0, n, bs):
+        nb = min(bs, n - n0)
+        for g in range(g_n):
+            src = _cols_side(1, x3, buf, n0, nb, g, g_n, 0, p)
+            for t in prange(nt):
+                c0, c1 = _slice(ci, t, nt)
+                _product_img(w[g], src, img3, col, n0, nb, g, g_n, direct, add, tbl, k, p,
+                             c0, c1, 0, p)
+
+
+@njit(cache=True, parallel=True)
+def _conv_backward_split(nt, bs, og3, img3, w, dimg3, dw3, col, buf, r_img, r_w, w_add, direct,
+                         tbl, k, p):
+    g_n, fg, ci = w.shape[0], w.shape[1], img3.shape[1]
+    n = img3.shape[0] // g_n
+    for n0 in range(0, n, bs):
+        nb = min(bs, n - n0)
+        for g in range(g_n):
+            ogb = _cols_side(1, og3, buf, n0, nb, g, g_n, 0, p)
+            if r_w != REQ_NULL:
+                src = _columns(1, img3, col, n0, nb, g, g_n, direct, tbl, k, p, 0, p)
+                beta = 1.0 if (w_add or n0 > 0) else 0.0
+                for t in prange(nt):
+                    f0, f1 = _slice(fg, t, nt)
+                    if f1 > f0:
+                        gemm(ogb[f0:f1], src.T, dw3[g, f0:f1], 1.0, beta)
+            if r_img != REQ_NULL:
+                for t in prange(nt):
+                    c0, c1 = _slice(ci, t, nt)
+                    _product_img(w[g], ogb, dimg3, col, n0, nb, g, g_n, direct,
+                                 r_img == REQ_ADD, tbl, k, p, c0, c1, 0, p)
+
+
+@njit(cache=True, parallel=True)
+def _deconv_backward_split(nt, bs, og3, x3, w, dx3, dw3, col, buf, r_x, r_w, w_add, direct, tbl,
+                           k, p):
+    """Thread t owns rows f0 .. f1 of x's block: it reads them for dw, then
+    overwrites them with its rows of w . col (same scratch)."""
+    g_n, fg = w.shape[0], w.shape[1]
+    n = x3.shape[0] // g_n
+    for n0 in range(0, n, bs):
+        nb = min(bs, n - n0)
+        for g in range(g_n):
+            src = _columns(1, og3, col, n0, nb, g, g_n, direct, tbl, k, p, 0, p)
+            xb = _cols_side(1, x3, buf, n0, nb, g, g_n, 0, p) if r_w != REQ_NULL else src[:0]
+            beta = 1.0 if (w_add or n0 > 0) else 0.0
+            for t in prange(nt):
+                f0, f1 = _slice(fg, t, nt)
+                if f1 > f0 and r_w != REQ_NULL:
+                    gemm(xb[f0:f1], src.T, dw3[g, f0:f1], 1.0, beta)
+                if r_x != REQ_NULL:
+                    _product_cols(w[g], src, dx3, buf, w[g, 0, :0], n0, nb, g, g_n, False,
+                                  r_x == REQ_ADD, f0, f1, 0, p)
+
+
+# -- reductions and bias ---------------------------------------------------------------
+
+@njit(cache=True)
+def _reduce_row(r, part, dw3, add):
+    fg, ck = dw3.shape[1], dw3.shape[2]
+    g = r // fg
+    f = r - g * fg
+    for q in range(ck):
+        acc = part[0, g, f, q]
+        for t in range(1, part.shape[0]):
+            acc += part[t, g, f, q]
+        if add:
+            dw3[g, f, q] += acc
+        else:
+            dw3[g, f, q] = acc
+
+
+@njit(cache=True, parallel=True)
+def _reduce_parts(part, dw3, add):
+    """dw (G, Fg, CK) (=|+=) the sum of the per-chunk partial sums."""
+    for r in prange(dw3.shape[0] * dw3.shape[1]):
+        _reduce_row(r, part, dw3, add)
+
+
+@njit(cache=True)
+def _bias_channel(ch, a3, db, g_n, add):
+    """db[ch] (=|+=) the sum over the items of ch's group of a3[i, f, :]."""
+    fg = a3.shape[1]
+    g = ch // fg
+    f = ch - g * fg
+    acc = a3.dtype.type(0)
+    for i in range(g, a3.shape[0], g_n):
+        for q in range(a3.shape[2]):
+            acc += a3[i, f, q]
+    if add:
+        db[ch] += acc
+    else:
+        db[ch] = acc
+
+
+@njit(cache=True)
+def _bias_grad(a3, db, g_n, req):
+    for ch in range(db.shape[0]):
+        _bias_channel(ch, a3, db, g_n, req == REQ_ADD)
+
+
+@njit(cache=True, parallel=True)
+def _bias_grad_par(a3, db, g_n, req):
+    for ch in prange(db.shape[0]):
+        _bias_channel(ch, a3, db, g_n, req == REQ_ADD)
+
+
+@njit(cache=True)
+def _add_bias_unit(u, a3, b, g_n):
+    fg = a3.shape[1]
+    i = u // fg
+    f = u - i * fg
+    bv = b[(i % g_n) * fg + f]
+    for q in range(a3.shape[2]):
+        a3[i, f, q] += bv
+
+
+@njit(cache=True)
+def _add_bias(a3, b, g_n):
+    for u in range(a3.shape[0] * a3.shape[1]):
+        _add_bias_unit(u, a3, b, g_n)
+
+
+@njit(cache=True, parallel=True)
+def _add_bias_par(a3, b, g_n):
+    for u in prange(a3.shape[0] * a3.shape[1]):
+        _add_bias_unit(u, a3, b, g_n)
+
+
+# -- entry points ---------------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _flat3(a):
+    return a.reshape(a.shape[0], a.shape[1], a.shape[2] * a.shape[3] * a.shape[4])
+
+
+@njit(cache=True)
+def _setup(img, cols, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    """(weights, K, kv, P): the im2col table filled unless direct, and, when
+    taps that read only padding were left out (kv < K), the weights
+    compacted to the kv kept taps in ``wsc[0]``."""
+    geo = (cols.shape[2], cols.shape[3], cols.shape[4], kd, kh, kw, sd, sh, sw, pd, ph, pw,
+           dd, dh, dw)
+    k = kd * kh * kw
+    p = cols.shape[2] * cols.shape[3] * cols.shape[4]
+    kv = k
+    if not direct:
+        kv = _make_table(tbl, img.shape[2], img.shape[3], img.shape[4], geo)
+    if kv == k:
+        return w, k, kv, p
+    wc = wsc[0]
+    for u in range(w.shape[0] * w.shape[1]):
+        _compact_row(u, w, wc, tbl, k, kv, p)
+    return wc, k, kv, p
+
+
+@njit(cache=True)
+def _finish_weight(part, dw3, tbl, k, kv, p, add, par):
+    """dw3 (=|+=) the sum of the partial sums (spread back over the full
+    kernel when taps were left out)."""
+    if kv == k:
+        if par:
+            _reduce_parts(part, dw3, add)
+        else:
+            for r in range(dw3.shape[0] * dw3.shape[1]):
+                _reduce_row(r, part, dw3, add)
+    elif par:
+        _expand_par(part, dw3, tbl, k, kv, p, add)
+    else:
+        for r in range(dw3.shape[0] * dw3.shape[1]):
+            _expand_row(r, part, dw3, tbl, k, kv, p, add)
+
+
+@njit(cache=True, parallel=True)
+def _expand_par(part, dw3, tbl, k, kv, p, add):
+    for r in prange(dw3.shape[0] * dw3.shape[1]):
+        _expand_row(r, part, dw3, tbl, k, kv, p, add)
+
+
+@njit(cache=True)
+def conv_forward(img, w, b, cols, col, buf, tbl, wsc, has_bias, req, direct, mode, nt, bs, tile, hold,
                  kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    """cols (=|+=) w . im2col(img) (+ b); ``mode``/``nt``/``bs`` from ``plan``."""
     if req == REQ_NULL:
         return
-    _forward_chunk(0, 1, img, w, b, cols, col, gtmp, has_bias, req, direct,
-                   kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+    wk, k, kv, p = _setup(img, cols, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw,
+                          dd, dh, dw)
+    n = img.shape[0] // w.shape[0]
+    prev = hold_blas(hold)
+    _forward_range(0, n, bs, tile, _flat3(img), wk, b, _flat3(cols), col[0], buf[0], has_bias,
+                   req == REQ_ADD, direct, tbl, kv, p)
+    release_blas(prev)
 
 
 @njit(cache=True, parallel=True)
-def conv_forward_parallel(img, w, b, cols, col, gtmp, has_bias, req, direct, nt,
-                          kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+def conv_forward_parallel(img, w, b, cols, col, buf, tbl, wsc, has_bias, req, direct, mode, nt,
+                          bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
     if req == REQ_NULL:
         return
+    wk, k, kv, p = _setup(img, cols, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw,
+                          dd, dh, dw)
+    n = img.shape[0] // w.shape[0]
+    img3, out3, add = _flat3(img), _flat3(cols), req == REQ_ADD
     saved = blas_get_threads()
     blas_set_threads(1)
-    for t in prange(nt):
-        _forward_chunk(t, nt, img, w, b, cols, col, gtmp, has_bias, req, direct,
-                       kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+    if mode == SPLIT:
+        _forward_split(nt, bs, img3, wk, b, out3, col[0], buf[0], has_bias, add, direct, tbl,
+                       kv, p)
+    else:
+        for t in prange(nt):
+            lo, hi = _slice(n, t, nt)
+            _forward_range(lo, hi, bs, tile, img3, wk, b, out3, col[t], buf[t], has_bias, add,
+                           direct, tbl, kv, p)
     blas_set_threads(saved)
 
 
 @njit(cache=True)
-def conv_backward(og, img, w, dimg, dw_, db, col, part, wtmp, gtmp, r_img, r_w, r_b,
-                  has_bias, direct, nt, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+def conv_backward(og, img, w, dimg, dw_, db, col, part, buf, tbl, wsc, r_img, r_w, r_b,
+                  has_bias, direct, mode, nt, bs, tile, hold,
+                  kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
     """Convolution's gradients: og is the cols side, img the data."""
-    if r_w != REQ_NULL:
-        _weight_chunk(0, 1, img, og, part, wtmp, direct,
-                      kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, col)
-        _reduce_parts(part, dw_, r_w)
-    if r_img != REQ_NULL:
-        _data_chunk(0, 1, og, w, dimg, col, r_img, direct,
-                    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+    wk, k, kv, p = _setup(img, og, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw,
+                          dd, dh, dw)
+    n = img.shape[0] // w.shape[0]
+    og3 = _flat3(og)
+    compact = kv < k
+    if r_w == REQ_WRITE and n == 0:
+        dw_[:] = 0
+    if r_w != REQ_NULL or r_img != REQ_NULL:
+        prev = hold_blas(hold)
+        _conv_backward_range(0, n, bs, tile, og3, _flat3(img), wk, _flat3(dimg),
+                             wsc[1] if compact else dw_, col[0], buf[0], r_img, r_w,
+                             r_w == REQ_ADD and not compact, direct, tbl, kv, p)
+        release_blas(prev)
+        if compact and r_w != REQ_NULL and n > 0:
+            _finish_weight(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD, 0)
     if has_bias and r_b != REQ_NULL:
-        _bias_grad(og, db, w.shape[0], r_b)
+        _bias_grad(og3, db, w.shape[0], r_b)
 
 
 @njit(cache=True, parallel=True)
-def conv_backward_parallel(og, img, w, dimg, dw_, db, col, part, wtmp, gtmp, r_img, r_w, r_b,
-                           has_bias, direct, nt, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    saved = blas_get_threads()
-    blas_set_threads(1)
-    for t in prange(nt):
-        if r_w != REQ_NULL:
-            _weight_chunk(t, nt, img, og, part, wtmp, direct,
-                          kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, col)
-        if r_img != REQ_NULL:
-            _data_chunk(t, nt, og, w, dimg, col, r_img, direct,
-                        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-    blas_set_threads(saved)
-    if r_w != REQ_NULL:
-        _reduce_parts(part, dw_, r_w)
+def conv_backward_parallel(og, img, w, dimg, dw_, db, col, part, buf, tbl, wsc, r_img, r_w, r_b,
+                           has_bias, direct, mode, nt, bs, tile, hold,
+                           kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    wk, k, kv, p = _setup(img, og, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw,
+                          dd, dh, dw)
+    n = img.shape[0] // w.shape[0]
+    og3, img3, dimg3 = _flat3(og), _flat3(img), _flat3(dimg)
+    compact = kv < k
+    if r_w == REQ_WRITE and n == 0:
+        dw_[:] = 0
+    if r_w != REQ_NULL or r_img != REQ_NULL:
+        saved = blas_get_threads()
+        blas_set_threads(1)
+        if mode == SPLIT:
+            _conv_backward_split(nt, bs, og3, img3, wk, dimg3, wsc[1] if compact else dw_,
+                                 col[0], buf[0], r_img, r_w, r_w == REQ_ADD and not compact,
+                                 direct, tbl, kv, p)
+        else:
+            for t in prange(nt):
+                lo, hi = _slice(n, t, nt)
+                if r_w != REQ_NULL and hi == lo:
+                    part[t] = 0
+                _conv_backward_range(lo, hi, bs, tile, og3, img3, wk, dimg3,
+                                     part[t] if r_w != REQ_NULL else dw_, col[t], buf[t],
+                                     r_img, r_w, False, direct, tbl, kv, p)
+        blas_set_threads(saved)
+        if r_w != REQ_NULL and n > 0:
+            if mode != SPLIT:
+                _finish_weight(part, dw_, tbl, k, kv, p, r_w == REQ_ADD, 1)
+            elif compact:
+                _finish_weight(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD, 1)
     if has_bias and r_b != REQ_NULL:
-        _bias_grad(og, db, w.shape[0], r_b)
+        _bias_grad_par(og3, db, w.shape[0], r_b)
 
 
 @njit(cache=True)
-def _add_bias_img(img, b, g_n):
-    n_items, fg = img.shape[0], img.shape[1]
-    s = img[0, 0].size if n_items else 0
-    flat = img.reshape(n_items, fg, s)
-    for i in range(n_items):
-        g = i % g_n
-        for f in range(fg):
-            bv = b[g * fg + f]
-            for q in range(s):
-                flat[i, f, q] += bv
-
-
-@njit(cache=True)
-def deconv_forward(x, w, b, out, col, gtmp, has_bias, req, direct, nt,
+def deconv_forward(x, w, b, out, col, buf, tbl, wsc, has_bias, req, direct, mode, nt, bs, tile, hold,
                    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
     """Deconvolution: x is the cols side, out the img side."""
     if req == REQ_NULL:
         return
-    _data_chunk(0, 1, x, w, out, col, req, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+    wk, k, kv, p = _setup(out, x, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw,
+                          dd, dh, dw)
+    n = out.shape[0] // w.shape[0]
+    out3 = _flat3(out)
+    prev = hold_blas(hold)
+    _data_range(0, n, bs, tile, _flat3(x), wk, out3, col[0], buf[0], req == REQ_ADD, direct, tbl, kv,
+                p)
+    release_blas(prev)
     if has_bias:
-        _add_bias_img(out, b, w.shape[0])
+        _add_bias(out3, b, w.shape[0])
 
 
 @njit(cache=True, parallel=True)
-def deconv_forward_parallel(x, w, b, out, col, gtmp, has_bias, req, direct, nt,
-                            kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+def deconv_forward_parallel(x, w, b, out, col, buf, tbl, wsc, has_bias, req, direct, mode, nt,
+                            bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
     if req == REQ_NULL:
         return
+    wk, k, kv, p = _setup(out, x, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw,
+                          dd, dh, dw)
+    n = out.shape[0] // w.shape[0]
+    x3, out3, add = _flat3(x), _flat3(out), req == REQ_ADD
     saved = blas_get_threads()
     blas_set_threads(1)
-    for t in prange(nt):
-        _data_chunk(t, nt, x, w, out, col, req, direct,
-                    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+    if mode == SPLIT:
+        _data_split(nt, bs, x3, wk, out3, col[0], buf[0], add, direct, tbl, kv, p)
+    else:
+        for t in prange(nt):
+            lo, hi = _slice(n, t, nt)
+            _data_range(lo, hi, bs, tile, x3, wk, out3, col[t], buf[t], add, direct, tbl, kv, p)
     blas_set_threads(saved)
     if has_bias:
-        _add_bias_img(out, b, w.shape[0])
+        _add_bias_par(out3, b, w.shape[0])
 
 
 @njit(cache=True)
-def _deconv_backward_chunk(t, nt, og, x, w, dx, part, col, wtmp, gtmp, r_x, r_w, direct,
-                           kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    """One im2col of og serves both dx[i] = w[g] . col and part += x[i] . col^T."""
-    n_items, fg = x.shape[0], x.shape[1]
-    od_, oh_, ow_ = x.shape[2], x.shape[3], x.shape[4]
-    g_n = w.shape[0]
-    p = od_ * oh_ * ow_
-    if r_w != REQ_NULL:
-        part[t] = 0
-    for i in range(t, n_items, nt):
-        g = i % g_n
-        src = _columns(og[i], col[t], direct, od_, oh_, ow_, kd, kh, kw, sd, sh, sw,
-                       pd, ph, pw, dd, dh, dw)
-        if r_w != REQ_NULL:
-            np.dot(x[i].reshape(fg, p), src.T, wtmp[t])
-            part[t, g] += wtmp[t]
-        if r_x != REQ_NULL:
-            out = dx[i].reshape(fg, p)
-            if r_x == REQ_ADD:
-                np.dot(w[g], src, gtmp[t])
-                out += gtmp[t]
-            else:
-                np.dot(w[g], src, out)
-
-
-@njit(cache=True)
-def deconv_backward(og, x, w, dx, dw_, db, col, part, wtmp, gtmp, r_x, r_w, r_b,
-                    has_bias, direct, nt, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+def deconv_backward(og, x, w, dx, dw_, db, col, part, buf, tbl, wsc, r_x, r_w, r_b, has_bias,
+                    direct, mode, nt, bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    """Deconvolution's gradients: og is the img side, x (the data) the cols side."""
+    wk, k, kv, p = _setup(og, x, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw,
+                          dd, dh, dw)
+    n = x.shape[0] // w.shape[0]
+    og3 = _flat3(og)
+    compact = kv < k
+    if r_w == REQ_WRITE and n == 0:
+        dw_[:] = 0
     if r_x != REQ_NULL or r_w != REQ_NULL:
-        _deconv_backward_chunk(0, 1, og, x, w, dx, part, col, wtmp, gtmp, r_x, r_w, direct,
-                               kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-    if r_w != REQ_NULL:
-        _reduce_parts(part, dw_, r_w)
+        prev = hold_blas(hold)
+        _deconv_backward_range(0, n, bs, tile, og3, _flat3(x), wk, _flat3(dx),
+                               wsc[1] if compact else dw_, col[0], buf[0], r_x, r_w,
+                               r_w == REQ_ADD and not compact, direct, tbl, kv, p)
+        release_blas(prev)
+        if compact and r_w != REQ_NULL and n > 0:
+            _finish_weight(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD, 0)
     if has_bias and r_b != REQ_NULL:
-        _bias_grad(og, db, w.shape[0], r_b)
+        _bias_grad(og3, db, w.shape[0], r_b)
 
 
 @njit(cache=True, parallel=True)
-def deconv_backward_parallel(og, x, w, dx, dw_, db, col, part, wtmp, gtmp, r_x, r_w, r_b,
-                             has_bias, direct, nt, kd, kh, kw, sd, sh, sw, pd, ph, pw,
-                             dd, dh, dw):
+def deconv_backward_parallel(og, x, w, dx, dw_, db, col, part, buf, tbl, wsc, r_x, r_w, r_b,
+                             has_bias, direct, mode, nt, bs, tile, hold,
+                             kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    wk, k, kv, p = _setup(og, x, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw,
+                          dd, dh, dw)
+    n = x.shape[0] // w.shape[0]
+    og3, x3, dx3 = _flat3(og), _flat3(x), _flat3(dx)
+    compact = kv < k
+    if r_w == REQ_WRITE and n == 0:
+        dw_[:] = 0
     if r_x != REQ_NULL or r_w != REQ_NULL:
         saved = blas_get_threads()
         blas_set_threads(1)
-        for t in prange(nt):
-            _deconv_backward_chunk(t, nt, og, x, w, dx, part, col, wtmp, gtmp, r_x, r_w, direct,
-                                   kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+        if mode == SPLIT:
+            _deconv_backward_split(nt, bs, og3, x3, wk, dx3, wsc[1] if compact else dw_,
+                                   col[0], buf[0], r_x, r_w, r_w == REQ_ADD and not compact,
+                                   direct, tbl, kv, p)
+        else:
+            for t in prange(nt):
+                lo, hi = _slice(n, t, nt)
+                if r_w != REQ_NULL and hi == lo:
+                    part[t] = 0
+                _deconv_backward_range(lo, hi, bs, tile, og3, x3, wk, dx3,
+                                       part[t] if r_w != REQ_NULL else dw_, col[t], buf[t],
+                                       r_x, r_w, False, direct, tbl, kv, p)
         blas_set_threads(saved)
-    if r_w != REQ_NULL:
-        _reduce_parts(part, dw_, r_w)
+        if r_w != REQ_NULL and n > 0:
+            if mode != SPLIT:
+                _finish_weight(part, dw_, tbl, k, kv, p, r_w == REQ_ADD, 1)
+            elif compact:
+                _finish_weight(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD, 1)
     if has_bias and r_b != REQ_NULL:
-        _bias_grad(og, db, w.shape[0], r_b)
+        _bias_grad_par(og3, db, w.shape[0], r_b)
 
 
 # -- the no-bias signatures (module-level, one each: numba caches by qualified name) ---
 
 @njit(cache=True)
-def conv_forward_nobias(
-        img, w, out, col, gtmp, req, direct, nt,
-        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    conv_forward(img, w, w[0, 0, :0], out, col, gtmp, 0, req, direct, nt,
+def conv_forward_nobias(img, w, out, col, buf, tbl, wsc, req, direct, mode, nt, bs, tile, hold,
+                        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    conv_forward(img, w, w[0, 0, :0], out, col, buf, tbl, wsc, 0, req, direct, mode, nt, bs, tile, hold,
                  kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
 
 
 @njit(cache=True)
-def conv_forward_parallel_nobias(
-        img, w, out, col, gtmp, req, direct, nt,
-        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    conv_forward_parallel(img, w, w[0, 0, :0], out, col, gtmp, 0, req, direct, nt,
-                          kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+def conv_forward_parallel_nobias(img, w, out, col, buf, tbl, wsc, req, direct, mode, nt, bs, tile, hold,
+                                 kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    conv_forward_parallel(img, w, w[0, 0, :0], out, col, buf, tbl, wsc, 0, req, direct, mode, nt,
+                          bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
 
 
 @njit(cache=True)
-def deconv_forward_nobias(
-        img, w, out, col, gtmp, req, direct, nt,
-        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    deconv_forward(img, w, w[0, 0, :0], out, col, gtmp, 0, req, direct, nt,
+def deconv_forward_nobias(x, w, out, col, buf, tbl, wsc, req, direct, mode, nt, bs, tile, hold,
+                          kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    deconv_forward(x, w, w[0, 0, :0], out, col, buf, tbl, wsc, 0, req, direct, mode, nt, bs, tile, hold,
                    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
 
 
 @njit(cache=True)
-def deconv_forward_parallel_nobias(
-        img, w, out, col, gtmp, req, direct, nt,
-        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    deconv_forward_parallel(img, w, w[0, 0, :0], out, col, gtmp, 0, req, direct, nt,
-                            kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+def deconv_forward_parallel_nobias(x, w, out, col, buf, tbl, wsc, req, direct, mode, nt, bs, tile, hold,
+                                   kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    deconv_forward_parallel(x, w, w[0, 0, :0], out, col, buf, tbl, wsc, 0, req, direct, mode, nt,
+                            bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
 
 
 @njit(cache=True)
-def conv_backward_nobias(
-        og, img, w, dimg, dw_, col, part, wtmp, gtmp, r_img, r_w, direct, nt,
-        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    conv_backward(og, img, w, dimg, dw_, w[0, 0, :0], col, part, wtmp, gtmp, r_img, r_w,
-                  REQ_NULL, 0, direct, nt, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+def conv_backward_nobias(og, img, w, dimg, dw_, col, part, buf, tbl, wsc, r_img, r_w, direct, mode,
+                         nt, bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    conv_backward(og, img, w, dimg, dw_, w[0, 0, :0], col, part, buf, tbl, wsc, r_img, r_w,
+                  REQ_NULL, 0, direct, mode, nt, bs, tile, hold,
+                  kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
 
 
 @njit(cache=True)
-def conv_backward_parallel_nobias(
-        og, img, w, dimg, dw_, col, part, wtmp, gtmp, r_img, r_w, direct, nt,
-        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    conv_backward_parallel(og, img, w, dimg, dw_, w[0, 0, :0], col, part, wtmp, gtmp, r_img, r_w,
-                           REQ_NULL, 0, direct, nt, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+def conv_backward_parallel_nobias(og, img, w, dimg, dw_, col, part, buf, tbl, wsc, r_img, r_w,
+                                  direct, mode, nt, bs, tile, hold,
+                                  kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    conv_backward_parallel(og, img, w, dimg, dw_, w[0, 0, :0], col, part, buf, tbl, wsc, r_img,
+                           r_w, REQ_NULL, 0, direct, mode, nt, bs, tile, hold,
+                           kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
 
 
 @njit(cache=True)
-def deconv_backward_nobias(
-        og, img, w, dimg, dw_, col, part, wtmp, gtmp, r_img, r_w, direct, nt,
-        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    deconv_backward(og, img, w, dimg, dw_, w[0, 0, :0], col, part, wtmp, gtmp, r_img, r_w,
-                    REQ_NULL, 0, direct, nt, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+def deconv_backward_nobias(og, x, w, dx, dw_, col, part, buf, tbl, wsc, r_x, r_w, direct, mode, nt,
+                           bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    deconv_backward(og, x, w, dx, dw_, w[0, 0, :0], col, part, buf, tbl, wsc, r_x, r_w, REQ_NULL,
+                    0, direct, mode, nt, bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh,
+                    dw)
 
 
 @njit(cache=True)
-def deconv_backward_parallel_nobias(
-        og, img, w, dimg, dw_, col, part, wtmp, gtmp, r_img, r_w, direct, nt,
-        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    deconv_backward_parallel(og, img, w, dimg, dw_, w[0, 0, :0], col, part, wtmp, gtmp, r_img, r_w,
-                             REQ_NULL, 0, direct, nt, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
+def deconv_backward_parallel_nobias(og, x, w, dx, dw_, col, part, buf, tbl, wsc, r_x, r_w, direct,
+                                    mode, nt, bs, tile, hold,
+                                    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    deconv_backward_parallel(og, x, w, dx, dw_, w[0, 0, :0], col, part, buf, tbl, wsc, r_x, r_w,
+                             REQ_NULL, 0, direct, mode, nt, bs, tile, hold,
+                             kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
 
 
+# (transposed, parallel, has_bias) -> entry point
 _FORWARD = {(False, False, True): conv_forward, (False, True, True): conv_forward_parallel,
             (False, False, False): conv_forward_nobias,
             (False, True, False): conv_forward_parallel_nobias,
@@ -436,52 +908,116 @@ _BACKWARD = {(False, False, True): conv_backward, (False, True, True): conv_back
              (True, True, False): deconv_backward_parallel_nobias}
 
 
-# -- prepare ----------------------------------------------------------------------------
+# -- plan and scratch (prepare time) ---------------------------------------------------------
 
-def _parallel_min_flops():
-    from ... import config
-    return config.conv_parallel_min_flops()
-
-
-def choose_threads(geom):
-    """1 (serial batch, threaded BLAS per GEMM) or the number of batch chunks
-    run under prange with single-threaded BLAS.  The batch split wins when
-    there are at least as many items as threads and the work is not tiny
-    (each parallel call costs a few microseconds); see the module docstring
-    of perf/ or the report for the measurements behind this."""
-    threads = numba.get_num_threads()
-    items = geom["img"][0]
-    flops = 2 * items * geom["w"][1] * geom["ck"] * geom["P"]
-    if threads < 2 or items < threads or flops < _parallel_min_flops():
-        return 1
-    return threads
-
-
-def _direct(geom):
+def is_direct(geom):
+    """1x1 kernel, stride 1, no pad: the image is its own column matrix."""
     return int(geom["k3"] == (1, 1, 1) and geom["s3"] == (1, 1, 1) and geom["p3"] == (0, 0, 0))
 
+
+def plan(geom, itemsize=4):
+    """``(mode, nt, bs, tile)`` for a convolution of geometry ``geom`` (see the
+    module docstring): ``SERIAL`` below ``NBDL_CONV_PARALLEL_MIN_FLOPS`` (or
+    on one thread, or when BLAS's threads cannot be held), ``CHUNKS`` when
+    every thread gets at least ``NBDL_CONV_BLOCK_COLS`` columns of its own
+    samples, else ``SPLIT``.  ``bs``: samples a block, to make blocks of
+    about ``NBDL_CONV_BLOCK_COLS`` columns (a quarter of that for 1x1 direct
+    convolutions; ``SPLIT``: the whole batch), within a chunk and within
+    ``NBDL_CONV_BLOCK_BYTES`` of columns.
+    ``tile``: output positions a block; an image of more than twice
+    ``NBDL_CONV_BLOCK_COLS`` is cut into tiles of about that many (``SERIAL``
+    and ``CHUNKS``, unless 1x1 direct: the columns of a tile stay in cache
+    until its GEMM)."""
+    from ... import config
+    threads = numba.get_num_threads()
+    n, p = geom["N"], max(geom["P"], 1)
+    g_n, fg, ck = geom["w"]
+    flops = 2 * n * g_n * fg * ck * p
+    target = max(1, config.conv_block_cols())
+    by_bytes = max(1, config.conv_block_bytes() // max(1, ck * p * itemsize))
+    # a 1x1 direct convolution multiplies the images in place; a block of
+    # several costs copies in and out, worth it only for the smallest images
+    per_block = -(-(max(1, target // 4) if is_direct(geom) else target) // p)
+    if threads < 2 or not BLAS_THREAD_CONTROL or flops < config.conv_parallel_min_flops():
+        mode, nt, bs = SERIAL, 1, min(n, per_block)
+    elif n >= threads and n * p >= threads * config.conv_chunk_min_cols():
+        mode, nt = CHUNKS, threads
+        bs = min(-(-n // nt), per_block)
+    else:
+        mode, nt, bs = SPLIT, threads, n
+    bs = max(1, min(bs, by_bytes))
+    tile = p
+    if mode != SPLIT and bs == 1 and p > 2 * target and not is_direct(geom):
+        tiles = -(-p // target)
+        tile = -(-p // tiles)
+    return mode, nt, bs, tile
+
+
+def kept_taps(geom):
+    """Kernel taps that read inside the image for some output position (all
+    of them but for tiny padded images); ``_make_table``'s rule."""
+    def axis(n_out, stride, off, size):
+        lo = 0 if off >= 0 else (-off + stride - 1) // stride
+        return lo < n_out and lo * stride + off < size
+    (kd, kh, kw), (sd, sh, sw) = geom["k3"], geom["s3"]
+    (pd, ph, pw), (dd, dh, dw) = geom["p3"], geom["d3"]
+    (d_n, h_n, w_n), (od, oh, ow) = geom["img"][2:], geom["cols"][2:]
+    return [(a * kh + b) * kw + e for a in range(kd) for b in range(kh) for e in range(kw)
+            if axis(od, sd, a * dd - pd, d_n) and axis(oh, sh, b * dh - ph, h_n)
+            and axis(ow, sw, e * dw - pw, w_n)]
+
+
+def scratch(geom, the_plan, backward, need_weight, dtype):
+    """``[(shape, dtype)]`` of the kernels' scratch for ``plan``'s choice:
+    ``[col, buf, table, wsc]`` forward, ``[col, part, buf, table, wsc]``
+    backward (zero-sized where the variant does not use one).  ``wsc``
+    holds the weights compacted to the kept taps (and backward their
+    gradient) when some taps read only padding; the column block, the
+    partial sums and the table are sized for the kept taps."""
+    mode, nt, bs, tile = the_plan
+    g_n, fg, ck = geom["w"]
+    p = geom["P"]
+    k = int(np.prod(geom["k3"]))
+    rows = nt if mode == CHUNKS else 1
+    direct = is_direct(geom)
+    kv = k if direct else len(kept_taps(geom))
+    ckv = ck // k * kv
+    col = ((rows, 0 if (direct and bs == 1) else ckv * (bs * p if tile == p else tile)), dtype)
+    buf = ((rows, fg * bs * p if bs > 1 else 0), dtype)
+    tbl = ((0 if direct else kv * p + kv,), np.int32)
+    wsc = ((0 if kv == k else (2 if backward else 1), g_n, fg, ckv), dtype)
+    if not backward:
+        return [col, buf, tbl, wsc]
+    part = ((nt if (mode == CHUNKS and need_weight) else 0, g_n, fg, ckv), dtype)
+    return [col, part, buf, tbl, wsc]
+
+
+# -- prepare ----------------------------------------------------------------------------
 
 def _geom_scalars(geom):
     return tuple(int(v) for v in geom["k3"] + geom["s3"] + geom["p3"] + geom["d3"])
 
 
 def _prepare(call, transposed, backward):
-    from ...ops.convolution import n_threads
+    from ...ops.convolution import cpu_plan
     data = call.in_shapes[1] if backward else call.in_shapes[0]
     geom = geometry(call.attrs, data, transposed)
-    nt = n_threads(call, geom)
+    mode, nt, bs, tile = cpu_plan(call, geom)
     has_bias = not call.attrs["no_bias"]
-    fn = (_BACKWARD if backward else _FORWARD)[(transposed, nt > 1, has_bias)]
+    fn = (_BACKWARD if backward else _FORWARD)[(transposed, mode != SERIAL, has_bias)]
     img, cols, w = geom["img"], geom["cols"], geom["w"]
+    # SERIAL: BLAS's own threads only for GEMMs big enough (one block's)
+    gemm_flops = 2 * w[1] * w[2] * (bs * geom["P"] if tile == geom["P"] else tile)
+    hold = hold_for(gemm_flops) if mode == SERIAL else 0
     bias = [None] if has_bias else []
-    common = (_direct(geom), nt) + _geom_scalars(geom)
+    common = (is_direct(geom), mode, nt, bs, tile, hold) + _geom_scalars(geom)
     if not backward:
         x, y = (cols, img) if transposed else (img, cols)
         scal = ((1,) if has_bias else ()) + (call.req[0],) + common
-        return Launch(fn, scal, views=[x, w] + bias + [y, None, None])
+        return Launch(fn, scal, views=[x, w] + bias + [y] + [None] * 4)
     x, og = (cols, img) if transposed else (img, cols)
     scal = tuple(call.req[:2]) + ((call.req[2], 1) if has_bias else ()) + common
-    return Launch(fn, scal, views=[og, x, w, x, w] + bias + [None] * 4)
+    return Launch(fn, scal, views=[og, x, w, x, w] + bias + [None] * 5)
 
 
 def prepare_convolution(call):
@@ -500,4 +1036,4 @@ def prepare_deconvolution_backward(call):
     return _prepare(call, True, True)
 
 
-__all__ = ["im2col", "col2im_add", "choose_threads"]
+__all__ = ["plan", "scratch", "kept_taps", "is_direct", "SERIAL", "CHUNKS", "SPLIT"]

@@ -7,6 +7,11 @@ Every spatial layout is handled as 3-D (missing leading dimensions have size
 (channels-last), ``S`` the plane's spatial size.  Each output is one fused
 pass over its window.  Parallel variants split the ``N*C`` planes.
 
+Channels-first max/avg/sum pooling over 1 or 2 spatial axes (LeNet's,
+ResNet's) takes a 2-D path: planes ``(N*C, H, W)`` indexed in 2-D, one
+fused pass per plane (the backward zeroes a plane and scatters into it
+while it is in cache).
+
 Global pooling takes a fast path: the data is viewed as ``(A, S, B)``
 (``(N*C, S, 1)`` channels-first, ``(N, S, C)`` channels-last) and each
 ``(a, b)`` is one reduction over ``S``.
@@ -327,6 +332,258 @@ def global_backward_parallel(og, x, y, dx, ptype, ip, inv_p, zero, req):
         _global_back_one(og, x, y, dx, a, r - a * B, ptype, ip, zero, req == REQ_ADD)
 
 
+# -- 2-D (and 1-D) channels-first max/avg/sum: planes (N*C, H, W) --------------
+# The common case (LeNet's and ResNet's pooling) with 2-D indexing: the
+# outputs whose window lies wholly inside the data in tight loops (2x2 and
+# 3x3 max unrolled: runtime-sized window loops this short cost ~5x), the
+# border ones through the clipping code; the flat 3-D kernels above cover
+# the rest (3-D, channels-last, lp).
+
+@njit(cache=True, inline="always")
+def _sel_max(a, b):
+    """a if a > b else b, compiled to a select (random data mispredicts a branch)."""
+    return max(b, a)
+
+
+@njit(cache=True, inline="always")
+def _win_max(xp, h0, h1, w0, w1, k2, k3):
+    """Max over rows h0..h1, columns w0..w1 of xp; k2/k3: a whole 2x2 / 3x3
+    window starting at (h0, w0), unrolled."""
+    if k2:
+        return _sel_max(_sel_max(xp[h0, w0], xp[h0, w0 + 1]),
+                        _sel_max(xp[h0 + 1, w0], xp[h0 + 1, w0 + 1]))
+    if k3:
+        r0 = _sel_max(_sel_max(xp[h0, w0], xp[h0, w0 + 1]), xp[h0, w0 + 2])
+        r1 = _sel_max(_sel_max(xp[h0 + 1, w0], xp[h0 + 1, w0 + 1]), xp[h0 + 1, w0 + 2])
+        r2 = _sel_max(_sel_max(xp[h0 + 2, w0], xp[h0 + 2, w0 + 1]), xp[h0 + 2, w0 + 2])
+        return _sel_max(_sel_max(r0, r1), r2)
+    v = xp[h0, w0]
+    for h in range(h0, h1):
+        for w in range(w0, w1):
+            v = _sel_max(xp[h, w], v)
+    return v
+
+
+@njit(cache=True, inline="always")
+def _win_argmax(xp, h0, h1, w0, w1):
+    """(h, w) of the first maximum of the window (row-major order)."""
+    ah, aw = h0, w0
+    best = xp[h0, w0]
+    for h in range(h0, h1):
+        for w in range(w0, w1):
+            if xp[h, w] > best:
+                best = xp[h, w]
+                ah, aw = h, w
+    return ah, aw
+
+
+@njit(cache=True, inline="always")
+def _whole_range(n_out, s, p, k, x):
+    """[lo, hi) of the outputs whose window lies wholly inside [0, x)."""
+    lo = (p + s - 1) // s
+    hi = (x + p - k) // s + 1 if x + p >= k else 0
+    if hi > n_out:
+        hi = n_out
+    if lo > hi:
+        lo = hi
+    return lo, hi
+
+
+@njit(cache=True, inline="always")
+def _window_value(xp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip, zero):
+    """One output, any window (clipped to the padding and the data)."""
+    h0, h1, nh = _bounds(oh, SH, PH, KH, H)
+    w0, w1, nw = _bounds(ow, SW, PW, KW, W)
+    if h1 <= h0 or w1 <= w0:
+        return zero
+    if ptype == MAX:
+        return _win_max(xp, h0, h1, w0, w1, False, False)
+    v = zero
+    for h in range(h0, h1):
+        for w in range(w0, w1):
+            v += xp[h, w]
+    if ptype == AVG:
+        cnt = nh * nw if cip else (h1 - h0) * (w1 - w0)
+        v = v / xp.dtype.type(cnt)
+    return v
+
+
+@njit(cache=True, inline="always")
+def _store(op, oh, ow, v, req):
+    if req == REQ_ADD:
+        op[oh, ow] += v
+    else:
+        op[oh, ow] = v
+
+
+@njit(cache=True, inline="always")
+def _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
+    H, W = x3.shape[1], x3.shape[2]
+    OH, OW = out3.shape[1], out3.shape[2]
+    xp = x3[q]
+    op = out3[q]
+    hlo, hhi = _whole_range(OH, SH, PH, KH, H)
+    wlo, whi = _whole_range(OW, SW, PW, KW, W)
+    sq2 = ptype == MAX and KH == 2 and KW == 2
+    sq3 = ptype == MAX and KH == 3 and KW == 3
+    for oh in range(OH):
+        inner = oh >= hlo and oh < hhi and (sq2 or sq3)
+        for ow in range(OW):
+            if inner and ow == wlo:
+                break
+            _store(op, oh, ow, _window_value(xp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype,
+                                             cip, zero), req)
+        if not inner:
+            continue
+        for ow in range(whi, OW):
+            _store(op, oh, ow, _window_value(xp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype,
+                                             cip, zero), req)
+        h0 = oh * SH - PH
+        if sq2:
+            for ow in range(wlo, whi):
+                _store(op, oh, ow, _win_max(xp, h0, h0 + 2, ow * SW - PW, 0, True, False), req)
+        else:
+            for ow in range(wlo, whi):
+                _store(op, oh, ow, _win_max(xp, h0, h0 + 3, ow * SW - PW, 0, False, True), req)
+
+
+@njit(cache=True)
+def pool2d_forward(x3, out3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
+    if req == REQ_NULL:
+        return
+    for q in range(x3.shape[0]):
+        _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
+
+
+@njit(cache=True, parallel=True)
+def pool2d_forward_parallel(x3, out3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
+    if req == REQ_NULL:
+        return
+    for q in prange(x3.shape[0]):
+        _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
+
+
+@njit(cache=True, inline="always")
+def _put_argmax2(xp, dp, h0, w0, g, zero, add):
+    """A whole 2x2 max window of disjoint windows: its first maximum (of the
+    value the forward's unrolled 2x2 max gives) gets g, the others 0,
+    written directly: no zeroing pass, no read-modify-write through a
+    computed address, no data-dependent branch."""
+    a, b = xp[h0, w0], xp[h0, w0 + 1]
+    c, d = xp[h0 + 1, w0], xp[h0 + 1, w0 + 1]
+    m = _sel_max(_sel_max(a, b), _sel_max(c, d))
+    ka = a == m
+    kb = b == m and not ka
+    kc = c == m and not ka and not kb
+    kd = not ka and not kb and not kc
+    if add:
+        dp[h0, w0] += g if ka else zero
+        dp[h0, w0 + 1] += g if kb else zero
+        dp[h0 + 1, w0] += g if kc else zero
+        dp[h0 + 1, w0 + 1] += g if kd else zero
+    else:
+        dp[h0, w0] = g if ka else zero
+        dp[h0, w0 + 1] = g if kb else zero
+        dp[h0 + 1, w0] = g if kc else zero
+        dp[h0 + 1, w0 + 1] = g if kd else zero
+
+
+@njit(cache=True, inline="always")
+def _scatter_one(xp, gp, dp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip):
+    """Add output (oh, ow)'s gradient to its window, any window."""
+    h0, h1, nh = _bounds(oh, SH, PH, KH, H)
+    w0, w1, nw = _bounds(ow, SW, PW, KW, W)
+    if h1 <= h0 or w1 <= w0:
+        return
+    g = gp[oh, ow]
+    if ptype == MAX:
+        ah, aw = _win_argmax(xp, h0, h1, w0, w1)
+        dp[ah, aw] += g
+        return
+    if ptype == AVG:
+        cnt = nh * nw if cip else (h1 - h0) * (w1 - w0)
+        g = g / xp.dtype.type(cnt)
+    for h in range(h0, h1):
+        for w in range(w0, w1):
+            dp[h, w] += g
+
+
+@njit(cache=True, inline="always")
+def _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
+    """One plane: each output's gradient added to its window, into a plane
+    zeroed (write) while it is in cache.  2x2 max windows with stride 2
+    (disjoint) that lie inside the data are written directly instead, and
+    only the rest of the plane is zeroed."""
+    H, W = x3.shape[1], x3.shape[2]
+    OH, OW = og3.shape[1], og3.shape[2]
+    xp = x3[q]
+    gp = og3[q]
+    dp = dx3[q]
+    add = req == REQ_ADD
+    hlo, hhi = _whole_range(OH, SH, PH, KH, H)
+    wlo, whi = _whole_range(OW, SW, PW, KW, W)
+    disjoint2 = ptype == MAX and KH == 2 and KW == 2 and SH == 2 and SW == 2
+    r0, r1, c0, c1 = 0, 0, 0, 0      # rows/columns the direct writes cover
+    if disjoint2 and hhi > hlo and whi > wlo:
+        r0, r1 = hlo * 2 - PH, hhi * 2 - PH
+        c0, c1 = wlo * 2 - PW, whi * 2 - PW
+    if not add:
+        for h in range(H):
+            if h < r0 or h >= r1:
+                for w in range(W):
+                    dp[h, w] = zero
+            else:
+                for w in range(c0):
+                    dp[h, w] = zero
+                for w in range(c1, W):
+                    dp[h, w] = zero
+    for oh in range(OH):
+        inner = disjoint2 and oh >= hlo and oh < hhi
+        for ow in range(OW):
+            if inner and ow == wlo:
+                break
+            _scatter_one(xp, gp, dp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip)
+        if not inner:
+            continue
+        for ow in range(whi, OW):
+            _scatter_one(xp, gp, dp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip)
+        h0 = oh * 2 - PH
+        if add:
+            for ow in range(wlo, whi):
+                _put_argmax2(xp, dp, h0, ow * 2 - PW, gp[oh, ow], zero, True)
+        else:
+            for ow in range(wlo, whi):
+                _put_argmax2(xp, dp, h0, ow * 2 - PW, gp[oh, ow], zero, False)
+
+
+@njit(cache=True)
+def pool2d_backward(og3, x3, y3, dx3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
+    if req == REQ_NULL:
+        return
+    for q in range(x3.shape[0]):
+        _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
+
+
+@njit(cache=True, parallel=True)
+def pool2d_backward_parallel(og3, x3, y3, dx3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
+    if req == REQ_NULL:
+        return
+    for q in prange(x3.shape[0]):
+        _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
+
+
+def _plane2d(is_global, scalars):
+    """The 2-D planes view ``(views, out views, scalars)`` when the pooling is
+    channels-first max/avg/sum over at most 2 spatial axes, else None."""
+    if is_global:
+        return None
+    (N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, cl, ptype, ip, inv_p, cip,
+     zero) = scalars
+    if cl or ptype == LP or D != 1 or OD != 1 or KD != 1 or PD != 0:
+        return None
+    return ((N * C, H, W), (N * C, OH, OW), (KH, KW, SH, SW, PH, PW, ptype, cip, zero))
+
+
 # -- prepare -------------------------------------------------------------------
 
 def pool_params(call, shape, out_shape):
@@ -367,6 +624,10 @@ def _parallel(size):
 def prepare_pooling(call):
     is_global, view, oview, scalars = pool_params(call, call.in_shapes[0], call.out_shapes[0])
     big = _parallel(int(np.prod(call.in_shapes[0])))
+    planes = _plane2d(is_global, scalars)
+    if planes is not None:
+        fn = pool2d_forward_parallel if big else pool2d_forward
+        return Launch(fn, planes[2] + (int(call.req[0]),), views=[planes[0], planes[1]])
     if is_global:
         fn = global_forward_parallel if big else global_forward
     else:
@@ -377,6 +638,11 @@ def prepare_pooling(call):
 def prepare_pooling_backward(call):
     is_global, view, oview, scalars = pool_params(call, call.in_shapes[1], call.in_shapes[0])
     big = _parallel(int(np.prod(call.in_shapes[1])))
+    planes = _plane2d(is_global, scalars)
+    if planes is not None:
+        fn = pool2d_backward_parallel if big else pool2d_backward
+        xv, ov = planes[0], planes[1]
+        return Launch(fn, planes[2] + (int(call.req[0]),), views=[ov, xv, ov, xv])
     if is_global:
         fn = global_backward_parallel if big else global_backward
     else:

@@ -179,7 +179,7 @@ def _prepare_forward(call, transposed):
             return
         run(x, wt, b, y, has_bias, req, *scal)
     x_view = cols if transposed else img
-    views = [x_view, w] + ([None] if has_bias else []) + [out, None, None]
+    views = [x_view, w] + ([None] if has_bias else []) + [out] + [None] * 4
     return Launch(fn, (), views=views)
 
 
@@ -207,7 +207,7 @@ def _prepare_backward(call, transposed):
                 run_w(x, og, dwt, r_w, *scal)
         if has_bias and r_b != REQ_NULL:
             run_b(og, db, g_n, r_b)
-    views = [og_view, x_view, w, x_view, w] + ([None] if has_bias else []) + [None] * 4
+    views = [og_view, x_view, w, x_view, w] + ([None] if has_bias else []) + [None] * 5
     return Launch(fn, (), views=views)
 
 

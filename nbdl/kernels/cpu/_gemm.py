@@ -1,0 +1,94 @@
+"""``gemm(a, b, c, alpha, beta)``: ``c = alpha * a . b + beta * c`` callable
+from ``@njit`` code, for 2-D float32/float64 views whose elements are unit
+strided along one axis (row-major, or a transposed row-major view such as
+``x.T``) with any leading dimension (``col[:, j0:j1]``).
+
+``np.dot(a, b, out)`` inside njit overwrites ``out`` and copies any operand
+that is not contiguous; the convolution kernels accumulate weight gradients
+over blocks of images (``beta = 1``) and honour ``REQ_ADD`` without a
+scratch GEMM result, so they call the BLAS gemm that numba's ``np.dot``
+calls (numba's ``numba_xxgemm`` helper, which forwards to scipy's
+``cython_blas``) with their own ``beta`` and leading dimensions.  BLAS
+threading is controlled as for ``np.dot`` (``_blas_threads``).
+"""
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+import scipy.linalg.cython_blas  # noqa: F401  (numba_xxgemm resolves sgemm/dgemm from it)
+
+
+@intrinsic
+def _xxgemm(typingctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+    """Column-major gemm: C(m, n) = alpha op(A) op(B) + beta C; ``ta``/``tb``
+    non-zero transpose; ``a``/``b``/``c`` are addresses (integers)."""
+    if not isinstance(alpha, types.Float) or beta != alpha:
+        return None
+    kind = ord("s" if alpha.bitwidth == 32 else "d")
+    sig = types.intc(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+
+    def codegen(context, builder, sig, args):
+        i8 = ir.IntType(8)
+        vp = i8.as_pointer()
+        ip = context.get_value_type(types.intp)
+        fnty = ir.FunctionType(ir.IntType(32), [i8, i8, i8, ip, ip, ip, vp, vp, ip, vp, ip,
+                                                vp, vp, ip])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
+        tys = sig.args
+
+        def as_int(i):
+            return context.cast(builder, args[i], tys[i], types.intp)
+
+        def flag(i):
+            nz = builder.icmp_signed("!=", as_int(i), ir.Constant(ip, 0))
+            return builder.select(nz, ir.Constant(i8, ord("t")), ir.Constant(i8, ord("n")))
+
+        def ptr(i):
+            return builder.inttoptr(as_int(i), vp)
+
+        p_alpha = cgutils.alloca_once_value(builder, args[5])
+        p_beta = cgutils.alloca_once_value(builder, args[10])
+        return builder.call(fn, [ir.Constant(i8, kind), flag(0), flag(1), as_int(2), as_int(3),
+                                 as_int(4), builder.bitcast(p_alpha, vp), ptr(6), as_int(7),
+                                 ptr(8), as_int(9), builder.bitcast(p_beta, vp), ptr(11),
+                                 as_int(12)])
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def _layout(x):
+    """(transposed, leading dimension) of a 2-D view in row-major terms."""
+    isz = x.itemsize
+    if x.strides[1] == isz or x.shape[1] <= 1:
+        return 0, max(x.strides[0] // isz, x.shape[1], 1)
+    return 1, max(x.strides[1] // isz, x.shape[0], 1)
+
+
+@njit(cache=True)
+def gemm(a, b, c, alpha, beta):
+    """c (m, n) = alpha * a (m, k) . b (k, n) + beta * c; shapes are trusted
+    (the caller's views are sized at prepare time)."""
+    m, k = a.shape
+    n = c.shape[1]
+    if m == 0 or n == 0:
+        return
+    if k == 0:
+        for i in range(m):
+            for j in range(n):
+                c[i, j] = c[i, j] * c.dtype.type(beta) if beta != 0 else c.dtype.type(0)
+        return
+    ta, lda = _layout(a)
+    tb, ldb = _layout(b)
+    tc, ldc = _layout(c)
+    al = c.dtype.type(alpha)
+    be = c.dtype.type(beta)
+    if tc == 0:   # row-major C = A B is column-major C^T = B^T A^T
+        _xxgemm(tb, ta, n, m, k, al, b.ctypes.data, ldb, a.ctypes.data, lda, be,
+                c.ctypes.data, ldc)
+    else:
+        _xxgemm(1 - ta, 1 - tb, m, n, k, al, a.ctypes.data, lda, b.ctypes.data, ldb, be,
+                c.ctypes.data, ldc)
+
+
+__all__ = ["gemm"]
