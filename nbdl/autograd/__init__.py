@@ -48,8 +48,10 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
                for h in heads):
         raise NbdlError("backward: the heads were not computed under autograd.record() from "
                         "arrays with attach_grad(); there is nothing to differentiate")
-    variables = engine.collect_variables(heads)
-    results = engine.run_backward(heads, head_grads, variables, retain_graph, False, train_mode)
+    order = engine._reachable(heads)
+    variables = engine.collect_variables(heads, order)
+    results = engine.run_backward(heads, head_grads, variables, retain_graph, False, train_mode,
+                                  write_into=True, order=order)
     engine.write_grads(variables, results)
 
 

@@ -3,11 +3,14 @@
 For each taped op, in reverse order, the op's ``gradient`` rule builds its
 input gradients out of registered ops on a one-node IR graph whose inputs and
 outputs are placeholders bound to the recorded arrays; the new nodes are then
-run eagerly with ``invoke``.  The same rules serve the executor, so eager and
+run eagerly (``invoke_step``).  What a rule builds is kept as a ``_Recipe``
+per (op, attributes, which inputs need a gradient), so a training loop
+applies each rule once.  The same rules serve the executor, so eager and
 bound gradients agree.  With ``create_graph=True`` those ops are themselves
 recorded, which gives higher-order gradients."""
 from ..errors import NbdlError
 from ..graph.ir import Node, make_variable, topo_order
+from ..ops.registry import REQ_NULL, REQ_WRITE
 from . import state
 from .tape import TapeNode
 
@@ -42,40 +45,123 @@ def _reachable(heads):
     return order
 
 
+# Bound on first use: nbdl.ndarray imports this package.
+invoke = invoke_step = _attr_key = None
+
+
+def _bind():
+    global invoke, invoke_step, _attr_key
+    if invoke is None:
+        from ..ndarray.invoke import _attr_key, invoke, invoke_step  # noqa: F811
+
+
 def _add(a, b):
-    from ..ndarray.invoke import invoke
     if a is None:
         return b
     return invoke("elemwise_add", [a, b])
 
 
-def _op_input_grads(tn, out_grads, train_mode):
-    """Input gradients of one taped op from its gradient rule."""
-    from ..ndarray.invoke import invoke
+class _Recipe:
+    """An op's gradient rule applied once and kept: the ops to run, over a
+    numbered environment (the op's inputs, its outputs, the output
+    gradients, then each step's outputs), for one set of needed inputs.
+
+    ``steps`` holds ``(op, raw attrs, attr key, input slots, output slots,
+    req)`` with ``req`` None (all written) or a tuple in which outputs no
+    later step reads and no needed gradient is are ``REQ_NULL``;
+    ``in_grads`` the slot of each input's gradient (None: not needed or no
+    gradient); ``og_read`` the output gradients something reads."""
+    __slots__ = ("op", "steps", "in_grads", "og_read", "n_slots", "first_step_slot")
+
+
+_recipes = {}
+_RECIPES_SIZE = 2048
+
+
+def _recipe(tn, need):
+    """The ``_Recipe`` of taped node ``tn`` when the inputs flagged in
+    ``need`` want gradients (cached per op, attributes and need)."""
     op = tn.op
-    if op.gradient is None:
-        return [None] * len(tn.inputs)
-    attrs, attr_str = op.parse_attrs(tn.attrs or {})
-    holders = [make_variable(f"in{i}") for i in range(len(tn.inputs))]
+    raw = tn.attrs or {}
+    akey = tn.akey if tn.akey is not None else _attr_key(raw)
+    n_in, n_out = len(tn.inputs), len(tn.outputs)
+    key = None if akey is None else (op.name, akey, n_in, n_out, need)
+    if key is not None:
+        rec = _recipes.get(key)
+        if rec is not None and rec.op is op:
+            return rec
+    attrs, attr_str = op.parse_attrs(raw)
+    holders = [make_variable(f"in{i}") for i in range(n_in)]
     node = Node(op, tn.name, attrs, attr_str, [h.output(0) for h in holders])
-    env = {h.output(0): a for h, a in zip(holders, tn.inputs)}
-    for i, o in enumerate(tn.outputs):
-        env[node.output(i)] = o
+    slot = {h.output(0): i for i, h in enumerate(holders)}
+    for i in range(n_out):
+        slot[node.output(i)] = n_in + i
     og_entries = []
-    for i, g in enumerate(out_grads):
-        v = make_variable(f"og{i}")
-        env[v.output(0)] = g if g is not None else invoke("zeros_like", [tn.outputs[i]])
-        og_entries.append(v.output(0))
+    for i in range(n_out):
+        e = make_variable(f"og{i}").output(0)
+        slot[e] = n_in + n_out + i
+        og_entries.append(e)
     in_grads = op.gradient(node, og_entries)
-    wanted = [e for e in in_grads if e is not None]
-    for n in topo_order(wanted):
-        if n.op is None or n.output(0) in env:
+    wanted = [e for e, w in zip(in_grads, need) if w and e is not None]
+    first = n = n_in + 2 * n_out
+    steps = []
+    for gn in topo_order(wanted):
+        if gn.op is None or gn.output(0) in slot:
             continue
-        res = invoke(n.op, [env[e] for e in n.inputs], n.attr_str, is_train=train_mode)
-        res = res if isinstance(res, list) else [res]
-        for i, r in enumerate(res):
-            env[n.output(i)] = r
-    return [env[e] if e is not None else None for e in in_grads]
+        ins = tuple(slot[e] for e in gn.inputs)
+        outs = tuple(range(n, n + gn.num_outputs))
+        n += len(outs)
+        for i, s in enumerate(outs):
+            slot[gn.output(i)] = s
+        steps.append([gn.op, gn.attr_str, _attr_key(gn.attr_str), ins, outs])
+    read = {s for st in steps for s in st[3]} | {slot[e] for e in wanted}
+    for st in steps:
+        req = tuple(REQ_WRITE if s in read else REQ_NULL for s in st[4])
+        st.append(None if REQ_NULL not in req else req)
+    rec = _Recipe()
+    rec.op = op
+    rec.steps = [tuple(st) for st in steps]
+    rec.in_grads = tuple(slot[e] if w and e is not None else None for e, w in zip(in_grads, need))
+    rec.og_read = tuple(i for i in range(n_out) if n_in + n_out + i in read)
+    rec.n_slots = n
+    rec.first_step_slot = first
+    if key is not None:
+        if len(_recipes) >= _RECIPES_SIZE:
+            _recipes.clear()
+        _recipes[key] = rec
+    return rec
+
+
+def _op_input_grads(tn, out_grads, train_mode, need, given=None):
+    """Input gradients of one taped op from its gradient rule (None for the
+    inputs ``need`` leaves out).  ``given``: per input, an array its
+    gradient may be written into directly (or None)."""
+    if tn.op.gradient is None:
+        return [None] * len(tn.inputs)
+    rec = _recipe(tn, need)
+    n_in, n_out = len(tn.inputs), len(tn.outputs)
+    env = [None] * rec.n_slots
+    env[:n_in] = tn.inputs
+    env[n_in:n_in + n_out] = tn.outputs
+    for i in rec.og_read:
+        g = out_grads[i]
+        env[n_in + n_out + i] = g if g is not None else invoke("zeros_like", [tn.outputs[i]])
+    into = None
+    if given is not None:
+        into = {}
+        for s, g in zip(rec.in_grads, given):
+            if g is not None and s is not None and s >= rec.first_step_slot:
+                into.setdefault(s, g)
+    for op, raw, akey, ins, outs, req in rec.steps:
+        gv = None
+        if into:
+            gv = [into.get(s) for s in outs]
+            if all(g is None for g in gv):
+                gv = None
+        res = invoke_step(op, raw, akey, [env[s] for s in ins], train_mode, req, gv)
+        for s, r in zip(outs, res):
+            env[s] = r
+    return [None if s is None else env[s] for s in rec.in_grads]
 
 
 _pass = [0]
@@ -88,20 +174,68 @@ def current_pass():
     return _pass[0]
 
 
-def run_backward(heads, head_grads, variables, retain_graph, create_graph, train_mode):
-    """Gradients of ``heads`` (weighted by ``head_grads``) for ``variables``
-    (NDArrays).  Returns a dict id(variable) -> gradient NDArray (or None)."""
-    from ..ndarray.invoke import invoke
-    _pass[0] += 1
-    order = _reachable(heads)
-    var_ids = {id(v) for v in variables}
-    # Nodes that lead to a variable: only their inputs need gradients.
-    leads = set()
+def _storage(a):
+    """The id of the array owning ``a``'s memory (numpy views share it)."""
+    d = a._data
+    base = getattr(d, "base", None)
+    return id(base if base is not None else d)
+
+
+def _direct_targets(order, leads, heads, head_grads, variables, var_ids):
+    """Variables whose gradient buffer the one op computing their gradient
+    may write directly (``backward`` of a plain eager tape, nothing
+    recording): grad_req 'write', a leaf that exactly one input of the tape
+    (or one head) feeds, and a buffer no taped array shares memory with.
+    Returns {id(variable): gradient NDArray}."""
+    count = {}
+    for h in heads:
+        if id(h) in var_ids:
+            count[id(h)] = count.get(id(h), 0) + 1
+    used = {_storage(a) for a in list(heads) + [g for g in head_grads if g is not None]}
     for tn in order:
-        if tn.writes_grads or any(
-                id(a) in var_ids or (getattr(a, "_ag", None) is not None and id(a._ag[0]) in leads)
-                for a in tn.inputs):
+        for a in tn.inputs:
+            used.add(_storage(a))
+            if id(a) in var_ids and id(tn) in leads:
+                count[id(a)] = count.get(id(a), 0) + 1
+        for o in tn.outputs:
+            used.add(_storage(o))
+    out = {}
+    for v in variables:
+        var = v._ag_var
+        if count.get(id(v)) != 1 or var.grad_req != "write" or v._ag is not None:
+            continue
+        g = var.grad
+        if g._device.device_type == "cpu" and _storage(g) not in used:
+            used.add(_storage(g))           # (two variables never share a target)
+            out[id(v)] = g
+    return out
+
+
+def run_backward(heads, head_grads, variables, retain_graph, create_graph, train_mode,
+                 write_into=False, order=None):
+    """Gradients of ``heads`` (weighted by ``head_grads``) for ``variables``
+    (NDArrays).  Returns a dict id(variable) -> gradient NDArray (or None).
+    With ``write_into`` (``backward``, not ``grad``) a variable's gradient
+    may be computed straight into its gradient buffer; it then comes back
+    as that buffer.  ``order``: ``_reachable(heads)`` when the caller has it."""
+    _bind()
+    _pass[0] += 1
+    if order is None:
+        order = _reachable(heads)
+    var_ids = {id(v) for v in variables}
+    # Nodes that lead to a variable: only their inputs need gradients, and
+    # of those only the inputs that are variables or outputs of such nodes
+    # (``needs``; known in one pass, as inputs come before their users).
+    leads, needs = set(), {}
+    for tn in order:
+        need = tuple(id(a) in var_ids or (getattr(a, "_ag", None) is not None
+                                          and id(a._ag[0]) in leads) for a in tn.inputs)
+        if tn.writes_grads or any(need):
             leads.add(id(tn))
+            needs[id(tn)] = need
+    direct = None
+    if write_into and not create_graph and not any(tn.writes_grads for tn in order):
+        direct = _direct_targets(order, leads, heads, head_grads, variables, var_ids) or None
     grads = {}
     with state._Scope(bool(create_graph), train_mode):
         for h, g in zip(heads, head_grads):
@@ -115,6 +249,7 @@ def run_backward(heads, head_grads, variables, retain_graph, create_graph, train
             out_grads = [grads.get(("out", id(tn), i)) for i in range(len(tn.outputs))]
             if all(g is None for g in out_grads):
                 continue
+            need = needs[id(tn)]
             if tn.op is None:
                 filled = [g if g is not None else invoke("zeros_like", [o])
                           for g, o in zip(out_grads, tn.outputs)]
@@ -123,14 +258,17 @@ def run_backward(heads, head_grads, variables, retain_graph, create_graph, train
                     raise NbdlError(f"{tn.name}: backward returned {len(in_grads)} gradients "
                                     f"for {len(tn.inputs)} inputs")
             else:
-                in_grads = _op_input_grads(tn, out_grads, train_mode)
-            for a, g in zip(tn.inputs, in_grads):
-                if g is None:
+                given = None
+                if direct is not None:
+                    given = [direct.get(id(a)) for a in tn.inputs]
+                    if all(g is None for g in given):
+                        given = None
+                in_grads = _op_input_grads(tn, out_grads, train_mode, need, given)
+            for a, g, w in zip(tn.inputs, in_grads, need):
+                if g is None or not w:
                     continue
-                ag = getattr(a, "_ag", None)
-                if id(a) in var_ids or (ag is not None and id(ag[0]) in leads):
-                    k = _key(a)
-                    grads[k] = _add(grads.get(k), g)
+                k = _key(a)
+                grads[k] = _add(grads.get(k), g)
     if not retain_graph:
         for tn in order:
             tn.freed = True
@@ -141,7 +279,7 @@ def run_backward(heads, head_grads, variables, retain_graph, create_graph, train
 
 def write_grads(variables, results):
     """Store results into the variables' gradient buffers per grad_req."""
-    from ..ndarray.invoke import invoke
+    _bind()
     with state._Scope(False, None):
         for v in variables:
             var = v._ag_var
@@ -154,19 +292,20 @@ def write_grads(variables, results):
             already = getattr(var.grad, "_written_in", None) == _pass[0]
             if var.grad_req == "add" or already:
                 invoke("elemwise_add", [var.grad, g], out=var.grad)
-            else:
+            elif g is not var.grad:     # (backward may have computed it in place)
                 invoke("_copy", [g], out=var.grad)
             var.grad._fresh_grad = True
 
 
-def collect_variables(heads):
-    """Every marked variable the heads depend on."""
+def collect_variables(heads, order=None):
+    """Every marked variable the heads depend on (``order``:
+    ``_reachable(heads)`` when the caller has it)."""
     out, seen = [], set()
     for h in heads:
         if getattr(h, "_ag_var", None) is not None and id(h) not in seen:
             seen.add(id(h))
             out.append(h)
-    for tn in _reachable(heads):
+    for tn in (_reachable(heads) if order is None else order):
         for a in tn.inputs:
             if getattr(a, "_ag_var", None) is not None and id(a) not in seen:
                 seen.add(id(a))

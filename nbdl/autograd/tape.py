@@ -1,26 +1,65 @@
 """The tape: what a recorded op leaves behind.
 
 Each recorded call becomes a ``TapeNode`` holding the op (or a Python
-backward function), its input and output NDArrays; each output NDArray
-points back to it through ``_ag = (node, index)``.  Arrays marked as
-variables carry ``_ag_var = Variable(grad, grad_req)``."""
+backward function), its input NDArrays and views of its outputs; each output
+NDArray points back to it through ``_ag = (node, index)`` (the node holds
+views, not the outputs themselves, so no reference cycle keeps a tape alive).
+Arrays marked as variables carry ``_ag_var = Variable(grad, grad_req)``."""
 from ..errors import NbdlError
 
 
 class TapeNode:
     __slots__ = ("op", "attrs", "inputs", "outputs", "is_train", "backward_fn", "name",
-                 "freed", "writes_grads", "__weakref__")
+                 "freed", "writes_grads", "akey", "__weakref__")
 
-    def __init__(self, op, attrs, inputs, outputs, is_train, backward_fn=None, name=None):
+    def __init__(self, op, attrs, inputs, outputs, is_train, backward_fn=None, name=None,
+                 akey=None):
         self.op = op                    # OpDef, or None for a custom node
         self.attrs = attrs              # raw attributes as given to invoke
         self.inputs = list(inputs)
-        self.outputs = list(outputs)
+        self.outputs = [_view(o) for o in outputs]    # (see _view)
         self.is_train = is_train
         self.backward_fn = backward_fn  # custom: f(out_grads) -> in_grads
         self.name = name or (op.name if op is not None else "custom")
         self.freed = False
         self.writes_grads = False       # its backward stores gradients itself (CachedOp)
+        self.akey = akey                # invoke's hashable key of ``attrs`` (None: not made)
+
+
+_new = object.__new__
+
+
+def _view(a):
+    """Another NDArray over ``a``'s storage, for a node's ``outputs``: the
+    node keeps the values without holding ``a`` itself, so ``a`` -> node ->
+    ``a`` is no reference cycle and an unused tape is freed at once."""
+    v = _new(type(a))
+    v._data = a._data
+    v._device = a._device
+    return v
+
+
+def tape_op(op, attrs, akey, inputs, outputs, is_train):
+    """``TapeNode(op, attrs, inputs, outputs, is_train, akey=akey)`` for
+    ``invoke``'s cached path, which passes a fresh ``inputs`` list the node
+    keeps as is; sets the outputs' ``_ag`` as ``record_op`` does."""
+    node = _new(TapeNode)
+    node.op = op
+    node.attrs = attrs
+    node.inputs = inputs
+    node.outputs = [_view(o) for o in outputs]
+    node.is_train = is_train
+    node.backward_fn = None
+    node.name = op.name
+    node.freed = False
+    node.writes_grads = False
+    node.akey = akey
+    if len(outputs) == 1:
+        outputs[0]._ag = (node, 0)
+    else:
+        for i, o in enumerate(outputs):
+            o._ag = (node, i)
+    return node
 
 
 class Variable:

@@ -25,9 +25,12 @@ def trace():
 def call_op(op_name, inputs, **attrs):
     """Run ``op_name`` on NDArrays, or add it to the graph when any input is a
     Symbol: what layers use so that one ``forward`` serves both."""
-    from ..symbol import Symbol
-    from ..symbol.construct import create
-    if any(isinstance(x, Symbol) for x in inputs):
-        return create(op_name, *inputs, **attrs)
-    from ..ndarray.invoke import invoke
+    for x in inputs:
+        if isinstance(x, Symbol):
+            return create(op_name, *inputs, **attrs)
     return invoke(op_name, list(inputs), attrs)
+
+
+from ..ndarray.invoke import invoke  # noqa: E402
+from ..symbol.construct import create  # noqa: E402
+from ..symbol.symbol import Symbol  # noqa: E402

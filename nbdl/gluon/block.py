@@ -77,6 +77,17 @@ class Block:
             out.update(child._collect_params_with_prefix(prefix + name))
         return out
 
+    def _deferred_in_tree(self):
+        """Whether a parameter of this block or a descendant waits for
+        deferred initialization (``collect_params`` without building it)."""
+        for p in self._reg_params.values():
+            if p._deferred_init:
+                return True
+        for child in self._children.values():
+            if child._deferred_in_tree():
+                return True
+        return False
+
     def collect_params(self, select=None):
         """``{structural name: Parameter}``; ``select`` is a regular
         expression the names must match (``'.*weight|.*bias'``)."""

@@ -4,6 +4,7 @@ the executor (``CachedOp``)."""
 import warnings
 
 from ..errors import NbdlError
+from ..symbol.symbol import Symbol
 from . import _trace
 from .block import Block
 
@@ -118,11 +119,13 @@ class HybridBlock(Block):
         """Parameters keep their declared dtypes; nothing to infer beyond them."""
 
     def _deferred_pending(self):
-        return any(p._deferred_init for p in self.collect_params().values())
+        if not self._deferred_in_tree():
+            return False
+        self.collect_params()            # fixes every parameter's variable name
+        return True
 
     # -- calling ----------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        from ..symbol import Symbol
         if args and isinstance(args[0], Symbol) or _trace.tracing():
             return self.forward(*args, **kwargs)       # inside a parent's trace
         for hook in self._forward_pre_hooks:

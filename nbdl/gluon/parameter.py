@@ -311,7 +311,10 @@ class Parameter:
         one); while a HybridBlock traces, the Symbol variable."""
         if _trace.tracing():
             return self.var()
-        return self._check_and_get(self._data, device)
+        arrays = self._data
+        if device is None and arrays is not None and len(arrays) == 1:
+            return arrays[0]
+        return self._check_and_get(arrays, device)
 
     def list_data(self):
         return self._check_and_get(self._data, list)

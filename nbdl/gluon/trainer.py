@@ -151,10 +151,13 @@ class Trainer:
         todo, stale = [], []
         for i, p in self._trainable():
             grads = p.list_grad()
-            if all(g._fresh_grad for g in grads):
-                todo.append(i)
-            elif not ignore_stale_grad:
-                stale.append(f"{self._label(i)} on {[str(g.device) for g in grads]}")
+            for g in grads:
+                if not g._fresh_grad:
+                    if not ignore_stale_grad:
+                        stale.append(f"{self._label(i)} on {[str(g.device) for g in grads]}")
+                    break
+            else:
+                todo.append((i, p, grads))
         if stale:
             raise TrainerError(
                 f"Trainer.step: the gradients of {len(stale)} parameter(s) have not been "
@@ -163,23 +166,22 @@ class Trainer:
                 f"that is intended, call step(batch_size, ignore_stale_grad=True) to skip them")
         if not todo:
             return
-        weights, grads, states = [], [], []
-        for i in todo:
-            p = self._params[i]
-            w, g = p.list_data()[0], p.list_grad()[0]
+        indices, weights, grads, states = [], [], [], []
+        for i, p, g in todo:
+            w = p.list_data()[0]
             if i not in self._states:
                 self._states[i] = self._optimizer.create_state_multi_precision(i, w)
+            indices.append(i)
             weights.append(w)
-            grads.append(g)
+            grads.append(g[0])
             states.append(self._states[i])
-        self._optimizer.update_multi_precision(todo, weights, grads, states)
-        for i in todo:
-            p = self._params[i]
+        self._optimizer.update_multi_precision(indices, weights, grads, states)
+        for i, p, g in todo:
             data = p.list_data()
             for other in data[1:]:
                 other[...] = data[0]
-            for g in p.list_grad():
-                g._fresh_grad = False
+            for x in g:
+                x._fresh_grad = False
 
     def _label(self, i):
         name = self._names[i]

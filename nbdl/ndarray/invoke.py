@@ -5,8 +5,16 @@ allocates the outputs on the inputs' device (or writes into ``out=``),
 prepares the kernel and calls it the way the executor does: ``fn(*inputs,
 *outputs, *temps, *scalars)`` over the views the ``Launch`` asks for.
 Everything up to the kernel call is cached per (op, attributes, input shapes
-and dtypes, device, write requests, training flag), so a repeated eager call
-costs a dictionary lookup, the allocations and the kernel.
+and dtypes, device, write requests, training flag).
+
+On the CPU a repeated call signature takes a shorter road: the first call
+leaves a ``Signature`` whose ``run`` closure allocates the outputs and calls
+the kernel with every view and scalar worked out in advance, so a repeated
+eager call costs one dictionary lookup, the allocations, the kernel and the
+NDArray wrappers (plus a tape node under ``autograd.record()``).
+``scalar_op`` is the same road for ``x * 2``-style operators, and
+``invoke_step`` the one autograd's backward takes (write requests and
+given output arrays).
 """
 import threading
 from collections import OrderedDict
@@ -14,7 +22,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..autograd import state as _ag_state
-from ..autograd.tape import record_op
+from ..autograd.tape import record_op, tape_op
 from ..device import as_device
 from ..errors import DeviceError, DTypeError, GraphError, ShapeError
 from ..executor.interpret import view_args
@@ -25,6 +33,9 @@ CACHE_SIZE = 512
 
 _cache = OrderedDict()
 _lock = threading.Lock()
+_state = _ag_state._state       # the thread-local recording / training flags
+_new = object.__new__
+_empty = np.empty
 
 
 class Prepared:
@@ -46,47 +57,312 @@ class Prepared:
             and not op.mutates_aux
 
 
-_fast = {}          # exact call signature -> (Prepared, views), for the common case
+class Signature:
+    """One CPU call signature made ready.  ``run(data)`` takes the input
+    arrays, allocates the outputs, calls the kernel and returns the output
+    arrays (the array itself when ``single``: one output, visible).
+    ``raw``/``akey`` are the raw attributes the tape records and their key."""
+    __slots__ = ("op", "raw", "akey", "entry", "views", "n_visible", "single", "run")
+
+    def __init__(self, op, raw, akey, entry, in_shapes):
+        self.op = op
+        self.raw = raw
+        self.akey = akey
+        self.entry = entry
+        self.n_visible = entry.n_visible
+        self.single = len(entry.out_shapes) == 1 and entry.n_visible == 1
+        shapes = list(in_shapes) + list(entry.out_shapes) + [s for s, _ in entry.temps]
+        views = entry.launch.views
+        if views is not None:
+            views = [None if v is None or tuple(v) == tuple(s) else tuple(v)
+                     for v, s in zip(views, shapes)]
+            if len(views) == len(shapes) and all(v is None for v in views):
+                views = None
+        self.views = views
+        self.run = _runner(entry, len(in_shapes), views, self.single)
+
+
+def _runner(entry, n_in, views, single):
+    """The closure behind ``Signature.run``: the common shapes of call (one
+    output, no temps, one or two inputs) get straight-line code."""
+    launch = entry.launch
+    fn, sc = launch.fn, tuple(launch.scalars)
+    outs = list(zip(entry.out_shapes, entry.out_dtypes))
+    temps = entry.temps
+    if entry.nothing_to_do:
+        if single:
+            shape, dtype = outs[0]
+            return lambda data: _empty(shape, dtype)
+        return lambda data: [_empty(s, d) for s, d in outs]
+    if single and not temps and n_in in (1, 2) and (views is None or len(views) == n_in + 1):
+        (shape, dtype), = outs
+        vs = views or [None] * (n_in + 1)
+        if n_in == 1:
+            v0, vo = vs
+            if v0 is None and vo is None:
+                def run(data):
+                    o = _empty(shape, dtype)
+                    fn(data[0], o, *sc)
+                    return o
+            else:
+                def run(data):
+                    o = _empty(shape, dtype)
+                    a = data[0]
+                    fn(a if v0 is None else a.reshape(v0), o if vo is None else o.reshape(vo), *sc)
+                    return o
+            return run
+        v0, v1, vo = vs
+        if v0 is None and v1 is None and vo is None:
+            def run(data):
+                o = _empty(shape, dtype)
+                fn(data[0], data[1], o, *sc)
+                return o
+        else:
+            def run(data):
+                o = _empty(shape, dtype)
+                a, b = data
+                fn(a if v0 is None else a.reshape(v0), b if v1 is None else b.reshape(v1),
+                   o if vo is None else o.reshape(vo), *sc)
+                return o
+        return run
+
+    def run(data):
+        out = [_empty(s, d) for s, d in outs]
+        arrays = [*data, *out]
+        if temps:
+            arrays += [_empty(s, d) for s, d in temps]
+        if views is not None:
+            arrays = [a if v is None else a.reshape(v) for a, v in zip(arrays, views)]
+        fn(*arrays, *sc)
+        return out[0] if single else out
+    return run
+
+
+def _run_given(sig, data, given):
+    """Run ``sig`` writing into the arrays of ``given`` (one storage array or
+    None per output; None: a new array).  Returns every output array."""
+    entry = sig.entry
+    out = [_empty(s, d) if g is None else g
+           for g, s, d in zip(given, entry.out_shapes, entry.out_dtypes)]
+    if not entry.nothing_to_do:
+        arrays = [*data, *out] + [_empty(s, d) for s, d in entry.temps]
+        views = sig.views
+        if views is not None:
+            arrays = [a if v is None else a.reshape(v) for a, v in zip(arrays, views)]
+        launch = entry.launch
+        launch.fn(*arrays, *launch.scalars)
+    return out
+
+
+_fast = {}          # call signature -> Signature (CPU, the common case)
 FAST_SIZE = 4096
 
 
+def _cpu_data(inputs):
+    """(device, input arrays, shapes, dtypes) when every input is an NDArray
+    on one CPU device, else None (the general path then checks and reports)."""
+    try:
+        dev = inputs[0]._device
+        if dev.device_type != "cpu":
+            return None
+        n = len(inputs)
+        if n == 1:
+            d = inputs[0]._data
+            return dev, (d,), (d.shape,), (d.dtype,)
+        if n == 2:
+            a, b = inputs
+            other = b._device
+            if other is not dev and other.key != dev.key:
+                return None
+            da, db = a._data, b._data
+            return dev, (da, db), (da.shape, db.shape), (da.dtype, db.dtype)
+        dkey = dev.key
+        data = []
+        for a in inputs:
+            if a._device.key != dkey:
+                return None
+            data.append(a._data)
+    except (AttributeError, IndexError, TypeError):
+        return None
+    return dev, data, tuple([d.shape for d in data]), tuple([d.dtype for d in data])
+
+
 def invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
-    """See ``_invoke``; this front handles the common case (a cached
-    signature, new outputs, all inputs on one CPU device) with as little
+    """See ``_invoke``; this front handles a cached CPU call signature (new
+    outputs, or one ``out=`` array that overlaps no input) with as little
     Python as possible: one dictionary lookup, the allocations, the kernel."""
-    if out is None and device is None and inputs:
-        try:
-            dev = inputs[0]._device
-            dkey = dev.key
-            same = dkey[0] == "cpu" and all(a._device.key == dkey for a in inputs)
-        except AttributeError:
-            same = False
-        if same:
-            state = _ag_state._state
+    if device is None:
+        got = _cpu_data(inputs)
+        if got is not None:
+            dev, data, shapes, dtypes = got
+            state = _state
             train = state.training if is_train is None else bool(is_train)
-            data = [a._data for a in inputs]
             akey = _attr_key(attrs) if attrs else ()
-            key = (op if type(op) is str else op.name, akey,
-                   tuple([d.shape for d in data]), tuple([d.dtype for d in data]), train)
-            hit = _fast.get(key)
-            if hit is not None:
-                return _run_fast(hit, inputs, data, dev, attrs, train, state.recording)
-            result = _invoke(op, inputs, attrs, None, train, None)
-            if akey is not None:
-                _remember(key, op, attrs, inputs, dev, train)
+            if akey is None:
+                return _invoke(op, inputs, attrs, out, train, None)
+            name = op if type(op) is str else op.name
+            key = (name, akey, shapes, dtypes, train)
+            sig = _fast.get(key)
+            if sig is not None and (type(op) is str or sig.op is op):
+                if out is None:
+                    if sig.single:
+                        r = _new(NDArray)
+                        r._data = sig.run(data)
+                        r._device = dev
+                        if state.recording:
+                            _record(sig, inputs, [r], train)
+                        return r
+                    return _wrap(sig, inputs, sig.run(data), dev, train, state.recording)
+                if sig.single and _fits(sig, out, data, dev):
+                    _run_given(sig, data, [out._data])
+                    if state.recording:
+                        _record(sig, inputs, [out], train)
+                    return out
+                return _invoke(op, inputs, attrs, out, train, None)
+            result = _invoke(op, inputs, attrs, out, train, None)
+            _remember(key, op, attrs, akey, inputs, shapes, dtypes, dev, train)
             return result
     return _invoke(op, inputs, attrs, out, is_train, device)
 
 
-def _remember(key, op, attrs, inputs, dev, train):
+def scalar_op(name, x, v):
+    """``invoke(name, [x], {"scalar": float(v)})`` for the scalar operators
+    (``x * 2``, ``1 - x``), keyed on the value itself when that is exact
+    (not zero, not NaN; those take the general key)."""
+    v = float(v)
+    if v and v == v:
+        try:
+            dev = x._device
+            d = x._data
+            cpu = dev.device_type == "cpu"
+        except AttributeError:
+            cpu = False
+        if cpu:
+            state = _state
+            train = state.training
+            skey = (name, v, d.shape, d.dtype, train)
+            sig = _fast.get(skey)
+            if sig is not None:
+                r = _new(NDArray)
+                r._data = sig.run((d,))
+                r._device = dev
+                if state.recording and (x._ag is not None or x._ag_var is not None):
+                    tape_op(sig.op, sig.raw, sig.akey, [x], [r], train)
+                return r
+            result = invoke(name, [x], {"scalar": v})
+            sig = _fast.get((name, (("scalar", float, v.hex()),), (d.shape,), (d.dtype,), train))
+            if sig is not None and sig.single:
+                _fast[skey] = sig
+            return result
+    return invoke(name, [x], {"scalar": v})
+
+
+def invoke_step(op, raw, akey, inputs, is_train, req=None, given=None):
+    """One op of a gradient, run by autograd's backward: ``op`` an OpDef,
+    ``raw`` its attributes and ``akey`` their ``_attr_key``.  Returns a list
+    of the outputs.  On the CPU and while not recording, every output comes
+    back (hidden ones too), ``req`` (a tuple with one write request per
+    output, or None: all written) lets outputs nobody reads be skipped, and
+    ``given`` (an NDArray or None per output) names arrays that outputs are
+    written into (one whose shape, dtype or device does not fit, or that
+    shares memory with an input, is replaced by a new array: check the
+    result).  Otherwise this is ``invoke`` (recorded when recording) and
+    only the visible outputs come back, none of them given."""
+    got = None if _state.recording or akey is None else _cpu_data(inputs)
+    if got is None:
+        res = invoke(op, inputs, raw, is_train=is_train)
+        return res if type(res) is list else [res]
+    dev, data, shapes, dtypes = got
+    train = bool(is_train)
+    key = (op.name, akey, shapes, dtypes, train, req)
+    sig = _fast.get(key)
+    if sig is None or sig.op is not op:
+        entry = prepare(op, _raw(op, raw, inputs), shapes, dtypes, dev, req, train)
+        sig = Signature(op, raw, akey, entry, shapes)
+        if len(_fast) >= FAST_SIZE:
+            _fast.clear()
+        _fast[key] = sig
+    if given is not None:
+        given = _usable(sig, data, given)
+    if given is None:
+        out = sig.run(data)
+        if sig.single:
+            out = [out]
+    else:
+        out = _run_given(sig, data, [None if g is None else g._data for g in given])
+    res = []
+    for i, o in enumerate(out):
+        if given is not None and given[i] is not None:
+            res.append(given[i])
+            continue
+        r = _new(NDArray)
+        r._data = o
+        r._device = dev
+        res.append(r)
+    return res
+
+
+def _usable(sig, data, given):
+    """``given`` with None for each array that cannot take its output (shape,
+    dtype, device or memory shared with an input); None when none can."""
+    entry = sig.entry
+    ok = []
+    for g, s, d in zip(given, entry.out_shapes, entry.out_dtypes):
+        if g is not None:
+            gd = g._data
+            if gd.shape != s or gd.dtype != d or g._device.device_type != "cpu" \
+                    or any(a is gd or _overlaps(a, gd) for a in data):
+                g = None
+        ok.append(g)
+    return ok if any(g is not None for g in ok) else None
+
+
+def _fits(sig, out, data, dev):
+    """Whether ``out`` can take ``sig``'s one output directly: an NDArray on
+    the inputs' device with the output's shape and dtype, sharing no memory
+    with an input."""
+    try:
+        od = out._data
+        if out._device.key != dev.key:
+            return False
+    except AttributeError:
+        return False
+    entry = sig.entry
+    if od.shape != entry.out_shapes[0] or od.dtype != entry.out_dtypes[0]:
+        return False
+    for a in data:
+        if a is od or _overlaps(a, od):
+            return False
+    return True
+
+
+def _record(sig, inputs, outputs, train):
+    for a in inputs:
+        if a._ag is not None or a._ag_var is not None:
+            tape_op(sig.op, sig.raw, sig.akey, list(inputs), outputs, train)
+            return
+
+
+def _wrap(sig, inputs, out_data, dev, train, recording):
+    every = []
+    for d in out_data:
+        r = _new(NDArray)
+        r._data = d
+        r._device = dev
+        every.append(r)
+    if recording:
+        _record(sig, inputs, every, train)
+    n = sig.n_visible
+    return every[0] if n == 1 else every[:n]
+
+
+def _remember(key, op, attrs, akey, inputs, shapes, dtypes, dev, train):
     op = get_op(op) if type(op) is str else op
-    entry = prepare(op, _raw(op, attrs, inputs), key[2], key[3], dev, None, train)
+    raw = _raw(op, attrs, inputs)
+    entry = prepare(op, raw, shapes, dtypes, dev, None, train)
     if len(_fast) >= FAST_SIZE:
         _fast.clear()
-    views = entry.launch.views
-    if views is not None:
-        views = [None if v is None else tuple(v) for v in views]
-    _fast[key] = (entry, views)
+    _fast[key] = Signature(op, raw, akey, entry, shapes)
 
 
 def _raw(op, attrs, inputs):
@@ -94,25 +370,6 @@ def _raw(op, attrs, inputs):
     if op.key_var_num_args and op.key_var_num_args not in raw:
         raw[op.key_var_num_args] = len(inputs)
     return raw
-
-
-def _run_fast(hit, inputs, data, dev, attrs, train, recording):
-    entry, views = hit
-    out_data = [np.empty(s, d) for s, d in zip(entry.out_shapes, entry.out_dtypes)]
-    if not entry.nothing_to_do:
-        arrays = data + out_data
-        if entry.temps:
-            arrays += [np.empty(s, d) for s, d in entry.temps]
-        if views is not None:
-            arrays = [a if v is None or v == a.shape else a.reshape(v)
-                      for a, v in zip(arrays, views)]
-        launch = entry.launch
-        launch.fn(*arrays, *launch.scalars)
-    every = [NDArray(d, dev) for d in out_data]
-    if recording:
-        record_op(entry.op, _raw(entry.op, attrs, inputs), inputs, every, train)
-    n = entry.n_visible
-    return every[0] if n == 1 else every[:n]
 
 
 def _invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
@@ -273,27 +530,31 @@ def _list(vals, what):
     return "[" + ", ".join(str(np.dtype(t)) for t in vals) + "]"
 
 
+_PLAIN = {int, str, bool, type(None)}
+_NUMBERS = (int, float, type(None), np.integer)
+
+
 def _attr_key(raw):
-    """A hashable, exact key for raw attribute values (``repr`` keeps ``-0.0``
-    apart from ``0.0`` and ``1`` from ``1.0``); None when a value cannot be
-    represented, which turns caching off for that call."""
+    """A hashable, exact key for raw attribute values (``float.hex``/``repr``
+    keep ``-0.0`` apart from ``0.0``, and the type ``1`` from ``1.0``); None
+    when a value cannot be represented, which turns caching off for that
+    call.  The key follows the dict's order: the same attributes given in
+    another order make another (equally valid) key."""
     if not raw:
         return ()
-    if len(raw) == 1:               # the common eager case: one scalar attribute
-        (k, v), = raw.items()
+    items = []
+    for k, v in raw.items():
         t = type(v)
         if t is float:
-            return ((k, t, v.hex()),)
-        if t is int or t is str or t is bool:
-            return ((k, t, v),)
-    items = []
-    for k in sorted(raw):
-        v = raw[k]
-        if isinstance(v, (str, int, float, bool, type(None), np.number, np.bool_)):
-            items.append((k, type(v), repr(v)))
-        elif isinstance(v, (tuple, list)) and all(
-                isinstance(x, (int, float, type(None), np.integer)) for x in v):
-            items.append((k, type(v), repr(tuple(v))))
+            items.append((k, t, v.hex()))
+        elif t in _PLAIN:
+            items.append((k, t, v))
+        elif t is tuple or t is list:
+            if not all(isinstance(x, _NUMBERS) for x in v):
+                return None
+            items.append((k, t, repr(tuple(v))))
+        elif isinstance(v, (str, int, float, bool, np.number, np.bool_)):
+            items.append((k, t, repr(v)))
         else:
             return None
     return tuple(items)

@@ -47,6 +47,12 @@ def make_function(op, fname=None):
     fname = fname or op.name
 
     def fn(*args, out=None, name=None, **kwargs):
+        if not kwargs and args:
+            for a in args:
+                if not isinstance(a, NDArray):
+                    break
+            else:       # NDArrays by position only: nothing to bind
+                return invoke(op, args, None, out=out)
         inputs, attrs, device = bind_arguments(op, args, kwargs)
         return invoke(op, inputs, attrs, out=out, device=device)
 

@@ -21,6 +21,28 @@ from ..device import Device, as_device, cpu, gpu
 from ..errors import ArgumentError, ShapeError
 
 
+def _arith(same_shape_op, broadcast_op, scalar_op):
+    """``self <op> other``: a Python int or float goes straight to the
+    scalar op's cached call (``invoke.scalar_op``), anything else through
+    ``NDArray._binary``."""
+    def method(self, other):
+        t = type(other)
+        if t is float or t is int:
+            return _scalar_op(scalar_op, self, other)
+        return self._binary(other, same_shape_op, broadcast_op, scalar_op)
+    return method
+
+
+def _rarith(broadcast_op, rscalar_op):
+    """``other <op> self`` (reflected), as ``_arith``."""
+    def method(self, other):
+        t = type(other)
+        if t is float or t is int:
+            return _scalar_op(rscalar_op, self, other)
+        return self._rbinary(other, broadcast_op, rscalar_op)
+    return method
+
+
 class NDArray:
     """An n-dimensional array on a device.
 
@@ -309,9 +331,14 @@ class NDArray:
     # -- arithmetic (through the op table) --------------------------------
     def _binary(self, other, same_shape_op, broadcast_op, scalar_op, out=None):
         if isinstance(other, NDArray):
-            name = same_shape_op if same_shape_op and other.shape == self.shape else broadcast_op
+            so, ss = other._data.shape, self._data.shape
+            if type(so) is not tuple or type(ss) is not tuple:   # (device arrays may differ)
+                so, ss = other.shape, self.shape
+            name = same_shape_op if same_shape_op and so == ss else broadcast_op
             return _invoke(name, [self, other], {}, out=out)
         if _is_scalar(other):
+            if out is None:
+                return _scalar_op(scalar_op, self, other)
             return _invoke(scalar_op, [self], {"scalar": float(other)}, out=out)
         return NotImplemented
 
@@ -319,30 +346,30 @@ class NDArray:
         if isinstance(other, NDArray):  # only reached for NDArray subclasses
             return _invoke(broadcast_op, [other, self], {})
         if _is_scalar(other):
-            return _invoke(rscalar_op, [self], {"scalar": float(other)})
+            return _scalar_op(rscalar_op, self, other)
         return NotImplemented
 
     def _inplace(self, other, same_shape_op, broadcast_op, scalar_op):
         r = self._binary(other, same_shape_op, broadcast_op, scalar_op, out=self)
         return NotImplemented if r is NotImplemented else self
 
-    def __add__(self, o): return self._binary(o, "elemwise_add", "broadcast_add", "_plus_scalar")
-    def __radd__(self, o): return self._rbinary(o, "broadcast_add", "_plus_scalar")
+    __add__ = _arith("elemwise_add", "broadcast_add", "_plus_scalar")
+    __radd__ = _rarith("broadcast_add", "_plus_scalar")
     def __iadd__(self, o): return self._inplace(o, "elemwise_add", "broadcast_add", "_plus_scalar")
-    def __sub__(self, o): return self._binary(o, "elemwise_sub", "broadcast_sub", "_minus_scalar")
-    def __rsub__(self, o): return self._rbinary(o, "broadcast_sub", "_rminus_scalar")
+    __sub__ = _arith("elemwise_sub", "broadcast_sub", "_minus_scalar")
+    __rsub__ = _rarith("broadcast_sub", "_rminus_scalar")
     def __isub__(self, o): return self._inplace(o, "elemwise_sub", "broadcast_sub", "_minus_scalar")
-    def __mul__(self, o): return self._binary(o, "elemwise_mul", "broadcast_mul", "_mul_scalar")
-    def __rmul__(self, o): return self._rbinary(o, "broadcast_mul", "_mul_scalar")
+    __mul__ = _arith("elemwise_mul", "broadcast_mul", "_mul_scalar")
+    __rmul__ = _rarith("broadcast_mul", "_mul_scalar")
     def __imul__(self, o): return self._inplace(o, "elemwise_mul", "broadcast_mul", "_mul_scalar")
-    def __truediv__(self, o): return self._binary(o, "elemwise_div", "broadcast_div", "_div_scalar")
-    def __rtruediv__(self, o): return self._rbinary(o, "broadcast_div", "_rdiv_scalar")
+    __truediv__ = _arith("elemwise_div", "broadcast_div", "_div_scalar")
+    __rtruediv__ = _rarith("broadcast_div", "_rdiv_scalar")
     def __itruediv__(self, o): return self._inplace(o, "elemwise_div", "broadcast_div", "_div_scalar")
-    def __mod__(self, o): return self._binary(o, None, "broadcast_mod", "_mod_scalar")
-    def __rmod__(self, o): return self._rbinary(o, "broadcast_mod", "_rmod_scalar")
+    __mod__ = _arith(None, "broadcast_mod", "_mod_scalar")
+    __rmod__ = _rarith("broadcast_mod", "_rmod_scalar")
     def __imod__(self, o): return self._inplace(o, None, "broadcast_mod", "_mod_scalar")
-    def __pow__(self, o): return self._binary(o, None, "broadcast_power", "_power_scalar")
-    def __rpow__(self, o): return self._rbinary(o, "broadcast_power", "_rpower_scalar")
+    __pow__ = _arith(None, "broadcast_power", "_power_scalar")
+    __rpow__ = _rarith("broadcast_power", "_rpower_scalar")
     def __ipow__(self, o): return self._inplace(o, None, "broadcast_power", "_power_scalar")
 
     def __neg__(self):
@@ -578,5 +605,5 @@ def _transfer_into(src_data, src, dst_data, dst):
 
 
 # Imported last: both modules use NDArray.
-from .invoke import invoke as _invoke  # noqa: E402
+from .invoke import invoke as _invoke, scalar_op as _scalar_op  # noqa: E402
 from . import namespace as _namespace  # noqa: E402

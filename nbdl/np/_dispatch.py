@@ -31,6 +31,11 @@ def is_symbol(x):
 
 def is_scalar(x):
     """A Python or numpy number (or a 0-d numpy array), not an array operand."""
+    t = type(x)
+    if t is float or t is int:
+        return True
+    if t is NDArray:
+        return False
     if isinstance(x, (bool, np.bool_)):
         return True
     if isinstance(x, numbers.Number):
@@ -75,6 +80,11 @@ def operands(values, where):
     Symbols on the symbol path, else all NDArrays.  Returns (values,
     on_symbols)."""
     values = list(values)
+    for v in values:
+        if type(v) is not NDArray:
+            break
+    else:
+        return values, False
     if any_symbol(values):
         for i, v in enumerate(values):
             if v is None or is_scalar(v) or isinstance(v, Symbol):
@@ -93,14 +103,13 @@ def apply(op, inputs, attrs=None, on_symbols=None, name=None):
     Eagerly, ``invoke`` takes the training flag from
     ``nbdl.autograd.is_training()`` and records the call under
     ``autograd.record()``; in a graph the executor's ``is_train`` decides."""
-    attrs = {k: v for k, v in (attrs or {}).items()}
     if on_symbols is None:
         on_symbols = any_symbol(inputs)
     if on_symbols:
-        sym = create(op, *inputs, name=name, **attrs)
+        sym = create(op, *inputs, name=name, **(attrs or {}))
         n = len(sym.list_outputs())
         return sym if n == 1 else [sym[i] for i in range(n)]
-    return invoke(op, inputs, {k: v for k, v in attrs.items() if v is not None})
+    return invoke(op, inputs, {k: v for k, v in attrs.items() if v is not None} if attrs else None)
 
 
 # -- shapes --------------------------------------------------------------------------

@@ -13,6 +13,8 @@ have one dtype; a scalar takes the array's), and comparisons return 1.0 /
 import numpy as np
 
 from ..errors import AttrError
+from ..ndarray.invoke import scalar_op as run_scalar_op
+from ..ndarray.ndarray import NDArray
 from ._dispatch import apply, broadcast_nd, broadcast_shapes, is_scalar, operands, scalar_value
 
 # numpy name -> (array-array op, same-shape NDArray op, array-scalar op, scalar-array op)
@@ -49,6 +51,11 @@ def _both_scalars(fname, x1, x2):
 
 def _binary(fname, x1, x2):
     bcast, same, scalar_op, rscalar_op = _BINARY[fname]
+    t1, t2 = type(x1), type(x2)
+    if t1 is NDArray and (t2 is float or t2 is int):     # the common eager case
+        return run_scalar_op(scalar_op, x1, x2)
+    if t2 is NDArray and (t1 is float or t1 is int):
+        return run_scalar_op(rscalar_op, x2, x1)
     if is_scalar(x1) and is_scalar(x2):
         return _both_scalars(fname, x1, x2)
     (a, b), on_symbols = operands([x1, x2], fname)

@@ -19,6 +19,10 @@ import numbers
 import numpy as np
 
 from ..errors import NbdlError
+from ..ndarray.ndarray import NDArray
+
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_CPU_KERNELS = {}       # name -> the CPU kernel of nbdl.kernels.cpu.optimizer
 
 
 class OptimizerError(NbdlError, ValueError):
@@ -224,13 +228,18 @@ class Optimizer:
         """Update ``weights`` in place: lists of indices, weights, gradients and
         states (single values are accepted too)."""
         for index, weight, grad, state in _zip_args(indices, weights, grads, states):
-            self._check_arrays(index, weight, grad, state)
-            self._update_count(index)
-            self._step(index, weight, grad, state, self._get_lr(index), self._get_wd(index))
+            self._update_one(index, weight, grad, state)
+
+    def _update_one(self, index, weight, grad, state):
+        self._check_arrays(index, weight, grad, state)
+        self._update_count(index)
+        self._step(index, weight, grad, state, self._get_lr(index), self._get_wd(index))
 
     def update_multi_precision(self, indices, weights, grads, states):
         """``update``, going through the float32 master copy for float16
         weights when ``multi_precision`` is on."""
+        # a subclass that overrides ``update`` gets every call through it
+        direct = type(self).update is Optimizer.update
         for index, weight, grad, state in _zip_args(indices, weights, grads, states):
             if self.multi_precision and np.dtype(weight.dtype) == np.float16:
                 if not (isinstance(state, tuple) and len(state) == 2):
@@ -241,6 +250,8 @@ class Optimizer:
                 grad32 = _on_device(grad.asnumpy().astype(np.float32), grad.device)
                 self.update([index], [master], [grad32], [inner])
                 weight[...] = master.asnumpy().astype(np.float16)
+            elif direct:
+                self._update_one(index, weight, grad, state)
             else:
                 self.update([index], [weight], [grad], [state])
 
@@ -249,19 +260,27 @@ class Optimizer:
                              f"state, lr, wd); every Optimizer subclass must")
 
     def _check_arrays(self, index, weight, grad, state):
-        from ..ndarray import NDArray
         owner = type(self).__name__
         for what, a in (("weight", weight), ("gradient", grad)):
             if not isinstance(a, NDArray):
                 raise OptimizerError(f"{owner}: the {what} of parameter {index!r} must be an "
                                      f"NDArray, got {type(a).__name__}")
-        dt = np.dtype(weight.dtype)
-        if dt not in (np.float32, np.float64):
+        w = weight._data
+        dt = w.dtype
+        if dt != _F32 and dt != _F64:
             raise OptimizerError(f"{owner}: parameter {index!r} is {dt}; the updates run on "
                                  f"float32 or float64 weights (float16 with multi_precision=True)")
-        for what, a in [("gradient", grad)] + [("state", s) for s in _state_arrays(state)]:
-            if tuple(a.shape) != tuple(weight.shape) or np.dtype(a.dtype) != dt \
-                    or a.device != weight.device:
+        dkey = weight._device.key
+        if state is None:
+            others = (grad,)
+        elif type(state) is NDArray:
+            others = (grad, state)
+        else:
+            others = [grad] + _state_arrays(state)
+        for k, a in enumerate(others):
+            d = a._data
+            if tuple(d.shape) != tuple(w.shape) or d.dtype != dt or a._device.key != dkey:
+                what = "gradient" if k == 0 else "state"
                 raise OptimizerError(f"{owner}: parameter {index!r}: the {what} is "
                                      f"{np.dtype(a.dtype)}{tuple(a.shape)} on {a.device} but the "
                                      f"weight is {dt}{tuple(weight.shape)} on {weight.device}")
@@ -269,15 +288,19 @@ class Optimizer:
     def _run(self, kernel, weight, arrays, scalars):
         """Call ``kernel`` of the weight's device on flat views of ``arrays``
         with ``scalars`` converted to the weight's dtype."""
-        if weight.size == 0:
+        data = weight._data
+        if data.size == 0:
             return None
-        dt = np.dtype(weight.dtype).type
-        flat = [a._data.reshape(a.size) for a in arrays]
+        dt = data.dtype.type
         args = [dt(s) for s in scalars]
-        dev = weight.device
+        dev = weight._device
         if dev.device_type == "cpu":
-            from ..kernels.cpu import optimizer as kernels
-            return getattr(kernels, kernel)(*flat, *args)
+            fn = _CPU_KERNELS.get(kernel)
+            if fn is None:
+                from ..kernels.cpu import optimizer as kernels
+                fn = _CPU_KERNELS[kernel] = getattr(kernels, kernel)
+            return fn(*[a._data.reshape(-1) for a in arrays], *args)
+        flat = [a._data.reshape(a.size) for a in arrays]
         from numba import cuda
         from ..kernels.cuda import optimizer as kernels
         with cuda.gpus[dev.device_id]:

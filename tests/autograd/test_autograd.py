@@ -158,3 +158,85 @@ def test_errors():
         y = x * 2
     with pytest.raises(nbdl.NbdlError, match="head gradient shape"):
         y.backward(nd.ones((2,)))
+
+
+def test_gradient_buffer_read_by_the_tape_is_not_overwritten_early():
+    # backward may compute a gradient straight into its buffer, but not when
+    # a recorded op reads that buffer: here x's gradient needs w.grad's old
+    # value after w's gradient is known
+    x, w = nd.array([1.0, 2.0]), nd.array([3.0, 4.0])
+    x.attach_grad()
+    w.attach_grad()
+    w.grad[:] = nd.array([5.0, 6.0])
+    with autograd.record():
+        a = x * w.grad
+        b = a * w
+    b.backward()
+    np.testing.assert_allclose(w.grad.asnumpy(), [5.0, 12.0])
+    np.testing.assert_allclose(x.grad.asnumpy(), [15.0, 24.0])
+
+
+def test_backward_skips_unneeded_gradients_and_writes_buffers_in_place(monkeypatch):
+    from nbdl.autograd import engine
+    engine._bind()
+    calls = []
+    run_step = engine.invoke_step
+
+    def spy(op, raw, akey, inputs, is_train, req=None, given=None):
+        calls.append((op.name, req, given))
+        return run_step(op, raw, akey, inputs, is_train, req, given)
+    monkeypatch.setattr(engine, "invoke_step", spy)
+    rng = np.random.RandomState(0)
+    x_np, w_np, b_np = rng.rand(4, 3), rng.rand(2, 3), rng.rand(2)
+    g_np = rng.rand(4, 2).astype(np.float32)
+    x, w, b = nd.array(x_np), nd.array(w_np), nd.array(b_np)
+    w.attach_grad()
+    b.attach_grad()
+    buf, storage = w.grad, w.grad._data
+    for data_grad in (False, False, True):
+        if data_grad:
+            x.attach_grad()
+        calls.clear()
+        with autograd.record():
+            y = nd.FullyConnected(x, w, b, num_hidden=2)
+        y.backward(nd.array(g_np))
+        assert w.grad is buf and w.grad._data is storage
+        assert_almost_equal(w.grad.asnumpy(), g_np.T @ x.asnumpy(), rtol=1e-5)
+        assert_almost_equal(b.grad.asnumpy(), g_np.sum(0), rtol=1e-5)
+        (name, req, given), = calls
+        assert name == "_backward_FullyConnected"
+        assert given[1] is w.grad and given[2] is b.grad
+        if data_grad:
+            assert req is None and given[0] is x.grad
+            assert_almost_equal(x.grad.asnumpy(), g_np @ w.asnumpy(), rtol=1e-5)
+        else:
+            assert req == (0, 1, 1) and given[0] is None      # no data gradient computed
+
+
+def test_grad_leaves_gradient_buffers_alone():
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    x.grad[:] = 7.0
+    with autograd.record():
+        y = x * x
+    g = autograd.grad(y, x)
+    assert g is not x.grad
+    np.testing.assert_array_equal(g.asnumpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [7.0, 7.0])
+
+
+def test_a_dropped_recorded_result_frees_its_tape_without_the_collector():
+    import gc
+    import weakref
+    x = nd.array([1.0, -2.0])
+    x.attach_grad()
+    gc.disable()
+    try:
+        with autograd.record():
+            y = nd.relu(x) * 2
+        node = weakref.ref(y._ag[0])
+        first = weakref.ref(y._ag[0].inputs[0]._ag[0])
+        del y
+        assert node() is None and first() is None
+    finally:
+        gc.enable()

@@ -211,3 +211,58 @@ def test_variadic_op():
     np.testing.assert_array_equal(invoke("add_n", [a, b, c], {}).asnumpy(), [111, 222])
     np.testing.assert_array_equal(nd.add_n(a, b, c).asnumpy(), [111, 222])
     np.testing.assert_array_equal(nd.Concat(a, b, dim=0).asnumpy(), [1, 2, 10, 20])
+
+
+def test_repeated_calls_on_the_cached_path_give_the_first_calls_results():
+    x = nd.array([1.0, -1.0, 2.0])
+    col = x.reshape((3, 1))          # elementwise kernels see it through a flat view
+    for _ in range(3):               # the first call prepares, the later ones reuse it
+        np.testing.assert_array_equal(np.signbit((x * -0.0).asnumpy()), [True, False, True])
+        np.testing.assert_array_equal(np.signbit((x * 0.0).asnumpy()), [False, True, False])
+        assert np.isnan((x * float("nan")).asnumpy()).all()
+        np.testing.assert_array_equal((x * 2).asnumpy(), [2, -2, 4])
+        np.testing.assert_array_equal((x * 2.5).asnumpy(), [2.5, -2.5, 5])
+        np.testing.assert_array_equal((1 - x).asnumpy(), [0, 2, -1])
+        np.testing.assert_array_equal((x + x).asnumpy(), [2, -2, 4])
+        np.testing.assert_array_equal(nd.relu(x).asnumpy(), [1, 0, 2])
+        np.testing.assert_array_equal(nd.relu(col).asnumpy(), [[1], [0], [2]])
+        np.testing.assert_array_equal((col * 3).asnumpy(), [[3], [-3], [6]])
+        assert (col + col).shape == (3, 1)
+    y64 = nd.array([1.0, -1.0, 2.0], dtype=np.float64)
+    assert (y64 * 2).dtype == np.float64 and (x * 2).dtype == np.float32
+
+
+def test_unregistered_ops_of_one_name_keep_their_own_kernels():
+    def double(x, out, req):
+        out[...] = x * 2
+
+    def triple(x, out, req):
+        out[...] = x * 3
+
+    op2 = _python_op("_test_same_name", double, [], attrs={})
+    op3 = _python_op("_test_same_name", triple, [], attrs={})
+    x = nd.array([1, 2])
+    for _ in range(3):
+        np.testing.assert_array_equal(invoke(op2, [x], {}).asnumpy(), [2, 4])
+        np.testing.assert_array_equal(invoke(op3, [x], {}).asnumpy(), [3, 6])
+
+
+def test_out_on_the_cached_path_and_out_overlapping_an_input():
+    x = nd.array([1, 2, 3])
+    out = nd.zeros((3,))
+    storage = out._data
+    for _ in range(3):
+        r = nd.elemwise_add(x, x, out=out)
+        assert r is out and out._data is storage
+    np.testing.assert_array_equal(out.asnumpy(), [2, 4, 6])
+    for _ in range(2):               # out is an input: still through the inplace rules
+        nd.elemwise_add(x, x, out=x)
+    np.testing.assert_array_equal(x.asnumpy(), [4, 8, 12])
+    a = nd.array([1.0, 2.0])
+    a.attach_grad()
+    y = nd.zeros((2,))
+    for _ in range(2):
+        with nbdl.autograd.record():
+            nd.elemwise_mul(a, a, out=y)
+        y.backward()
+        np.testing.assert_array_equal(a.grad.asnumpy(), [2, 4])
