@@ -8,22 +8,10 @@ virtual environment that has MXNet,
 It prints the median of repeated timings for the same workloads as
 perf/test_executor_mlp.py and perf/test_dispatch.py.
 """
-import statistics
-import time
-
 import mxnet as mx
 import numpy as np
 
-
-def median_time(fn, repeat=200, warmup=20):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+from _timing import median_time
 
 
 def mlp_step():

@@ -5,23 +5,11 @@ separate virtual environment:
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /tmp/mxvenv/bin/python perf/compare/mxnet_zoo_reference.py
 """
-import statistics
-import time
-
 import mxnet as mx
 import numpy as np
 from mxnet.gluon.model_zoo import vision
 
-
-def median_time(fn, repeat, warmup=2):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+from _timing import median_time
 
 
 if __name__ == "__main__":
@@ -33,6 +21,6 @@ if __name__ == "__main__":
             net.initialize(mx.init.Xavier())
             net.hybridize(static_alloc=True, static_shape=True)
             x = mx.nd.array(np.random.rand(batch, 3, 224, 224))
-            t = median_time(lambda: net(x).wait_to_read(), repeat=5 if batch == 16 else 20)
+            t = median_time(lambda: net(x).wait_to_read(), repeat=5 if batch == 16 else 20, warmup=2)
             row.append(f"b{batch} {t * 1e3:.1f} ms ({batch / t:.1f} img/s)")
         print(f"{name}: " + ", ".join(row))

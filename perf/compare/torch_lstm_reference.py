@@ -4,23 +4,11 @@ Not part of nbdl or its tests; run it in a separate virtual environment:
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /tmp/torchvenv/bin/python perf/compare/torch_lstm_reference.py
 """
-import statistics
-import time
-
 import torch
 
+from _timing import median_time
+
 SEQ, BATCH, INPUT, HIDDEN, LAYERS = 35, 32, 256, 256, 2
-
-
-def median_time(fn, repeat=50, warmup=5):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
 
 
 def lstm_step():
@@ -36,7 +24,7 @@ def lstm_step():
         out, _ = net(x)
         loss_fn(out, y).backward()
         opt.step()
-    return median_time(step)
+    return median_time(step, repeat=50, warmup=5)
 
 
 if __name__ == "__main__":

@@ -4,21 +4,9 @@ Not part of nbdl or its tests: run it in a separate virtual environment,
     python -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch==2.13.0 numpy
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /tmp/torchvenv/bin/python perf/compare/torch_reference.py
 """
-import statistics
-import time
-
 import torch
 
-
-def median_time(fn, repeat=200, warmup=20):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+from _timing import median_time
 
 
 def mlp_step():
