@@ -189,15 +189,10 @@ class Block:
         origin = {}
         # a SymbolBlock's names are its graph's (MXNet's own): always by name
         if not isinstance(self, SymbolBlock) and _legacy_params.is_legacy(loaded, params):
-            seen, unique = set(), OrderedDict()
-            for name, p in params.items():
-                if id(p) not in seen:          # a shared parameter once, as MXNet 1.x saved it
-                    seen.add(id(p))
-                    unique[name] = p
-            origin = _legacy_params.map_legacy(filename, loaded, unique, allow_missing,
+            params = self.collect_params()     # a shared parameter once, as MXNet 1.x saved it
+            origin = _legacy_params.map_legacy(filename, loaded, params, allow_missing,
                                                ignore_extra)
             loaded = {name: loaded[key] for name, key in origin.items()}
-            params = unique
         if not allow_missing:
             missing = [k for k in params if k not in loaded]
             if missing:
