@@ -30,27 +30,42 @@ def _fmt(v):
     return str(np.dtype(v)) if v is not None else "?"
 
 
+def _known(values):
+    # ``is None``, not ``None in``: numpy compares np.dtype('float64') == None as True.
+    for v in values:
+        if v is None:
+            return False
+    return True
+
+
 def _run(order, table, rule_attr, what, err, partial):
-    ops = [n for n in order if n.op is not None]
-    for _ in range(2 * len(ops) + 2):
+    """Sweep the op nodes forward and backward until nothing changes.  A node
+    whose inputs and outputs are all known is finished for good (entries are
+    never forgotten), so each sweep visits only the unfinished ones and a graph
+    that one forward sweep settles costs one visit a node: linear in its size."""
+    pending = [(n, n.inputs, n.outputs(), getattr(n.op, rule_attr)) for n in order
+               if n.op is not None]
+    get = table.get
+    while pending:
         changed = False
-        for sweep in (ops, reversed(ops)):
-            for node in sweep:
-                ins = [table.get(e) for e in node.inputs]
-                outs = [table.get(node.output(i)) for i in range(node.num_outputs)]
-                if all(x is not None for x in ins) and all(x is not None for x in outs):
+        for sweep in (pending, reversed(pending)):
+            for node, in_es, out_es, rule in sweep:
+                ins = [get(e) for e in in_es]
+                outs = [get(e) for e in out_es]
+                if _known(ins) and _known(outs):
                     continue
-                rule = getattr(node.op, rule_attr)
                 try:
-                    new_in, new_out = rule(node.attrs, list(ins), list(outs))
+                    new_in, new_out = rule(node.attrs, ins, outs)
                 except err as e:
                     raise err(f"node {node.name!r}: {e}" if node.name not in str(e) else str(e)) from None
-                for e, v in zip(node.inputs, new_in):
+                for e, v in zip(in_es, new_in):
                     changed |= _merge(table, e, v, node, what, err)
-                for i, v in enumerate(new_out):
-                    changed |= _merge(table, node.output(i), v, node, what, err)
+                for e, v in zip(out_es, new_out):
+                    changed |= _merge(table, e, v, node, what, err)
         if not changed:
             break
+        pending = [p for p in pending
+                   if not (_known([get(e) for e in p[1]]) and _known([get(e) for e in p[2]]))]
     return table
 
 

@@ -1,5 +1,7 @@
 """The graph IR shared by Symbol, the gradient pass, the planner's caller and
 the executor: nodes, the entries they produce, and topological order."""
+from operator import itemgetter
+
 from ..errors import GraphError
 from ..ops.attrs import attr_to_str, is_user_attr
 from ..ops.registry import get_op
@@ -50,20 +52,23 @@ class Node:
         return f"Node({self.op.name if self.op else 'var'}, {self.name!r})"
 
 
-class Entry:
-    """Output ``index`` of ``node``; hashable by node identity."""
+class Entry(tuple):
+    """Output ``index`` of ``node``; hashable by node identity.
 
-    __slots__ = ("node", "index")
+    A ``(node, index)`` tuple, so hashing and equality (which the inference,
+    gradient and scheduling passes do for every edge) run in C: ``Node``
+    compares by identity."""
 
-    def __init__(self, node, index=0):
-        self.node = node
-        self.index = index
+    __slots__ = ()
 
-    def __eq__(self, other):
-        return isinstance(other, Entry) and self.node is other.node and self.index == other.index
+    def __new__(cls, node, index=0):
+        return tuple.__new__(cls, (node, index))
 
-    def __hash__(self):
-        return hash((id(self.node), self.index))
+    node = property(itemgetter(0), doc="The producing node.")
+    index = property(itemgetter(1), doc="Which of the node's outputs.")
+
+    def __getnewargs__(self):
+        return tuple(self)
 
     @property
     def name(self):

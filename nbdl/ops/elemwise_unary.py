@@ -11,7 +11,7 @@ import numpy as np
 from ..dtype import COMPUTE
 from ..errors import DTypeError
 from ..graph.ir import make_node
-from .registry import Attr, OpDef, register, shape_error, shapes_str
+from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
 
 
 def same_shape(attrs, in_shapes, out_shapes):
@@ -182,6 +182,17 @@ def _add_n_type(attrs, in_types, out_types):
     return equal_types("ElementWiseSum", _add_n_inputs(attrs))(attrs, in_types, out_types)
 
 
+ADD_N_FUSED_MAX = 8   # inputs one generated ElementWiseSum loop takes; more are summed in passes
+
+
+def _add_n_temp(call):
+    # Accumulating (grad_req='add') a sum taken in passes builds it apart first,
+    # so ``out += x0 + ... + xk`` rounds as one expression does.
+    if len(call.in_shapes) > ADD_N_FUSED_MAX and call.req[0] == REQ_ADD:
+        return [(call.out_shapes[0], call.out_dtypes[0])]
+    return []
+
+
 def _add_n_grad(node, out_grads):
     return [out_grads[0]] * len(node.inputs)
 
@@ -191,7 +202,7 @@ register(OpDef(
     attrs={"num_args": Attr("int")},
     infer_shape=_add_n_shape, infer_type=_add_n_type, gradient=_add_n_grad,
     inplace=_inplace_first, kernels=kernels("prepare_add_n"), supports_add=True,
-    doc="Sum of all inputs (``add_n``)."), aliases=("add_n",))
+    temp=_add_n_temp, doc="Sum of all inputs (``add_n``)."), aliases=("add_n",))
 
 
 # -- where ---------------------------------------------------------------------------------

@@ -18,6 +18,42 @@ def size_of(shape):
     return n
 
 
+def grouped_sum(k, group, kernel, copy, write_req, add_req):
+    """A launcher for ``ElementWiseSum`` of ``k > group`` inputs, shared by the
+    CPU and CUDA kernels: a generated loop over more than a few arrays would
+    take one argument per input (and Numba and CUDA cannot compile 10,000
+    arguments), so the sum runs in passes of at most ``group`` arrays, each
+    pass adding the next arrays to the running sum:
+    ``((x0 + ... + x[g-1]) + x[g] + ...)``, the same left-to-right order as
+    one expression.  ``kernel(m)`` is the ``m``-input sum kernel
+    (``fn(*xs, out, req)``), ``copy(x, out, req)`` copies or accumulates.
+    The launcher takes ``(*xs, out[, temp], req)``; with ``add_req`` the sum
+    is built in ``temp`` and added to ``out`` once, as one expression would."""
+    first = kernel(group)
+    rest = {}
+    passes = []
+    i = group
+    while i < k:
+        m = min(group - 1, k - i)
+        if m not in rest:
+            rest[m] = kernel(m + 1)
+        passes.append((rest[m], i, i + m))
+        i += m
+
+    def run(*arrays):
+        req = arrays[-1]
+        if req == 0:
+            return
+        out = arrays[k]
+        acc = arrays[k + 1] if req == add_req else out
+        first(*arrays[:group], acc, write_req)
+        for fn, lo, hi in passes:
+            fn(acc, *arrays[lo:hi], acc, write_req)
+        if req == add_req:
+            copy(acc, out, add_req)
+    return run
+
+
 def _pad(shape, nd):
     return (1,) * (nd - len(shape)) + tuple(shape)
 

@@ -8,10 +8,11 @@ cast to ``np.uintp`` so Numba does not check each one for wrap-around."""
 import numpy as np
 from numba import njit, prange
 
-from ...ops.registry import Launch
+from ...ops.elemwise_unary import ADD_N_FUSED_MAX
+from ...ops.registry import REQ_ADD, REQ_WRITE, Launch
 from ._elemwise_exprs import add_n
 from ._elemwise_gen import map_kernel, prepare_map, use_parallel  # noqa: F401  (prepare_map: op table)
-from ._elemwise_plan import size_of
+from ._elemwise_plan import grouped_sum, size_of
 
 
 @njit(cache=True)
@@ -30,11 +31,18 @@ def prepare_copy(call):
 
 
 def prepare_add_n(call):
-    """ElementWiseSum: one generated loop per number of inputs."""
+    """ElementWiseSum: one generated loop per number of inputs up to
+    ``ADD_N_FUSED_MAX``; more inputs are summed in passes (``grouped_sum``)."""
     k = len(call.in_shapes)
     n = size_of(call.out_shapes[0])
-    fn = map_kernel(f"add_n_{k}", add_n(k), use_parallel(n))
-    return Launch(fn, (int(call.req[0]),), views=[(n,)] * (k + 1))
+    req = int(call.req[0])
+    par = use_parallel(n)
+    if k <= ADD_N_FUSED_MAX:
+        fn = map_kernel(f"add_n_{k}", add_n(k), par)
+        return Launch(fn, (req,), views=[(n,)] * (k + 1))
+    run = grouped_sum(k, ADD_N_FUSED_MAX, lambda m: map_kernel(f"add_n_{m}", add_n(m), par),
+                      copy_kernel, REQ_WRITE, REQ_ADD)
+    return Launch(run, (req,), views=[(n,)] * (k + 1 + (req == REQ_ADD)))
 
 
 # -- where with a condition per row (condition of shape (x.shape[0],)) --------------

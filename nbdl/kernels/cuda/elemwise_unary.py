@@ -4,9 +4,10 @@ ops, ElementWiseSum and where (the expression loops come from
 import numpy as np
 from numba import cuda
 
-from ...ops.registry import Launch
+from ...ops.elemwise_unary import ADD_N_FUSED_MAX
+from ...ops.registry import REQ_ADD, REQ_WRITE, Launch
 from ..cpu._elemwise_exprs import add_n
-from ..cpu._elemwise_plan import size_of
+from ..cpu._elemwise_plan import grouped_sum, size_of
 from ._elemwise_gen import launch, map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
 
 
@@ -27,10 +28,17 @@ def prepare_copy(call):
 
 
 def prepare_add_n(call):
+    """As the CPU kernel: one generated kernel up to ``ADD_N_FUSED_MAX``
+    inputs, passes of that many (``grouped_sum``) beyond."""
     k = len(call.in_shapes)
     n = size_of(call.out_shapes[0])
-    fn = map_kernel(add_n(k), call.out_dtypes[0])
-    return Launch(launch(fn, n), (int(call.req[0]),), views=[(n,)] * (k + 1))
+    req = int(call.req[0])
+    dt = call.out_dtypes[0]
+    if k <= ADD_N_FUSED_MAX:
+        return Launch(launch(map_kernel(add_n(k), dt), n), (req,), views=[(n,)] * (k + 1))
+    run = grouped_sum(k, ADD_N_FUSED_MAX, lambda m: launch(map_kernel(add_n(m), dt), n),
+                      launch(copy_kernel, n), REQ_WRITE, REQ_ADD)
+    return Launch(run, (req,), views=[(n,)] * (k + 1 + (req == REQ_ADD)))
 
 
 @cuda.jit
