@@ -50,10 +50,41 @@ def num_threads():
         return 0
 
 
+def driver_mode():
+    """``NBDL_DRIVER``: whether a static executor schedule runs through one
+    generated native ``@njit`` driver.
+
+    - ``auto`` (default): the schedule runs from a Python loop; a driver whose
+      compiled code is already in the cache is used from the first run, and
+      otherwise one is compiled in a background thread once the schedule has
+      run ``NBDL_DRIVER_AFTER_RUNS`` times (compiling a driver takes seconds
+      and saves about 1 us a kernel, so it never delays a first call).
+    - ``1`` / ``on``: compile the driver before the first run.
+    - ``0`` / ``off``: always the Python loop."""
+    v = (os.environ.get("NBDL_DRIVER") or "auto").strip().lower()
+    if v in ("auto", ""):
+        return "auto"
+    return "now" if v not in ("0", "false", "no", "off") else "off"
+
+
 def use_driver():
-    """``NBDL_DRIVER``: compile a static executor schedule into one native
-    ``@njit`` driver (default on).  Off runs the schedule from a Python loop."""
-    return _flag("NBDL_DRIVER", True)
+    """Whether native drivers may be used at all (``NBDL_DRIVER`` not off)."""
+    return driver_mode() != "off"
+
+
+def driver_after_runs():
+    """``NBDL_DRIVER_AFTER_RUNS``: runs of a schedule from Python after which
+    ``NBDL_DRIVER=auto`` compiles its driver in the background (default 200)."""
+    try:
+        return int(os.environ.get("NBDL_DRIVER_AFTER_RUNS", "200"))
+    except ValueError:
+        return 200
+
+
+def quiet():
+    """``NBDL_QUIET=1``: no progress lines for long compilations (the
+    ``nbdl`` logger's level does the same: ``logging.getLogger("nbdl")``)."""
+    return _flag("NBDL_QUIET", False)
 
 
 def driver_min_steps():

@@ -115,16 +115,64 @@ def load(src, kernels):
     return mod.driver
 
 
+class Native:
+    """A driver for one schedule, generated but not necessarily compiled:
+    ``ok`` says whether the schedule can be driven natively, ``cached()``
+    whether Numba's on-disk cache already holds its code for this CPU,
+    ``build()`` compiles (or loads) it and returns the runner,
+    ``build_in_background(done)`` does that in a daemon thread."""
+
+    def __init__(self, steps, ext_ids, arena, ext_arrays, arena_view):
+        gen = generate(steps, ext_ids, arena_view) if steps else None
+        self.ok = gen is not None
+        self._gen = gen
+        self._args = (arena,) + tuple(ext_arrays)
+        self._fn = None
+        self._sig = None
+
+    def _dispatcher(self):
+        if self._fn is None:
+            import numba
+            self._fn = load(*self._gen)
+            self._sig = tuple(numba.typeof(a) for a in self._args)
+        return self._fn
+
+    def cached(self):
+        from ..compile_log import _index_has
+        fn = self._dispatcher()
+        return self._sig in fn.overloads or _index_has(fn, self._sig)
+
+    def build(self):
+        fn = self._dispatcher()
+        fn.compile(self._sig)
+        args = self._args
+
+        def run():
+            fn(*args)
+        run.boxed_arrays = len(args)
+        run.native = True
+        return run
+
+    def build_in_background(self, done, n_steps):
+        """Compile in a daemon thread and call ``done(runner)`` when ready; a
+        failure leaves the Python loop in place (and is logged at debug level)."""
+        import threading
+        from .. import compile_log
+
+        def work():
+            try:
+                runner = self.build()
+            except Exception as e:          # pragma: no cover - depends on Numba
+                compile_log._log.debug("native driver not built: %s", e)
+                return
+            done(runner)
+        compile_log.info("compiling a native driver for a schedule of %d steps in the "
+                         "background (NBDL_DRIVER=0 turns this off)", n_steps)
+        threading.Thread(target=work, name="nbdl-driver", daemon=True).start()
+
+
 def build(steps, ext_ids, arena, ext_arrays, arena_view):
-    """Compile a driver for ``steps``; returns a zero-argument callable, or
+    """Compile a driver for ``steps`` now; returns a zero-argument callable, or
     None when the schedule cannot be driven natively."""
-    if not steps:
-        return None
-    gen = generate(steps, ext_ids, arena_view)
-    if gen is None:
-        return None
-    fn = load(*gen)
-    args = (arena,) + tuple(ext_arrays)
-    import numba
-    fn.compile(tuple(numba.typeof(a) for a in args))
-    return lambda: fn(*args)
+    native = Native(steps, ext_ids, arena, ext_arrays, arena_view)
+    return native.build() if native.ok else None

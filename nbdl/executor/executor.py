@@ -10,6 +10,7 @@ from ..device import Device
 from ..errors import BindError, ShapeError
 from ..ops.registry import REQ_ADD, REQ_NULL
 from . import driver as _driver
+from .. import compile_log
 
 
 def _wrap(array, device):
@@ -102,12 +103,26 @@ class Executor:
         if r is None:
             steps = {"fwd_train": self._sched.fwd_train, "fwd_infer": self._sched.fwd_infer,
                      "backward": self._sched.backward}[which]
-            r = self._compile(steps)
+            r = self._compile(steps, which)
             self._runners[which] = r
+            note = compile_log.announce([(s.fn, s.args) for s in steps], self._describe(which))
+            if note.count:
+                def first():
+                    r()
+                    note.done()
+                first.boxed_arrays, first.native = r.boxed_arrays, r.native
+                return first
         return r
 
-    def _compile(self, steps):
-        if (self._device.device_type == "cpu" and config.use_driver()
+    def _describe(self, which):
+        outs = self._output_names
+        what = {"fwd_train": "forward, training", "fwd_infer": "forward",
+                "backward": "backward"}[which]
+        return f"the graph of {outs[0] if outs else 'an empty symbol'!r} ({what})"
+
+    def _compile(self, steps, which=None):
+        mode = config.driver_mode()
+        if (self._device.device_type == "cpu" and mode != "off"
                 and len(steps) >= config.driver_min_steps() and _dispatch_bound(steps)):
             sched = self._sched
             used = []
@@ -116,22 +131,48 @@ class Executor:
                 for i in s.ids:
                     if i not in planned and i not in used:
                         used.append(i)
-            fn = _driver.build(steps, used, sched.arena, [sched.arrays[i] for i in used],
-                               lambda i: (planned[i], sched.arrays[i].dtype))
-            if fn is not None:
-                fn.boxed_arrays = 1 + len(used)
-                fn.native = True
-                return fn
-        calls = [(s.fn, s.args) for s in steps]
+            native = _driver.Native(steps, used, sched.arena, [sched.arrays[i] for i in used],
+                                    lambda i: (planned[i], sched.arrays[i].dtype))
+            if native.ok and (mode == "now" or native.cached()):
+                fn = native.build()
+                if fn is not None:
+                    return fn
+            elif native.ok and which is not None:
+                return self._python_runner(steps, native, which)
+        return self._python_runner(steps)
 
-        def run():
-            for fn, args in calls:
-                fn(*args)
+    def _python_runner(self, steps, native=None, which=None):
+        """The schedule as a Python loop.  With ``native`` (a driver that is
+        not compiled yet), the loop counts its runs and, after
+        ``NBDL_DRIVER_AFTER_RUNS``, compiles the driver in a background thread
+        and puts it in its own place when ready."""
+        calls = [(s.fn, s.args) for s in steps]
+        if native is None:
+            def run():
+                for fn, args in calls:
+                    fn(*args)
+        else:
+            left = [config.driver_after_runs()]
+
+            def run():
+                for fn, args in calls:
+                    fn(*args)
+                if left[0] > 0:
+                    left[0] -= 1
+                    if left[0] == 0:
+                        native.build_in_background(
+                            lambda fn: self._swap_runner(which, run, fn), len(steps))
         # Arrays handed from Python to compiled code per run: Numba wraps each
         # in an NRT meminfo (an allocation of a small header, not of data).
         run.boxed_arrays = sum(len(s.views) for s in steps)
         run.native = False
         return run
+
+    def _swap_runner(self, which, old, new):
+        # Only where the Python loop is still in place (a monitor callback or a
+        # reshape may have replaced it meanwhile).
+        if self._runners.get(which) is old:
+            self._runners[which] = new
 
     def forward(self, is_train=False, **kwargs):
         """Copy ``kwargs`` (name=array) into the bound argument arrays, run

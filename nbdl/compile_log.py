@@ -1,0 +1,107 @@
+"""Progress lines for compilations a user would otherwise wait on in silence.
+
+Numba compiles a kernel the first time it is called with new argument types;
+on a machine whose cache is empty the first run of a graph can compile dozens
+of kernels.  Before such a run the executor asks ``kernel_status`` which of
+its kernels still need compiling and, when there are enough of them to take
+seconds, logs one line before and one after on the ``nbdl.compile`` logger:
+
+    nbdl: compiling 37 kernels for the graph of 'resnetv10_dense0_fwd' (forward, training) ...
+    nbdl: compiled 37 kernels in 12.4 s (cached for the next process)
+
+``NBDL_QUIET=1`` or ``logging.getLogger("nbdl").setLevel(logging.WARNING)``
+silences them.  When the program configured no logging at all, a handler
+printing to stderr is attached to the ``nbdl`` logger on first use."""
+import logging
+import sys
+import time
+
+from . import config
+
+_log = logging.getLogger("nbdl.compile")
+ANNOUNCE_MIN = 4          # kernels to compile before a line is worth printing (about 2 s)
+_handler = None
+
+
+def _ensure_handler():
+    global _handler
+    top = logging.getLogger("nbdl")
+    if _handler is None and not top.handlers and not logging.getLogger().handlers:
+        _handler = logging.StreamHandler(sys.stderr)
+        _handler.setFormatter(logging.Formatter("nbdl: %(message)s"))
+        top.addHandler(_handler)
+        if top.level == logging.NOTSET:
+            top.setLevel(logging.INFO)
+
+
+def _index_has(disp, sig):
+    """Whether Numba's on-disk cache holds ``disp`` compiled for ``sig`` on
+    this CPU (the index key names the CPU and its features)."""
+    cache = getattr(disp, "_cache", None)
+    try:
+        key = cache._index_key(sig, disp.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:     # no cache (cache=False), or Numba's internals moved
+        return False
+
+
+def kernel_status(calls):
+    """``calls``: ``(fn, args)`` pairs.  Returns ``(to_compile, from_cache)``,
+    the numbers of distinct (kernel, signature) pairs not yet compiled in this
+    process that must be compiled, and that the on-disk cache will supply."""
+    from numba import typeof
+    seen, compile_n, cached_n = set(), 0, 0
+    for fn, args in calls:
+        overloads = getattr(fn, "overloads", None)
+        if overloads is None or not hasattr(fn, "py_func"):
+            continue          # a Python launcher or a CUDA kernel: not counted
+        try:
+            sig = tuple(typeof(a) for a in args)
+        except Exception:
+            continue
+        key = (id(fn), sig)
+        if key in seen or sig in overloads:
+            continue
+        seen.add(key)
+        if _index_has(fn, sig):
+            cached_n += 1
+        else:
+            compile_n += 1
+    return compile_n, cached_n
+
+
+class Announcement:
+    """What ``announce`` printed; ``done()`` prints the closing line."""
+
+    def __init__(self, count, t0):
+        self.count = count
+        self.t0 = t0
+
+    def done(self):
+        if self.count:
+            _log.info("compiled %d kernels in %.1f s (cached for the next process)",
+                      self.count, time.perf_counter() - self.t0)
+
+
+def announce(calls, what):
+    """Log a line before the first run of ``calls`` when at least
+    ``ANNOUNCE_MIN`` kernels must be compiled; returns an ``Announcement``."""
+    if config.quiet():
+        return Announcement(0, 0.0)
+    _ensure_handler()
+    if not _log.isEnabledFor(logging.INFO):
+        return Announcement(0, 0.0)
+    n, cached = kernel_status(calls)
+    if n < ANNOUNCE_MIN:
+        return Announcement(0, 0.0)
+    more = f", {cached} more from the cache" if cached else ""
+    _log.info("compiling %d kernels for %s%s ...", n, what, more)
+    return Announcement(n, time.perf_counter())
+
+
+def info(msg, *args):
+    """One progress line on the ``nbdl.compile`` logger (unless quiet)."""
+    if config.quiet():
+        return
+    _ensure_handler()
+    _log.info(msg, *args)
