@@ -16,6 +16,8 @@ import logging
 import sys
 import time
 
+import numpy as np
+
 from . import config
 
 _log = logging.getLogger("nbdl.compile")
@@ -50,11 +52,17 @@ def kernel_status(calls):
     the numbers of distinct (kernel, signature) pairs not yet compiled in this
     process that must be compiled, and that the on-disk cache will supply."""
     from numba import typeof
-    seen, compile_n, cached_n = set(), 0, 0
+    seen, checked, compile_n, cached_n = set(), set(), 0, 0
     for fn, args in calls:
         overloads = getattr(fn, "overloads", None)
         if overloads is None or not hasattr(fn, "py_func"):
             continue          # a Python launcher or a CUDA kernel: not counted
+        # A cheap key first (a schedule of 40,000 steps has a handful of
+        # distinct kernel signatures): Numba's typeof costs ~10 us an array.
+        quick = (id(fn),) + tuple(_quick_type(a) for a in args)
+        if quick in checked:
+            continue
+        checked.add(quick)
         try:
             sig = tuple(typeof(a) for a in args)
         except Exception:
@@ -68,6 +76,13 @@ def kernel_status(calls):
         else:
             compile_n += 1
     return compile_n, cached_n
+
+
+def _quick_type(a):
+    if isinstance(a, np.ndarray):
+        f = a.flags
+        return (a.dtype.num, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    return type(a)
 
 
 class Announcement:

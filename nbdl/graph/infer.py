@@ -39,33 +39,42 @@ def _known(values):
 
 
 def _run(order, table, rule_attr, what, err, partial):
-    """Sweep the op nodes forward and backward until nothing changes.  A node
-    whose inputs and outputs are all known is finished for good (entries are
-    never forgotten), so each sweep visits only the unfinished ones and a graph
-    that one forward sweep settles costs one visit a node: linear in its size."""
+    """Sweep the op nodes alternately forward and backward until a sweep learns
+    nothing.  A node whose inputs and outputs are all known is finished for
+    good (entries are never forgotten), so each sweep visits only the nodes
+    the previous one left unfinished, and a graph that one forward sweep
+    settles costs one visit a node: linear in its size."""
     pending = [(n, n.inputs, n.outputs(), getattr(n.op, rule_attr)) for n in order
                if n.op is not None]
     get = table.get
+    forward = True
     while pending:
         changed = False
-        for sweep in (pending, reversed(pending)):
-            for node, in_es, out_es, rule in sweep:
-                ins = [get(e) for e in in_es]
-                outs = [get(e) for e in out_es]
-                if _known(ins) and _known(outs):
-                    continue
-                try:
-                    new_in, new_out = rule(node.attrs, ins, outs)
-                except err as e:
-                    raise err(f"node {node.name!r}: {e}" if node.name not in str(e) else str(e)) from None
-                for e, v in zip(in_es, new_in):
-                    changed |= _merge(table, e, v, node, what, err)
-                for e, v in zip(out_es, new_out):
-                    changed |= _merge(table, e, v, node, what, err)
+        still = []
+        for item in (pending if forward else reversed(pending)):
+            node, in_es, out_es, rule = item
+            ins = [get(e) for e in in_es]
+            outs = [get(e) for e in out_es]
+            if _known(ins) and _known(outs):
+                continue
+            try:
+                new_in, new_out = rule(node.attrs, ins, outs)
+            except err as e:
+                raise err(f"node {node.name!r}: {e}" if node.name not in str(e) else str(e)) from None
+            for e, v in zip(in_es, new_in):
+                changed |= _merge(table, e, v, node, what, err)
+            for e, v in zip(out_es, new_out):
+                changed |= _merge(table, e, v, node, what, err)
+            if not (_known([get(e) for e in in_es]) and _known([get(e) for e in out_es])):
+                still.append(item)
+        if not forward:
+            still.reverse()
+        # A sweep that learnt nothing visited every unfinished node with the
+        # final table: a fixed point.
         if not changed:
             break
-        pending = [p for p in pending
-                   if not (_known([get(e) for e in p[1]]) and _known([get(e) for e in p[2]]))]
+        pending = still
+        forward = not forward
     return table
 
 

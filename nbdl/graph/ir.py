@@ -15,7 +15,7 @@ class Node:
     ``__lr_mult__``, ...) that belong to the node rather than the op.
     ``inputs`` lists the op's data inputs and then its aux inputs."""
 
-    __slots__ = ("op", "name", "attrs", "attr_str", "user_attrs", "inputs", "__weakref__")
+    __slots__ = ("op", "name", "attrs", "attr_str", "user_attrs", "inputs", "_outs", "__weakref__")
 
     def __init__(self, op, name, attrs=None, attr_str=None, inputs=(), user_attrs=None):
         self.op = op
@@ -24,6 +24,7 @@ class Node:
         self.attr_str = attr_str or {}
         self.inputs = list(inputs)
         self.user_attrs = dict(user_attrs or {})
+        self._outs = None
 
     @property
     def is_variable(self):
@@ -38,10 +39,16 @@ class Node:
         return 1 if self.op is None else self.op.n_visible(self.attrs)
 
     def output(self, i=0):
-        return Entry(self, i)
+        outs = self._outs or self.outputs()
+        return outs[i] if 0 <= i < len(outs) else Entry(self, i)
 
     def outputs(self):
-        return [Entry(self, i) for i in range(self.num_outputs)]
+        """The node's output entries (a tuple, made once: a node's op and
+        attributes do not change after it is made)."""
+        outs = self._outs
+        if outs is None:
+            outs = self._outs = tuple(Entry(self, i) for i in range(self.num_outputs))
+        return outs
 
     def output_names(self):
         if self.op is None:
