@@ -88,3 +88,27 @@ def test_eager_add_n_over_many_arrays():
     for v in vals[1:]:
         ref = ref + v
     np.testing.assert_array_equal(out.asnumpy(), ref)
+
+
+@pytest.mark.parametrize("grad_req", ["write", "add"])
+def test_wide_sum_on_gpu_matches_cpu(grad_req):
+    """The CUDA kernels sum in the same passes (CUDA simulator in this suite)."""
+    k = 19
+    rng = np.random.RandomState(3)
+    vals = {f"x{i}": rng.uniform(-1, 1, (2, 3)).astype(np.float32) for i in range(k)}
+    start = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    g = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    x = nbdl.sym.var("data")
+    out = nbdl.sym.add_n(*[x * nbdl.sym.var(n) for n in vals])
+    results = []
+    for dev in (nbdl.cpu(), nbdl.gpu(0)):
+        args = {"data": nbdl.nd.array(start * 2, ctx=dev),
+                **{n: nbdl.nd.array(v, ctx=dev) for n, v in vals.items()}}
+        grad = nbdl.nd.array(start, ctx=dev)
+        ex = out.bind(dev, args=args, args_grad={"data": grad},
+                      grad_req={"data": grad_req, **{n: "null" for n in vals}})
+        ex.forward(is_train=True)
+        ex.backward(out_grads=nbdl.nd.array(g, ctx=dev))
+        results.append((ex.outputs[0].asnumpy(), grad.asnumpy()))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    assert_almost_equal(results[1][1], results[0][1], rtol=1e-6, atol=1e-6)
