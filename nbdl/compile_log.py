@@ -86,7 +86,15 @@ def _quick_type(a):
 
 
 class Announcement:
-    """What ``announce`` printed; ``done()`` prints the closing line."""
+    """What ``announce`` printed; ``done()`` prints the closing line.
+
+    Parameters
+    ----------
+    count : int
+        Kernels announced (0: nothing was printed, ``done`` prints nothing).
+    t0 : float
+        ``time.perf_counter()`` when the announcement was made.
+    """
 
     def __init__(self, count, t0):
         self.count = count
@@ -100,7 +108,15 @@ class Announcement:
 
 def announce(calls, what):
     """Log a line before the first run of ``calls`` when at least
-    ``ANNOUNCE_MIN`` kernels must be compiled; returns an ``Announcement``."""
+    ``ANNOUNCE_MIN`` kernels must be compiled; returns an ``Announcement``.
+
+    Parameters
+    ----------
+    calls : list of (callable, tuple)
+        The kernels and the arguments they will be called with.
+    what : str
+        What is being run, for the message ("the graph of 'fc2_output' (backward)").
+    """
     if config.quiet():
         return Announcement(0, 0.0)
     _ensure_handler()

@@ -133,7 +133,21 @@ class Native:
     ``ok`` says whether the schedule can be driven natively, ``cached()``
     whether Numba's on-disk cache already holds its code for this CPU,
     ``build()`` compiles (or loads) it and returns the runner,
-    ``build_in_background(done)`` does that in a daemon thread."""
+    ``build_in_background(done)`` does that in a daemon thread.
+
+    Parameters
+    ----------
+    steps : list of Prepared
+        The schedule's kernel calls, in order.
+    ext_ids : list of int
+        Entry ids passed to the driver as arguments (not in the arena).
+    arena : array
+        The executor's arena.
+    ext_arrays : list of array
+        The arrays of ``ext_ids``, in order.
+    arena_view : callable
+        ``arena_view(id) -> (offset, dtype)`` of a planned entry.
+    """
 
     def __init__(self, steps, ext_ids, arena, ext_arrays, arena_view):
         gen = generate(steps, ext_ids, arena_view) if steps else None
