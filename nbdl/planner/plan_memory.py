@@ -143,10 +143,15 @@ def _plan(request: PlanRequest, packers, mode) -> MemoryPlan:
     else:
         groups = inplace_groups(request, liveness)
         roots, starts, ends, sizes = group_arrays(groups, nbytes, align)
+        own_lower = lower_bound_bytes(starts, ends, sizes, num_steps)
         best = None
         for name in packers:
             if name == "mxnet_pool":
                 arena = pool.total_bytes
+            elif best is not None and best[0] <= own_lower:
+                # No greedy packer goes below the bound of the groups they all
+                # share, and ties keep the earlier packer: the rest cannot win.
+                continue
             else:
                 offsets, arena = pack_greedy(name, starts, ends, sizes)
             if best is None or arena < best[0]:
@@ -160,8 +165,7 @@ def _plan(request: PlanRequest, packers, mode) -> MemoryPlan:
         # the bound must hold whichever inplace choices the winner used
         mx_groups = groups_from_aliases(liveness, pool.alias_of)
         _, mx_starts, mx_ends, mx_sizes = group_arrays(mx_groups, nbytes, align)
-        lower = min(lower_bound_bytes(starts, ends, sizes, num_steps),
-                    lower_bound_bytes(mx_starts, mx_ends, mx_sizes, num_steps))
+        lower = min(own_lower, lower_bound_bytes(mx_starts, mx_ends, mx_sizes, num_steps))
 
     offsets_by_id: dict[int, int] = {}
     for off, _size, entries, _span in units:
