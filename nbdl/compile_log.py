@@ -9,9 +9,11 @@ seconds, logs one line before and one after on the ``nbdl.compile`` logger:
     nbdl: compiling 37 kernels for the graph of 'resnetv10_dense0_fwd' (forward, training) ...
     nbdl: compiled 37 kernels in 12.4 s (cached for the next process)
 
-``NBDL_QUIET=1`` or ``logging.getLogger("nbdl").setLevel(logging.WARNING)``
+``NBDL_QUIET=1`` or ``logging.getLogger("nbdl.compile").setLevel(logging.WARNING)``
 silences them.  When the program configured no logging at all, a handler
-printing to stderr is attached to the ``nbdl`` logger on first use."""
+printing to stderr is attached to the ``nbdl.compile`` logger on first use
+(which then does not propagate); otherwise the lines go wherever the
+program's logging sends INFO records."""
 import logging
 import sys
 import time
@@ -26,14 +28,17 @@ _handler = None
 
 
 def _ensure_handler():
+    # Only the compile logger gets a handler of its own (not all of "nbdl":
+    # other nbdl loggers, e.g. the lr schedulers', stay silent unless the
+    # program configures logging, as in MXNet).
     global _handler
-    top = logging.getLogger("nbdl")
-    if _handler is None and not top.handlers and not logging.getLogger().handlers:
+    if _handler is None and not _log.handlers and not logging.getLogger().handlers:
         _handler = logging.StreamHandler(sys.stderr)
         _handler.setFormatter(logging.Formatter("nbdl: %(message)s"))
-        top.addHandler(_handler)
-        if top.level == logging.NOTSET:
-            top.setLevel(logging.INFO)
+        _log.addHandler(_handler)
+        _log.propagate = False
+        if _log.level == logging.NOTSET:
+            _log.setLevel(logging.INFO)
 
 
 def _index_has(disp, sig):

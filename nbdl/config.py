@@ -83,7 +83,7 @@ def driver_after_runs():
 
 def quiet():
     """``NBDL_QUIET=1``: no progress lines for long compilations (the
-    ``nbdl`` logger's level does the same: ``logging.getLogger("nbdl")``)."""
+    ``nbdl.compile`` logger's level does the same)."""
     return _flag("NBDL_QUIET", False)
 
 
