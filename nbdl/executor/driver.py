@@ -12,11 +12,12 @@ import hashlib
 import importlib.util
 import os
 import sys
+import threading
 import time
 
 import numpy as np
 
-from .. import config
+from .. import compile_log, config
 
 
 def _identity(fn):
@@ -165,9 +166,8 @@ class Native:
         return self._fn
 
     def cached(self):
-        from ..compile_log import _index_has
         fn = self._dispatcher()
-        return self._sig in fn.overloads or _index_has(fn, self._sig)
+        return self._sig in fn.overloads or compile_log._index_has(fn, self._sig)
 
     def build(self):
         fn = self._dispatcher()
@@ -183,9 +183,6 @@ class Native:
     def build_in_background(self, done, n_steps):
         """Compile in a daemon thread and call ``done(runner)`` when ready; a
         failure leaves the Python loop in place (and is logged at debug level)."""
-        import threading
-        from .. import compile_log
-
         def work():
             try:
                 runner = self.build()
