@@ -67,11 +67,6 @@ def driver_mode():
     return "now" if v not in ("0", "false", "no", "off") else "off"
 
 
-def use_driver():
-    """Whether native drivers may be used at all (``NBDL_DRIVER`` not off)."""
-    return driver_mode() != "off"
-
-
 def driver_after_runs():
     """``NBDL_DRIVER_AFTER_RUNS``: runs of a schedule from Python after which
     ``NBDL_DRIVER=auto`` compiles its driver in the background (default 200)."""

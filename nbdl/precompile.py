@@ -26,52 +26,48 @@ import time
 import numpy as np
 
 
-def _train_step(net, x, y, loss_fn, optimizer="sgd", hybridize=True):
+def _train_step(net, x, y, optimizer="sgd", **opt_args):
+    """One recorded forward, backward and Trainer step of an initialized ``net``."""
     from . import autograd, gluon
-    net.initialize()
-    if hybridize:
-        net.hybridize()
-    trainer = gluon.Trainer(net.collect_params(), optimizer, {"learning_rate": 0.01})
+    trainer = gluon.Trainer(net.collect_params(), optimizer, {"learning_rate": 0.01, **opt_args})
     with autograd.record():
-        loss = loss_fn(net(x), y)
+        loss = gluon.loss.SoftmaxCrossEntropyLoss()(net(x), y)
     loss.backward()
     trainer.step(x.shape[0])
     loss.asnumpy()
 
 
+def _batch(shape, classes=10):
+    from . import nd
+    return (nd.array(np.random.rand(*shape).astype(np.float32)),
+            nd.array(np.random.randint(0, classes, shape[0]).astype(np.float32)))
+
+
 def _mlp():
-    from . import gluon, nd
-    x = nd.array(np.random.rand(32, 64).astype(np.float32))
-    y = nd.array(np.random.randint(0, 10, 32).astype(np.float32))
-    ce = gluon.loss.SoftmaxCrossEntropyLoss()
+    from . import gluon
+    x, y = _batch((32, 64))
     for hybridize in (True, False):
         for opt in ("sgd", "adam"):
             net = gluon.nn.HybridSequential()
             net.add(gluon.nn.Dense(64, activation="relu"), gluon.nn.Dropout(0.1),
                     gluon.nn.Dense(64, activation="tanh"), gluon.nn.Dense(10))
-            _train_step(net, x, y, ce, opt, hybridize)
+            net.initialize()
+            if hybridize:
+                net.hybridize()
+            _train_step(net, x, y, opt)
 
 
 def _zoo(name, train_size, infer_size):
     def run():
-        from . import autograd, gluon, nd
+        from . import autograd
         from .gluon.model_zoo import vision
         net = vision.get_model(name, classes=10)
         net.initialize()
         net.hybridize()
-        x = nd.array(np.random.rand(*infer_size).astype(np.float32))
         with autograd.predict_mode():
-            net(x).asnumpy()
+            net(_batch(infer_size)[0]).asnumpy()
         if train_size is not None:
-            x = nd.array(np.random.rand(*train_size).astype(np.float32))
-            y = nd.array(np.random.randint(0, 10, train_size[0]).astype(np.float32))
-            trainer = gluon.Trainer(net.collect_params(), "sgd",
-                                    {"learning_rate": 0.01, "momentum": 0.9})
-            with autograd.record():
-                loss = gluon.loss.SoftmaxCrossEntropyLoss()(net(x), y)
-            loss.backward()
-            trainer.step(train_size[0])
-            loss.asnumpy()
+            _train_step(net, *_batch(train_size), momentum=0.9)
     return run
 
 

@@ -198,9 +198,3 @@ class Native:
             atexit.register(_join_background)
         t.start()
 
-
-def build(steps, ext_ids, arena, ext_arrays, arena_view):
-    """Compile a driver for ``steps`` now; returns a zero-argument callable, or
-    None when the schedule cannot be driven natively."""
-    native = Native(steps, ext_ids, arena, ext_arrays, arena_view)
-    return native.build() if native.ok else None

@@ -120,7 +120,7 @@ class Executor:
                 "backward": "backward"}[which]
         return f"the graph of {outs[0] if outs else 'an empty symbol'!r} ({what})"
 
-    def _compile(self, steps, which=None):
+    def _compile(self, steps, which):
         mode = config.driver_mode()
         if (self._device.device_type == "cpu" and mode != "off"
                 and len(steps) >= config.driver_min_steps() and _dispatch_bound(steps)):
@@ -133,11 +133,9 @@ class Executor:
                         used.append(i)
             native = _driver.Native(steps, used, sched.arena, [sched.arrays[i] for i in used],
                                     lambda i: (planned[i], sched.arrays[i].dtype))
-            if native.ok and (mode == "now" or native.cached()):
-                fn = native.build()
-                if fn is not None:
-                    return fn
-            elif native.ok and which is not None:
+            if native.ok:
+                if mode == "now" or native.cached():
+                    return native.build()
                 return self._python_runner(steps, native, which)
         return self._python_runner(steps)
 
