@@ -6,9 +6,8 @@ nothing is allocated per call."""
 import numpy as np
 
 from .. import config
-from ..device import Device
 from ..errors import BindError, ShapeError
-from ..ops.registry import REQ_ADD, REQ_NULL
+from ..ops.registry import REQ_NULL
 from . import driver as _driver
 from .. import compile_log
 

@@ -3,7 +3,6 @@
 Children and Parameters assigned as attributes are registered automatically;
 ``collect_params`` names parameters structurally (``features.3.weight``)."""
 import re
-import warnings
 from collections import OrderedDict
 
 import numpy as np

@@ -4,7 +4,6 @@ from outputs (two-way, partial)."""
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
-from ..ops.registry import shapes_str
 
 
 def _where(node):

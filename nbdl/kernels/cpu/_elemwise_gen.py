@@ -18,10 +18,10 @@ import re
 import numpy as np
 from numba import njit, prange
 
-from ... import config
 from ...ops.registry import Launch
 from ._elemwise_exprs import spec_of, kernel_name
 from ._elemwise_plan import size_of
+from ._parallel import use_parallel
 
 _MAP = '''
 def {name}({params}, out, {scalars}req):
@@ -136,10 +136,6 @@ def broadcast_kernel(tag, spec, parallel=False):
             both=inner(f"{_PAD}a = a_arr[np.uintp(oa + j)]\n{_PAD}b = b_arr[np.uintp(ob + j)]\n"))
         _memo[key] = fn
     return fn
-
-
-def use_parallel(n):
-    return n >= config.parallel_threshold()
 
 
 def typed_scalars(call, spec):

@@ -12,10 +12,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ... import config
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._elemwise_exprs import Spec
-from ._elemwise_gen import map_kernel, use_parallel
+from ._elemwise_gen import map_kernel
+from ._parallel import use_parallel
 from ._elemwise_plan import size_of
 
 # SELU's constants (Klambauer et al.), as MXNet uses them.
@@ -174,7 +174,7 @@ def prelu_views(shape, gamma_shape):
 
 def prepare_prelu(call):
     data, gamma = prelu_views(call.in_shapes[0], call.in_shapes[1])
-    parallel = math.prod(data) >= config.parallel_threshold()
+    parallel = use_parallel(math.prod(data))
     fn = prelu_forward_parallel if parallel else prelu_forward
     return Launch(fn, (int(call.req[0]),), views=[data, gamma, data])
 

@@ -24,8 +24,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ... import config
 from ...ops.batch_norm import bn_axis, group_dims
+from ._parallel import use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
@@ -326,10 +326,6 @@ def group_backward_parallel(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one,
 
 
 # -- prepare -------------------------------------------------------------------
-
-def _parallel(size):
-    return size >= config.parallel_threshold()
-
 
 def bn_views(call, shape):
     shape = tuple(int(d) for d in shape)

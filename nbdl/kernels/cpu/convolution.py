@@ -63,12 +63,12 @@ im2col table and tap list ``(kv*P + kv,)``, and the compacted weights (and
 backward their gradient) when taps were left out; ``rows`` is ``nt`` for
 ``CHUNKS``, else 1.
 """
-import numba
 import numpy as np
 from numba import njit, prange
 
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ...ops.convolution import geometry
+from ._parallel import threads as _threads
 from ._blas_threads import (BLAS_THREAD_CONTROL, blas_get_threads, blas_set_threads, hold_blas,
                             hold_for, release_blas)
 from ._gemm import gemm
@@ -285,36 +285,53 @@ def _block(flat, rows, m):
     return flat[:rows * m].reshape(rows, m)
 
 
+@njit(cache=True, inline="always")
+def _column_block(img3, col, nb, k, qa, qb):
+    return _block(col, img3.shape[1] * k, nb * (qb - qa))
+
+
 @njit(cache=True)
-def _columns(par, img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb):
+def _columns(img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb):
     """The (CK, nb*(qb-qa)) columns of a block: the image itself for one 1x1
-    direct sample, else im2col into the column scratch (units split by
-    prange when ``par``)."""
+    direct sample, else im2col into the column scratch (``_columns_par``:
+    units split by prange; serial kernels never reference it, so they
+    compile without a parallel region)."""
     if direct and nb == 1:
         return img3[n0 * g_n + g][:, qa:qb]
-    colb = _block(col, img3.shape[1] * k, nb * (qb - qa))
-    n_units = nb * img3.shape[1]
-    if par:
-        _fill_par(n_units, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb)
-    else:
-        for u in range(n_units):
-            _fill_unit(u, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb)
+    colb = _column_block(img3, col, nb, k, qa, qb)
+    for u in range(nb * img3.shape[1]):
+        _fill_unit(u, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb)
     return colb
 
 
 @njit(cache=True)
-def _cols_side(par, src3, buf, n0, nb, g, g_n, qa, qb):
+def _columns_par(img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb):
+    if direct and nb == 1:
+        return img3[n0 * g_n + g][:, qa:qb]
+    colb = _column_block(img3, col, nb, k, qa, qb)
+    _fill_par(nb * img3.shape[1], img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb)
+    return colb
+
+
+@njit(cache=True)
+def _cols_side(src3, buf, n0, nb, g, g_n, qa, qb):
     """The (Fg, nb*(qb-qa)) cols-side operand of a block: the item itself for
-    one sample, else gathered into the block scratch."""
+    one sample, else gathered into the block scratch (``_cols_side_par``:
+    by prange)."""
     if nb == 1:
         return src3[n0 * g_n + g][:, qa:qb]
-    fg, p = src3.shape[1], src3.shape[2]
-    dst = _block(buf, fg, nb * p)
-    if par:
-        _gather_par(nb * fg, src3, dst, n0, g, g_n)
-    else:
-        for u in range(nb * fg):
-            _gather_unit(u, src3, dst, n0, g, g_n)
+    dst = _block(buf, src3.shape[1], nb * src3.shape[2])
+    for u in range(nb * src3.shape[1]):
+        _gather_unit(u, src3, dst, n0, g, g_n)
+    return dst
+
+
+@njit(cache=True)
+def _cols_side_par(src3, buf, n0, nb, g, g_n, qa, qb):
+    if nb == 1:
+        return src3[n0 * g_n + g][:, qa:qb]
+    dst = _block(buf, src3.shape[1], nb * src3.shape[2])
+    _gather_par(nb * src3.shape[1], src3, dst, n0, g, g_n)
     return dst
 
 
@@ -370,7 +387,7 @@ def _forward_range(lo, hi, bs, tile, img3, w, b, out3, col, buf, has_bias, add, 
         for qa in range(0, p, tile):
             qb = min(p, qa + tile)
             for g in range(g_n):
-                src = _columns(0, img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
+                src = _columns(img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
                 _product_cols(w[g], src, out3, buf, b, n0, nb, g, g_n, has_bias, add, 0, fg,
                               qa, qb)
 
@@ -383,7 +400,7 @@ def _data_range(lo, hi, bs, tile, x3, w, img3, col, buf, add, direct, tbl, k, p)
         for qa in range(0, p, tile):
             qb = min(p, qa + tile)
             for g in range(g_n):
-                src = _cols_side(0, x3, buf, n0, nb, g, g_n, qa, qb)
+                src = _cols_side(x3, buf, n0, nb, g, g_n, qa, qb)
                 _product_img(w[g], src, img3, col, n0, nb, g, g_n, direct, add, tbl, k, p, 0,
                              img3.shape[1], qa, qb)
 
@@ -400,9 +417,9 @@ def _conv_backward_range(lo, hi, bs, tile, og3, img3, w, dimg3, dwt, col, buf, r
             qb = min(p, qa + tile)
             beta = 1.0 if (w_add or n0 > lo or qa > 0) else 0.0
             for g in range(g_n):
-                ogb = _cols_side(0, og3, buf, n0, nb, g, g_n, qa, qb)
+                ogb = _cols_side(og3, buf, n0, nb, g, g_n, qa, qb)
                 if r_w != REQ_NULL:
-                    src = _columns(0, img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
+                    src = _columns(img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
                     gemm(ogb, src.T, dwt[g], 1.0, beta)
                 if r_img != REQ_NULL:
                     _product_img(w[g], ogb, dimg3, col, n0, nb, g, g_n, direct,
@@ -420,9 +437,9 @@ def _deconv_backward_range(lo, hi, bs, tile, og3, x3, w, dx3, dwt, col, buf, r_x
             qb = min(p, qa + tile)
             beta = 1.0 if (w_add or n0 > lo or qa > 0) else 0.0
             for g in range(g_n):
-                src = _columns(0, og3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
+                src = _columns(og3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
                 if r_w != REQ_NULL:
-                    xb = _cols_side(0, x3, buf, n0, nb, g, g_n, qa, qb)
+                    xb = _cols_side(x3, buf, n0, nb, g, g_n, qa, qb)
                     gemm(xb, src.T, dwt[g], 1.0, beta)
                 if r_x != REQ_NULL:
                     _product_cols(w[g], src, dx3, buf, w[g, 0, :0], n0, nb, g, g_n, False,
@@ -443,7 +460,7 @@ def _forward_split(nt, bs, img3, w, b, out3, col, buf, has_bias, add, direct, tb
     for n0 in range(0, n, bs):
         nb = min(bs, n - n0)
         for g in range(g_n):
-            src = _columns(1, img3, col, n0, nb, g, g_n, direct, tbl, k, p, 0, p)
+            src = _columns_par(img3, col, n0, nb, g, g_n, direct, tbl, k, p, 0, p)
             for t in prange(nt):
                 f0, f1 = _slice(fg, t, nt)
                 _product_cols(w[g], src, out3, buf, b, n0, nb, g, g_n, has_bias, add, f0, f1, 0,
@@ -457,7 +474,7 @@ def _data_split(nt, bs, x3, w, img3, col, buf, add, direct, tbl, k, p):
     for n0 in range(0, n, bs):
         nb = min(bs, n - n0)
         for g in range(g_n):
-            src = _cols_side(1, x3, buf, n0, nb, g, g_n, 0, p)
+            src = _cols_side_par(x3, buf, n0, nb, g, g_n, 0, p)
             for t in prange(nt):
                 c0, c1 = _slice(ci, t, nt)
                 _product_img(w[g], src, img3, col, n0, nb, g, g_n, direct, add, tbl, k, p,
@@ -472,9 +489,9 @@ def _conv_backward_split(nt, bs, og3, img3, w, dimg3, dw3, col, buf, r_img, r_w,
     for n0 in range(0, n, bs):
         nb = min(bs, n - n0)
         for g in range(g_n):
-            ogb = _cols_side(1, og3, buf, n0, nb, g, g_n, 0, p)
+            ogb = _cols_side_par(og3, buf, n0, nb, g, g_n, 0, p)
             if r_w != REQ_NULL:
-                src = _columns(1, img3, col, n0, nb, g, g_n, direct, tbl, k, p, 0, p)
+                src = _columns_par(img3, col, n0, nb, g, g_n, direct, tbl, k, p, 0, p)
                 beta = 1.0 if (w_add or n0 > 0) else 0.0
                 for t in prange(nt):
                     f0, f1 = _slice(fg, t, nt)
@@ -497,8 +514,8 @@ def _deconv_backward_split(nt, bs, og3, x3, w, dx3, dw3, col, buf, r_x, r_w, w_a
     for n0 in range(0, n, bs):
         nb = min(bs, n - n0)
         for g in range(g_n):
-            src = _columns(1, og3, col, n0, nb, g, g_n, direct, tbl, k, p, 0, p)
-            xb = _cols_side(1, x3, buf, n0, nb, g, g_n, 0, p) if r_w != REQ_NULL else src[:0]
+            src = _columns_par(og3, col, n0, nb, g, g_n, direct, tbl, k, p, 0, p)
+            xb = _cols_side_par(x3, buf, n0, nb, g, g_n, 0, p) if r_w != REQ_NULL else src[:0]
             beta = 1.0 if (w_add or n0 > 0) else 0.0
             for t in prange(nt):
                 f0, f1 = _slice(fg, t, nt)
@@ -611,20 +628,23 @@ def _setup(img, cols, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw, d
 
 
 @njit(cache=True)
-def _finish_weight(part, dw3, tbl, k, kv, p, add, par):
+def _finish_weight(part, dw3, tbl, k, kv, p, add):
     """dw3 (=|+=) the sum of the partial sums (spread back over the full
-    kernel when taps were left out)."""
+    kernel when taps were left out); ``_finish_weight_par``: by prange."""
     if kv == k:
-        if par:
-            _reduce_parts(part, dw3, add)
-        else:
-            for r in range(dw3.shape[0] * dw3.shape[1]):
-                _reduce_row(r, part, dw3, add)
-    elif par:
-        _expand_par(part, dw3, tbl, k, kv, p, add)
+        for r in range(dw3.shape[0] * dw3.shape[1]):
+            _reduce_row(r, part, dw3, add)
     else:
         for r in range(dw3.shape[0] * dw3.shape[1]):
             _expand_row(r, part, dw3, tbl, k, kv, p, add)
+
+
+@njit(cache=True)
+def _finish_weight_par(part, dw3, tbl, k, kv, p, add):
+    if kv == k:
+        _reduce_parts(part, dw3, add)
+    else:
+        _expand_par(part, dw3, tbl, k, kv, p, add)
 
 
 @njit(cache=True, parallel=True)
@@ -689,7 +709,7 @@ def conv_backward(og, img, w, dimg, dw_, db, col, part, buf, tbl, wsc, r_img, r_
                              r_w == REQ_ADD and not compact, direct, tbl, kv, p)
         release_blas(prev)
         if compact and r_w != REQ_NULL and n > 0:
-            _finish_weight(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD, 0)
+            _finish_weight(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD)
     if has_bias and r_b != REQ_NULL:
         _bias_grad(og3, db, w.shape[0], r_b)
 
@@ -723,9 +743,9 @@ def conv_backward_parallel(og, img, w, dimg, dw_, db, col, part, buf, tbl, wsc, 
         blas_set_threads(saved)
         if r_w != REQ_NULL and n > 0:
             if mode != SPLIT:
-                _finish_weight(part, dw_, tbl, k, kv, p, r_w == REQ_ADD, 1)
+                _finish_weight_par(part, dw_, tbl, k, kv, p, r_w == REQ_ADD)
             elif compact:
-                _finish_weight(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD, 1)
+                _finish_weight_par(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD)
     if has_bias and r_b != REQ_NULL:
         _bias_grad_par(og3, db, w.shape[0], r_b)
 
@@ -788,7 +808,7 @@ def deconv_backward(og, x, w, dx, dw_, db, col, part, buf, tbl, wsc, r_x, r_w, r
                                r_w == REQ_ADD and not compact, direct, tbl, kv, p)
         release_blas(prev)
         if compact and r_w != REQ_NULL and n > 0:
-            _finish_weight(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD, 0)
+            _finish_weight(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD)
     if has_bias and r_b != REQ_NULL:
         _bias_grad(og3, db, w.shape[0], r_b)
 
@@ -822,9 +842,9 @@ def deconv_backward_parallel(og, x, w, dx, dw_, db, col, part, buf, tbl, wsc, r_
         blas_set_threads(saved)
         if r_w != REQ_NULL and n > 0:
             if mode != SPLIT:
-                _finish_weight(part, dw_, tbl, k, kv, p, r_w == REQ_ADD, 1)
+                _finish_weight_par(part, dw_, tbl, k, kv, p, r_w == REQ_ADD)
             elif compact:
-                _finish_weight(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD, 1)
+                _finish_weight_par(wsc[1:2], dw_, tbl, k, kv, p, r_w == REQ_ADD)
     if has_bias and r_b != REQ_NULL:
         _bias_grad_par(og3, db, w.shape[0], r_b)
 
@@ -929,7 +949,7 @@ def plan(geom, itemsize=4):
     and ``CHUNKS``, unless 1x1 direct: the columns of a tile stay in cache
     until its GEMM)."""
     from ... import config
-    threads = numba.get_num_threads()
+    threads = _threads()
     n, p = geom["N"], max(geom["P"], 1)
     g_n, fg, ck = geom["w"]
     flops = 2 * n * g_n * fg * ck * p

@@ -21,9 +21,9 @@ before being turned into the gradient, so no (T, C) scratch is needed.
 import numpy as np
 from numba import njit, prange
 
-from ... import config
 from ...ops.ctc import (BAD_DATA_LENGTH, BAD_LABEL, BAD_LABEL_LENGTH, CTCInputError,
                         blank_and_padding)
+from ._parallel import use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
@@ -253,7 +253,7 @@ def prepare_ctc(call):
     key = (bool(call.attrs["use_data_lengths"]), bool(call.attrs["use_label_lengths"]))
     T, N, C = call.in_shapes[0]
     work = T * N * (C + 2 * call.in_shapes[1][1] + 1)
-    parallel = N > 1 and work >= config.parallel_threshold()
+    parallel = N > 1 and use_parallel(work)
     fn = (_PARALLEL if parallel else _SERIAL)[key]
     return Launch(fn, ctc_scalars(call))
 

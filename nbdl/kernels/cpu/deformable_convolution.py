@@ -24,12 +24,12 @@ BLAS held to one thread (chunk ``t`` uses scratch row ``t``, so results do not
 depend on scheduling); weight-gradient partial sums are per thread and summed
 after.
 """
-import numba
 import numpy as np
 from numba import njit, prange
 
 from ...ops.deformable_convolution import geometry, n_threads
 from ...ops.registry import REQ_NULL, Launch
+from ._parallel import threads as _threads
 from ._blas_threads import BLAS_THREAD_CONTROL, blas_get_threads, blas_set_threads
 
 
@@ -382,7 +382,7 @@ def choose_threads(geom):
     images and work; ``NBDL_CONV_PARALLEL_MIN_FLOPS``), and only where the BLAS
     can be held to one thread."""
     from ... import config
-    threads = numba.get_num_threads()
+    threads = _threads()
     flops = 2 * geom["N"] * geom["F"] * geom["CgK"] * geom["P"]
     if (threads < 2 or geom["N"] < threads or flops < config.conv_parallel_min_flops()
             or not BLAS_THREAD_CONTROL):

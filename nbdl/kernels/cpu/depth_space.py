@@ -7,7 +7,7 @@ import math
 
 from numba import njit, prange
 
-from ... import config
+from ._parallel import use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
@@ -68,7 +68,7 @@ def space_to_depth_parallel(x, out, b, req):
 
 
 def _parallel(shape):
-    return math.prod(shape) >= config.parallel_threshold()
+    return use_parallel(math.prod(shape))
 
 
 def prepare_depth_to_space(call):

@@ -8,7 +8,8 @@ from numba import njit, prange
 
 from ...ops.registry import Launch
 from ._elemwise_exprs import spec_of, kernel_name
-from ._elemwise_gen import broadcast_kernel, map_kernel, prepare_map, use_parallel  # noqa: F401
+from ._elemwise_gen import broadcast_kernel, map_kernel, prepare_map  # noqa: F401
+from ._parallel import use_parallel
 from ._elemwise_plan import (broadcast_scalars, gather_scalars, reduce_groups, scatter_scalars,
                              size_of)
 

@@ -11,7 +11,8 @@ from numba import njit, prange
 from ...ops.elemwise_unary import ADD_N_FUSED_MAX
 from ...ops.registry import REQ_ADD, REQ_WRITE, Launch
 from ._elemwise_exprs import add_n
-from ._elemwise_gen import map_kernel, prepare_map, use_parallel  # noqa: F401  (prepare_map: op table)
+from ._elemwise_gen import map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
+from ._parallel import use_parallel
 from ._elemwise_plan import grouped_sum, size_of
 
 

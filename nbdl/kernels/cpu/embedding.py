@@ -7,7 +7,7 @@ import math
 
 from numba import njit, prange
 
-from ... import config
+from ._parallel import use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
@@ -74,8 +74,7 @@ def embedding_views(call, data_shape):
 
 def prepare_embedding(call):
     ids, w, out = embedding_views(call, call.in_shapes[0])
-    fn = embedding_forward_parallel if math.prod(out) >= config.parallel_threshold() \
-        and ids[0] > 1 else embedding_forward
+    fn = embedding_forward_parallel if use_parallel(math.prod(out)) and ids[0] > 1 else embedding_forward
     return Launch(fn, (call.req[0],), views=[ids, w, out])
 
 

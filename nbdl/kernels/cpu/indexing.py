@@ -11,8 +11,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ... import config
 from ...ops.indexing import IndexOutOfRange
+from ._parallel import use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 MODE_CLIP, MODE_WRAP, MODE_RAISE = 0, 1, 2
@@ -174,7 +174,7 @@ def take_views(call, a_shape):
 
 def prepare_take(call):
     aview, iview, oview = take_views(call, call.in_shapes[0])
-    big = math.prod(oview) >= config.parallel_threshold() and iview[0] > 1
+    big = use_parallel(math.prod(oview)) and iview[0] > 1
     return Launch(take_forward_parallel if big else take_forward,
                   (MODE_CODES[call.attrs["mode"]], call.req[0]), views=[aview, iview, oview])
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ... import config
+from ._parallel import use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
@@ -151,10 +151,6 @@ def layer_norm_views(attrs, shape):
     a = attrs["axis"] + len(shape) if attrs["axis"] < 0 else attrs["axis"]
     outer, inner = math.prod(shape[:a]), math.prod(shape[a + 1:])
     return (outer, int(shape[a]), inner), (outer, inner), (int(shape[a]),)
-
-
-def _parallel(size):
-    return size >= config.parallel_threshold()
 
 
 def prepare_layer_norm(call):

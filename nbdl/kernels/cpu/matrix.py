@@ -15,7 +15,6 @@ pay off for many small matrices; left for when a threadpool guard exists.)
 import numpy as np
 from numba import njit
 
-from ... import config
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import Launch
 from ._blas_threads import hold_blas, hold_for, release_blas

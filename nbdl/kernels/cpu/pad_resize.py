@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ... import config
+from ._parallel import use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.pad_resize import bilinear_geometry, check_pad, upsampling_plan
 
@@ -116,7 +116,7 @@ def pad_layout(attrs, data_shape):
 
 
 def _parallel(shape):
-    return math.prod(shape) >= config.parallel_threshold()
+    return use_parallel(math.prod(shape))
 
 
 def prepare_pad(call):

@@ -21,8 +21,8 @@ the same code as device functions."""
 import numpy as np
 from numba import njit, prange
 
-from ... import config
 from ...ops.pooling import channels_last, geometry
+from ._parallel import use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 MAX, AVG, SUM, LP = 0, 1, 2, 3
@@ -131,13 +131,13 @@ def py_scatter_window(x, yv, gv, dx, base, unit, H, W, d0, d1, h0, h1, w0, w1, c
                     dx[i] += g
 
 
-_bounds = njit(cache=True, inline="always")(py_bounds)
-_plane = njit(cache=True, inline="always")(py_plane)
-_pool_window = njit(cache=True, inline="always")(py_pool_window)
-_scatter_window = njit(cache=True, inline="always")(py_scatter_window)
+_bounds = njit(cache=True)(py_bounds)
+_plane = njit(cache=True)(py_plane)
+_pool_window = njit(cache=True)(py_pool_window)
+_scatter_window = njit(cache=True)(py_scatter_window)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _pool_plane(x, out, q, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, cl,
                 ptype, ip, inv_p, cip, zero, req):
     n = q // C
@@ -180,7 +180,7 @@ def pool_forward_parallel(x, out, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH,
                     cl, ptype, ip, inv_p, cip, zero, req)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _scatter_plane(og, x, y, dx, q, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH,
                    PW, cl, ptype, ip, cip, zero, req):
     n = q // C
@@ -224,7 +224,7 @@ def pool_backward_parallel(og, x, y, dx, N, C, D, H, W, OD, OH, OW, KD, KH, KW, 
 
 # -- global pooling: x as (A, S, B), out as (A, B) ------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _global_one(x, out, a, b, ptype, ip, inv_p, zero, req):
     S = x.shape[1]
     if S == 0:
@@ -276,7 +276,7 @@ def global_forward_parallel(x, out, ptype, ip, inv_p, zero, req):
         _global_one(x, out, a, r - a * B, ptype, ip, inv_p, zero, req)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _global_back_one(og, x, y, dx, a, b, ptype, ip, zero, add):
     S = x.shape[1]
     g = og[a, b]
@@ -339,13 +339,13 @@ def global_backward_parallel(og, x, y, dx, ptype, ip, inv_p, zero, req):
 # border ones through the clipping code; the flat 3-D kernels above cover
 # the rest (3-D, channels-last, lp).
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sel_max(a, b):
     """a if a > b else b, compiled to a select (random data mispredicts a branch)."""
     return max(b, a)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _win_max(xp, h0, h1, w0, w1, k2, k3):
     """Max over rows h0..h1, columns w0..w1 of xp; k2/k3: a whole 2x2 / 3x3
     window starting at (h0, w0), unrolled."""
@@ -377,7 +377,7 @@ def _win_argmax(xp, h0, h1, w0, w1):
     return ah, aw
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _whole_range(n_out, s, p, k, x):
     """[lo, hi) of the outputs whose window lies wholly inside [0, x)."""
     lo = (p + s - 1) // s
@@ -389,7 +389,7 @@ def _whole_range(n_out, s, p, k, x):
     return lo, hi
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _window_value(xp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip, zero):
     """One output, any window (clipped to the padding and the data)."""
     h0, h1, nh = _bounds(oh, SH, PH, KH, H)
@@ -408,7 +408,7 @@ def _window_value(xp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip, zero):
     return v
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _store(op, oh, ow, v, req):
     if req == REQ_ADD:
         op[oh, ow] += v
@@ -416,7 +416,7 @@ def _store(op, oh, ow, v, req):
         op[oh, ow] = v
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
     H, W = x3.shape[1], x3.shape[2]
     OH, OW = out3.shape[1], out3.shape[2]
@@ -508,7 +508,7 @@ def _scatter_one(xp, gp, dp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip):
             dp[h, w] += g
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
     """One plane: each output's gradient added to its window, into a plane
     zeroed (write) while it is in cache.  2x2 max windows with stride 2
@@ -615,10 +615,6 @@ def pool_params(call, shape, out_shape):
     geo = (N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, bool(cl), ptype, ip,
            inv_p, bool(cip), dt(0))
     return False, (int(np.prod(shape)),), (int(np.prod(out_shape)),), geo
-
-
-def _parallel(size):
-    return size >= config.parallel_threshold()
 
 
 def prepare_pooling(call):

@@ -1,0 +1,37 @@
+"""When a CPU kernel's ``parallel=True`` variant is worth compiling and calling.
+
+One rule for every kernel family: a parallel variant only where there is
+more than one thread to run it on, and only for arrays of at least
+``NBDL_PARALLEL_MIN`` elements (each parallel call costs 1.5-3 us, and
+compiling a ``parallel=True`` kernel takes several times as long as its
+serial twin, so a process limited to one thread never compiles one).
+
+The thread count is Numba's (``NUMBA_NUM_THREADS``), or ``NBDL_NUM_THREADS``
+when that is set: it is applied with ``numba.set_num_threads`` the first time
+a kernel asks (for the calling thread, as Numba scopes it)."""
+import numba
+
+from ... import config
+
+_applied = []
+
+
+def threads():
+    """Threads a parallel kernel started from this thread would use."""
+    if not _applied:
+        _applied.append(True)
+        n = config.num_threads()
+        if n > 0:
+            numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    return numba.get_num_threads()
+
+
+def use_parallel(n):
+    """Whether a kernel over ``n`` elements should be the parallel variant.
+
+    Parameters
+    ----------
+    n : int
+        Elements the kernel's parallel loop covers (its work).
+    """
+    return n >= config.parallel_threshold() and threads() > 1
