@@ -14,8 +14,10 @@ silences them.  When the program configured no logging at all, a handler
 printing to stderr is attached to the ``nbdl.compile`` logger on first use
 (which then does not propagate); otherwise the lines go wherever the
 program's logging sends INFO records."""
+import atexit
 import logging
 import sys
+import threading
 import time
 
 import numpy as np
@@ -50,6 +52,56 @@ def _index_has(disp, sig):
         return key in cache._cache_file._load_index()
     except Exception:     # no cache (cache=False), or Numba's internals moved
         return False
+
+
+def compiled_or_cached(fn, args):
+    """Whether calling Numba dispatcher ``fn`` with ``args`` needs no
+    compilation: compiled in this process, or in the on-disk cache for this
+    CPU.  True for anything that is not a Numba CPU dispatcher."""
+    overloads = getattr(fn, "overloads", None)
+    if overloads is None or not hasattr(fn, "py_func"):
+        return True
+    from numba import typeof
+    try:
+        sig = tuple(typeof(a) for a in args)
+    except Exception:
+        return True
+    return sig in overloads or _index_has(fn, sig)
+
+
+_background = []
+
+
+def in_background(work, name):
+    """Run ``work()`` in a daemon thread (background compilation).  At exit,
+    threads still running are joined (up to 120 s in all) rather than LLVM
+    being torn down under a compiling thread; a failure is logged at debug
+    level.
+
+    Parameters
+    ----------
+    work : callable
+        What to run.
+    name : str
+        The thread's name (``nbdl-driver``, ``nbdl-parallel``).
+    """
+    def run():
+        try:
+            work()
+        except Exception as e:          # pragma: no cover - depends on Numba
+            _log.debug("%s: background compilation failed: %s", name, e)
+    t = threading.Thread(target=run, name=name, daemon=True)
+    _background.append(t)
+    if len(_background) == 1:
+        atexit.register(_join_background)
+    t.start()
+    return t
+
+
+def _join_background(timeout=120.0):
+    end = time.monotonic() + timeout
+    for t in _background:
+        t.join(max(0.0, end - time.monotonic()))
 
 
 def kernel_status(calls):

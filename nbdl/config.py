@@ -76,6 +76,18 @@ def driver_after_runs():
         return 200
 
 
+def parallel_after_runs():
+    """``NBDL_PARALLEL_AFTER_RUNS``: a bound schedule whose ``parallel=True``
+    kernels are neither compiled nor in the on-disk cache runs their serial
+    twins (same arguments, same results) for its first runs; after this many
+    runs (default 3) the parallel kernels are compiled in a background thread
+    and swapped in.  ``0``: compile them before the first run."""
+    try:
+        return max(0, int(os.environ.get("NBDL_PARALLEL_AFTER_RUNS", "3")))
+    except ValueError:
+        return 3
+
+
 def quiet():
     """``NBDL_QUIET=1``: no progress lines for long compilations (the
     ``nbdl.compile`` logger's level does the same)."""

@@ -11,7 +11,7 @@ from . import config
 from .device import Device, as_device, cpu
 from .errors import NbdlError
 from .graph.gradient import build_gradient
-from .graph.ir import classify_variables, make_variable, topo_order
+from .ops.ir import classify_variables, make_variable, topo_order
 from .executor.interpret import interpret
 
 

@@ -2,6 +2,9 @@ import os
 
 # CUDA kernels are checked against the CPU ones in Numba's simulator.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# Tests of a parallel kernel run it from the first call; the serial twins an
+# executor starts with (NBDL_PARALLEL_AFTER_RUNS) have their own tests.
+os.environ.setdefault("NBDL_PARALLEL_AFTER_RUNS", "0")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

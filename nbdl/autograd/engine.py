@@ -9,7 +9,7 @@ applies each rule once.  The same rules serve the executor, so eager and
 bound gradients agree.  With ``create_graph=True`` those ops are themselves
 recorded, which gives higher-order gradients."""
 from ..errors import NbdlError
-from ..graph.ir import Node, make_variable, topo_order
+from ..ops.ir import Node, make_variable, topo_order
 from ..ops.registry import REQ_NULL, REQ_WRITE
 from . import state
 from .tape import TapeNode

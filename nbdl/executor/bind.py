@@ -4,7 +4,7 @@ import numpy as np
 
 from ..device import as_device
 from ..errors import BindError, ShapeError
-from ..graph.ir import classify_variables, topo_order
+from ..ops.ir import classify_variables, topo_order
 from ..ops.registry import REQ_ADD, REQ_INPLACE, REQ_NAMES, REQ_NULL, REQ_WRITE
 from . import graph as _graph
 from .executor import Executor, _wrap

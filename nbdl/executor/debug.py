@@ -1,5 +1,5 @@
 """``debug_str``: MXNet's graph listing, then nbdl's memory table."""
-from ..graph.ir import topo_order
+from ..ops.ir import topo_order
 
 
 def _graph_listing(heads, nodes, variables):

@@ -7,13 +7,10 @@ The driver is written as a small module under ``NBDL_CACHE_DIR`` named by a
 hash of its source and of the kernel modules it imports, so Numba's on-disk
 cache reuses the compiled code across processes, and a change to any kernel
 file gives a new module."""
-import atexit
 import hashlib
 import importlib.util
 import os
 import sys
-import threading
-import time
 
 import numpy as np
 
@@ -118,17 +115,6 @@ def load(src, kernels):
     return mod.driver
 
 
-_background = []
-
-
-def _join_background(timeout=120.0):
-    """At exit, let drivers still compiling finish (up to ``timeout`` seconds
-    in all) rather than tear LLVM down under a compiling thread."""
-    end = time.monotonic() + timeout
-    for t in _background:
-        t.join(max(0.0, end - time.monotonic()))
-
-
 class Native:
     """A driver for one schedule, generated but not necessarily compiled:
     ``ok`` says whether the schedule can be driven natively, ``cached()``
@@ -183,18 +169,6 @@ class Native:
     def build_in_background(self, done, n_steps):
         """Compile in a daemon thread and call ``done(runner)`` when ready; a
         failure leaves the Python loop in place (and is logged at debug level)."""
-        def work():
-            try:
-                runner = self.build()
-            except Exception as e:          # pragma: no cover - depends on Numba
-                compile_log._log.debug("native driver not built: %s", e)
-                return
-            done(runner)
         compile_log.info("compiling a native driver for a schedule of %d steps in the "
                          "background (NBDL_DRIVER=0 turns this off)", n_steps)
-        t = threading.Thread(target=work, name="nbdl-driver", daemon=True)
-        _background.append(t)
-        if len(_background) == 1:
-            atexit.register(_join_background)
-        t.start()
-
+        compile_log.in_background(lambda: done(self.build()), "nbdl-driver")

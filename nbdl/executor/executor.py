@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import config
 from ..errors import BindError, ShapeError
-from ..ops.registry import REQ_NULL
+from ..ops.registry import REQ_NULL, serial_twin
 from . import driver as _driver
 from .. import compile_log
 
@@ -41,6 +41,16 @@ def _dispatch_bound(steps):
         return False
     touched = sum(v.nbytes for s in steps for v in s.views if hasattr(v, "nbytes"))
     return touched <= config.driver_max_bytes_per_step() * len(steps)
+
+
+def _serial_for_now(calls):
+    """Indices of the calls whose kernel has a serial twin and is neither
+    compiled for these arguments nor in the on-disk cache (none when
+    ``NBDL_PARALLEL_AFTER_RUNS=0``)."""
+    if config.parallel_after_runs() == 0:
+        return []
+    return [i for i, (fn, args) in enumerate(calls)
+            if serial_twin(fn) is not None and not compile_log.compiled_or_cached(fn, args)]
 
 
 class Executor:
@@ -104,7 +114,8 @@ class Executor:
                      "backward": self._sched.backward}[which]
             r = self._compile(steps, which)
             self._runners[which] = r
-            note = compile_log.announce([(s.fn, s.args) for s in steps], self._describe(which))
+            calls = getattr(r, "calls", None) or [(s.fn, s.args) for s in steps]
+            note = compile_log.announce(calls, self._describe(which))
             if note.count:
                 def first():
                     r()
@@ -121,6 +132,7 @@ class Executor:
 
     def _compile(self, steps, which):
         mode = config.driver_mode()
+        native = None
         if (self._device.device_type == "cpu" and mode != "off"
                 and len(steps) >= config.driver_min_steps() and _dispatch_bound(steps)):
             sched = self._sched
@@ -132,18 +144,48 @@ class Executor:
                         used.append(i)
             native = _driver.Native(steps, used, sched.arena, [sched.arrays[i] for i in used],
                                     lambda i: (planned[i], sched.arrays[i].dtype))
-            if native.ok:
-                if mode == "now" or native.cached():
-                    return native.build()
-                return self._python_runner(steps, native, which)
-        return self._python_runner(steps)
+            if not native.ok:
+                native = None
+            elif mode == "now" or native.cached():
+                return native.build()
+        calls = [(s.fn, s.args) for s in steps]
+        later = _serial_for_now(calls) if self._device.device_type == "cpu" else []
+        if later:
+            return self._serial_runner(steps, calls, later, native, which)
+        return self._python_runner(steps, calls, native, which)
 
-    def _python_runner(self, steps, native=None, which=None):
-        """The schedule as a Python loop.  With ``native`` (a driver that is
-        not compiled yet), the loop counts its runs and, after
+    def _serial_runner(self, steps, calls, later, native, which):
+        """The Python loop with the serial twins of the parallel kernels in
+        ``later`` (step indices) that are not compiled yet; after
+        ``NBDL_PARALLEL_AFTER_RUNS`` runs those are compiled in the background
+        and the loop with the parallel kernels takes this one's place."""
+        now = list(calls)
+        for i in later:
+            now[i] = (serial_twin(calls[i][0]), calls[i][1])
+        left = [config.parallel_after_runs()]
+        run = self._python_runner(steps, now, None, which)
+        loop = run
+
+        def upgrade():
+            from numba import typeof
+            for i in later:
+                fn, args = calls[i]
+                fn.compile(tuple(typeof(a) for a in args))
+            self._swap_runner(which, counted, self._python_runner(steps, calls, native, which))
+
+        def counted():
+            loop()
+            left[0] -= 1
+            if left[0] == 0:
+                compile_log.in_background(upgrade, "nbdl-parallel")
+        counted.boxed_arrays, counted.native, counted.calls = run.boxed_arrays, False, now
+        return counted
+
+    def _python_runner(self, steps, calls, native=None, which=None):
+        """The schedule as a Python loop over ``calls``.  With ``native`` (a
+        driver that is not compiled yet), the loop counts its runs and, after
         ``NBDL_DRIVER_AFTER_RUNS``, compiles the driver in a background thread
         and puts it in its own place when ready."""
-        calls = [(s.fn, s.args) for s in steps]
         if native is None:
             def run():
                 for fn, args in calls:
@@ -163,6 +205,7 @@ class Executor:
         # in an NRT meminfo (an allocation of a small header, not of data).
         run.boxed_arrays = sum(len(s.views) for s in steps)
         run.native = False
+        run.calls = calls
         return run
 
     def _swap_runner(self, which, old, new):

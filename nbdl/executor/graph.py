@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..graph.gradient import build_gradient
 from ..graph.infer import infer_shapes, infer_types
-from ..graph.ir import classify_variables, make_node, make_variable, topo_order
+from ..ops.ir import classify_variables, make_node, make_variable, topo_order
 from ..ops.registry import shapes_str
 
 

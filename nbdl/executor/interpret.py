@@ -4,7 +4,7 @@ against it, and eager one-op calls use ``run_node``."""
 import numpy as np
 
 from ..graph.infer import infer_shapes, infer_types
-from ..graph.ir import topo_order
+from ..ops.ir import topo_order
 from ..ops.registry import REQ_WRITE, Call
 
 

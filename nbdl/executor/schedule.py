@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..graph.ir import make_node
+from ..ops.ir import make_node
 from ..ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call
 from ..planner import PlanRequest, Step, plan as make_plan
 

@@ -2,7 +2,7 @@
 ``gradient`` rule, which builds the input gradients out of registered ops.
 The result is an ordinary graph, so backward is planned like forward."""
 from ..errors import GraphError
-from .ir import Entry, make_node, topo_order
+from ..ops.ir import Entry, make_node, topo_order
 
 
 def _sum(entries, name_hint):

@@ -16,7 +16,7 @@ data_grad[, gamma_grad]``, reading the forward *input*.
 ops (MXNet 2 has log_sigmoid and mish as ``Activation`` act_types and Gluon
 builds Swish from sigmoid; these are nbdl's fused forms)."""
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .elemwise_unary import equal_shapes, elementwise, same_type, via
 from .registry import OpDef, register, shape_error

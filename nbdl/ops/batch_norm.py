@@ -43,7 +43,7 @@ have the same form, and their gradients have it too.
 import math
 
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 

@@ -3,7 +3,7 @@ import numpy as np
 
 from .attrs import Attr
 from .elemwise_unary import same_shape
-from ..graph.ir import make_node
+from .ir import make_node
 from .registry import OpDef, register
 
 CAST_DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")

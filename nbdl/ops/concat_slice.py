@@ -4,7 +4,7 @@ their hidden backward ops (rules only; kernels in nbdl.kernels.*.shape).
 The backward ops of Concat, slice and slice_axis take the forward inputs as
 extra inputs for their *shapes* only (a gradient rule is built before shapes
 are known); the kernels never read them."""
-from ..graph.ir import make_node
+from .ir import make_node
 from .registry import Attr, OpDef, register, shape_error
 from .shape import (MOVE_DTYPES, c_strides, forward_of_backward, grad_type, kernels,
                     like_data_shape, norm_axis, same_type)

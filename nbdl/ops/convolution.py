@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 

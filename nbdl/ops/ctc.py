@@ -22,7 +22,7 @@ backward op only scales: ``data_grad = out_grad[n] * grad``.
 import numpy as np
 
 from ..errors import NbdlError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 

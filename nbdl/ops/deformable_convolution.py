@@ -35,7 +35,7 @@ coordinates (the derivative from the right) and zero where a coordinate is
 clamped, as in MXNet.
 """
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .convolution import conv_out_spatial, same_type, spatial_params
 from .registry import OpDef, register, shape_error

@@ -12,7 +12,7 @@ Note: Gluon's ``PixelShuffle2D`` orders channels the other way
 (``c*b^2 + i*b + j``, CRD), so it is *not* ``depth_to_space``; it stays a
 Reshape/transpose/Reshape."""
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .elemwise_unary import same_type
 from .registry import OpDef, register, shape_error

@@ -10,7 +10,7 @@ mode='training' the op is the identity and the mask is all ones, which keeps
 import numpy as np
 
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import REQ_NULL, OpDef, register, shape_error
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..dtype import COMPUTE
 from ..errors import DTypeError
-from ..graph.ir import make_node
+from .ir import make_node
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
 
 

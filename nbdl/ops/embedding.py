@@ -11,7 +11,7 @@ weight)`` (the weight is passed for its shape only); ids get none.
 import numpy as np
 
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, register, shape_error
 

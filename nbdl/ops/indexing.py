@@ -9,7 +9,7 @@ through hidden scatter ops that take the forward data input for its shape
 import numpy as np
 
 from ..errors import AttrError, NbdlError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, register, shape_error
 

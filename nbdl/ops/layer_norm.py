@@ -14,7 +14,7 @@ head gradients arriving at the mean and std outputs are ignored.
 import math
 
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 

@@ -9,7 +9,7 @@ temp (``np.dot`` overwrites its ``out``) and adds; with any other req those
 temps are requested with zero size.
 """
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import REQ_ADD, OpDef, register, shape_error
 

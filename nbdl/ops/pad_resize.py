@@ -25,7 +25,7 @@ computed.  As a variadic op, the weight must be passed explicitly with
 ``num_args=2``.
 """
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .elemwise_unary import same_type
 from .registry import OpDef, register, shape_error

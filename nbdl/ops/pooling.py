@@ -29,7 +29,7 @@ The gradient is ``_backward_Pooling(out_grad, data, output) -> data_grad``
 first maximum of each window gets the whole gradient); no mask is stored.
 """
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 

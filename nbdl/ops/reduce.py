@@ -13,7 +13,7 @@ the output.  Broadcasts use the same plan with "reduced" meaning
 "broadcast".
 """
 from ..errors import ShapeError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 

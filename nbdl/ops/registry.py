@@ -64,6 +64,33 @@ class Launch:
     views: Optional[list] = None  # shape per array argument (inputs, outputs, temps) or None
 
 
+_SERIAL_TWINS = {}
+
+
+def declare_serial_twin(parallel, make_serial):
+    """Declare that ``make_serial()`` returns a serial kernel taking exactly
+    the arguments of the ``parallel=True`` kernel ``parallel`` and computing
+    the same result (scratch included: the serial twin must work in the
+    parallel variant's temps).  An executor runs the twin until the parallel
+    kernel is compiled (``NBDL_PARALLEL_AFTER_RUNS``), so that compiling a
+    parallel region never delays a first call.
+
+    Parameters
+    ----------
+    parallel : callable
+        The parallel kernel a ``prepare`` returns in its ``Launch``.
+    make_serial : callable
+        ``make_serial() -> kernel``, called when the twin is first needed.
+    """
+    _SERIAL_TWINS[parallel] = make_serial
+
+
+def serial_twin(fn):
+    """The serial twin declared for kernel ``fn``, or None."""
+    make = _SERIAL_TWINS.get(fn)
+    return make() if make is not None else None
+
+
 @dataclass
 class OpDef:
     name: str

@@ -7,7 +7,7 @@ gradient is the gradient of the loss against the label, built by a hidden
 no gradient."""
 import numpy as np
 
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 

@@ -45,7 +45,7 @@ time in one kernel call.  Only ``out`` is visible unless ``state_outputs``.
 import numpy as np
 
 from ..errors import AttrError, DTypeError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import REQ_NULL, OpDef, register, shape_error
 

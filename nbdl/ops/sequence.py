@@ -25,7 +25,7 @@ that reads ``data`` for its shape only.
 import math
 
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 

@@ -11,7 +11,7 @@ that one kernel per device walks."""
 import numpy as np
 
 from ..dtype import ALL as _ALL_DTYPES
-from ..graph.ir import make_node
+from .ir import make_node
 from .elemwise_unary import same_shape, same_type
 from .registry import Attr, OpDef, register, shape_error
 

@@ -6,7 +6,7 @@ out)``), so the input can die after the forward step or be overwritten by it
 import math
 
 from ..errors import AttrError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 

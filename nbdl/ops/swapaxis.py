@@ -7,7 +7,7 @@ MXNet's ``SwapAxis`` (alias ``swapaxes``) with attributes ``dim1`` and
 kernels are the transpose kernels, given the permutation once the input's
 rank is known at prepare time; the gradient is the same swap.
 """
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 from .shape import MOVE_DTYPES, same_type

@@ -20,7 +20,7 @@ shape only); positions and masks have none.
 import numpy as np
 
 from ..errors import AttrError, DTypeError
-from ..graph.ir import make_node
+from .ir import make_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, register, shape_error
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..errors import AttrError, GraphError
-from ..graph.ir import Entry, auto_name, make_node, make_variable
+from ..ops.ir import Entry, auto_name, make_node, make_variable
 from ..ops.attrs import attr_to_str, is_user_attr
 from .symbol import HIDDEN_KEYS, Symbol, _single, user_attr_key
 

@@ -26,7 +26,7 @@ import json
 import os
 
 from ..errors import AttrError, GraphError, NbdlError, UnknownOpError
-from ..graph.ir import Entry, make_node, make_variable, topo_order
+from ..ops.ir import Entry, make_node, make_variable, topo_order
 from ..ops.attrs import attr_to_str, is_user_attr
 from ..ops.registry import get_op
 from .symbol import HIDDEN_KEYS, Symbol, user_attr_key

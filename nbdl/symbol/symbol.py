@@ -1,7 +1,7 @@
 """Symbol: a handle on one or more graph outputs, with MXNet 1.x's API.
 
 A Symbol holds entries (node outputs) of the shared graph IR
-(``nbdl.graph.ir``); nodes are shared between symbols as in MXNet, so
+(``nbdl.ops.ir``); nodes are shared between symbols as in MXNet, so
 ``_set_attr`` and ``_compose`` change every symbol that holds the node, while
 ``copy.copy``/``copy.deepcopy``/``__call__`` work on a fresh copy of the graph.
 """
@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import AttrError, DTypeError, GraphError, ShapeError
 from ..graph.infer import infer_shapes, infer_types
-from ..graph.ir import Entry, Node, auto_name, classify_variables, make_node, topo_order
+from ..ops.ir import Entry, Node, auto_name, classify_variables, make_node, topo_order
 from ..ops.attrs import attr_to_str, is_user_attr
 
 # Node attributes MXNet accepts without underscores and stores as ``__key__``.

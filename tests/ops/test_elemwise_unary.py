@@ -100,7 +100,7 @@ def test_cuda_matches_cpu(name, rng):
 def test_backward_from_output_frees_input():
     """relu/sigmoid/tanh/exp/sqrt gradients read the forward output, not the input."""
     from nbdl.graph.gradient import build_gradient
-    from nbdl.graph.ir import make_variable, topo_order
+    from nbdl.ops.ir import make_variable, topo_order
     for make in (sym.relu, sym.sigmoid, sym.tanh, sym.exp, sym.sqrt, sym.rsqrt,
                  lambda v: sym.Activation(v, act_type="softrelu")):
         x = sym.var("x")

@@ -275,7 +275,7 @@ def test_take_shape_inference():
     assert outs == [(2, 4, 6, 3)]
     # indices from a and the output
     from nbdl.graph.infer import infer_shapes
-    from nbdl.graph.ir import topo_order
+    from nbdl.ops.ir import topo_order
     y = take(axis=1)
     node = y._outputs[0].node
     table = infer_shapes(topo_order(y._outputs), {node.inputs[0]: (2, 5, 3),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import nbdl
-from nbdl.graph.ir import make_node
+from nbdl.ops.ir import make_node
 from symbol_graphs import MLP_ARGS, mlp
 
 sym = nbdl.sym

@@ -1,5 +1,5 @@
 """Generates the CPU loops of the elementwise ops from their expressions
-(``_elemwise_exprs``), one ``@njit(cache=True)`` dispatcher per (op, layout,
+(``kernels.shared.elemwise_exprs``), one ``@njit(cache=True)`` dispatcher per (op, layout,
 serial/parallel), made on first use.
 
 Numba's on-disk cache needs a function with a source file.  The generated
@@ -18,9 +18,9 @@ import re
 import numpy as np
 from numba import njit, prange
 
-from ...ops.registry import Launch
-from ._elemwise_exprs import spec_of, kernel_name
-from ._elemwise_plan import size_of
+from ...ops.registry import Launch, declare_serial_twin
+from ..shared.elemwise_exprs import spec_of, kernel_name
+from ..shared.elemwise_plan import size_of
 from ._parallel import use_parallel
 
 _MAP = '''
@@ -113,12 +113,14 @@ def map_kernel(tag, spec, parallel=False, hoisted=()):
             loads="".join(f"            {a} = {a}_arr[i]\n" for a in used if a not in hoisted),
             loop="prange" if parallel else "range", expr=spec.expr)
         _memo[key] = fn
+        if parallel:
+            declare_serial_twin(fn, lambda: map_kernel(tag, spec, False, hoisted))
     return fn
 
 
 def broadcast_kernel(tag, spec, parallel=False):
     """``fn(a, b, out, d0..d4, n, sa0..sa5, sb0..sb5, req)`` (see
-    ``_elemwise_plan.broadcast_scalars``).  The inner loop is specialised on
+    ``kernels.shared.elemwise_plan.broadcast_scalars``).  The inner loop is specialised on
     which side, if any, is broadcast along it, so it stays contiguous.
     Computed indices are cast to ``np.uintp``: a signed index makes Numba
     check for negative (wrap-around) indices per element, which kept this
@@ -135,6 +137,8 @@ def broadcast_kernel(tag, spec, parallel=False):
             rhs_fixed=inner(f"{_PAD}a = a_arr[np.uintp(oa + j)]\n"),
             both=inner(f"{_PAD}a = a_arr[np.uintp(oa + j)]\n{_PAD}b = b_arr[np.uintp(ob + j)]\n"))
         _memo[key] = fn
+        if parallel:
+            declare_serial_twin(fn, lambda: broadcast_kernel(tag, spec, False))
     return fn
 
 

@@ -9,9 +9,12 @@ serial twin, so a process limited to one thread never compiles one).
 The thread count is Numba's (``NUMBA_NUM_THREADS``), or ``NBDL_NUM_THREADS``
 when that is set: it is applied with ``numba.set_num_threads`` the first time
 a kernel asks (for the calling thread, as Numba scopes it)."""
+import inspect
+
 import numba
 
 from ... import config
+from ...ops.registry import declare_serial_twin
 
 _applied = []
 
@@ -35,3 +38,21 @@ def use_parallel(n):
         Elements the kernel's parallel loop covers (its work).
     """
     return n >= config.parallel_threshold() and threads() > 1
+
+
+def twins(*pairs):
+    """Declare ``(parallel, serial)`` kernel pairs as serial twins (see
+    ``nbdl.ops.registry.declare_serial_twin``); both must take the same
+    parameters.
+
+    Parameters
+    ----------
+    *pairs : (dispatcher, dispatcher)
+        A ``parallel=True`` kernel and its serial variant.
+    """
+    for par, ser in pairs:
+        a, b = (inspect.signature(d.py_func).parameters for d in (par, ser))
+        if list(a) != list(b):
+            raise TypeError(f"{par.py_func.__name__} and {ser.py_func.__name__} take different "
+                            f"parameters: {list(a)} / {list(b)}")
+        declare_serial_twin(par, lambda ser=ser: ser)

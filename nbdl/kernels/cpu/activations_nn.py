@@ -13,10 +13,10 @@ import numpy as np
 from numba import njit, prange
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ._elemwise_exprs import Spec
+from ..shared.elemwise_exprs import Spec
 from ._elemwise_gen import map_kernel
-from ._parallel import use_parallel
-from ._elemwise_plan import size_of
+from ._parallel import twins as _twins, use_parallel
+from ..shared.elemwise_plan import size_of
 
 # SELU's constants (Klambauer et al.), as MXNet uses them.
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -195,3 +195,7 @@ def prepare_leaky_relu_backward(call):
     if call.attrs["act_type"] == "prelu":
         return prepare_prelu_backward(call)
     return prepare_act(call)
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((prelu_forward_parallel, prelu_forward))

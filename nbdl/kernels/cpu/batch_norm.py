@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...ops.batch_norm import bn_axis, group_dims
-from ._parallel import use_parallel as _parallel
+from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
@@ -403,3 +403,10 @@ def prepare_group_norm(call):
 
 def prepare_group_norm_backward(call):
     return _group_backward(call, True)
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((bn_forward_parallel, bn_forward),
+       (bn_backward_parallel, bn_backward),
+       (group_forward_parallel, group_forward),
+       (group_backward_parallel, group_backward))

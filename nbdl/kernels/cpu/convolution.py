@@ -68,7 +68,7 @@ from numba import njit, prange
 
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ...ops.convolution import geometry
-from ._parallel import threads as _threads
+from ._parallel import threads as _threads, twins as _twins
 from ._blas_threads import (BLAS_THREAD_CONTROL, blas_get_threads, blas_set_threads, hold_blas,
                             hold_for, release_blas)
 from ._gemm import gemm
@@ -1054,6 +1054,17 @@ def prepare_convolution_backward(call):
 
 def prepare_deconvolution_backward(call):
     return _prepare(call, True, True)
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((conv_forward_parallel, conv_forward),
+       (conv_forward_parallel_nobias, conv_forward_nobias),
+       (conv_backward_parallel, conv_backward),
+       (conv_backward_parallel_nobias, conv_backward_nobias),
+       (deconv_forward_parallel, deconv_forward),
+       (deconv_forward_parallel_nobias, deconv_forward_nobias),
+       (deconv_backward_parallel, deconv_backward),
+       (deconv_backward_parallel_nobias, deconv_backward_nobias))
 
 
 __all__ = ["plan", "scratch", "kept_taps", "is_direct", "SERIAL", "CHUNKS", "SPLIT"]

@@ -23,7 +23,7 @@ from numba import njit, prange
 
 from ...ops.ctc import (BAD_DATA_LENGTH, BAD_LABEL, BAD_LABEL_LENGTH, CTCInputError,
                         blank_and_padding)
-from ._parallel import use_parallel
+from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
@@ -279,3 +279,10 @@ def ctc_backward(og, grad, out, req):
 
 def prepare_ctc_backward(call):
     return Launch(ctc_backward, (int(call.req[0]),))
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((ctc_parallel, ctc),
+       (ctc_dl_parallel, ctc_dl),
+       (ctc_ll_parallel, ctc_ll),
+       (ctc_dl_ll_parallel, ctc_dl_ll))

@@ -7,7 +7,7 @@ import math
 
 from numba import njit, prange
 
-from ._parallel import use_parallel
+from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
@@ -79,3 +79,8 @@ def prepare_depth_to_space(call):
 def prepare_space_to_depth(call):
     fn = space_to_depth_parallel if _parallel(call.in_shapes[0]) else space_to_depth_kernel
     return Launch(fn, (int(call.attrs["block_size"]), int(call.req[0])))
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((depth_to_space_parallel, depth_to_space_kernel),
+       (space_to_depth_parallel, space_to_depth_kernel))

@@ -7,11 +7,11 @@ import numpy as np
 from numba import njit, prange
 
 from ...ops.registry import Launch
-from ._elemwise_exprs import spec_of, kernel_name
+from ..shared.elemwise_exprs import spec_of, kernel_name
 from ._elemwise_gen import broadcast_kernel, map_kernel, prepare_map  # noqa: F401
-from ._parallel import use_parallel
-from ._elemwise_plan import (broadcast_scalars, gather_scalars, reduce_groups, scatter_scalars,
-                             size_of)
+from ._parallel import twins as _twins, use_parallel
+from ..shared.elemwise_plan import (broadcast_scalars, gather_scalars, reduce_groups,
+                                    scatter_scalars, size_of)
 
 
 def prepare_broadcast(call):
@@ -184,3 +184,8 @@ def prepare_reduce_sum_like(call):
     if par and inner >= 2 * _CHUNK:
         return Launch(rsl_scatter_par, scalars, views=views)
     return Launch(rsl_scatter, scalars, views=views)
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((rsl_sum_all_par, rsl_sum_all),
+       (rsl_scatter_par, rsl_scatter))

@@ -10,10 +10,10 @@ from numba import njit, prange
 
 from ...ops.elemwise_unary import ADD_N_FUSED_MAX
 from ...ops.registry import REQ_ADD, REQ_WRITE, Launch
-from ._elemwise_exprs import add_n
+from ..shared.elemwise_exprs import add_n
 from ._elemwise_gen import map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
-from ._parallel import use_parallel
-from ._elemwise_plan import grouped_sum, size_of
+from ._parallel import twins as _twins, use_parallel
+from ..shared.elemwise_plan import grouped_sum, size_of
 
 
 @njit(cache=True)
@@ -139,6 +139,11 @@ def prepare_backward_where(call):
     fn = where_backward_kernel_par if use_parallel(n) else where_backward_kernel
     return Launch(fn, (int(inner), int(call.req[0]), int(call.req[1])),
                   views=[(n,), (rows,), (n,), (n,)])
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((where_rows_kernel_par, where_rows_kernel),
+       (where_backward_kernel_par, where_backward_kernel))
 
 
 __all__ = ["prepare_copy", "prepare_map", "prepare_add_n", "prepare_where",

@@ -7,7 +7,7 @@ import math
 
 from numba import njit, prange
 
-from ._parallel import use_parallel
+from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
@@ -81,3 +81,7 @@ def prepare_embedding(call):
 def prepare_embedding_backward(call):
     ids, w, out = embedding_views(call, call.in_shapes[1])
     return Launch(embedding_backward, (call.req[0],), views=[out, ids, w, w])
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((embedding_forward_parallel, embedding_forward))

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...ops.indexing import IndexOutOfRange
-from ._parallel import use_parallel
+from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 MODE_CLIP, MODE_WRAP, MODE_RAISE = 0, 1, 2
@@ -183,3 +183,7 @@ def prepare_take_backward(call):
     aview, iview, oview = take_views(call, call.in_shapes[2])
     return Launch(take_backward, (MODE_CODES[call.attrs["mode"]], call.req[0]),
                   views=[oview, iview, aview, aview])
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((take_forward_parallel, take_forward))

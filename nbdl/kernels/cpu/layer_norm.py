@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._parallel import use_parallel as _parallel
+from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
@@ -165,3 +165,8 @@ def prepare_layer_norm_backward(call):
     fn = layer_norm_backward_parallel if _parallel(math.prod(data)) else layer_norm_backward
     return Launch(fn, tuple(call.req),
                   views=[data, data, param, stat, stat, data, param, param])
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((layer_norm_forward_parallel, layer_norm_forward),
+       (layer_norm_backward_parallel, layer_norm_backward))

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._parallel import use_parallel
+from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.pad_resize import bilinear_geometry, check_pad, upsampling_plan
 
@@ -335,3 +335,9 @@ def _prepare_bilinear(call):
 def prepare_bilinear_backward(call):
     _, s, p = bilinear_geometry(call.attrs["scale"])
     return Launch(bilinear_backward, (s, p) + tuple(int(r) for r in call.req))
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((pad_forward_parallel, pad_forward),
+       (pad_backward_parallel, pad_backward),
+       (bilinear_forward_parallel, bilinear_forward))

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...ops.pooling import channels_last, geometry
-from ._parallel import use_parallel as _parallel
+from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 MAX, AVG, SUM, LP = 0, 1, 2, 3
@@ -644,3 +644,12 @@ def prepare_pooling_backward(call):
     else:
         fn = pool_backward_parallel if big else pool_backward
     return Launch(fn, scalars + (int(call.req[0]),), views=[oview, view, oview, view])
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((pool_forward_parallel, pool_forward),
+       (pool_backward_parallel, pool_backward),
+       (global_forward_parallel, global_forward),
+       (global_backward_parallel, global_backward),
+       (pool2d_forward_parallel, pool2d_forward),
+       (pool2d_backward_parallel, pool2d_backward))

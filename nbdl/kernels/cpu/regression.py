@@ -7,6 +7,7 @@ from numba import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from .softmax import softmax_forward, softmax_forward_parallel, pick_variant
+from ._parallel import twins as _twins
 
 NORM_NULL, NORM_BATCH, NORM_VALID = 0, 1, 2
 NORM_CODES = {"null": NORM_NULL, "batch": NORM_BATCH, "valid": NORM_VALID}
@@ -251,3 +252,7 @@ def prepare_logistic_backward(call):
 
 def prepare_mae_backward(call):
     return _prepare_backward(call, KIND_MAE)
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((softmax_output_forward_parallel, softmax_output_forward))

@@ -11,8 +11,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ... import config
 from ...ops.registry import REQ_NULL, Launch
+from ._parallel import twins as _twins, use_parallel
 
 
 @njit(cache=True, inline="always")
@@ -129,7 +129,7 @@ def inv_temperature(attrs, dtype):
 
 
 def pick_variant(serial, parallel, size):
-    return parallel if size >= config.parallel_threshold() else serial
+    return parallel if use_parallel(size) else serial
 
 
 def _prepare_forward(call, log):
@@ -160,3 +160,8 @@ def prepare_softmax_backward(call):
 
 def prepare_log_softmax_backward(call):
     return _prepare_backward(call, True)
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((softmax_forward_parallel, softmax_forward),
+       (softmax_backward_parallel, softmax_backward))

@@ -1,5 +1,5 @@
 """Generates the CUDA loops of the elementwise ops from the expressions the
-CPU kernels use (``nbdl.kernels.cpu._elemwise_exprs``): one ``cuda.jit``
+CPU kernels use (``nbdl.kernels.shared.elemwise_exprs``): one ``cuda.jit``
 kernel per (op, layout, dtype), made on first use, with a grid-stride loop.
 
 ``T`` (the output's scalar type) is bound as a global of each kernel, so a
@@ -11,8 +11,8 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import Launch
-from ..cpu._elemwise_exprs import spec_of
-from ..cpu._elemwise_plan import size_of
+from ..shared.elemwise_exprs import spec_of
+from ..shared.elemwise_plan import size_of
 from ._launch import launcher
 
 _MAP = '''

@@ -1,13 +1,13 @@
 """CUDA kernels for binary elementwise ops: same-shape and scalar ops run the
 generated flat loops, ``broadcast_*`` the same layouts as on the CPU (see
-``nbdl.kernels.cpu._elemwise_plan``), ``_reduce_sum_like`` one thread per
+``nbdl.kernels.shared.elemwise_plan``), ``_reduce_sum_like`` one thread per
 output element."""
 import numpy as np
 from numba import cuda
 
 from ...ops.registry import Launch
-from ..cpu._elemwise_exprs import spec_of
-from ..cpu._elemwise_plan import broadcast_scalars, gather_scalars, reduce_groups, size_of
+from ..shared.elemwise_exprs import spec_of
+from ..shared.elemwise_plan import broadcast_scalars, gather_scalars, reduce_groups, size_of
 from ._elemwise_gen import broadcast_kernel, launch, map_kernel, prepare_map  # noqa: F401
 from .elemwise_unary import copy_kernel
 

@@ -6,8 +6,8 @@ from numba import cuda
 
 from ...ops.elemwise_unary import ADD_N_FUSED_MAX
 from ...ops.registry import REQ_ADD, REQ_WRITE, Launch
-from ..cpu._elemwise_exprs import add_n
-from ..cpu._elemwise_plan import grouped_sum, size_of
+from ..shared.elemwise_exprs import add_n
+from ..shared.elemwise_plan import grouped_sum, size_of
 from ._elemwise_gen import launch, map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
 
 

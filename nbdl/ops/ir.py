@@ -1,10 +1,12 @@
-"""The graph IR shared by Symbol, the gradient pass, the planner's caller and
-the executor: nodes, the entries they produce, and topological order."""
+"""The graph IR: nodes (op applications and variables), the entries they
+produce, and topological order.  It lives with the op table because the ops'
+gradient rules build nodes; Symbol, the graph passes (``nbdl.graph``), autograd
+and the executor all sit above it."""
 from operator import itemgetter
 
 from ..errors import GraphError
-from ..ops.attrs import attr_to_str, is_user_attr
-from ..ops.registry import get_op
+from .attrs import attr_to_str, is_user_attr
+from .registry import get_op
 
 
 class Node:
