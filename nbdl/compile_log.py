@@ -61,12 +61,22 @@ def compiled_or_cached(fn, args):
     overloads = getattr(fn, "overloads", None)
     if overloads is None or not hasattr(fn, "py_func"):
         return True
-    from numba import typeof
-    try:
-        sig = tuple(typeof(a) for a in args)
-    except Exception:
-        return True
-    return sig in overloads or _index_has(fn, sig)
+    quick = (fn,) + tuple(_quick_type(a) for a in args)
+    known = _looked_up.get(quick)
+    if known is None:
+        from numba import typeof
+        try:
+            sig = tuple(typeof(a) for a in args)
+        except Exception:
+            return True
+        known = _looked_up[quick] = (sig, _index_has(fn, sig))
+    sig, in_index = known
+    return in_index or sig in overloads
+
+
+# (kernel, cheap argument types) -> (Numba signature, in the on-disk cache):
+# typeof and reading the cache index cost ~10 us an array and ~1 ms a lookup.
+_looked_up = {}
 
 
 _background = []

@@ -80,12 +80,13 @@ def parallel_after_runs():
     """``NBDL_PARALLEL_AFTER_RUNS``: a bound schedule whose ``parallel=True``
     kernels are neither compiled nor in the on-disk cache runs their serial
     twins (same arguments, same results) for its first runs; after this many
-    runs (default 3) the parallel kernels are compiled in a background thread
-    and swapped in.  ``0``: compile them before the first run."""
+    runs (default 20) the parallel kernels are compiled in a background thread
+    and swapped in, so a short script never compiles them and a long run pays
+    for them once, beside its work.  ``0``: compile them before the first run."""
     try:
-        return max(0, int(os.environ.get("NBDL_PARALLEL_AFTER_RUNS", "3")))
+        return max(0, int(os.environ.get("NBDL_PARALLEL_AFTER_RUNS", "20")))
     except ValueError:
-        return 3
+        return 20
 
 
 def quiet():

@@ -177,6 +177,9 @@ class Executor:
             loop()
             left[0] -= 1
             if left[0] == 0:
+                compile_log.info("compiling %d parallel kernels for %s in the background "
+                                 "(NBDL_PARALLEL_AFTER_RUNS=0 compiles them before the first "
+                                 "run)", len(later), self._describe(which))
                 compile_log.in_background(upgrade, "nbdl-parallel")
         counted.boxed_arrays, counted.native, counted.calls = run.boxed_arrays, False, now
         return counted

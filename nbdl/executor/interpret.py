@@ -27,7 +27,7 @@ def run_op(op, attrs, inputs, out_shapes, out_dtypes, device, is_train=False,
                 node_name=node_name)
     if outputs is None:
         outputs = [device.empty(s, d) for s, d in zip(out_shapes, out_dtypes)]
-    temps = [device.empty(s, d) for s, d in (op.temp(call) if op.temp else [])]
+    temps = [device.empty(s, d) for s, d in op.temps(call)]
     launch = op.prepare(call)
     arrays = view_args(list(inputs) + list(outputs) + temps, launch.views)
     launch.fn(*arrays, *launch.scalars)

@@ -128,7 +128,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         for i, r in enumerate(reqs):
             req[(id(node), i)] = r
         tids = []
-        for k, (shape, dt) in enumerate(node.op.temp(call) if node.op.temp else []):
+        for k, (shape, dt) in enumerate(node.op.temps(call)):
             t = len(entries)
             entries.append(None)
             nbytes[t] = _nbytes(shape, dt)

@@ -488,7 +488,7 @@ def _make(op, raw, in_shapes, in_dtypes, device, req, is_train):
     out_dtypes = _infer(op, attrs, in_dtypes, n_out, names, "dtype")
     call = Call(op, attrs, in_shapes, in_dtypes, out_shapes, out_dtypes, device=device,
                 req=list(req) if req else [REQ_WRITE] * n_out, is_train=bool(is_train))
-    temps = [(tuple(s), np.dtype(d)) for s, d in (op.temp(call) if op.temp else [])]
+    temps = [(tuple(s), np.dtype(d)) for s, d in op.temps(call)]
     launch = op.prepare(call)
     return Prepared(op, attrs, out_shapes, out_dtypes, temps, launch)
 

@@ -26,7 +26,7 @@ from .ndarray import NDArray
 # Modules holding the kernel-side RNG state; each has ``seed(int)``.  (The
 # CUDA kernels draw their generator seeds from the CPU stream, so seeding it
 # fixes them too.)
-_KERNEL_RNG_MODULES = ("nbdl.kernels.cpu.random_state",)
+_KERNEL_RNG_MODULES = ("nbdl.kernels.shared.random_state",)
 
 _generator = np.random.default_rng()
 

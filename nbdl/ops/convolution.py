@@ -24,7 +24,6 @@ the two sides exchanged (see the kernels' docstring).
 """
 import math
 
-import numpy as np
 
 from ..errors import AttrError
 from .ir import make_node
@@ -258,33 +257,11 @@ def geometry(attrs, data_shape, transposed):
     }
 
 
-def cpu_plan(call, geom):
-    """``(mode, nt, bs, tile)`` of the CPU kernels for this call (serial,
-    batch chunks or split GEMMs; threads; samples and positions a block: see
-    ``nbdl.kernels.cpu.convolution.plan``), or None on CUDA.  ``prepare``
-    and ``temp`` both ask this, so the scratch matches the variant."""
-    from ..kernels.cpu.convolution import plan
-    if call.device is not None and call.device.kernel_key == "cuda":
-        return None
-    dt = call.out_dtypes[0] if call.out_dtypes and call.out_dtypes[0] is not None else "float32"
-    return plan(geom, np.dtype(dt).itemsize)
-
-
-def _temp(transposed, backward):
-    def temp(call):
-        from ..kernels.cpu.convolution import scratch
-        geom = geometry(call.attrs, call.in_shapes[1 if backward else 0], transposed)
-        dt = call.out_dtypes[0]
-        pl = cpu_plan(call, geom)
-        if pl is None:    # the CUDA kernels use no scratch (same count, empty)
-            z2, z4, tbl = ((0, 0), dt), ((0, 0, 0, 0), dt), ((0,), np.int32)
-            return [z2, z4, z2, tbl, z4] if backward else [z2, z2, tbl, z4]
-        # im2col column block (Deconvolution forward: the GEMM result before
-        # col2im), backward the per-chunk weight-gradient partial sums, the
-        # cols-side block (gathered or GEMM result), the int32 im2col table,
-        # the weights (and gradient) compacted to the taps that read the image
-        return scratch(geom, pl, backward, backward and call.req[1] != 0, dt)
-    return temp
+def _temps(which):
+    # The scratch depends on the device's kernels (the CPU plan: serial, batch
+    # chunks or split GEMMs; CUDA: none), so each device's module gives it.
+    return {"cpu": f"nbdl.kernels.cpu.convolution:temp_{which}",
+            "cuda": f"nbdl.kernels.cuda.convolution:temp_{which}"}
 
 
 for _name, _attrs, _transposed, _doc in (
@@ -296,7 +273,7 @@ for _name, _attrs, _transposed, _doc in (
     register(OpDef(
         name=_name, input_names=_input_names(_name), attrs=dict(_attrs),
         infer_shape=_rule, infer_type=same_type,
-        gradient=_gradient(f"_backward_{_name}"), temp=_temp(_transposed, False),
+        gradient=_gradient(f"_backward_{_name}"), temp=_temps(f"{_name.lower()}"),
         kernels={"cpu": f"nbdl.kernels.cpu.convolution:prepare_{_name.lower()}",
                  "cuda": f"nbdl.kernels.cuda.convolution:prepare_{_name.lower()}"},
         supports_add=True, doc=_doc))
@@ -305,7 +282,7 @@ for _name, _attrs, _transposed, _doc in (
         num_outputs=lambda a: 2 if a["no_bias"] else 3,
         output_names=lambda a: ["data_grad", "weight_grad"] + ([] if a["no_bias"] else ["bias_grad"]),
         attrs=dict(_attrs), infer_shape=_backward_infer(_rule, f"_backward_{_name}"),
-        infer_type=same_type, temp=_temp(_transposed, True),
+        infer_type=same_type, temp=_temps(f"{_name.lower()}_backward"),
         kernels={"cpu": f"nbdl.kernels.cpu.convolution:prepare_{_name.lower()}_backward",
                  "cuda": f"nbdl.kernels.cuda.convolution:prepare_{_name.lower()}_backward"},
         supports_add=True, hidden=True,

@@ -190,26 +190,17 @@ def geometry(attrs, data_shape):
             "scalars": tuple(int(v) for v in k + s + p + d) + (dg,)}
 
 
-def n_threads(call, geom):
-    """Images the CPU kernels run at once (1: serial, BLAS threaded inside each
-    GEMM; 0 on a GPU, which needs no scratch).  ``temp`` and ``prepare`` both
-    ask this, so the scratch matches the variant."""
-    if call.device is not None and call.device.kernel_key == "cuda":
-        return 0
-    from ..kernels.cpu.deformable_convolution import choose_threads
-    return choose_threads(geom)
-
-
-def _fwd_temp(call):
+def forward_temps(call, t):
+    """The forward's scratch for kernels running ``t`` images at once (0: a
+    GPU, which needs none): the deformable im2col columns of one image per
+    thread.  Each device's kernel module names its rule (``temp`` below)."""
     geom = geometry(call.attrs, call.in_shapes[0])
-    t = n_threads(call, geom)
-    # the deformable im2col columns of one image per thread
     return [((t, geom["G"], geom["CgK"], geom["P"]), call.out_dtypes[0])]
 
 
-def _bwd_temp(call):
+def backward_temps(call, t):
+    """The backward's scratch for kernels running ``t`` images at once."""
     geom = geometry(call.attrs, call.in_shapes[1])
-    t = n_threads(call, geom)
     dt = call.out_dtypes[0]
     g, fg, ck, p = geom["G"], geom["Fg"], geom["CgK"], geom["P"]
     n_in = 3 if is_modulated(call.attrs) else 2     # data, offset, (mask) gradients
@@ -221,6 +212,11 @@ def _bwd_temp(call):
             ((t, g, ck, p) if need_w else (t, 0, 0, 0), dt),
             ((t, g, fg, ck) if need_w else (t, 0, 0, 0), dt),
             ((t, fg, ck) if need_w else (t, 0, 0), dt)]
+
+
+def _temps(which):
+    return {"cpu": f"nbdl.kernels.cpu.deformable_convolution:temp_{which}",
+            "cuda": f"nbdl.kernels.cuda.deformable_convolution:temp_{which}"}
 
 
 for _name, _attrs, _modulated, _aliases, _doc in (
@@ -235,7 +231,7 @@ for _name, _attrs, _modulated, _aliases, _doc in (
     _short = _BACKWARD[_name][len("_backward_"):].lower()
     register(OpDef(
         name=_name, input_names=_input_names(_name, _modulated), attrs=dict(_attrs),
-        infer_shape=_rule, infer_type=same_type, gradient=_gradient, temp=_fwd_temp,
+        infer_shape=_rule, infer_type=same_type, gradient=_gradient, temp=_temps("forward"),
         kernels={"cpu": f"nbdl.kernels.cpu.deformable_convolution:prepare_{_short}",
                  "cuda": f"nbdl.kernels.cuda.deformable_convolution:prepare_{_short}"},
         doc=_doc), aliases=_aliases)
@@ -245,11 +241,12 @@ for _name, _attrs, _modulated, _aliases, _doc in (
         num_outputs=(lambda a, m=_modulated: (4 if m else 3) + (0 if a["no_bias"] else 1)),
         output_names=_backward_names(_modulated),
         attrs=dict(_attrs), infer_shape=_backward_infer(_rule, _modulated),
-        infer_type=same_type, temp=_bwd_temp,
+        infer_type=same_type, temp=_temps("backward"),
         kernels={"cpu": f"nbdl.kernels.cpu.deformable_convolution:prepare_{_short}_backward",
                  "cuda": f"nbdl.kernels.cuda.deformable_convolution:prepare_{_short}_backward"},
         hidden=True,
         doc=f"Gradients of {_name} with respect to data, offset, "
             f"{'mask, ' if _modulated else ''}weight and bias."))
 
-__all__ = ["V1", "V2", "geometry", "deform_params", "is_modulated", "n_threads"]
+__all__ = ["V1", "V2", "geometry", "deform_params", "is_modulated", "forward_temps",
+           "backward_temps"]

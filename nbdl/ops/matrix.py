@@ -27,17 +27,19 @@ def same_type(attrs, in_types, out_types):
     return [known] * len(in_types), [known] * len(out_types)
 
 
-def _is_cuda(call):
-    return call.device is not None and call.device.kernel_key == "cuda"
-
-
-def _add_temp(call, out_index, shape, dtype):
-    """Scratch for an ADD output on CPU (``np.dot`` cannot accumulate); an
-    empty buffer of the same rank otherwise, so the kernel's signature is
-    fixed."""
-    if call.req[out_index] == REQ_ADD and not _is_cuda(call):
+def _add_temp(call, out_index, shape, dtype, gemm_adds):
+    """Scratch for an ADD output when the device's GEMM cannot accumulate
+    (``gemm_adds`` False: the CPU's ``np.dot``); an empty buffer of the same
+    rank otherwise, so the kernel's signature is fixed."""
+    if call.req[out_index] == REQ_ADD and not gemm_adds:
         return (tuple(shape), dtype)
     return ((0,) * len(shape), dtype)
+
+
+def _temps(which):
+    # Whether ADD outputs need scratch depends on the device's GEMM.
+    return {"cpu": f"nbdl.kernels.cpu.matrix:temp_{which}",
+            "cuda": f"nbdl.kernels.cuda.matrix:temp_{which}"}
 
 
 # ---------------------------------------------------------------- FullyConnected
@@ -106,9 +108,9 @@ def fc_gradient(node, out_grads):
     return [back.output(i) for i in range(back.num_outputs)]
 
 
-def fc_temp(call):
+def fc_temp(call, gemm_adds=False):
     m, k = fc_dims(call.attrs, call.in_shapes[0])
-    return [_add_temp(call, 0, (m, call.attrs["num_hidden"]), call.out_dtypes[0])]
+    return [_add_temp(call, 0, (m, call.attrs["num_hidden"]), call.out_dtypes[0], gemm_adds)]
 
 
 _FC_ATTRS = {"num_hidden": Attr("int"), "no_bias": Attr("bool", False),
@@ -119,7 +121,7 @@ register(OpDef(
     input_names=lambda a: ["data", "weight"] if a["no_bias"] else ["data", "weight", "bias"],
     attrs=_FC_ATTRS,
     infer_shape=fc_infer_shape, infer_type=same_type,
-    gradient=fc_gradient, temp=fc_temp,
+    gradient=fc_gradient, temp=_temps("fc"),
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_fc"},
     supports_add=True,
@@ -145,11 +147,11 @@ def fc_backward_infer_shape(attrs, in_shapes, out_shapes):
     return ins, outs
 
 
-def fc_backward_temp(call):
+def fc_backward_temp(call, gemm_adds=False):
     m, k = fc_dims(call.attrs, call.in_shapes[1])
     n = call.attrs["num_hidden"]
     dt = call.out_dtypes[0]
-    return [_add_temp(call, 0, (m, k), dt), _add_temp(call, 1, (n, k), dt)]
+    return [_add_temp(call, 0, (m, k), dt, gemm_adds), _add_temp(call, 1, (n, k), dt, gemm_adds)]
 
 
 register(OpDef(
@@ -159,7 +161,7 @@ register(OpDef(
     output_names=lambda a: ["data_grad", "weight_grad"] + ([] if a["no_bias"] else ["bias_grad"]),
     attrs=dict(_FC_ATTRS),
     infer_shape=fc_backward_infer_shape, infer_type=same_type,
-    temp=fc_backward_temp,
+    temp=_temps("fc_backward"),
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc_backward",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_fc_backward"},
     supports_add=True, hidden=True,
@@ -239,31 +241,32 @@ def _dot_gradient(backward_op):
     return gradient
 
 
-def dot_temp(call):
+def dot_temp(call, gemm_adds=False):
     m, k, n, _ = dot_dims(call.in_shapes[0], call.in_shapes[1],
                           call.attrs["transpose_a"], call.attrs["transpose_b"])
-    return [_add_temp(call, 0, (m, n), call.out_dtypes[0])]
+    return [_add_temp(call, 0, (m, n), call.out_dtypes[0], gemm_adds)]
 
 
-def dot_backward_temp(call):
+def dot_backward_temp(call, gemm_adds=False):
     _, lshape, rshape = call.in_shapes
     ta, tb = call.attrs["transpose_a"], call.attrs["transpose_b"]
     m, k, n, _ = dot_dims(lshape, rshape, ta, tb)
     dt = call.out_dtypes[0]
-    return [_add_temp(call, 0, (k, m) if ta else (m, k), dt),
-            _add_temp(call, 1, (n, k) if tb else (k, n), dt)]
+    return [_add_temp(call, 0, (k, m) if ta else (m, k), dt, gemm_adds),
+            _add_temp(call, 1, (n, k) if tb else (k, n), dt, gemm_adds)]
 
 
-def batch_dot_temp(call):
+def batch_dot_temp(call, gemm_adds=False):
     b, m, k, n, _ = batch_dot_dims(call.in_shapes[0], call.in_shapes[1],
                                    call.attrs["transpose_a"], call.attrs["transpose_b"])
-    return [_add_temp(call, 0, (m, n), call.out_dtypes[0])]  # one batch item at a time
+    return [_add_temp(call, 0, (m, n), call.out_dtypes[0], gemm_adds)]  # one batch item at a time
 
 
-def batch_dot_backward_temp(call):
+def batch_dot_backward_temp(call, gemm_adds=False):
     _, lshape, rshape = call.in_shapes
     dt = call.out_dtypes[0]
-    return [_add_temp(call, 0, tuple(lshape[-2:]), dt), _add_temp(call, 1, tuple(rshape[-2:]), dt)]
+    return [_add_temp(call, 0, tuple(lshape[-2:]), dt, gemm_adds),
+            _add_temp(call, 1, tuple(rshape[-2:]), dt, gemm_adds)]
 
 
 _DOT_ATTRS = {"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False),
@@ -275,7 +278,7 @@ _batch_dot_rule = _dot_infer_shape(batch_dot_dims, "batch_dot")
 register(OpDef(
     name="dot", input_names=("lhs", "rhs"), attrs=_DOT_ATTRS,
     infer_shape=_dot_rule, infer_type=same_type,
-    gradient=_dot_gradient("_backward_dot"), temp=dot_temp,
+    gradient=_dot_gradient("_backward_dot"), temp=_temps("dot"),
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_dot",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_dot"},
     supports_add=True,
@@ -286,7 +289,7 @@ register(OpDef(
     name="_backward_dot", input_names=("out_grad", "lhs", "rhs"), num_outputs=2,
     output_names=("lhs_grad", "rhs_grad"), attrs=dict(_DOT_ATTRS),
     infer_shape=_dot_backward_infer_shape(_dot_rule), infer_type=same_type,
-    temp=dot_backward_temp,
+    temp=_temps("dot_backward"),
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_dot_backward",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_dot_backward"},
     supports_add=True, hidden=True))
@@ -294,7 +297,7 @@ register(OpDef(
 register(OpDef(
     name="batch_dot", input_names=("lhs", "rhs"), attrs=dict(_DOT_ATTRS),
     infer_shape=_batch_dot_rule, infer_type=same_type,
-    gradient=_dot_gradient("_backward_batch_dot"), temp=batch_dot_temp,
+    gradient=_dot_gradient("_backward_batch_dot"), temp=_temps("batch_dot"),
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_batch_dot",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot"},
     supports_add=True,
@@ -304,7 +307,7 @@ register(OpDef(
     name="_backward_batch_dot", input_names=("out_grad", "lhs", "rhs"), num_outputs=2,
     output_names=("lhs_grad", "rhs_grad"), attrs=dict(_DOT_ATTRS),
     infer_shape=_dot_backward_infer_shape(_batch_dot_rule), infer_type=same_type,
-    temp=batch_dot_backward_temp,
+    temp=_temps("batch_dot_backward"),
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_batch_dot_backward",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot_backward"},
     supports_add=True, hidden=True))

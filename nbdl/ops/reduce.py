@@ -145,11 +145,15 @@ def _reduce_gradient(backward_op, needs_output):
     return gradient
 
 
-def reduce_temp(call):
-    """CPU: float64 accumulators, one per output element (see the kernels);
-    the CUDA kernels accumulate in registers and get an empty buffer."""
-    on_gpu = call.device is not None and call.device.kernel_key == "cuda"
-    return [((0 if on_gpu else prod(call.out_shapes[0]),), "float64")]
+def reduce_temp(call, accumulators=True):
+    """float64 accumulators, one per output element, for kernels that keep
+    them in memory (the CPU's); an empty buffer for kernels that accumulate
+    in registers (CUDA).  Each device's module names its rule."""
+    return [((prod(call.out_shapes[0]) if accumulators else 0,), "float64")]
+
+
+_REDUCE_TEMP = {"cpu": "nbdl.kernels.cpu.reduce:temp_reduce",
+                "cuda": "nbdl.kernels.cuda.reduce:temp_reduce"}
 
 
 def _backward_infer_shape(attrs, in_shapes, out_shapes):
@@ -180,7 +184,7 @@ for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max
         name=_name, attrs=dict(_REDUCE_ATTRS),
         infer_shape=_reduce_infer_shape(_name), infer_type=same_type,
         gradient=_reduce_gradient(f"_backward_{_name}", _needs_out),
-        temp=reduce_temp,
+        temp=_REDUCE_TEMP,
         kernels={"cpu": _cpu + "prepare_reduce", "cuda": _gpu + "prepare_reduce"},
         supports_add=True, doc=_REDUCE_DOCS[_name]), aliases=_REDUCE_ALIASES.get(_name, ()))
     register(OpDef(
@@ -306,7 +310,7 @@ register(OpDef(
 register(OpDef(
     name="_broadcast_backward", input_names=("out_grad", "data"),
     infer_shape=_backward_infer_shape, infer_type=same_type,
-    temp=reduce_temp,
+    temp=_REDUCE_TEMP,
     kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast_backward",
              "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast_backward"},
     supports_add=True, hidden=True,

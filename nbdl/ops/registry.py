@@ -104,7 +104,8 @@ class OpDef:
     infer_type: Callable = None           # (attrs, in_dtypes, out_dtypes) -> (in_dtypes, out_dtypes)
     gradient: Callable = None             # (node, out_grads) -> [Entry | None] per input
     inplace: Callable = None              # attrs -> [(input_index, output_index)]
-    temp: Callable = None                 # call -> [(shape, dtype)]
+    temp: Any = None                      # call -> [(shape, dtype)], or per device
+                                          # {"cpu": "module:fn", ...} like kernels
     kernels: dict = field(default_factory=dict)  # {"cpu": "module:prepare_fn", "cuda": ...}
     supports_add: bool = False            # kernels honour REQ_ADD
     train_aware: bool = False             # output depends on is_train (Dropout, BatchNorm)
@@ -152,16 +153,33 @@ class OpDef:
         return parse_attrs(self.name, self.attrs, raw, node_name)
 
     # -- kernels ----------------------------------------------------------
-    def prepare(self, call):
-        key = call.device.kernel_key if call.device is not None else "cpu"
-        fn = self._prepared.get(key)
+    def _device_fn(self, what, paths, key):
+        slot = key if what == "kernel" else (what, key)    # _prepared[device]: the prepare
+        fn = self._prepared.get(slot)
         if fn is None:
-            path = self.kernels.get(key)
+            path = paths.get(key)
             if path is None:
-                raise DTypeError(f"{self.name}: no {key} kernel is registered")
+                raise DTypeError(f"{self.name}: no {key} {what} is registered")
             mod, _, attr = path.partition(":")
             fn = getattr(importlib.import_module(mod), attr)
-            self._prepared[key] = fn
+            self._prepared[slot] = fn
+        return fn
+
+    def temps(self, call):
+        """``[(shape, dtype)]`` of the scratch buffers ``call``'s kernel takes:
+        the op's ``temp`` rule, or, when the scratch depends on the device's
+        kernels, the rule the device's kernel module names in ``temp``."""
+        t = self.temp
+        if t is None:
+            return []
+        if isinstance(t, dict):
+            key = call.device.kernel_key if call.device is not None else "cpu"
+            t = self._device_fn("temp rule", t, key)
+        return t(call)
+
+    def prepare(self, call):
+        key = call.device.kernel_key if call.device is not None else "cpu"
+        fn = self._device_fn("kernel", self.kernels, key)
         allowed = self.dtypes if self.dtypes is not None else FLOAT_DTYPES
         for i, dt in enumerate(list(call.in_dtypes) + list(call.out_dtypes)):
             if dt is not None and np.dtype(dt) not in allowed and not _dtype_exempt(self, call, i):

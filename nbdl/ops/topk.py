@@ -142,10 +142,11 @@ def _backward_type(attrs, in_types, out_types):
     return [g, idx, g], [g]
 
 
-def topk_temp(call):
-    """CPU: one row's positions and a merge-sort buffer (int64); the CUDA
-    kernel ranks elements without scratch and gets empty buffers."""
-    if call.device is not None and call.device.kernel_key == "cuda":
+def topk_temp(call, scratch=True):
+    """One row's positions and a merge-sort buffer (int64) for kernels that
+    sort with ``scratch`` (the CPU's); empty buffers for kernels that rank
+    elements without (CUDA).  Each device's module names its rule."""
+    if not scratch:
         return [((0,), "int64"), ((0,), "int64")]
     _, n, _, _, _ = topk_geometry(call.attrs, call.in_shapes[0])
     return [((n,), "int64"), ((n,), "int64")]
@@ -157,7 +158,8 @@ register(OpDef(
     num_outputs=num_outputs, num_visible_outputs=num_visible, output_names=output_names,
     attrs=dict(TOPK_ATTRS),
     infer_shape=_topk_shape, infer_type=_topk_type,
-    gradient=_topk_grad, temp=topk_temp,
+    gradient=_topk_grad,
+    temp={"cpu": "nbdl.kernels.cpu.topk:temp_topk", "cuda": "nbdl.kernels.cuda.topk:temp_topk"},
     kernels={"cpu": "nbdl.kernels.cpu.topk:prepare_topk",
              "cuda": "nbdl.kernels.cuda.topk:prepare_topk"},
     dtypes=TOPK_DTYPES,

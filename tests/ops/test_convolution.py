@@ -285,7 +285,7 @@ def _call(opname, shapes, n_out, req, dtype, attrs, device=None):
 
 
 def _run(op, call, dev, arrays, outs):
-    temps = [np.zeros(s, dt) for s, dt in op.temp(call)]
+    temps = [np.zeros(s, dt) for s, dt in op.temps(call)]
     launch = op.prepare(call)
     arrs = [dev.from_numpy(a) for a in list(arrays) + list(outs) + temps]
     views = launch.views or [None] * len(arrs)

@@ -209,7 +209,7 @@ def test_loss_only_and_gradient_only_requests(rng):
         launch = op.prepare(call)
         out_l = np.full(2, 7.0)
         out_g = np.full(x.shape, 7.0)
-        temps = [np.empty(s, d) for s, d in op.temp(call)]
+        temps = [np.empty(s, d) for s, d in op.temps(call)]
         launch.fn(x, lab, out_l, out_g, *temps, *launch.scalars)
         if req[0] == REQ_NULL:
             assert (out_l == 7.0).all()

@@ -3,7 +3,7 @@ import pytest
 
 import nbdl
 from nbdl.device import cpu, gpu
-from nbdl.kernels.cpu.random_state import seed
+from nbdl.kernels.shared.random_state import seed
 from nbdl.ops.registry import REQ_NULL, REQ_WRITE, Call, get_op
 from nbdl.symbol.symbol import Symbol
 from nbdl.testing import assert_almost_equal, check_symbolic_backward, run_symbol
@@ -137,7 +137,7 @@ def _launch(op, attrs, shape, req, is_train, x, out, mask, *temps):
     launch = op.prepare(call)
     arrays = [x, out, mask] + list(temps)
     launch.fn(*[a.reshape(v) for a, v in zip(arrays, launch.views)], *launch.scalars)
-    return op.temp(call)
+    return op.temps(call)
 
 
 def test_mask_not_requested_uses_scratch(rng):
@@ -150,7 +150,7 @@ def test_mask_not_requested_uses_scratch(rng):
     parsed, _ = op.parse_attrs({"p": 0.5, "axes": (1,)})
     call = Call(op, parsed, [x.shape], [x.dtype], [x.shape, (20, 1)], [x.dtype, x.dtype],
                 req=[REQ_WRITE, REQ_NULL], is_train=True)
-    temps = op.temp(call)
+    temps = op.temps(call)
     assert temps == [((20, 1), np.dtype(np.float32))]
     scratch = np.zeros((20, 1), np.float32)
     launch = op.prepare(call)

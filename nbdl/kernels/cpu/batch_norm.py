@@ -21,214 +21,16 @@ compiles the same code as device functions.  Constants come in as typed
 scalars (``one``, ``inv_m``) so float32 stays float32."""
 import math
 
-import numpy as np
 from numba import njit, prange
 
-from ...ops.batch_norm import bn_axis, group_dims
 from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.batch_norm import (bn_scalars, bn_views, group_scalars, group_views,
+                                 py_bn_backward_channel, py_bn_forward_channel,
+                                 py_group_backward_row, py_group_forward_row, py_group_param)
 
 
-# -- shared code (plain Python; compiled by njit here, cuda.jit there) ------------
-
-def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m,
-                          fix_gamma, use_batch, r_out, r_mean, r_var):
-    outer = x.shape[0]
-    inner = x.shape[2]
-    zero = one - one
-    if use_batch:
-        m = zero
-        v = zero
-        if outer * inner > 0:
-            k = x[0, c, 0]
-            s1 = zero
-            s2 = zero
-            for o in range(outer):
-                for i in range(inner):
-                    d = x[o, c, i] - k
-                    s1 += d
-                    s2 += d * d
-            d = s1 * inv_m
-            m = k + d
-            v = s2 * inv_m - d * d
-            if v < zero:
-                v = zero
-            mm[c] = mm[c] * mom + m * (one - mom)
-            mv[c] = mv[c] * mom + v * (one - mom)
-    else:
-        m = mm[c]
-        v = mv[c]
-    inv = one / math.sqrt(v + eps)
-    g = one if fix_gamma else gamma[c]
-    scale = g * inv
-    shift = beta[c] - m * scale
-    if r_out == REQ_ADD:
-        for o in range(outer):
-            for i in range(inner):
-                out[o, c, i] += x[o, c, i] * scale + shift
-    elif r_out != REQ_NULL:
-        for o in range(outer):
-            for i in range(inner):
-                out[o, c, i] = x[o, c, i] * scale + shift
-    if r_mean == REQ_ADD:
-        mean[c] += m
-    elif r_mean != REQ_NULL:
-        mean[c] = m
-    if r_var == REQ_ADD:
-        var[c] += inv
-    elif r_var != REQ_NULL:
-        var[c] = inv
-
-
-def py_bn_backward_channel(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m,
-                           fix_gamma, use_batch, r_x, r_g, r_b):
-    outer = x.shape[0]
-    inner = x.shape[2]
-    zero = one - one
-    m = mean[c]
-    inv = invstd[c]
-    sb = zero
-    sg = zero
-    for o in range(outer):
-        for i in range(inner):
-            g = og[o, c, i]
-            sb += g
-            sg += g * (x[o, c, i] - m)
-    sg = sg * inv                      # sum of og * xhat
-    gm = one if fix_gamma else gamma[c]
-    a = gm * inv
-    if r_x != REQ_NULL:
-        mb = zero
-        mg = zero
-        if use_batch:
-            mb = sb * inv_m
-            mg = sg * inv_m
-        for o in range(outer):
-            for i in range(inner):
-                val = a * (og[o, c, i] - mb - (x[o, c, i] - m) * inv * mg)
-                if r_x == REQ_ADD:
-                    dx[o, c, i] += val
-                else:
-                    dx[o, c, i] = val
-    if fix_gamma:
-        sg = zero
-    if r_g == REQ_ADD:
-        dgamma[c] += sg
-    elif r_g != REQ_NULL:
-        dgamma[c] = sg
-    if r_b == REQ_ADD:
-        dbeta[c] += sb
-    elif r_b != REQ_NULL:
-        dbeta[c] = sb
-
-
-def py_group_forward_row(x, gamma, beta, out, mean, st, n, g, eps, one, inv_m, store_std,
-                         r_out, r_mean, r_st):
-    J = x.shape[2]
-    S = x.shape[3]
-    pj = 1 if gamma.shape[1] == J else 0
-    zero = one - one
-    m = zero
-    v = zero
-    if J * S > 0:
-        k = x[n, g, 0, 0]
-        s1 = zero
-        s2 = zero
-        for j in range(J):
-            for s in range(S):
-                d = x[n, g, j, s] - k
-                s1 += d
-                s2 += d * d
-        d = s1 * inv_m
-        m = k + d
-        v = s2 * inv_m - d * d
-        if v < zero:
-            v = zero
-    sd = math.sqrt(v + eps)
-    inv = one / sd
-    if r_out != REQ_NULL:
-        for j in range(J):
-            sc = gamma[g, j * pj] * inv
-            sh = beta[g, j * pj] - m * sc
-            if r_out == REQ_ADD:
-                for s in range(S):
-                    out[n, g, j, s] += x[n, g, j, s] * sc + sh
-            else:
-                for s in range(S):
-                    out[n, g, j, s] = x[n, g, j, s] * sc + sh
-    w = sd if store_std else v
-    if r_mean == REQ_ADD:
-        mean[n, g] += m
-    elif r_mean != REQ_NULL:
-        mean[n, g] = m
-    if r_st == REQ_ADD:
-        st[n, g] += w
-    elif r_st != REQ_NULL:
-        st[n, g] = w
-
-
-def py_group_backward_row(og, x, gamma, mean, st, dx, n, g, eps, one, inv_m, is_std, add):
-    J = x.shape[2]
-    S = x.shape[3]
-    pj = 1 if gamma.shape[1] == J else 0
-    zero = one - one
-    m = mean[n, g]
-    if is_std:
-        inv = one / st[n, g]
-    else:
-        inv = one / math.sqrt(st[n, g] + eps)
-    s1 = zero
-    s2 = zero
-    for j in range(J):
-        for s in range(S):
-            gg = og[n, g, j, s] * gamma[g, j * pj]
-            s1 += gg
-            s2 += gg * (x[n, g, j, s] - m)
-    s1 = s1 * inv_m
-    s2 = s2 * inv * inv_m
-    for j in range(J):
-        for s in range(S):
-            val = (og[n, g, j, s] * gamma[g, j * pj] - s1 - (x[n, g, j, s] - m) * inv * s2) * inv
-            if add:
-                dx[n, g, j, s] += val
-            else:
-                dx[n, g, j, s] = val
-
-
-def py_group_param(og, x, mean, st, dgamma, dbeta, g, q, eps, one, is_std, r_g, r_b):
-    """Gradients of gamma/beta entry ``(g, q)``: channel ``q`` of group ``g``
-    when per channel, the whole group (``q = 0``) when per group."""
-    N = x.shape[0]
-    J = x.shape[2]
-    S = x.shape[3]
-    j0 = q
-    j1 = q + 1
-    if dgamma.shape[1] != J:
-        j0 = 0
-        j1 = J
-    zero = one - one
-    sg = zero
-    sb = zero
-    for n in range(N):
-        m = mean[n, g]
-        if is_std:
-            inv = one / st[n, g]
-        else:
-            inv = one / math.sqrt(st[n, g] + eps)
-        for j in range(j0, j1):
-            for s in range(S):
-                v = og[n, g, j, s]
-                sb += v
-                sg += v * (x[n, g, j, s] - m) * inv
-    if r_g == REQ_ADD:
-        dgamma[g, q] += sg
-    elif r_g != REQ_NULL:
-        dgamma[g, q] = sg
-    if r_b == REQ_ADD:
-        dbeta[g, q] += sb
-    elif r_b != REQ_NULL:
-        dbeta[g, q] = sb
-
+# -- the per-window / per-channel math of kernels/shared, compiled for the CPU --
 
 _bn_fwd_c = njit(cache=True, inline="always")(py_bn_forward_channel)
 _bn_bwd_c = njit(cache=True, inline="always")(py_bn_backward_channel)
@@ -327,23 +129,6 @@ def group_backward_parallel(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one,
 
 # -- prepare -------------------------------------------------------------------
 
-def bn_views(call, shape):
-    shape = tuple(int(d) for d in shape)
-    a = bn_axis(call.op.name, call.attrs, shape, call.in_shapes)
-    outer, inner = math.prod(shape[:a]), math.prod(shape[a + 1:])
-    return (outer, shape[a], inner), (shape[a],)
-
-
-def bn_scalars(call, data, forward):
-    dt = np.dtype(call.in_dtypes[0]).type
-    count = data[0] * data[2]
-    use_batch = bool(call.is_train and not call.attrs["use_global_stats"])
-    inv_m = dt(1.0 / count) if count else dt(0)
-    # the backward reads the inverse std the forward wrote: no eps there
-    s = (dt(call.attrs["eps"]), dt(call.attrs["momentum"])) if forward else ()
-    return s + (dt(1), inv_m, bool(call.attrs["fix_gamma"]), use_batch) + \
-        tuple(int(r) for r in call.req)
-
 
 def prepare_batch_norm(call):
     data, param = bn_views(call, call.in_shapes[0])
@@ -357,22 +142,6 @@ def prepare_batch_norm_backward(call):
     fn = bn_backward_parallel if _parallel(math.prod(data)) and data[1] > 1 else bn_backward
     return Launch(fn, bn_scalars(call, data, False),
                   views=[data, data, param, param, param, data, param, param])
-
-
-def group_views(call, shape, param_shape):
-    """Views of the data, gamma/beta (per channel ``(G, J)``, per group
-    ``(G, 1)``) and the statistics."""
-    N, C, G, S = group_dims(call.op.name, call.attrs, shape, call.in_shapes)
-    J = C // G if G else 0
-    per_channel = param_shape is None or tuple(param_shape) == (C,)
-    return (N, G, J, S), (G, J) if per_channel else (G, 1), (N, G)
-
-
-def group_scalars(call, data, is_std):
-    dt = np.dtype(call.in_dtypes[0]).type
-    count = data[2] * data[3]
-    inv_m = dt(1.0 / count) if count else dt(0)
-    return (dt(call.attrs["eps"]), dt(1), inv_m, is_std) + tuple(int(r) for r in call.req)
 
 
 def _group_forward(call, is_std):

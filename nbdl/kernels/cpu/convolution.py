@@ -63,6 +63,8 @@ im2col table and tap list ``(kv*P + kv,)``, and the compacted weights (and
 backward their gradient) when taps were left out; ``rows`` is ``nt`` for
 ``CHUNKS``, else 1.
 """
+from functools import partial
+
 import numpy as np
 from numba import njit, prange
 
@@ -1018,8 +1020,32 @@ def _geom_scalars(geom):
     return tuple(int(v) for v in geom["k3"] + geom["s3"] + geom["p3"] + geom["d3"])
 
 
+def cpu_plan(call, geom):
+    """``(mode, nt, bs, tile)`` of these kernels for ``call`` (``plan`` for its
+    dtype); ``prepare`` and the temp rules both ask this, so the scratch
+    matches the variant."""
+    dt = call.out_dtypes[0] if call.out_dtypes and call.out_dtypes[0] is not None else "float32"
+    return plan(geom, np.dtype(dt).itemsize)
+
+
+def _temps(call, transposed, backward):
+    """``[col, buf, table, wsc]`` forward, ``[col, part, buf, table, wsc]``
+    backward: the im2col column block (Deconvolution forward: the GEMM result
+    before col2im), backward the per-chunk weight-gradient partial sums, the
+    cols-side block (gathered or GEMM result), the int32 im2col table, and the
+    weights (and gradient) compacted to the taps that read the image."""
+    geom = geometry(call.attrs, call.in_shapes[1 if backward else 0], transposed)
+    return scratch(geom, cpu_plan(call, geom), backward, backward and call.req[1] != 0,
+                   call.out_dtypes[0])
+
+
+temp_convolution = partial(_temps, transposed=False, backward=False)
+temp_deconvolution = partial(_temps, transposed=True, backward=False)
+temp_convolution_backward = partial(_temps, transposed=False, backward=True)
+temp_deconvolution_backward = partial(_temps, transposed=True, backward=True)
+
+
 def _prepare(call, transposed, backward):
-    from ...ops.convolution import cpu_plan
     data = call.in_shapes[1] if backward else call.in_shapes[0]
     geom = geometry(call.attrs, data, transposed)
     mode, nt, bs, tile = cpu_plan(call, geom)

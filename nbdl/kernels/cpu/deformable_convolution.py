@@ -27,7 +27,7 @@ after.
 import numpy as np
 from numba import njit, prange
 
-from ...ops.deformable_convolution import geometry, n_threads
+from ...ops.deformable_convolution import backward_temps, forward_temps, geometry
 from ...ops.registry import REQ_NULL, Launch
 from ._parallel import threads as _threads
 from ._blas_threads import BLAS_THREAD_CONTROL, blas_get_threads, blas_set_threads
@@ -390,9 +390,17 @@ def choose_threads(geom):
     return threads
 
 
+def temp_forward(call):
+    return forward_temps(call, choose_threads(geometry(call.attrs, call.in_shapes[0])))
+
+
+def temp_backward(call):
+    return backward_temps(call, choose_threads(geometry(call.attrs, call.in_shapes[1])))
+
+
 def _prepare(call, modulated, backward):
     geom = geometry(call.attrs, call.in_shapes[1] if backward else call.in_shapes[0])
-    nt = n_threads(call, geom)
+    nt = choose_threads(geom)
     has_bias = not call.attrs["no_bias"]
     w_view = (geom["G"], geom["Fg"], geom["CgK"])
     y_view = (geom["N"], geom["G"], geom["Fg"], geom["P"])

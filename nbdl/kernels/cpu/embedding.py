@@ -9,6 +9,7 @@ from numba import njit, prange
 
 from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.embedding import embedding_views
 
 
 @njit(cache=True, inline="always")
@@ -64,12 +65,6 @@ def embedding_backward(og, ids, weight, grad, req):
         j = row_of(ids[t], n)
         for k in range(grad.shape[1]):
             grad[j, k] += og[t, k]
-
-
-def embedding_views(call, data_shape):
-    m = math.prod(data_shape)
-    d = call.attrs["output_dim"]
-    return (m,), (call.attrs["input_dim"], d), (m, d)
 
 
 def prepare_embedding(call):

@@ -14,9 +14,7 @@ from numba import njit, prange
 from ...ops.indexing import IndexOutOfRange
 from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-
-MODE_CLIP, MODE_WRAP, MODE_RAISE = 0, 1, 2
-MODE_CODES = {"clip": MODE_CLIP, "wrap": MODE_WRAP, "raise": MODE_RAISE}
+from ..shared.indexing import MODE_CODES, MODE_RAISE, MODE_WRAP, pick_views, take_views
 
 
 @njit(cache=True, inline="always")
@@ -82,16 +80,6 @@ def pick_backward(og, index, data, grad, mode, req):
     for o in range(grad.shape[0]):
         for i in range(grad.shape[2]):
             grad[o, fix_index(int(index[o, i]), n, mode), i] += og[o, i]
-
-
-def pick_views(call):
-    """(outer, n, inner) of data and (outer, inner) of index/output."""
-    shape = call.in_shapes[0] if call.op.name == "pick" else call.in_shapes[2]
-    axis = call.attrs["axis"]
-    axis = axis + len(shape) if axis < 0 else axis
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
-    return (outer, int(shape[axis]), inner), (outer, inner)
 
 
 def prepare_pick(call):
@@ -161,15 +149,6 @@ def take_backward(og, idx, a, grad, mode, req):
             j = fix_index(int(idx[t]), n, mode)
             for i in range(grad.shape[2]):
                 grad[o, j, i] += og[o, t, i]
-
-
-def take_views(call, a_shape):
-    axis = call.attrs["axis"]
-    axis = axis + len(a_shape) if axis < 0 else axis
-    outer = int(np.prod(a_shape[:axis], dtype=np.int64))
-    inner = int(np.prod(a_shape[axis + 1:], dtype=np.int64))
-    m = int(np.prod(call.in_shapes[1], dtype=np.int64))
-    return (outer, int(a_shape[axis]), inner), (m,), (outer, m, inner)
 
 
 def prepare_take(call):

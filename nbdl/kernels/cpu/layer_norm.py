@@ -13,6 +13,7 @@ from numba import njit, prange
 
 from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.layer_norm import layer_norm_views
 
 
 @njit(cache=True, inline="always")
@@ -144,13 +145,6 @@ def layer_norm_backward_parallel(og, x, gamma, mean, std, dx, dgamma, dbeta, r_x
 
 
 # -- prepare -------------------------------------------------------------------
-
-def layer_norm_views(attrs, shape):
-    """``(outer, n, inner)``, ``(outer, inner)`` and ``(n,)``."""
-    shape = tuple(shape)
-    a = attrs["axis"] + len(shape) if attrs["axis"] < 0 else attrs["axis"]
-    outer, inner = math.prod(shape[:a]), math.prod(shape[a + 1:])
-    return (outer, int(shape[a]), inner), (outer, inner), (int(shape[a]),)
 
 
 def prepare_layer_norm(call):

@@ -12,9 +12,12 @@ that may itself be multi-threaded, and numba's threads must never nest
 around BLAS's.  (A ``prange`` over items with BLAS held to one thread would
 pay off for many small matrices; left for when a threadpool guard exists.)
 """
+from functools import partial
+
 import numpy as np
 from numba import njit
 
+from ...ops import matrix as ops_matrix
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import Launch
 from ._blas_threads import hold_blas, hold_for, release_blas
@@ -210,3 +213,13 @@ def prepare_batch_dot_backward(call):
     return Launch(batch_dot_backward, (int(ta), int(tb), call.req[0], call.req[1],
                                        hold_for(2 * m * k * n)),
                   [(bsz, m, n), va, vb, va, vb, None, None])
+
+
+# -- scratch rules: np.dot cannot accumulate, so ADD outputs get a buffer -----------
+
+temp_fc = partial(ops_matrix.fc_temp, gemm_adds=False)
+temp_fc_backward = partial(ops_matrix.fc_backward_temp, gemm_adds=False)
+temp_dot = partial(ops_matrix.dot_temp, gemm_adds=False)
+temp_dot_backward = partial(ops_matrix.dot_backward_temp, gemm_adds=False)
+temp_batch_dot = partial(ops_matrix.batch_dot_temp, gemm_adds=False)
+temp_batch_dot_backward = partial(ops_matrix.batch_dot_backward_temp, gemm_adds=False)

@@ -17,9 +17,8 @@ from numba import njit, prange
 
 from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ...ops.pad_resize import bilinear_geometry, check_pad, upsampling_plan
-
-MODES = {"constant": 0, "edge": 1, "reflect": 2}
+from ...ops.pad_resize import bilinear_geometry, upsampling_plan
+from ..shared.pad_resize import pad_layout
 
 
 @njit(cache=True, inline="always")
@@ -100,19 +99,6 @@ def pad_backward_parallel(og, dx, pd, ph, pw, mode, req):
         return
     for b in prange(dx.shape[0]):
         _unpad_plane(og, dx, b, pd, ph, pw, mode, req == REQ_ADD)
-
-
-def pad_layout(attrs, data_shape):
-    """(data view, padded view, (pd, ph, pw), mode code)."""
-    data_shape = tuple(data_shape)
-    pairs = check_pad("Pad", attrs, data_shape, None)
-    if len(data_shape) == 4:
-        data_shape = data_shape[:2] + (1,) + data_shape[2:]
-        pairs = pairs[:2] + [(0, 0)] + pairs[2:]
-    padded = tuple(d + b + a for d, (b, a) in zip(data_shape, pairs))
-    view = (data_shape[0] * data_shape[1],) + data_shape[2:]
-    pview = (padded[0] * padded[1],) + padded[2:]
-    return view, pview, tuple(p[0] for p in pairs[2:]), MODES[attrs["mode"]]
 
 
 def _parallel(shape):

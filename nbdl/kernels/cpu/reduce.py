@@ -21,6 +21,7 @@ from numba import njit
 
 from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
                            reduce_plan)
+from ...ops.reduce import reduce_temp
 from ...ops.registry import Launch
 
 _FASTMATH = {"reassoc", "contract"}  # lets the float64 sum loops vectorise; NaN/inf stay exact
@@ -302,3 +303,9 @@ def prepare_arg(call):
     outer, n, inner = arg_plan(call.attrs, call.in_shapes[0], call.where())
     is_min = 1 if call.op.name == "argmin" else 0
     return Launch(arg_reduce, (is_min, call.req[0]), [(outer, n, inner), (outer, inner)])
+
+
+# -- scratch rule: float64 accumulators in memory -------------------------------
+
+def temp_reduce(call):
+    return reduce_temp(call, accumulators=True)

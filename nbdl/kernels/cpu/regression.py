@@ -8,25 +8,12 @@ from numba import njit
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from .softmax import softmax_forward, softmax_forward_parallel, pick_variant
 from ._parallel import twins as _twins
-
-NORM_NULL, NORM_BATCH, NORM_VALID = 0, 1, 2
-NORM_CODES = {"null": NORM_NULL, "batch": NORM_BATCH, "valid": NORM_VALID}
+from ..shared.regression import (KIND_LINEAR, KIND_LOGISTIC, KIND_MAE, NORM_BATCH, NORM_VALID,
+                                 regression_scale, softmax_output_backward_plan,
+                                 softmax_output_views)
 
 
 # -- SoftmaxOutput ---------------------------------------------------------------
-
-def softmax_output_views(attrs, dshape):
-    """``(rows, classes, spatial)`` for the softmax of SoftmaxOutput; the
-    label (class indices) is then ``(rows, spatial)``."""
-    size = int(np.prod(dshape, dtype=np.int64))
-    if attrs["multi_output"]:
-        n, k = dshape[0], dshape[1]
-        return (n, k, size // (n * k) if n * k else int(np.prod(dshape[2:], dtype=np.int64)))
-    if attrs["preserve_shape"]:
-        c = dshape[-1]
-        return (size // c if c else int(np.prod(dshape[:-1], dtype=np.int64)), c, 1)
-    n = dshape[0]
-    return (n, size // n if n else int(np.prod(dshape[1:], dtype=np.int64)), 1)
 
 
 @njit(cache=True)
@@ -140,27 +127,6 @@ def prob_label_backward_og(out, label, og, grad, tmp, scale, req):
     _prob_label_grad(out, label, og, grad, scale, True, req)
 
 
-def softmax_output_backward_plan(call):
-    """What both devices need: (probability labels?, views, scalars)."""
-    a = call.attrs
-    oshape, lshape = tuple(call.in_shapes[0]), tuple(call.in_shapes[1])
-    use_og = a["out_grad"]
-    if lshape == oshape:
-        n = int(np.prod(oshape, dtype=np.int64))
-        views = [(n,)] * (4 if use_og else 3) + [None]
-        return True, views, (float(a["grad_scale"]), call.req[0])
-    rows, c, sp = softmax_output_views(a, oshape)
-    norm = NORM_CODES[a["normalization"]]
-    # MXNet divides multi_output gradients by the spatial size too, except
-    # under 'valid' normalisation (there the count already covers it)
-    scale_base = float(a["grad_scale"]) / (sp if norm != NORM_VALID else 1)
-    full = (rows, c, sp)
-    views = [full, (rows, sp)] + ([full] if use_og else []) + [full, None]
-    scalars = (scale_base, float(a["smooth_alpha"]), int(a["ignore_label"]),
-               int(bool(a["use_ignore"])), norm, call.req[0])
-    return False, views, scalars
-
-
 def prepare_softmax_output_backward(call):
     prob, views, scalars = softmax_output_backward_plan(call)
     og = call.attrs["out_grad"]
@@ -172,8 +138,6 @@ def prepare_softmax_output_backward(call):
 
 
 # -- LinearRegressionOutput / LogisticRegressionOutput / MAERegressionOutput -----
-
-KIND_LINEAR, KIND_LOGISTIC, KIND_MAE = 0, 1, 2
 
 
 @njit(cache=True)
@@ -205,14 +169,6 @@ def regression_backward(out, label, grad, scale, kind, req):
             grad[i] += v
         else:
             grad[i] = v
-
-
-def regression_scale(call):
-    """grad_scale / num_output, num_output = label.size / label.shape[0]."""
-    lshape = call.in_shapes[1]
-    lsize = int(np.prod(lshape, dtype=np.int64))
-    per_row = lsize // lshape[0] if len(lshape) and lshape[0] else 1
-    return float(call.attrs["grad_scale"]) / max(per_row, 1)
 
 
 def _flat(shape):

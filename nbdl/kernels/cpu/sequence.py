@@ -6,12 +6,12 @@ batch element of ``(a, b)`` is ``a * B + b`` in both.  SequenceLast's output
 (and its head gradient) is ``(A, B, inner)``.  Lengths are truncated toward
 zero (``int(...)``).  Without ``use_sequence_length`` the kernels are called
 with an empty stand-in for the lengths, which they never read."""
-import math
 
 import numpy as np
 from numba import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.sequence import _with_lens, sequence_views
 
 
 @njit(cache=True, inline="always")
@@ -150,24 +150,6 @@ def sequence_reverse_all(x, out, req):
 
 
 # -- prepare ----------------------------------------------------------------------------
-
-def sequence_views(axis, shape):
-    """``(A, T, B, inner)`` of the data and ``(A, B, inner)`` without time."""
-    shape = tuple(int(d) for d in shape)
-    inner = math.prod(shape[2:])
-    if axis == 0:
-        A, T, B = 1, shape[0], shape[1]
-    else:
-        A, T, B = shape[0], shape[1], 1
-    return (A, T, B, inner), (A, B, inner)
-
-
-def _with_lens(call, views, lens_view_at):
-    """Insert the lengths' view (``None``: own shape) when the op has them."""
-    if call.attrs["use_sequence_length"]:
-        views = list(views)
-        views.insert(lens_view_at, None)
-    return views
 
 
 def prepare_sequence_mask(call):

@@ -13,6 +13,7 @@ from numba import njit, prange
 
 from ...ops.registry import REQ_NULL, Launch
 from ._parallel import twins as _twins, use_parallel
+from ..shared.softmax import axis_view, inv_temperature
 
 
 @njit(cache=True, inline="always")
@@ -113,19 +114,6 @@ def softmax_backward_parallel(og, out, grad, inv_t, log, req):
 
 
 # -- prepare -------------------------------------------------------------------
-
-def axis_view(shape, axis):
-    """``(outer, n, inner)`` for a softmax along ``axis`` of ``shape``."""
-    shape = tuple(shape)
-    axis = axis + len(shape) if axis < 0 else axis
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
-    return (outer, int(shape[axis]), inner)
-
-
-def inv_temperature(attrs, dtype):
-    t = attrs.get("temperature")
-    return np.dtype(dtype).type(1.0 if t is None else 1.0 / t)
 
 
 def pick_variant(serial, parallel, size):

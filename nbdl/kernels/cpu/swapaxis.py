@@ -1,15 +1,7 @@
 """CPU kernel of SwapAxis: the transpose kernel with the equivalent axes."""
-import dataclasses
 
-from ...ops.registry import get_op
-from ...ops.swapaxis import swap_permutation
 from . import shape
-
-
-def as_transpose(call):
-    """The ``transpose`` call that does what this SwapAxis call does."""
-    perm = swap_permutation(call.attrs, len(call.in_shapes[0]))
-    return dataclasses.replace(call, op=get_op("transpose"), attrs={"axes": perm})
+from ..shared.swapaxis import as_transpose
 
 
 def prepare_swapaxis(call):

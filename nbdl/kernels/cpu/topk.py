@@ -10,7 +10,8 @@ equal values by position, NaN above every number.
 from numba import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ...ops.topk import topk_geometry
+from ...ops.topk import topk_temp
+from ..shared.topk import topk_views
 
 
 @njit(cache=True, inline="always")
@@ -130,12 +131,6 @@ def topk_backward(og, ind, data, grad, req):
                 grad[o, p, i] += og[o, t, i]
 
 
-def topk_views(call, shape):
-    """(data view, value/indices view, k)."""
-    outer, n, inner, k, _ = topk_geometry(call.attrs, shape)
-    return (outer, n, inner), (outer, k, inner), k
-
-
 def prepare_topk(call):
     dview, kview, k = topk_views(call, call.in_shapes[0])
     ret, asc = call.attrs["ret_typ"], bool(call.attrs["is_ascend"])
@@ -152,3 +147,8 @@ def prepare_topk_backward(call):
     dview, kview, _ = topk_views(call, call.in_shapes[2])
     return Launch(topk_backward, (call.req[0],), views=[kview, kview, dview, dview])
 
+
+# -- scratch rule (ops.topk's rule for kernels that sort in scratch) --------------
+
+def temp_topk(call):
+    return topk_temp(call, scratch=True)

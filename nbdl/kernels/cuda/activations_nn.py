@@ -5,7 +5,7 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.elemwise_plan import size_of
-from ..cpu.activations_nn import act_of, prelu_views, scalars_for, spec_for
+from ..shared.activations_nn import act_of, prelu_views, scalars_for, spec_for
 from ._elemwise_gen import launch, map_kernel
 from ._launch import launcher
 

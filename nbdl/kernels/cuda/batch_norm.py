@@ -1,5 +1,5 @@
 """CUDA kernels for BatchNorm, InstanceNorm and GroupNorm (views and scalars
-as in ``nbdl.kernels.cpu.batch_norm``, whose per-channel and per-row
+as in ``nbdl.kernels.shared.batch_norm``, whose per-channel and per-row
 functions are compiled here as device functions): BatchNorm runs one thread
 per channel; InstanceNorm/GroupNorm one thread per ``(n, g)`` row for the
 output and data gradient and one per gamma/beta entry (a channel, or a group
@@ -9,9 +9,9 @@ import math
 from numba import cuda
 
 from ...ops.registry import REQ_NULL, Launch
-from ..cpu.batch_norm import (bn_scalars, bn_views, group_scalars, group_views,
-                              py_bn_backward_channel, py_bn_forward_channel,
-                              py_group_backward_row, py_group_forward_row, py_group_param)
+from ..shared.batch_norm import (bn_scalars, bn_views, group_scalars, group_views,
+                                 py_bn_backward_channel, py_bn_forward_channel,
+                                 py_group_backward_row, py_group_forward_row, py_group_param)
 from ._launch import launcher
 
 _bn_fwd_c = cuda.jit(device=True)(py_bn_forward_channel)

@@ -8,6 +8,8 @@ H, W)``, ``cols (N*G, Fg, OD, OH, OW)``, ``w (G, Fg, Cg*KD*KH*KW)``; see
 - ``_weight``: one thread per weight element, sums over batch and positions;
 - ``_bias_grad``: one thread per channel.
 """
+from functools import partial
+
 import numpy as np
 from numba import cuda
 
@@ -209,6 +211,17 @@ def _prepare_backward(call, transposed):
             run_b(og, db, g_n, r_b)
     views = [og_view, x_view, w, x_view, w] + ([None] if has_bias else []) + [None] * 5
     return Launch(fn, (), views=views)
+
+
+# The CPU kernels' scratch count, empty: these kernels need none.
+def _no_temps(call, backward):
+    dt = call.out_dtypes[0]
+    z2, z4, tbl = ((0, 0), dt), ((0, 0, 0, 0), dt), ((0,), np.int32)
+    return [z2, z4, z2, tbl, z4] if backward else [z2, z2, tbl, z4]
+
+
+temp_convolution = temp_deconvolution = partial(_no_temps, backward=False)
+temp_convolution_backward = temp_deconvolution_backward = partial(_no_temps, backward=True)
 
 
 def prepare_convolution(call):

@@ -13,7 +13,7 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..cpu.ctc import check_inputs, ctc_scalars
+from ..shared.ctc import check_inputs, ctc_scalars
 from ._launch import launcher
 
 

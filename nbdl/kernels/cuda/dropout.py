@@ -14,8 +14,8 @@ from numba import cuda
 from numba.cuda.random import xoroshiro128p_dtype, xoroshiro128p_uniform_float64
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..cpu.dropout import broadcast_views, dropout_plan
-from ..cpu.random_state import draw_seed
+from ..shared.dropout import broadcast_views, dropout_plan
+from ..shared.random_state import draw_seed
 from ._launch import THREADS, launcher
 
 

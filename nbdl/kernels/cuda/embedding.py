@@ -4,7 +4,7 @@ scatter-added with atomics because ids may repeat."""
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..cpu.embedding import embedding_views
+from ..shared.embedding import embedding_views
 from ._launch import launcher
 
 

@@ -7,7 +7,7 @@ from numba import cuda
 
 from ...ops.indexing import IndexOutOfRange
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..cpu.indexing import MODE_CODES, MODE_RAISE, MODE_WRAP, pick_views, take_views
+from ..shared.indexing import MODE_CODES, MODE_RAISE, MODE_WRAP, pick_views, take_views
 from ._launch import launcher
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..cpu.layer_norm import layer_norm_views
+from ..shared.layer_norm import layer_norm_views
 from ._launch import launcher
 
 

@@ -8,10 +8,12 @@ FullyConnected's bias is added in the same kernel.  Only the simulator has
 run these so far (with 4x4 tiles there; 16x16 on a GPU).
 """
 import math
+from functools import partial
 
 import numpy as np
 from numba import config, cuda, float32, float64
 
+from ...ops import matrix as ops_matrix
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import Launch
 from ._launch import grid1d
@@ -216,3 +218,13 @@ def prepare_batch_dot_backward(call):
     va, vb = _operand_views(bsz, m, k, n, ta, tb)
     fn = _dot_backward_fn(call.out_dtypes[0], bsz, m, k, n, ta, tb)
     return Launch(fn, (call.req[0], call.req[1]), [(bsz, m, n), va, vb, va, vb, None, None])
+
+
+# -- scratch rules: the GEMM kernels accumulate themselves --------------------------
+
+temp_fc = partial(ops_matrix.fc_temp, gemm_adds=True)
+temp_fc_backward = partial(ops_matrix.fc_backward_temp, gemm_adds=True)
+temp_dot = partial(ops_matrix.dot_temp, gemm_adds=True)
+temp_dot_backward = partial(ops_matrix.dot_backward_temp, gemm_adds=True)
+temp_batch_dot = partial(ops_matrix.batch_dot_temp, gemm_adds=True)
+temp_batch_dot_backward = partial(ops_matrix.batch_dot_backward_temp, gemm_adds=True)

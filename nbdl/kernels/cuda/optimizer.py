@@ -1,8 +1,9 @@
 """CUDA kernels for the optimizers' updates (``nbdl.optimizer``).
 
-The per-element arithmetic is the CPU module's: each ``*_step`` there is a
-plain Python function under ``@njit``, and its ``py_func`` is compiled here
-as a CUDA device function, so one formula serves both devices.  Each
+The per-element arithmetic is ``nbdl.kernels.shared.optimizer``'s: each
+``*_step`` there is a plain Python function, compiled here as a CUDA device
+function and by ``kernels.cpu.optimizer`` with ``njit``, so one formula serves
+both devices.  Each
 ``*_update`` below has the CPU function's name and arguments (flat arrays,
 then scalars in the weight's dtype) and launches one grid-stride kernel; the
 caller enters the weight's GPU context.
@@ -10,30 +11,30 @@ caller enters the weight's GPU context.
 import numpy as np
 from numba import cuda, float64
 
-from ..cpu import optimizer as _cpu
+from ..shared import optimizer as _steps
 from ._launch import THREADS, grid1d
 
 
 def _device(step):
-    return cuda.jit(device=True)(step.py_func)
+    return cuda.jit(device=True)(step)
 
 
-_sgd = _device(_cpu.sgd_step)
-_sgd_mom = _device(_cpu.sgd_mom_step)
-_nag_mom = _device(_cpu.nag_mom_step)
-_adam = _device(_cpu.adam_step)
-_adamw = _device(_cpu.adamw_step)
-_rmsprop = _device(_cpu.rmsprop_step)
-_rmspropalex = _device(_cpu.rmspropalex_step)
-_adagrad = _device(_cpu.adagrad_step)
-_adadelta = _device(_cpu.adadelta_step)
-_adamax = _device(_cpu.adamax_step)
-_nadam = _device(_cpu.nadam_step)
-_lamb_moments = _device(_cpu.lamb_moments_step)
-_lamb_direction = _device(_cpu.lamb_direction)
-_ftrl = _device(_cpu.ftrl_step)
-_signsgd = _device(_cpu.signsgd_step)
-_signum = _device(_cpu.signum_step)
+_sgd = _device(_steps.sgd_step)
+_sgd_mom = _device(_steps.sgd_mom_step)
+_nag_mom = _device(_steps.nag_mom_step)
+_adam = _device(_steps.adam_step)
+_adamw = _device(_steps.adamw_step)
+_rmsprop = _device(_steps.rmsprop_step)
+_rmspropalex = _device(_steps.rmspropalex_step)
+_adagrad = _device(_steps.adagrad_step)
+_adadelta = _device(_steps.adadelta_step)
+_adamax = _device(_steps.adamax_step)
+_nadam = _device(_steps.nadam_step)
+_lamb_moments = _device(_steps.lamb_moments_step)
+_lamb_direction = _device(_steps.lamb_direction)
+_ftrl = _device(_steps.ftrl_step)
+_signsgd = _device(_steps.signsgd_step)
+_signum = _device(_steps.signum_step)
 
 
 def _launch(kernel, n, *args):

@@ -12,7 +12,7 @@ from numba import cuda
 
 from ...ops.pad_resize import bilinear_geometry, upsampling_plan
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..cpu.pad_resize import pad_layout
+from ..shared.pad_resize import pad_layout
 from ._launch import launcher
 
 

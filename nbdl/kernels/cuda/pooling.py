@@ -1,5 +1,5 @@
 """CUDA kernels for Pooling (layouts and scalars as in
-``nbdl.kernels.cpu.pooling``, whose per-window functions are compiled here
+``nbdl.kernels.shared.pooling``, whose per-window functions are compiled here
 as device functions): one thread per output for the forward pass; one
 thread per ``(n, c)`` plane for the gradient, which scatters each window's
 gradient serially (overlapping windows need no atomics).  Global pooling:
@@ -9,8 +9,7 @@ import math
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..cpu.pooling import (LP, MAX, AVG, pool_params, py_bounds, py_plane, py_pool_window,
-                           py_scatter_window)
+from ..shared.pooling import LP, MAX, AVG, pool_params, py_bounds, py_plane, py_pool_window, py_scatter_window
 from ._launch import launcher
 
 _bounds = cuda.jit(device=True)(py_bounds)

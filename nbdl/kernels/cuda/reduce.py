@@ -14,6 +14,7 @@ from numba import config, cuda
 
 from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
                            reduce_plan)
+from ...ops.reduce import reduce_temp
 from ...ops.registry import Launch
 from ._launch import grid1d
 
@@ -229,3 +230,7 @@ def prepare_arg(call):
         run(x, out, is_min)
     return Launch(_skip_null(fn, call.req[0], outer * inner), (is_min, call.req[0]),
                   [(outer, n, inner), (outer, inner)])
+
+
+def temp_reduce(call):
+    return reduce_temp(call, accumulators=False)   # accumulates in registers

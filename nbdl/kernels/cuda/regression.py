@@ -7,9 +7,9 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_NULL, Launch
-from ..cpu.regression import (KIND_LINEAR, KIND_LOGISTIC, KIND_MAE, NORM_BATCH, NORM_VALID,
-                              regression_scale, softmax_output_backward_plan,
-                              softmax_output_views)
+from ..shared.regression import (KIND_LINEAR, KIND_LOGISTIC, KIND_MAE, NORM_BATCH, NORM_VALID,
+                                 regression_scale, softmax_output_backward_plan,
+                                 softmax_output_views)
 from ._launch import launcher
 from .softmax import softmax_forward
 

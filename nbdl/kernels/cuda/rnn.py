@@ -22,8 +22,8 @@ from numba.cuda.random import xoroshiro128p_uniform_float64
 
 from ...ops.registry import REQ_NULL, Launch
 from ...ops.rnn import backward_temp_call_sizes, forward_temp_sizes
-from ..cpu.rnn import (GRU, LSTM, RNN_TANH, _layer_start, backward_views, forward_views,
-                       rnn_plan)
+from ..shared.rnn import (GRU, LSTM, RNN_TANH, _layer_start, backward_views, forward_views,
+                          rnn_plan)
 from ._launch import THREADS, launcher
 from .dropout import _make_states, _max_blocks
 

@@ -7,7 +7,7 @@ stands in for the lengths and is never read as such."""
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..cpu.sequence import _with_lens, sequence_views
+from ..shared.sequence import _with_lens, sequence_views
 from ._launch import launcher
 
 

@@ -5,7 +5,7 @@ import math
 from numba import cuda
 
 from ...ops.registry import REQ_NULL, Launch
-from ..cpu.softmax import axis_view, inv_temperature
+from ..shared.softmax import axis_view, inv_temperature
 from ._launch import launcher
 
 

@@ -1,5 +1,5 @@
 """CUDA kernel of SwapAxis: the transpose kernel with the equivalent axes."""
-from ..cpu.swapaxis import as_transpose
+from ..shared.swapaxis import as_transpose
 from . import shape
 
 

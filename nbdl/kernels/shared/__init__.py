@@ -1,3 +1,4 @@
-"""Kernel code neither device owns: the elementwise expression table and the
-broadcast/grouping plans that the CPU and CUDA kernel generators both use.
-It imports neither ``kernels.cpu`` nor ``kernels.cuda``."""
+"""Kernel code neither device owns, one module per op family: the elementwise
+expression table, the broadcast/grouping plans, and the prepare-time views,
+codes and scalars that the CPU and CUDA kernels both use.  It imports neither
+``kernels.cpu`` nor ``kernels.cuda``."""

@@ -1,4 +1,5 @@
-"""Numba's random state.
+"""Numba's random state (host code both devices use: the CPU kernels draw from it,
+the CUDA ones take their seeds from it).
 
 ``np.random`` inside ``@njit`` code has its own generator, separate from
 NumPy's, with one state per thread (so parallel kernels draw from different

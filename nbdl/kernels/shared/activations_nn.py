@@ -1,0 +1,75 @@
+"""The activations' expressions (one per activation and its gradient, compiled
+by both elementwise generators), their scalars, and PReLU's views."""
+import math
+
+import numpy as np
+
+from .elemwise_exprs import Spec
+
+
+# SELU's constants (Klambauer et al.), as MXNet uses them.
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_LAMBDA = 1.0507009873554804934193349852946
+_R2 = "T(0.7071067811865476)"       # 1 / sqrt(2)
+_RPI = "T(0.3989422804014327)"      # 1 / sqrt(2 pi)
+_K = "T(0.7978845608028654)"        # sqrt(2 / pi)
+_C = "T(0.044715)"
+_TANH_U = f"math.tanh({_K} * (x + {_C} * x * x * x))"
+_SIG_BX = "(T(1) / (T(1) + math.exp(-s * x)))"
+_SOFTPLUS = "(x if x > T(20) else math.log1p(math.exp(x)))"
+
+FORWARD = {
+    "leaky": "x if x > T(0) else s * x",
+    "elu": "x if x > T(0) else s * math.expm1(x)",
+    "selu": f"T({SELU_LAMBDA!r}) * (x if x > T(0) else T({SELU_ALPHA!r}) * math.expm1(x))",
+    "gelu": f"T(0.5) * x * (T(1) + math.erf(x * {_R2}))",
+    "gelu_tanh": f"T(0.5) * x * (T(1) + {_TANH_U})",
+    "swish": f"x * {_SIG_BX}",
+    "log_sigmoid": "(x if x < T(0) else T(0)) - math.log1p(math.exp(-abs(x)))",
+    "mish": f"x * math.tanh({_SOFTPLUS})",
+}
+
+BACKWARD = {
+    "leaky": "g if x > T(0) else g * s",
+    "elu": "g if x > T(0) else g * s * math.exp(x)",
+    "selu": f"g * T({SELU_LAMBDA!r}) * (T(1) if x > T(0) else T({SELU_ALPHA!r}) * math.exp(x))",
+    "gelu": (f"g * (T(0.5) * (T(1) + math.erf(x * {_R2})) "
+             f"+ x * {_RPI} * math.exp(T(-0.5) * x * x))"),
+    "gelu_tanh": (f"g * (T(0.5) * (T(1) + {_TANH_U}) + T(0.5) * x * (T(1) - {_TANH_U} * {_TANH_U})"
+                  f" * {_K} * (T(1) + T(3) * {_C} * x * x))"),
+    "swish": f"g * {_SIG_BX} * (T(1) + s * x * (T(1) - {_SIG_BX}))",
+    "log_sigmoid": "g / (T(1) + math.exp(x))",
+    "mish": (f"g * (math.tanh({_SOFTPLUS}) + x * (T(1) - math.tanh({_SOFTPLUS}) ** 2)"
+             " / (T(1) + math.exp(-x)))"),
+}
+# which attribute is the kernel's scalar ``s``
+
+_SCALAR_ATTR = {"leaky": "slope", "elu": "slope", "swish": "beta"}
+
+
+def act_of(call):
+    """The activation an elementwise call computes."""
+    name = call.op.name
+    if name in ("LeakyReLU", "_backward_LeakyReLU"):
+        return call.attrs["act_type"]
+    return name[len("_backward_"):] if name.startswith("_backward_") else name
+
+
+def spec_for(act, backward):
+    expr = (BACKWARD if backward else FORWARD)[act]
+    scalars = ("s",) if act in _SCALAR_ATTR else ()
+    return Spec(("g", "x") if backward else ("x",), expr, scalars)
+
+
+def scalars_for(call, act):
+    t = np.dtype(call.out_dtypes[0]).type
+    attr = _SCALAR_ATTR.get(act)
+    return () if attr is None else (t(call.attrs[attr]),)
+
+
+def prelu_views(shape, gamma_shape):
+    """``(outer, C, inner)`` of the data (channel axis 1) and gamma's ``(g,)``."""
+    shape = tuple(shape)
+    if len(shape) < 2:
+        return (1, 1, math.prod(shape)), (int(math.prod(gamma_shape)),)
+    return (shape[0], shape[1], math.prod(shape[2:])), (int(math.prod(gamma_shape)),)

@@ -1,0 +1,178 @@
+"""The optimizers' per-element update arithmetic, written once: each ``*_step``
+returns the new weight (and states) of one element.  ``kernels.cpu.optimizer``
+compiles them with ``njit`` into its in-place loops, ``kernels.cuda.optimizer``
+with ``cuda.jit(device=True)``.  Every scalar arrives in the weight's dtype and
+constants are ``np.float32(...)``, so a float32 update stays float32; only
+``math``/``min``/``max`` and arithmetic appear, and no step calls another (a
+CPU dispatcher cannot be called from a CUDA device function, so clipping is
+written out each time)."""
+import math
+
+import numpy as np
+
+
+def sgd_step(w, g, lr, wd, rescale, clip):
+    x = rescale * g
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    return (np.float32(1.0) - lr * wd) * w - lr * x
+
+
+def sgd_mom_step(w, g, mom, lr, momentum, wd, rescale, clip):
+    x = rescale * g
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    mom = momentum * mom - lr * wd * w - lr * x
+    return w + mom, mom
+
+
+def nag_mom_step(w, g, mom, lr, momentum, wd, rescale, clip):
+    x = rescale * g
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    x = x + wd * w
+    mom = momentum * mom + x
+    return w - lr * (momentum * mom + x), mom
+
+
+def adam_step(w, g, mean, var, lr, beta1, beta2, epsilon, wd, rescale, clip):
+    x = rescale * g + wd * w
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    one = np.float32(1.0)
+    mean = beta1 * mean + (one - beta1) * x
+    var = beta2 * var + (one - beta2) * x * x
+    return w - lr * mean / (math.sqrt(var) + epsilon), mean, var
+
+
+def adamw_step(w, g, mean, var, lr, eta, beta1, beta2, epsilon, wd, rescale, clip):
+    x = rescale * g
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    one = np.float32(1.0)
+    mean = beta1 * mean + (one - beta1) * x
+    var = beta2 * var + (one - beta2) * x * x
+    return w - eta * (lr * mean / (math.sqrt(var) + epsilon) + wd * w), mean, var
+
+
+def rmsprop_step(w, g, n, lr, gamma1, epsilon, wd, rescale, clip, clip_weights):
+    x = rescale * g + wd * w
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    n = (np.float32(1.0) - gamma1) * x * x + gamma1 * n
+    w = w - lr * x / math.sqrt(n + epsilon)
+    if clip_weights >= 0:
+        w = min(max(w, -clip_weights), clip_weights)
+    return w, n
+
+
+def rmspropalex_step(w, g, n, gs, delta, lr, gamma1, gamma2, epsilon, wd, rescale, clip,
+                     clip_weights):
+    x = rescale * g + wd * w
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    one = np.float32(1.0)
+    n = (one - gamma1) * x * x + gamma1 * n
+    gs = (one - gamma1) * x + gamma1 * gs
+    delta = gamma2 * delta - lr * x / math.sqrt(n - gs * gs + epsilon)
+    w = w + delta
+    if clip_weights >= 0:
+        w = min(max(w, -clip_weights), clip_weights)
+    return w, n, gs, delta
+
+
+def adagrad_step(w, g, history, lr, epsilon, wd, rescale, clip):
+    x = rescale * g
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    history = history + x * x
+    return w - lr * (x / math.sqrt(history + epsilon) + wd * w), history
+
+
+def adadelta_step(w, g, acc_g, acc_delta, lr, rho, epsilon, wd, rescale, clip):
+    x = rescale * g
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    x = x + wd * w
+    one = np.float32(1.0)
+    acc_g = rho * acc_g + (one - rho) * x * x
+    d = math.sqrt(acc_delta + epsilon) / math.sqrt(acc_g + epsilon) * x
+    acc_delta = rho * acc_delta + (one - rho) * d * d
+    return w - lr * d, acc_g, acc_delta
+
+
+def adamax_step(w, g, m, u, lr, beta1, beta2, wd, rescale, clip):
+    x = rescale * g + wd * w
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    m = beta1 * m + (np.float32(1.0) - beta1) * x
+    u = max(beta2 * u, abs(x))
+    if u > 0:   # u == 0 only when every gradient so far was 0, and then m == 0 too
+        w = w - lr * m / u
+    return w, m, u
+
+
+def nadam_step(w, g, m, v, lr, beta1, beta2, epsilon, wd, rescale, clip, coef_g, coef_m,
+               coef_v):
+    """``coef_g = (1 - mu_t) / (1 - prod mu_1..t)``, ``coef_m = mu_{t+1} /
+    (1 - prod mu_1..t+1)``, ``coef_v = 1 / (1 - beta2**t)`` (from Python)."""
+    x = rescale * g + wd * w
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    one = np.float32(1.0)
+    m = beta1 * m + (one - beta1) * x
+    v = beta2 * v + (one - beta2) * x * x
+    m_bar = coef_g * x + coef_m * m
+    return w - lr * m_bar / (math.sqrt(v * coef_v) + epsilon), m, v
+
+
+def lamb_moments_step(g, mean, var, beta1, beta2, rescale, clip):
+    """LAMB's moments for one element."""
+    x = rescale * g
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    one = np.float32(1.0)
+    return beta1 * mean + (one - beta1) * x, beta2 * var + (one - beta2) * x * x
+
+
+def lamb_direction(w, mean, var, epsilon, wd, coef1, coef2):
+    """``mean_hat / (sqrt(var_hat) + epsilon) + wd * w`` with ``coef1 = 1 /
+    (1 - beta1**t)``, ``coef2 = 1 / (1 - beta2**t)`` (1 without bias correction)."""
+    return mean * coef1 / (math.sqrt(var * coef2) + epsilon) + wd * w
+
+
+def ftrl_step(w, g, z, n, lr, lamda1, beta, wd, rescale, clip):
+    x = rescale * g
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    z = z + x - (math.sqrt(n + x * x) - math.sqrt(n)) * w / lr
+    n = n + x * x
+    if abs(z) > lamda1:
+        sz = lamda1 if z > 0 else -lamda1
+        w = (sz - z) / ((beta + math.sqrt(n)) / lr + wd)
+    else:
+        w = z * np.float32(0.0)
+    return w, z, n
+
+
+def signsgd_step(w, g, lr, wd):
+    w = (np.float32(1.0) - lr * wd) * w
+    if g > 0:
+        w = w - lr
+    elif g < 0:
+        w = w + lr
+    return w
+
+
+def signum_step(w, g, mom, lr, momentum, wd, rescale, clip, wd_lh):
+    x = rescale * g
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    keep = np.float32(1.0) - momentum
+    mom = momentum * mom - keep * wd * w - keep * x
+    w = (np.float32(1.0) - lr * wd_lh) * w
+    if mom > 0:
+        w = w + lr
+    elif mom < 0:
+        w = w - lr
+    return w, mom

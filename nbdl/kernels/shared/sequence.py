@@ -1,0 +1,21 @@
+"""The sequence ops' prepare-time views, shared by the CPU and CUDA kernels."""
+import math
+
+
+def sequence_views(axis, shape):
+    """``(A, T, B, inner)`` of the data and ``(A, B, inner)`` without time."""
+    shape = tuple(int(d) for d in shape)
+    inner = math.prod(shape[2:])
+    if axis == 0:
+        A, T, B = 1, shape[0], shape[1]
+    else:
+        A, T, B = shape[0], shape[1], 1
+    return (A, T, B, inner), (A, B, inner)
+
+
+def _with_lens(call, views, lens_view_at):
+    """Insert the lengths' view (``None``: own shape) when the op has them."""
+    if call.attrs["use_sequence_length"]:
+        views = list(views)
+        views.insert(lens_view_at, None)
+    return views
