@@ -164,7 +164,6 @@ class Executor:
             now[i] = (serial_twin(calls[i][0]), calls[i][1])
         left = [config.parallel_after_runs()]
         run = self._python_runner(steps, now, None, which)
-        loop = run
 
         def upgrade():
             from numba import typeof
@@ -174,7 +173,7 @@ class Executor:
             self._swap_runner(which, counted, self._python_runner(steps, calls, native, which))
 
         def counted():
-            loop()
+            run()
             left[0] -= 1
             if left[0] == 0:
                 compile_log.info("compiling %d parallel kernels for %s in the background "

@@ -8,21 +8,22 @@ serial twin, so a process limited to one thread never compiles one).
 
 The thread count is Numba's (``NUMBA_NUM_THREADS``), or ``NBDL_NUM_THREADS``
 when that is set: it is applied with ``numba.set_num_threads`` the first time
-a kernel asks (for the calling thread, as Numba scopes it)."""
+a kernel asks in each thread (Numba scopes the setting per thread)."""
 import inspect
+import threading
 
 import numba
 
 from ... import config
 from ...ops.registry import declare_serial_twin
 
-_applied = []
+_applied = threading.local()
 
 
 def threads():
     """Threads a parallel kernel started from this thread would use."""
-    if not _applied:
-        _applied.append(True)
+    if not getattr(_applied, "done", False):
+        _applied.done = True
         n = config.num_threads()
         if n > 0:
             numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
