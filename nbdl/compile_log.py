@@ -54,29 +54,38 @@ def _index_has(disp, sig):
         return False
 
 
-def compiled_or_cached(fn, args):
-    """Whether calling Numba dispatcher ``fn`` with ``args`` needs no
-    compilation: compiled in this process, or in the on-disk cache for this
-    CPU.  True for anything that is not a Numba CPU dispatcher."""
-    overloads = getattr(fn, "overloads", None)
-    if overloads is None or not hasattr(fn, "py_func"):
-        return True
+def lookup(fn, args):
+    """``(signature, in_cache)`` of Numba CPU dispatcher ``fn`` called with
+    ``args``: the Numba signature, and whether the on-disk cache holds code for
+    it on this CPU; None for anything else (a Python launcher, a CUDA kernel,
+    arguments Numba cannot type).  Memoized per (kernel, cheap argument
+    types): a schedule of 40,000 steps has a handful of distinct kernel
+    signatures, typeof costs ~10 us an array and reading the cache index ~1 ms."""
+    if not hasattr(fn, "overloads") or not hasattr(fn, "py_func"):
+        return None
     quick = (fn,) + tuple(_quick_type(a) for a in args)
-    known = _looked_up.get(quick)
-    if known is None:
+    known = _looked_up.get(quick, False)
+    if known is False:
         from numba import typeof
         try:
             sig = tuple(typeof(a) for a in args)
         except Exception:
-            return True
-        known = _looked_up[quick] = (sig, _index_has(fn, sig))
-    sig, in_index = known
-    return in_index or sig in overloads
+            known = None
+        else:
+            known = (sig, _index_has(fn, sig))
+        _looked_up[quick] = known
+    return known
 
 
-# (kernel, cheap argument types) -> (Numba signature, in the on-disk cache):
-# typeof and reading the cache index cost ~10 us an array and ~1 ms a lookup.
 _looked_up = {}
+
+
+def compiled_or_cached(fn, args):
+    """Whether calling Numba dispatcher ``fn`` with ``args`` needs no
+    compilation: compiled in this process, or in the on-disk cache for this
+    CPU.  True for anything that is not a Numba CPU dispatcher."""
+    known = lookup(fn, args)
+    return known is None or known[1] or known[0] in fn.overloads
 
 
 _background = []
@@ -118,27 +127,17 @@ def kernel_status(calls):
     """``calls``: ``(fn, args)`` pairs.  Returns ``(to_compile, from_cache)``,
     the numbers of distinct (kernel, signature) pairs not yet compiled in this
     process that must be compiled, and that the on-disk cache will supply."""
-    from numba import typeof
-    seen, checked, compile_n, cached_n = set(), set(), 0, 0
+    seen, compile_n, cached_n = set(), 0, 0
     for fn, args in calls:
-        overloads = getattr(fn, "overloads", None)
-        if overloads is None or not hasattr(fn, "py_func"):
+        known = lookup(fn, args)
+        if known is None:
             continue          # a Python launcher or a CUDA kernel: not counted
-        # A cheap key first (a schedule of 40,000 steps has a handful of
-        # distinct kernel signatures): Numba's typeof costs ~10 us an array.
-        quick = (id(fn),) + tuple(_quick_type(a) for a in args)
-        if quick in checked:
-            continue
-        checked.add(quick)
-        try:
-            sig = tuple(typeof(a) for a in args)
-        except Exception:
-            continue
+        sig, in_cache = known
         key = (id(fn), sig)
-        if key in seen or sig in overloads:
+        if key in seen or sig in fn.overloads:
             continue
         seen.add(key)
-        if _index_has(fn, sig):
+        if in_cache:
             cached_n += 1
         else:
             compile_n += 1

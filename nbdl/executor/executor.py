@@ -166,10 +166,9 @@ class Executor:
         run = self._python_runner(steps, now, None, which)
 
         def upgrade():
-            from numba import typeof
             for i in later:
                 fn, args = calls[i]
-                fn.compile(tuple(typeof(a) for a in args))
+                fn.compile(compile_log.lookup(fn, args)[0])
             self._swap_runner(which, counted, self._python_runner(steps, calls, native, which))
 
         def counted():

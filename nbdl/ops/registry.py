@@ -118,7 +118,8 @@ class OpDef:
     int_inputs: tuple = ()                # inputs that may also be integer (labels, indices)
     hidden: bool = False                  # internal op (_backward_*): not exported to nd/sym namespaces
     doc: str = ""
-    _prepared: dict = field(default_factory=dict, repr=False)
+    _prepared: dict = field(default_factory=dict, repr=False)     # device -> prepare
+    _temp_rules: dict = field(default_factory=dict, repr=False)   # device -> temp rule
 
     # -- names ------------------------------------------------------------
     def list_inputs(self, attrs):
@@ -153,16 +154,16 @@ class OpDef:
         return parse_attrs(self.name, self.attrs, raw, node_name)
 
     # -- kernels ----------------------------------------------------------
-    def _device_fn(self, what, paths, key):
-        slot = key if what == "kernel" else (what, key)    # _prepared[device]: the prepare
-        fn = self._prepared.get(slot)
+    def _device_fn(self, loaded, what, paths, call):
+        key = call.device.kernel_key if call.device is not None else "cpu"
+        fn = loaded.get(key)
         if fn is None:
             path = paths.get(key)
             if path is None:
                 raise DTypeError(f"{self.name}: no {key} {what} is registered")
             mod, _, attr = path.partition(":")
             fn = getattr(importlib.import_module(mod), attr)
-            self._prepared[slot] = fn
+            loaded[key] = fn
         return fn
 
     def temps(self, call):
@@ -173,13 +174,11 @@ class OpDef:
         if t is None:
             return []
         if isinstance(t, dict):
-            key = call.device.kernel_key if call.device is not None else "cpu"
-            t = self._device_fn("temp rule", t, key)
+            t = self._device_fn(self._temp_rules, "temp rule", t, call)
         return t(call)
 
     def prepare(self, call):
-        key = call.device.kernel_key if call.device is not None else "cpu"
-        fn = self._device_fn("kernel", self.kernels, key)
+        fn = self._device_fn(self._prepared, "kernel", self.kernels, call)
         allowed = self.dtypes if self.dtypes is not None else FLOAT_DTYPES
         for i, dt in enumerate(list(call.in_dtypes) + list(call.out_dtypes)):
             if dt is not None and np.dtype(dt) not in allowed and not _dtype_exempt(self, call, i):
