@@ -38,7 +38,7 @@ from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
 from .convolution import conv_out_spatial, same_type, spatial_params
-from .registry import OpDef, register, shape_error
+from .registry import REQ_NULL, OpDef, register, shape_error
 
 V1 = "_contrib_DeformableConvolution"
 V2 = "_contrib_ModulatedDeformableConvolution"
@@ -204,8 +204,8 @@ def backward_temps(call, t):
     dt = call.out_dtypes[0]
     g, fg, ck, p = geom["G"], geom["Fg"], geom["CgK"], geom["P"]
     n_in = 3 if is_modulated(call.attrs) else 2     # data, offset, (mask) gradients
-    need_cols = any(r != 0 for r in call.req[:n_in])
-    need_w = call.req[n_in] != 0
+    need_cols = any(r != REQ_NULL for r in call.req[:n_in])
+    need_w = call.req[n_in] != REQ_NULL
     # column gradients (w^T . out_grad), sampled columns, per-thread weight
     # gradient partial sums and one GEMM result per thread.
     return [((t, g, ck, p) if need_cols else (t, 0, 0, 0), dt),

@@ -18,7 +18,7 @@ import re
 import numpy as np
 from numba import njit, prange
 
-from ...ops.registry import Launch, declare_serial_twin
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch, declare_serial_twin
 from ..shared.elemwise_exprs import spec_of, kernel_name
 from ..shared.elemwise_plan import size_of
 from ._parallel import use_parallel
@@ -26,9 +26,9 @@ from ._parallel import use_parallel
 _MAP = '''
 def {name}({params}, out, {scalars}req):
     T = out.dtype.type
-    if req == 0:
+    if req == REQ_NULL:
         return
-{hoisted}    if req == 3:
+{hoisted}    if req == REQ_ADD:
         for i in {loop}(out.size):
 {loads}            out[i] += {expr}
     else:
@@ -36,7 +36,7 @@ def {name}({params}, out, {scalars}req):
 {loads}            out[i] = {expr}
 '''
 
-_BROADCAST_INNER = '''            if req == 3:
+_BROADCAST_INNER = '''            if req == REQ_ADD:
                 for j in range(n):
 {load}                    out[np.uintp(o + j)] += {expr}
             else:
@@ -48,7 +48,7 @@ _BROADCAST = '''
 def {name}(a_arr, b_arr, out, d0, d1, d2, d3, d4, n,
            sa0, sa1, sa2, sa3, sa4, sa5, sb0, sb1, sb2, sb3, sb4, sb5, req):
     T = out.dtype.type
-    if req == 0:
+    if req == REQ_NULL:
         return
     for r in {loop}(d0 * d1 * d2 * d3 * d4):
         i4 = r % d4
@@ -70,7 +70,8 @@ def {name}(a_arr, b_arr, out, d0, d1, d2, d3, d4, n,
 {both}'''
 
 _PAD = " " * 20
-_GLOBALS = {"np": np, "math": math, "prange": prange, "__name__": __name__}
+_GLOBALS = {"np": np, "math": math, "prange": prange, "REQ_ADD": REQ_ADD, "REQ_NULL": REQ_NULL,
+            "__name__": __name__}
 _SOURCES = {}
 _memo = {}
 

@@ -1,15 +1,15 @@
 """CPU kernels for Cast: a converting copy."""
 from numba import njit
 
-from ...ops.registry import Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 
 @njit(cache=True)
 def cast_kernel(x, out, req):
-    if req == 3:
+    if req == REQ_ADD:
         for i in range(x.size):
             out[i] += x[i]
-    elif req != 0:
+    elif req != REQ_NULL:
         for i in range(x.size):
             out[i] = x[i]
 

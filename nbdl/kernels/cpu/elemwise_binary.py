@@ -6,7 +6,7 @@ shape."""
 import numpy as np
 from numba import njit, prange
 
-from ...ops.registry import Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.elemwise_exprs import spec_of, kernel_name
 from ._elemwise_gen import broadcast_kernel, map_kernel, prepare_map  # noqa: F401
 from ._parallel import twins as _twins, use_parallel
@@ -45,17 +45,17 @@ _CHUNK = 256   # output elements per task in the parallel scatter
 
 @njit(cache=True)
 def rsl_copy(x, like, out, req):
-    if req == 3:
+    if req == REQ_ADD:
         for i in range(out.size):
             out[i] += x[i]
-    elif req != 0:
+    elif req != REQ_NULL:
         for i in range(out.size):
             out[i] = x[i]
 
 
 @njit(cache=True)
 def rsl_zero(x, like, out, req):
-    if req != 3 and req != 0:
+    if req != REQ_ADD and req != REQ_NULL:
         for i in range(out.size):
             out[i] = out.dtype.type(0)
 
@@ -65,9 +65,9 @@ def rsl_sum_all(x, like, out, req):
     acc = out.dtype.type(0)
     for i in range(x.size):
         acc += x[i]
-    if req == 3:
+    if req == REQ_ADD:
         out[0] += acc
-    elif req != 0:
+    elif req != REQ_NULL:
         out[0] = acc
 
 
@@ -76,9 +76,9 @@ def rsl_sum_all_par(x, like, out, req):
     acc = out.dtype.type(0)
     for i in prange(x.size):
         acc += x[i]
-    if req == 3:
+    if req == REQ_ADD:
         out[0] += acc
-    elif req != 0:
+    elif req != REQ_NULL:
         out[0] = acc
 
 
@@ -86,9 +86,9 @@ def rsl_sum_all_par(x, like, out, req):
 def rsl_scatter(x, like, out, d0, d1, d2, d3, d4, n, so0, so1, so2, so3, so4, so5, req):
     """Serial: walk ``x`` in memory order and add into ``out`` (stride 0 along
     reduced dimensions), so both are read sequentially."""
-    if req == 0:
+    if req == REQ_NULL:
         return
-    if req != 3:
+    if req != REQ_ADD:
         out[:] = out.dtype.type(0)
     for r in range(d0 * d1 * d2 * d3 * d4):
         i4 = r % d4
@@ -115,9 +115,9 @@ def rsl_scatter(x, like, out, d0, d1, d2, d3, d4, n, so0, so1, so2, so3, so4, so
 def rsl_scatter_par(x, like, out, d0, d1, d2, d3, d4, n, so0, so1, so2, so3, so4, so5, req):
     """Parallel, innermost dimension kept: each task owns a chunk of it and
     walks every row, so tasks write disjoint outputs and read rows in order."""
-    if req == 0:
+    if req == REQ_NULL:
         return
-    if req != 3:
+    if req != REQ_ADD:
         for i in prange(out.size):
             out[i] = out.dtype.type(0)
     rows = d0 * d1 * d2 * d3 * d4
@@ -143,7 +143,7 @@ def rsl_scatter_par(x, like, out, d0, d1, d2, d3, d4, n, so0, so1, so2, so3, so4
 def rsl_gather_par(x, like, out, k0, k1, k2, ks0, ks1, ks2, r0, r1, r2, rs0, rs1, rs2, req):
     """Parallel, innermost dimension reduced: one output element per task,
     summing its (contiguous) reduced run."""
-    if req == 0:
+    if req == REQ_NULL:
         return
     for o in prange(k0 * k1 * k2):
         i2 = o % k2
@@ -157,7 +157,7 @@ def rsl_gather_par(x, like, out, k0, k1, k2, ks0, ks1, ks2, r0, r1, r2, rs0, rs1
                 off = base + j0 * rs0 + j1 * rs1
                 for j2 in range(r2):
                     acc += x[np.uintp(off + j2 * rs2)]
-        if req == 3:
+        if req == REQ_ADD:
             out[o] += acc
         else:
             out[o] = acc

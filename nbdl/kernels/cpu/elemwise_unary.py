@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from ...ops.elemwise_unary import ADD_N_FUSED_MAX
-from ...ops.registry import REQ_ADD, REQ_WRITE, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ..shared.elemwise_exprs import add_n
 from ._elemwise_gen import map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
 from ._parallel import twins as _twins, use_parallel
@@ -18,10 +18,10 @@ from ..shared.elemwise_plan import grouped_sum, size_of
 
 @njit(cache=True)
 def copy_kernel(x, out, req):
-    if req == 3:
+    if req == REQ_ADD:
         for i in range(x.size):
             out[i] += x[i]
-    elif req != 0:
+    elif req != REQ_NULL:
         for i in range(x.size):
             out[i] = x[i]
 
@@ -50,19 +50,19 @@ def prepare_add_n(call):
 
 @njit(cache=True)
 def where_rows_kernel(c, a, b, out, inner, req):
-    if req == 0:
+    if req == REQ_NULL:
         return
     for r in range(c.size):
         o = r * inner
         if c[r] != 0:
-            if req == 3:
+            if req == REQ_ADD:
                 for j in range(inner):
                     out[np.uintp(o + j)] += a[np.uintp(o + j)]
             else:
                 for j in range(inner):
                     out[np.uintp(o + j)] = a[np.uintp(o + j)]
         else:
-            if req == 3:
+            if req == REQ_ADD:
                 for j in range(inner):
                     out[np.uintp(o + j)] += b[np.uintp(o + j)]
             else:
@@ -72,12 +72,12 @@ def where_rows_kernel(c, a, b, out, inner, req):
 
 @njit(cache=True, parallel=True)
 def where_rows_kernel_par(c, a, b, out, inner, req):
-    if req == 0:
+    if req == REQ_NULL:
         return
     for r in prange(c.size):
         o = r * inner
         src = a if c[r] != 0 else b
-        if req == 3:
+        if req == REQ_ADD:
             for j in range(inner):
                 out[np.uintp(o + j)] += src[np.uintp(o + j)]
         else:
@@ -104,9 +104,9 @@ def prepare_where(call):
 
 @njit(cache=True)
 def _store(out, i, v, req):
-    if req == 3:
+    if req == REQ_ADD:
         out[i] += v
-    elif req != 0:
+    elif req != REQ_NULL:
         out[i] = v
 
 

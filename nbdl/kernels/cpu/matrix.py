@@ -19,7 +19,7 @@ from numba import njit
 
 from ...ops import matrix as ops_matrix
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
-from ...ops.registry import Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._blas_threads import hold_blas, hold_for, release_blas
 
 
@@ -41,9 +41,9 @@ def gemm(a, b, out, ta, tb):
 @njit(cache=True)
 def gemm_req(a, b, out, tmp, ta, tb, req):
     """gemm honouring req: NULL skips, ADD accumulates through ``tmp``."""
-    if req == 0:
+    if req == REQ_NULL:
         return
-    if req == 3:
+    if req == REQ_ADD:
         gemm(a, b, tmp, ta, tb)
         out += tmp
     else:
@@ -61,13 +61,13 @@ def _add_bias_rows(dst, bias):
 @njit(cache=True)
 def fc_forward(x, w, b, out, tmp, req, hold):
     """out (M, N) = x (M, K) . w (N, K)^T + b (N,)."""
-    if req == 0:
+    if req == REQ_NULL:
         return
     prev = hold_blas(hold)
-    dst = tmp if req == 3 else out
+    dst = tmp if req == REQ_ADD else out
     np.dot(x, w.T, dst)
     _add_bias_rows(dst, b)
-    if req == 3:
+    if req == REQ_ADD:
         out += dst
     release_blas(prev)
 
@@ -83,9 +83,9 @@ def fc_forward_nobias(x, w, out, tmp, req, hold):
 def _bias_grad(g, db, req):
     """db (N,) = column sums of g (M, N), accumulated row by row so the inner
     loop runs over contiguous memory."""
-    if req == 0:
+    if req == REQ_NULL:
         return
-    if req != 3:
+    if req != REQ_ADD:
         db[:] = 0
     m, n = g.shape
     for i in range(m):

@@ -157,7 +157,7 @@ def nearest_backward(og, dx, c0, sh, sw, req):
 
 _DRIVER = '''
 def {name}({xs}, out, {params}req):
-    if req == 0:
+    if req == REQ_NULL:
         return
 {body}'''
 _BACKWARD_DRIVER = '''
@@ -174,7 +174,7 @@ def _compile(tag, template, **fields):
     src = template.format(name="KERNEL", **fields)
     name = f"{tag}_" + hashlib.sha1(src.encode()).hexdigest()[:12]
     ns = {"_nearest_into": _nearest_into, "nearest_backward": nearest_backward,
-          "__name__": __name__}
+          "REQ_ADD": REQ_ADD, "REQ_NULL": REQ_NULL, "__name__": __name__}
     exec(compile(template.format(name=name, **fields), __file__, "exec"), ns)
     return njit(cache=True)(ns[name])
 
@@ -186,7 +186,7 @@ def nearest_driver(k, mode):
     if fn is None:
         body = "".join(
             f"    _nearest_into(x{i}, out, c{i}, sh{i}, sw{i}, "
-            f"{'True' if mode == 'sum' and i else 'req == 3'})\n" for i in range(k))
+            f"{'True' if mode == 'sum' and i else 'req == REQ_ADD'})\n" for i in range(k))
         fn = _drivers[key] = _compile(
             f"upsample_{mode}_{k}", _DRIVER, xs=", ".join(f"x{i}" for i in range(k)),
             params="".join(f"c{i}, sh{i}, sw{i}, " for i in range(k)), body=body)

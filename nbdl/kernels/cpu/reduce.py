@@ -22,7 +22,7 @@ from numba import njit
 from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
                            reduce_plan)
 from ...ops.reduce import reduce_temp
-from ...ops.registry import Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 _FASTMATH = {"reassoc", "contract"}  # lets the float64 sum loops vectorise; NaN/inf stay exact
 
@@ -44,7 +44,7 @@ def _start(acc, op):
 def _finish(acc, out, scale, req):
     a = acc.reshape(acc.size)
     o = out.reshape(out.size)
-    if req == 3:
+    if req == REQ_ADD:
         for i in range(o.size):
             o[i] += a[i] * scale
     else:
@@ -55,7 +55,7 @@ def _finish(acc, out, scale, req):
 @njit(cache=True, fastmath=_FASTMATH)
 def reduce_tail(x, out, acc, op, scale, req):
     """x (K0, R0, K1, R1, K2, R2) -> out (K0, K1, K2); op 0 sum, 1 prod, 2 max, 3 min."""
-    if req == 0:
+    if req == REQ_NULL:
         return
     _start(acc, op)
     n_k0, n_r0, n_k1, n_r1, n_k2, n_r2 = x.shape
@@ -88,7 +88,7 @@ def reduce_tail(x, out, acc, op, scale, req):
 @njit(cache=True, fastmath=_FASTMATH)
 def reduce_keep(x, out, acc, op, scale, req):
     """x (R0, K0, R1, K1, R2, K2) -> out (K0, K1, K2)."""
-    if req == 0:
+    if req == REQ_NULL:
         return
     _start(acc, op)
     n_r0, n_k0, n_r1, n_k1, n_r2, n_k2 = x.shape
@@ -119,7 +119,7 @@ def reduce_keep(x, out, acc, op, scale, req):
 @njit(cache=True)
 def bcast_tail(src, dst, scale, req):
     """dst (K0, R0, K1, R1, K2, R2) = src (K0, K1, K2) * scale, repeated over R."""
-    if req == 0:
+    if req == REQ_NULL:
         return
     n_k0, n_r0, n_k1, n_r1, n_k2, n_r2 = dst.shape
     for k0 in range(n_k0):
@@ -128,7 +128,7 @@ def bcast_tail(src, dst, scale, req):
                 for r1 in range(n_r1):
                     for k2 in range(n_k2):
                         v = src[k0, k1, k2] * scale
-                        if req == 3:
+                        if req == REQ_ADD:
                             for r2 in range(n_r2):
                                 dst[k0, r0, k1, r1, k2, r2] += v
                         else:
@@ -139,7 +139,7 @@ def bcast_tail(src, dst, scale, req):
 @njit(cache=True)
 def bcast_keep(src, dst, scale, req):
     """dst (R0, K0, R1, K1, R2, K2) = src (K0, K1, K2) * scale, repeated over R."""
-    if req == 0:
+    if req == REQ_NULL:
         return
     n_r0, n_k0, n_r1, n_k1, n_r2, n_k2 = dst.shape
     for r0 in range(n_r0):
@@ -147,7 +147,7 @@ def bcast_keep(src, dst, scale, req):
             for r1 in range(n_r1):
                 for k1 in range(n_k1):
                     for r2 in range(n_r2):
-                        if req == 3:
+                        if req == REQ_ADD:
                             for k2 in range(n_k2):
                                 dst[r0, k0, r1, k1, r2, k2] += src[k0, k1, k2] * scale
                         else:
@@ -166,7 +166,7 @@ def _select(g, x, y, mode):
 
 @njit(cache=True)
 def select_tail(g, x, y, dx, mode, req):
-    if req == 0:
+    if req == REQ_NULL:
         return
     n_k0, n_r0, n_k1, n_r1, n_k2, n_r2 = x.shape
     for k0 in range(n_k0):
@@ -178,7 +178,7 @@ def select_tail(g, x, y, dx, mode, req):
                         yv = y[k0, k1, k2]
                         for r2 in range(n_r2):
                             d = _select(gv, x[k0, r0, k1, r1, k2, r2], yv, mode)
-                            if req == 3:
+                            if req == REQ_ADD:
                                 dx[k0, r0, k1, r1, k2, r2] += d
                             else:
                                 dx[k0, r0, k1, r1, k2, r2] = d
@@ -186,7 +186,7 @@ def select_tail(g, x, y, dx, mode, req):
 
 @njit(cache=True)
 def select_keep(g, x, y, dx, mode, req):
-    if req == 0:
+    if req == REQ_NULL:
         return
     n_r0, n_k0, n_r1, n_k1, n_r2, n_k2 = x.shape
     for r0 in range(n_r0):
@@ -196,7 +196,7 @@ def select_keep(g, x, y, dx, mode, req):
                     for r2 in range(n_r2):
                         for k2 in range(n_k2):
                             d = _select(g[k0, k1, k2], x[r0, k0, r1, k1, r2, k2], y[k0, k1, k2], mode)
-                            if req == 3:
+                            if req == REQ_ADD:
                                 dx[r0, k0, r1, k1, r2, k2] += d
                             else:
                                 dx[r0, k0, r1, k1, r2, k2] = d
@@ -229,7 +229,7 @@ def arg_reduce(x, out, is_min, req):
     stored as a float; the first of ties wins, and a NaN beats any number.
     The running best index lives in ``out`` itself, so the inner loop reads
     x contiguously."""
-    if req == 0:
+    if req == REQ_NULL:
         return
     n_outer, n, n_inner = x.shape
     for o in range(n_outer):

@@ -19,7 +19,7 @@ from numba.core import types
 from numba.extending import overload
 
 from ...ops.concat_slice import slice_axis_range, slice_gather
-from ...ops.registry import Launch, shape_error
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch, shape_error
 from ...ops.shape import (MAX_RANK, c_strides, flip_axes, norm_axis, repeat_dims, size_of,
                           strided_plan, tile_dims, transpose_axes)
 
@@ -30,9 +30,9 @@ _BLOCK = 32  # tile edge of the blocked transpose (32x32 float32 = 4 KiB)
 
 @njit(cache=True)
 def copy_kernel(x, out, req):
-    if req == 0 or (req != 3 and x.ctypes.data == out.ctypes.data):
+    if req == REQ_NULL or (req != REQ_ADD and x.ctypes.data == out.ctypes.data):
         return
-    if req == 3:
+    if req == REQ_ADD:
         for i in range(x.size):
             out[i] += x[i]
     else:
@@ -51,9 +51,9 @@ def copy_like_kernel(x, like, out, req):
 def gather_kernel(x, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
                   s0, s1, s2, s3, s4, s5, s6, s7, req):
     """out (flat, C order over n0..n7) = x[base + sum i_d * s_d]."""
-    if req == 0:
+    if req == REQ_NULL:
         return
-    add = req == 3
+    add = req == REQ_ADD
     k = 0
     for i0 in range(n0):
         o0 = base + i0 * s0
@@ -84,12 +84,12 @@ def scatter_kernel(g, like, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
     """The adjoint of ``gather_kernel``: out[base + sum i_d * s_d] gets g.
     ``req`` write zeroes ``out`` first; ``overlap`` (tile, repeat: several
     elements of g land on one of out) accumulates even then."""
-    if req == 0:
+    if req == REQ_NULL:
         return
-    if req != 3:
+    if req != REQ_ADD:
         for i in range(out.size):
             out[i] = 0
-    add = req == 3 or overlap != 0
+    add = req == REQ_ADD or overlap != 0
     k = 0
     for i0 in range(n0):
         o0 = base + i0 * s0
@@ -117,7 +117,7 @@ def scatter_kernel(g, like, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
 @njit(cache=True)
 def transpose2d_kernel(x, out, req):
     """x (B, M, N) -> out (B, N, M), in cache-sized blocks."""
-    if req == 0:
+    if req == REQ_NULL:
         return
     nb, m, n = x.shape
     for b in range(nb):
@@ -125,7 +125,7 @@ def transpose2d_kernel(x, out, req):
             i1 = min(i0 + _BLOCK, m)
             for j0 in range(0, n, _BLOCK):
                 j1 = min(j0 + _BLOCK, n)
-                if req == 3:
+                if req == REQ_ADD:
                     for j in range(j0, j1):
                         for i in range(i0, i1):
                             out[b, j, i] += x[b, i, j]
@@ -140,11 +140,11 @@ def transpose2d_kernel(x, out, req):
 @njit(cache=True)
 def window_copy(x, out, off, req):
     """out[r, :] = x[r, off:off + out.shape[1]]."""
-    if req == 0:
+    if req == REQ_NULL:
         return
     w = out.shape[1]
     for r in range(out.shape[0]):
-        if req == 3:
+        if req == REQ_ADD:
             for j in range(w):
                 out[r, j] += x[r, off + j]
         else:
@@ -155,11 +155,11 @@ def window_copy(x, out, off, req):
 @njit(cache=True)
 def window_put(src, out, off, req):
     """out[r, off:off + src.shape[1]] = src[r, :] (the adjoint of window_copy)."""
-    if req == 0:
+    if req == REQ_NULL:
         return
     w = src.shape[1]
     for r in range(src.shape[0]):
-        if req == 3:
+        if req == REQ_ADD:
             for j in range(w):
                 out[r, off + j] += src[r, j]
         else:
@@ -170,9 +170,9 @@ def window_put(src, out, off, req):
 @njit(cache=True)
 def window_scatter(g, like, out, off, req):
     """Zeros outside the window (unless adding), g inside it."""
-    if req == 0:
+    if req == REQ_NULL:
         return
-    if req != 3:
+    if req != REQ_ADD:
         w = g.shape[1]
         for r in range(out.shape[0]):
             for j in range(off):

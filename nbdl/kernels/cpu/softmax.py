@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ...ops.registry import REQ_NULL, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._parallel import twins as _twins, use_parallel
 from ..shared.softmax import axis_view, inv_temperature
 
@@ -95,7 +95,7 @@ def _backward_row(og, out, grad, o, i, inv_t, log, add):
 def softmax_backward(og, out, grad, inv_t, log, req):
     if req == REQ_NULL:
         return
-    add = req == 3
+    add = req == REQ_ADD
     inner = og.shape[2]
     for r in range(og.shape[0] * inner):
         o = r // inner
@@ -106,7 +106,7 @@ def softmax_backward(og, out, grad, inv_t, log, req):
 def softmax_backward_parallel(og, out, grad, inv_t, log, req):
     if req == REQ_NULL:
         return
-    add = req == 3
+    add = req == REQ_ADD
     inner = og.shape[2]
     for r in prange(og.shape[0] * inner):
         o = r // inner

@@ -10,7 +10,7 @@ import re
 import numpy as np
 from numba import cuda
 
-from ...ops.registry import Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.elemwise_exprs import spec_of
 from ..shared.elemwise_plan import size_of
 from ._launch import launcher
@@ -20,9 +20,9 @@ def {name}({params}, out, {scalars}req):
 {hoisted}    start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, out.size, stride):
-{loads}        if req == 3:
+{loads}        if req == REQ_ADD:
             out[i] += {expr}
-        elif req != 0:
+        elif req != REQ_NULL:
             out[i] = {expr}
 '''
 
@@ -44,9 +44,9 @@ def {name}(a_arr, b_arr, out, d0, d1, d2, d3, d4, n,
         i0 = q // d1
         a = a_arr[i0 * sa0 + i1 * sa1 + i2 * sa2 + i3 * sa3 + i4 * sa4 + j * sa5]
         b = b_arr[i0 * sb0 + i1 * sb1 + i2 * sb2 + i3 * sb3 + i4 * sb4 + j * sb5]
-        if req == 3:
+        if req == REQ_ADD:
             out[i] += {expr}
-        elif req != 0:
+        elif req != REQ_NULL:
             out[i] = {expr}
 '''
 
@@ -59,7 +59,8 @@ def _uses(name, expr):
 
 def _compile(template, dtype, **fields):
     name = "kernel"
-    ns = {"cuda": cuda, "math": math, "np": np, "T": np.dtype(dtype).type, "__name__": __name__}
+    ns = {"cuda": cuda, "math": math, "np": np, "T": np.dtype(dtype).type, "REQ_ADD": REQ_ADD,
+          "REQ_NULL": REQ_NULL, "__name__": __name__}
     exec(compile(template.format(name=name, **fields), __file__, "exec"), ns)
     return cuda.jit(ns[name])
 
@@ -109,4 +110,3 @@ def prepare_map(call):
     fn = map_kernel(spec, call.out_dtypes[0])
     return Launch(launch(fn, n), typed_scalars(call, spec) + (int(call.req[0]),),
                   views=[(n,)] * (len(spec.args) + 1))
-

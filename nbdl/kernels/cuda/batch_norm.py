@@ -8,7 +8,7 @@ import math
 
 from numba import cuda
 
-from ...ops.registry import REQ_NULL, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.batch_norm import (bn_scalars, bn_views, group_scalars, group_views,
                                  py_bn_backward_channel, py_bn_forward_channel,
                                  py_group_backward_row, py_group_forward_row, py_group_param)
@@ -104,7 +104,7 @@ def _backward(call, is_std):
 
     def fn(og, x, gamma, mean, st, dx, dgamma, dbeta):
         if run_x is not None:
-            run_x(og, x, gamma, mean, st, dx, eps, one, inv_m, is_std, r_x == 3)
+            run_x(og, x, gamma, mean, st, dx, eps, one, inv_m, is_std, r_x == REQ_ADD)
         if run_p is not None:
             run_p(og, x, mean, st, dgamma, dbeta, eps, one, is_std, r_g, r_b)
     return Launch(fn, (), views=views)

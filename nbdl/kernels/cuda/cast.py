@@ -1,7 +1,7 @@
 """CUDA kernels for Cast: a converting copy."""
 from numba import cuda
 
-from ...ops.registry import Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import launcher
 
 
@@ -9,9 +9,9 @@ from ._launch import launcher
 def cast_kernel(x, out, req):
     start = cuda.grid(1)
     for i in range(start, x.size, cuda.gridsize(1)):
-        if req == 3:
+        if req == REQ_ADD:
             out[i] += x[i]
-        elif req != 0:
+        elif req != REQ_NULL:
             out[i] = x[i]
 
 
@@ -19,9 +19,9 @@ def cast_kernel(x, out, req):
 def cast_like_kernel(x, like, out, req):
     start = cuda.grid(1)
     for i in range(start, x.size, cuda.gridsize(1)):
-        if req == 3:
+        if req == REQ_ADD:
             out[i] += x[i]
-        elif req != 0:
+        elif req != REQ_NULL:
             out[i] = x[i]
 
 

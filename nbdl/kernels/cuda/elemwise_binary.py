@@ -5,7 +5,7 @@ output element."""
 import numpy as np
 from numba import cuda
 
-from ...ops.registry import Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.elemwise_exprs import spec_of
 from ..shared.elemwise_plan import broadcast_scalars, gather_scalars, reduce_groups, size_of
 from ._elemwise_gen import broadcast_kernel, launch, map_kernel, prepare_map  # noqa: F401
@@ -44,9 +44,9 @@ def rsl_gather(x, like, out, k0, k1, k2, ks0, ks1, ks2, r0, r1, r2, rs0, rs1, rs
             for j1 in range(r1):
                 for j2 in range(r2):
                     acc += x[base + j0 * rs0 + j1 * rs1 + j2 * rs2]
-        if req == 3:
+        if req == REQ_ADD:
             out[o] += acc
-        elif req != 0:
+        elif req != REQ_NULL:
             out[o] = acc
 
 
@@ -55,7 +55,7 @@ def rsl_zero(x, like, out, req):
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, out.size, stride):
-        if req != 3 and req != 0:
+        if req != REQ_ADD and req != REQ_NULL:
             out[i] = 0
 
 

@@ -5,7 +5,7 @@ import numpy as np
 from numba import cuda
 
 from ...ops.elemwise_unary import ADD_N_FUSED_MAX
-from ...ops.registry import REQ_ADD, REQ_WRITE, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ..shared.elemwise_exprs import add_n
 from ..shared.elemwise_plan import grouped_sum, size_of
 from ._elemwise_gen import launch, map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
@@ -16,9 +16,9 @@ def copy_kernel(x, out, req):
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, x.size, stride):
-        if req == 3:
+        if req == REQ_ADD:
             out[i] += x[i]
-        elif req != 0:
+        elif req != REQ_NULL:
             out[i] = x[i]
 
 
@@ -47,9 +47,9 @@ def where_rows_kernel(c, a, b, out, inner, req):
     stride = cuda.gridsize(1)
     for i in range(start, out.size, stride):
         v = a[i] if c[i // inner] != 0 else b[i]
-        if req == 3:
+        if req == REQ_ADD:
             out[i] += v
-        elif req != 0:
+        elif req != REQ_NULL:
             out[i] = v
 
 
@@ -75,13 +75,13 @@ def where_backward_kernel(g, c, gx, gy, zero, inner, req_x, req_y):
         keep = c[i // inner] != 0
         vx = v if keep else zero
         vy = zero if keep else v
-        if req_x == 3:
+        if req_x == REQ_ADD:
             gx[i] += vx
-        elif req_x != 0:
+        elif req_x != REQ_NULL:
             gx[i] = vx
-        if req_y == 3:
+        if req_y == REQ_ADD:
             gy[i] += vy
-        elif req_y != 0:
+        elif req_y != REQ_NULL:
             gy[i] = vy
 
 

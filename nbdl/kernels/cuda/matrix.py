@@ -15,7 +15,7 @@ from numba import config, cuda, float32, float64
 
 from ...ops import matrix as ops_matrix
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
-from ...ops.registry import Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import grid1d
 
 # The simulator runs a Python thread per CUDA thread: small tiles keep the
@@ -57,7 +57,7 @@ def _make_gemm(nb_dtype):
             if row < m and col < n:
                 if has_bias:
                     acc += bias[col]
-                if req == 3:
+                if req == REQ_ADD:
                     out[z, row, col] += acc
                 else:
                     out[z, row, col] = acc
@@ -84,7 +84,7 @@ def col_sum_kernel(g, db, req):
         acc = 0.0  # float64 accumulator, cast on store
         for i in range(m):
             acc += g[0, i, j]
-        if req == 3:
+        if req == REQ_ADD:
             db[j] += acc
         else:
             db[j] = acc
@@ -110,7 +110,7 @@ def _gemm_launcher(dtype, bsz, m, n):
     empty = bsz * m * n == 0
 
     def run(a, b, out, bias, ta, tb, has_bias, req):
-        if req != 0 and not empty:
+        if req != REQ_NULL and not empty:
             if not has_bias:
                 bias = out.reshape(out.size)  # a 1-D view, never read: keeps one signature
             kern[grid, (TILE, TILE)](a, b, out, bias, ta, tb, has_bias, req)
@@ -177,7 +177,7 @@ def prepare_fc_backward(call):
 
     def fn_bias(g, x, w, dx, dw, db, tmp_x, tmp_w, req_x, req_w, req_b):
         grads(g, x, w, dx, dw, req_x, req_w)
-        if req_b != 0 and n > 0:
+        if req_b != REQ_NULL and n > 0:
             col_sum(g, db, req_b)
     return Launch(fn_bias, tuple(call.req[:3]), views + [(n,), None, None])
 

@@ -15,7 +15,7 @@ from numba import config, cuda
 from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
                            reduce_plan)
 from ...ops.reduce import reduce_temp
-from ...ops.registry import Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import grid1d
 
 
@@ -55,7 +55,7 @@ def reduce_kernel(x, out, tail, op, scale, req):
                     else:
                         if v < acc or v != v:
                             acc = v
-        if req == 3:
+        if req == REQ_ADD:
             out[k0, k1, k2] += acc * scale
         else:
             out[k0, k1, k2] = acc * scale
@@ -85,7 +85,7 @@ def bcast_kernel(src, dst, tail, scale, req):
             v = src[i0, i2, i4] * scale
         else:
             v = src[i1, i3, i5] * scale
-        if req == 3:
+        if req == REQ_ADD:
             dst[i0, i1, i2, i3, i4, i5] += v
         else:
             dst[i0, i1, i2, i3, i4, i5] = v
@@ -107,7 +107,7 @@ def select_kernel(g, x, y, dx, tail, mode, req):
             d = gv if xv == yv else gv * 0
         else:
             d = gv * (yv / xv)
-        if req == 3:
+        if req == REQ_ADD:
             dx[i0, i1, i2, i3, i4, i5] += d
         else:
             dx[i0, i1, i2, i3, i4, i5] = d
@@ -148,7 +148,7 @@ def _launch(kernel, n):
 
 def _skip_null(run, req, n):
     def fn(*args):
-        if req != 0 and n > 0:
+        if req != REQ_NULL and n > 0:
             run(*args)
     return fn
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import cuda
 
-from ...ops.registry import REQ_NULL, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.regression import (KIND_LINEAR, KIND_LOGISTIC, KIND_MAE, NORM_BATCH, NORM_VALID,
                                  regression_scale, softmax_output_backward_plan,
                                  softmax_output_views)
@@ -77,7 +77,7 @@ def _softmax_output_grad(out, label, og, grad, tmp, scale_base, alpha, ignore, u
                 v = (out[r, x, d] - t) * scale
                 if use_og:
                     v *= og[r, x, d]
-            if req == 3:
+            if req == REQ_ADD:
                 grad[r, x, d] += v
             else:
                 grad[r, x, d] = v
@@ -89,7 +89,7 @@ def _prob_label_grad(out, label, og, grad, scale, use_og, req):
         v = (out[i] - label[i]) * scale
         if use_og:
             v *= og[i]
-        if req == 3:
+        if req == REQ_ADD:
             grad[i] += v
         else:
             grad[i] = v
@@ -153,7 +153,7 @@ def _regression_backward(out, label, grad, scale, kind, req):
                 v = scale
         else:
             v = (out[i] - label[i]) * scale
-        if req == 3:
+        if req == REQ_ADD:
             grad[i] += v
         else:
             grad[i] = v

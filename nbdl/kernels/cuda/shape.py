@@ -3,7 +3,7 @@
 compiled unless the CPU runs it), one thread per output element."""
 from numba import cuda
 
-from ...ops.registry import Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..cpu import shape as cpu_plan
 from ._launch import grid1d, launcher
 
@@ -13,7 +13,7 @@ def copy_kernel(x, out, req):
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, x.size, stride):
-        if req == 3:
+        if req == REQ_ADD:
             out[i] += x[i]
         else:
             out[i] = x[i]
@@ -24,7 +24,7 @@ def copy_like_kernel(x, like, out, req):
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, x.size, stride):
-        if req == 3:
+        if req == REQ_ADD:
             out[i] += x[i]
         else:
             out[i] = x[i]
@@ -58,7 +58,7 @@ def gather_kernel(x, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
     stride = cuda.gridsize(1)
     for k in range(start, out.size, stride):
         src = _offset(k, base, n0, n1, n2, n3, n4, n5, n6, n7, s0, s1, s2, s3, s4, s5, s6, s7)
-        if req == 3:
+        if req == REQ_ADD:
             out[k] += x[src]
         else:
             out[k] = x[src]
@@ -96,7 +96,7 @@ def window_copy_kernel(x, out, off, req):
     for k in range(start, out.size, stride):
         r = k // w
         j = k - r * w
-        if req == 3:
+        if req == REQ_ADD:
             out[r, j] += x[r, off + j]
         else:
             out[r, j] = x[r, off + j]
@@ -111,7 +111,7 @@ def window_put_kernel(src, out, off, req):
     for k in range(start, src.size, stride):
         r = k // w
         j = k - r * w
-        if req == 3:
+        if req == REQ_ADD:
             out[r, off + j] += src[r, j]
         else:
             out[r, off + j] = src[r, j]
@@ -128,7 +128,7 @@ def window_scatter_kernel(g, out, off, req):
         r = k // w
         j = k - r * w
         inside = off <= j < off + gw
-        if req == 3:
+        if req == REQ_ADD:
             if inside:
                 out[r, j] += g[r, j - off]
         elif inside:
@@ -149,7 +149,7 @@ def _noop(*args):
 
 
 def _copy(call, cpu_launch, kernel):
-    if call.req[0] == 0:
+    if call.req[0] == REQ_NULL:
         return Launch(_noop, cpu_launch.scalars, cpu_launch.views)
     n = cpu_launch.views[0][0]
     return Launch(launcher(kernel, n), cpu_launch.scalars, cpu_launch.views)
@@ -196,11 +196,11 @@ def _scatter(call, cpu_launch):
     n_g = cpu_plan.size_of(call.in_shapes[0])
 
     def fn(g, like, out, *scalars):
-        if req == 0:
+        if req == REQ_NULL:
             return
-        if req != 3:
+        if req != REQ_ADD:
             _launch(zero_kernel, n_out, out)
-        _launch(scatter_kernel, n_g, g, out, *plan, int(req == 3), overlap)
+        _launch(scatter_kernel, n_g, g, out, *plan, int(req == REQ_ADD), overlap)
     return Launch(fn, cpu_launch.scalars, cpu_launch.views)
 
 
@@ -222,7 +222,7 @@ def prepare_slice_axis(call):
     n = cpu_plan.size_of(cl.views[1])
 
     def fn(x, out, *scalars):
-        if req != 0:
+        if req != REQ_NULL:
             _launch(window_copy_kernel, n, x, out, off, req)
     return Launch(fn, cl.scalars, cl.views)
 
@@ -233,7 +233,7 @@ def prepare_backward_slice_axis(call):
     n = cpu_plan.size_of(cl.views[2])
 
     def fn(g, like, out, *scalars):
-        if req != 0:
+        if req != REQ_NULL:
             _launch(window_scatter_kernel, n, g, out, off, req)
     return Launch(fn, cl.scalars, cl.views)
 
@@ -244,7 +244,7 @@ def prepare_concat(call):
     widths = [v[1] for v in cl.views[:-1]]
 
     def fn(*args):
-        if req == 0:
+        if req == REQ_NULL:
             return
         out, off = args[-2], 0
         for a, w in zip(args[:len(widths)], widths):
@@ -260,7 +260,7 @@ def _split(cl, n_carriers, reqs):
         x, outs = args[0], args[1 + n_carriers:1 + n_carriers + n]
         off = 0
         for o, r in zip(outs, reqs):
-            if r != 0:
+            if r != REQ_NULL:
                 _launch(window_copy_kernel, o.size, x, o, off, r)
             off += o.shape[1]
     return Launch(fn, cl.scalars, cl.views)

@@ -4,7 +4,7 @@ import math
 
 from numba import cuda
 
-from ...ops.registry import REQ_NULL, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.softmax import axis_view, inv_temperature
 from ._launch import launcher
 
@@ -60,7 +60,7 @@ def softmax_backward(og, out, grad, inv_t, log, req):
                 v = (og[o, k, i] - math.exp(out[o, k, i]) * s) * inv_t
             else:
                 v = out[o, k, i] * (og[o, k, i] - s) * inv_t
-            if req == 3:
+            if req == REQ_ADD:
                 grad[o, k, i] += v
             else:
                 grad[o, k, i] = v

@@ -7,6 +7,7 @@ merged, so ``(N, C, H, W) + (1, C, 1, 1)`` becomes three dimensions
 ``(N, C, H*W)``.  The kernels are written for a fixed rank of ``RANK`` and the
 plan pads at the front with size-1 dimensions."""
 from ...errors import ShapeError
+from ...ops.registry import REQ_NULL
 
 RANK = 6
 
@@ -42,7 +43,7 @@ def grouped_sum(k, group, kernel, copy, write_req, add_req):
 
     def run(*arrays):
         req = arrays[-1]
-        if req == 0:
+        if req == REQ_NULL:
             return
         out = arrays[k]
         acc = arrays[k + 1] if req == add_req else out
