@@ -6,6 +6,10 @@ its array; ``tracing()`` says whether that is happening."""
 import contextlib
 import threading
 
+from ..ndarray.invoke import invoke
+from ..symbol.construct import create
+from ..symbol.symbol import Symbol
+
 _state = threading.local()
 
 
@@ -29,8 +33,3 @@ def call_op(op_name, inputs, **attrs):
         if isinstance(x, Symbol):
             return create(op_name, *inputs, **attrs)
     return invoke(op_name, list(inputs), attrs)
-
-
-from ..ndarray.invoke import invoke  # noqa: E402
-from ..symbol.construct import create  # noqa: E402
-from ..symbol.symbol import Symbol  # noqa: E402

@@ -260,7 +260,7 @@ def geometry(attrs, data_shape, transposed):
 def _temps(which):
     # The scratch depends on the device's kernels (the CPU plan: serial, batch
     # chunks or split GEMMs; CUDA: none), so each device's module gives it.
-    return {"cpu": f"nbdl.kernels.cpu.convolution:temp_{which}",
+    return {"cpu": f"nbdl.kernels.cpu.conv_plan:temp_{which}",
             "cuda": f"nbdl.kernels.cuda.convolution:temp_{which}"}
 
 

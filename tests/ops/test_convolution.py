@@ -366,7 +366,7 @@ def test_kernel_variants(variant, transposed, kernel, pad, monkeypatch, two_thre
     groups, bias, against the references, with write, add and null requests
     (chunks of 2 and 3 images in blocks of 2, and 5 images in blocks of 2,
     also run one-image blocks)."""
-    from nbdl.kernels.cpu.convolution import plan
+    from nbdl.kernels.cpu.conv_plan import plan
     from nbdl.ops.convolution import geometry
     env, images, want = PLAN_VARIANTS[variant]
     name = "Deconvolution" if transposed else "Convolution"
@@ -441,7 +441,7 @@ PADDING_TAPS = [
 @pytest.mark.parametrize("mode", ["serial", "chunks", "split"])
 @pytest.mark.parametrize("case", PADDING_TAPS)
 def test_padding_only_taps(case, mode, monkeypatch, two_threads, rng):
-    from nbdl.kernels.cpu.convolution import kept_taps, plan
+    from nbdl.kernels.cpu.conv_plan import kept_taps, plan
     from nbdl.ops.convolution import geometry
     transposed, attrs, xs, ws, kept = case
     attrs = dict(attrs, num_filter=4, num_group=1, no_bias=False)

@@ -1,0 +1,336 @@
+"""The column side of the CPU convolution kernels (``convolution``): the im2col
+table, one channel's im2col / col2im through it, the units a block is made of
+(one (sample, channel) pair each), the reductions of the weight gradient's
+partial sums, the bias, and the per-call set-up that compacts the weights to
+the taps that read the image."""
+from numba import njit, prange
+
+from ...ops.registry import REQ_ADD
+
+
+# -- the im2col table and one channel's im2col / col2im ------------------------------
+
+@njit(cache=True, inline="always")
+def _axis_reads(n_out, stride, off, size):
+    """Whether a tap at offset ``off`` reads inside [0, size) for some output."""
+    lo = 0 if off >= 0 else (-off + stride - 1) // stride
+    return lo < n_out and lo * stride + off < size
+
+
+@njit(cache=True)
+def _make_table(tbl, d_n, h_n, w_n, geo):
+    """Fill the im2col table and return the number of taps ``kv`` kept.
+
+    Taps that read only padding (every output position of a 1x1 image but
+    the centre tap of a padded 3x3 kernel) are left out: ``tbl[r*P + q]``
+    for the kept taps ``r < kv`` is the offset in a (D, H, W) channel read at
+    output position q, or -1 in the padding, and ``tbl[kv*P + r]`` is kept tap
+    ``r``'s index in the full kernel."""
+    od_, oh_, ow_, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geo
+    p = od_ * oh_ * ow_
+    kv = 0
+    for a in range(kd):
+        if not _axis_reads(od_, sd, a * dd - pd, d_n):
+            continue
+        for b in range(kh):
+            if not _axis_reads(oh_, sh, b * dh - ph, h_n):
+                continue
+            for e in range(kw):
+                if _axis_reads(ow_, sw, e * dw - pw, w_n):
+                    kv += 1
+    r = 0
+    for a in range(kd):
+        for b in range(kh):
+            for e in range(kw):
+                if not (_axis_reads(od_, sd, a * dd - pd, d_n)
+                        and _axis_reads(oh_, sh, b * dh - ph, h_n)
+                        and _axis_reads(ow_, sw, e * dw - pw, w_n)):
+                    continue
+                tbl[kv * p + r] = (a * kh + b) * kw + e
+                for od in range(od_):
+                    z = od * sd - pd + a * dd
+                    for oh in range(oh_):
+                        y = oh * sh - ph + b * dh
+                        inside = z >= 0 and z < d_n and y >= 0 and y < h_n
+                        q = r * p + (od * oh_ + oh) * ow_
+                        for ow in range(ow_):
+                            x = ow * sw - pw + e * dw
+                            if inside and x >= 0 and x < w_n:
+                                tbl[q + ow] = (z * h_n + y) * w_n + x
+                            else:
+                                tbl[q + ow] = -1
+                r += 1
+    return kv
+
+
+@njit(cache=True)
+def _compact_row(u, w, wc, tbl, k, kv, p):
+    """wc[g, f, c*kv + r] = w[g, f, c*K + tap r] for row u = (g, f)."""
+    fg = w.shape[1]
+    g = u // fg
+    f = u - g * fg
+    ci = w.shape[2] // k
+    taps = tbl[kv * p:kv * p + kv]
+    for c in range(ci):
+        for r in range(kv):
+            wc[g, f, c * kv + r] = w[g, f, c * k + taps[r]]
+
+
+@njit(cache=True)
+def _expand_row(u, part, dw3, tbl, k, kv, p, add):
+    """dw3[g, f] (=|+=) the sum over chunks of part[t, g, f], spread back over
+    the full kernel (zero for the left-out taps) for row u = (g, f)."""
+    fg = dw3.shape[1]
+    g = u // fg
+    f = u - g * fg
+    ci = dw3.shape[2] // k
+    taps = tbl[kv * p:kv * p + kv]
+    zero = dw3.dtype.type(0)
+    if not add:
+        for q in range(dw3.shape[2]):
+            dw3[g, f, q] = zero
+    for c in range(ci):
+        for r in range(kv):
+            acc = zero
+            for t in range(part.shape[0]):
+                acc += part[t, g, f, c * kv + r]
+            dw3[g, f, c * k + taps[r]] += acc
+
+
+@njit(cache=True)
+def _im2col_channel(src, col, c, off, tbl, k, p, qa, qb):
+    """col[c*K + r, off + q] = src[tbl[r*P + q]] (0 where -1) for positions
+    q in [qa, qb); src is a flat channel."""
+    zero = src.dtype.type(0)
+    row = c * k
+    for r in range(k):
+        t0 = r * p
+        for q in range(qa, qb):
+            idx = tbl[t0 + q]
+            col[row + r, off + q] = src[idx] if idx >= 0 else zero
+
+
+@njit(cache=True)
+def _col2im_channel(col, dst, c, off, tbl, k, p, qa, qb):
+    """dst (a flat channel) += its rows of col for positions [qa, qb)
+    scattered back (im2col's adjoint)."""
+    row = c * k
+    for r in range(k):
+        t0 = r * p
+        for q in range(qa, qb):
+            idx = tbl[t0 + q]
+            if idx >= 0:
+                dst[idx] += col[row + r, off + q]
+
+
+# -- units of a block, one (sample j, channel) each -------------------------------------
+# A block is samples n0 .. n0+nb of group g, output positions [qa, qb) of each (all of
+# them when nb > 1); the columns of sample j start at j*(qb - qa).
+
+@njit(cache=True)
+def _fill_unit(u, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb):
+    """Channel c of item (n0+j, g) into its rows and columns of colb."""
+    ci = img3.shape[1]
+    j = u // ci
+    c = u - j * ci
+    i = (n0 + j) * g_n + g
+    off = j * (qb - qa) - qa
+    if direct:
+        s = img3[i, c]
+        for q in range(qa, qb):
+            colb[c, off + q] = s[q]
+    else:
+        _im2col_channel(img3[i, c], colb, c, off, tbl, k, p, qa, qb)
+
+
+@njit(cache=True)
+def _unfill_unit(u, colb, img3, n0, g, g_n, direct, add, tbl, k, p, qa, qb):
+    """Channel c of item (n0+j, g) (=|+=) col2im of its rows/columns of colb
+    (a write zeroes the channel with the first positions)."""
+    ci = img3.shape[1]
+    j = u // ci
+    c = u - j * ci
+    i = (n0 + j) * g_n + g
+    off = j * (qb - qa) - qa
+    dst = img3[i, c]
+    if direct:
+        if add:
+            for q in range(qa, qb):
+                dst[q] += colb[c, off + q]
+        else:
+            for q in range(qa, qb):
+                dst[q] = colb[c, off + q]
+        return
+    if not add and qa == 0:
+        dst[:] = 0
+    _col2im_channel(colb, dst, c, off, tbl, k, p, qa, qb)
+
+
+@njit(cache=True)
+def _scatter_unit(u, res, out3, b, n0, g, g_n, has_bias, add):
+    """out3[i, f] (=|+=) res[f, j*P..] (+ bias) for item i = (n0+j, g)."""
+    fg, p = out3.shape[1], out3.shape[2]
+    j = u // fg
+    f = u - j * fg
+    i = (n0 + j) * g_n + g
+    q0 = j * p
+    bv = b[g * fg + f] if has_bias else out3.dtype.type(0)
+    o = out3[i, f]
+    if add:
+        for q in range(p):
+            o[q] += res[f, q0 + q] + bv
+    else:
+        for q in range(p):
+            o[q] = res[f, q0 + q] + bv
+
+
+@njit(cache=True)
+def _gather_unit(u, src3, dst, n0, g, g_n):
+    """dst[f, j*P..] = src3[i, f] for item i = (n0+j, g)."""
+    fg, p = src3.shape[1], src3.shape[2]
+    j = u // fg
+    f = u - j * fg
+    i = (n0 + j) * g_n + g
+    q0 = j * p
+    s = src3[i, f]
+    for q in range(p):
+        dst[f, q0 + q] = s[q]
+
+
+@njit(cache=True, parallel=True)
+def _fill_par(n_units, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb):
+    for u in prange(n_units):
+        _fill_unit(u, img3, colb, n0, g, g_n, direct, tbl, k, p, qa, qb)
+
+
+@njit(cache=True, parallel=True)
+def _gather_par(n_units, src3, dst, n0, g, g_n):
+    for u in prange(n_units):
+        _gather_unit(u, src3, dst, n0, g, g_n)
+
+
+# -- reductions and bias ---------------------------------------------------------------
+
+@njit(cache=True)
+def _reduce_row(r, part, dw3, add):
+    fg, ck = dw3.shape[1], dw3.shape[2]
+    g = r // fg
+    f = r - g * fg
+    for q in range(ck):
+        acc = part[0, g, f, q]
+        for t in range(1, part.shape[0]):
+            acc += part[t, g, f, q]
+        if add:
+            dw3[g, f, q] += acc
+        else:
+            dw3[g, f, q] = acc
+
+
+@njit(cache=True, parallel=True)
+def _reduce_parts(part, dw3, add):
+    """dw (G, Fg, CK) (=|+=) the sum of the per-chunk partial sums."""
+    for r in prange(dw3.shape[0] * dw3.shape[1]):
+        _reduce_row(r, part, dw3, add)
+
+
+@njit(cache=True)
+def _bias_channel(ch, a3, db, g_n, add):
+    """db[ch] (=|+=) the sum over the items of ch's group of a3[i, f, :]."""
+    fg = a3.shape[1]
+    g = ch // fg
+    f = ch - g * fg
+    acc = a3.dtype.type(0)
+    for i in range(g, a3.shape[0], g_n):
+        for q in range(a3.shape[2]):
+            acc += a3[i, f, q]
+    if add:
+        db[ch] += acc
+    else:
+        db[ch] = acc
+
+
+@njit(cache=True)
+def _bias_grad(a3, db, g_n, req):
+    for ch in range(db.shape[0]):
+        _bias_channel(ch, a3, db, g_n, req == REQ_ADD)
+
+
+@njit(cache=True, parallel=True)
+def _bias_grad_par(a3, db, g_n, req):
+    for ch in prange(db.shape[0]):
+        _bias_channel(ch, a3, db, g_n, req == REQ_ADD)
+
+
+@njit(cache=True)
+def _add_bias_unit(u, a3, b, g_n):
+    fg = a3.shape[1]
+    i = u // fg
+    f = u - i * fg
+    bv = b[(i % g_n) * fg + f]
+    for q in range(a3.shape[2]):
+        a3[i, f, q] += bv
+
+
+@njit(cache=True)
+def _add_bias(a3, b, g_n):
+    for u in range(a3.shape[0] * a3.shape[1]):
+        _add_bias_unit(u, a3, b, g_n)
+
+
+@njit(cache=True, parallel=True)
+def _add_bias_par(a3, b, g_n):
+    for u in prange(a3.shape[0] * a3.shape[1]):
+        _add_bias_unit(u, a3, b, g_n)
+
+
+# -- set-up and weight-gradient finish ------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _flat3(a):
+    return a.reshape(a.shape[0], a.shape[1], a.shape[2] * a.shape[3] * a.shape[4])
+
+
+@njit(cache=True)
+def _setup(img, cols, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    """(weights, K, kv, P): the im2col table filled unless direct, and, when
+    taps that read only padding were left out (kv < K), the weights
+    compacted to the kv kept taps in ``wsc[0]``."""
+    geo = (cols.shape[2], cols.shape[3], cols.shape[4], kd, kh, kw, sd, sh, sw, pd, ph, pw,
+           dd, dh, dw)
+    k = kd * kh * kw
+    p = cols.shape[2] * cols.shape[3] * cols.shape[4]
+    kv = k
+    if not direct:
+        kv = _make_table(tbl, img.shape[2], img.shape[3], img.shape[4], geo)
+    if kv == k:
+        return w, k, kv, p
+    wc = wsc[0]
+    for u in range(w.shape[0] * w.shape[1]):
+        _compact_row(u, w, wc, tbl, k, kv, p)
+    return wc, k, kv, p
+
+
+@njit(cache=True)
+def _finish_weight(part, dw3, tbl, k, kv, p, add):
+    """dw3 (=|+=) the sum of the partial sums (spread back over the full
+    kernel when taps were left out); ``_finish_weight_par``: by prange."""
+    if kv == k:
+        for r in range(dw3.shape[0] * dw3.shape[1]):
+            _reduce_row(r, part, dw3, add)
+    else:
+        for r in range(dw3.shape[0] * dw3.shape[1]):
+            _expand_row(r, part, dw3, tbl, k, kv, p, add)
+
+
+@njit(cache=True)
+def _finish_weight_par(part, dw3, tbl, k, kv, p, add):
+    if kv == k:
+        _reduce_parts(part, dw3, add)
+    else:
+        _expand_par(part, dw3, tbl, k, kv, p, add)
+
+
+@njit(cache=True, parallel=True)
+def _expand_par(part, dw3, tbl, k, kv, p, add):
+    for r in prange(dw3.shape[0] * dw3.shape[1]):
+        _expand_row(r, part, dw3, tbl, k, kv, p, add)

@@ -1,0 +1,158 @@
+"""Which variant the CPU convolution kernels run and the scratch it needs
+(prepare time, plain Python; ``convolution`` holds the kernels).
+
+Variants (``mode``, picked at prepare time by ``plan``; BLAS is always held
+to one thread inside the parallel ones: numba's threads and BLAS's must not
+nest, and BLAS's own threads stall badly on a busy machine):
+
+- ``SERIAL``: small convolutions, or one thread; BLAS held to one thread
+  when a block's GEMM is small (``_blas_threads.hold_for``);
+- ``CHUNKS``: enough columns for every thread: a ``prange`` over ``nt``
+  contiguous chunks of samples, each a serial loop over its blocks with
+  scratch rows of its own, weight-gradient partial sums per chunk reduced at
+  the end.  A chunk's samples are fixed, so results do not depend on
+  scheduling.
+- ``SPLIT``: few columns (small batches, tiny images): a block at a time,
+  im2col/gather split over (sample, channel) pairs, then each GEMM split
+  over ``nt`` slices of its rows (output channels; input channels for the
+  data product, each slice followed by its col2im or scatter), so the
+  weight gradient needs no reduction.
+
+Scratch from the planner (``scratch``, sized for the kept taps): the column
+block ``(rows, CK*bs*P)`` (or ``CK*tile``; none for a one-image 1x1 direct
+block), the cols-side block ``(rows, Fg*bs*P)`` (only when ``bs > 1``),
+backward the partial sums ``(nt, G, Fg, CK)`` (only ``CHUNKS``), the int32
+im2col table and tap list ``(kv*P + kv,)``, and the compacted weights (and
+backward their gradient) when taps were left out; ``rows`` is ``nt`` for
+``CHUNKS``, else 1.
+"""
+from functools import partial
+
+import numpy as np
+
+from ...ops.convolution import geometry
+from ...ops.registry import REQ_NULL
+from ._blas_threads import BLAS_THREAD_CONTROL
+from ._parallel import threads as _threads
+
+SERIAL, CHUNKS, SPLIT = 0, 1, 2
+
+
+# -- plan and scratch (prepare time) ---------------------------------------------------------
+
+def is_direct(geom):
+    """1x1 kernel, stride 1, no pad: the image is its own column matrix."""
+    return int(geom["k3"] == (1, 1, 1) and geom["s3"] == (1, 1, 1) and geom["p3"] == (0, 0, 0))
+
+
+def plan(geom, itemsize=4):
+    """``(mode, nt, bs, tile)`` for a convolution of geometry ``geom`` (see the
+    module docstring): ``SERIAL`` below ``NBDL_CONV_PARALLEL_MIN_FLOPS`` (or
+    on one thread, or when BLAS's threads cannot be held), ``CHUNKS`` when
+    every thread gets at least ``NBDL_CONV_BLOCK_COLS`` columns of its own
+    samples, else ``SPLIT``.  ``bs``: samples a block, to make blocks of
+    about ``NBDL_CONV_BLOCK_COLS`` columns (a quarter of that for 1x1 direct
+    convolutions; ``SPLIT``: the whole batch), within a chunk and within
+    ``NBDL_CONV_BLOCK_BYTES`` of columns.
+    ``tile``: output positions a block; an image of more than twice
+    ``NBDL_CONV_BLOCK_COLS`` is cut into tiles of about that many (``SERIAL``
+    and ``CHUNKS``, unless 1x1 direct: the columns of a tile stay in cache
+    until its GEMM)."""
+    from ... import config
+    threads = _threads()
+    n, p = geom["N"], max(geom["P"], 1)
+    g_n, fg, ck = geom["w"]
+    flops = 2 * n * g_n * fg * ck * p
+    target = max(1, config.conv_block_cols())
+    by_bytes = max(1, config.conv_block_bytes() // max(1, ck * p * itemsize))
+    # a 1x1 direct convolution multiplies the images in place; a block of
+    # several costs copies in and out, worth it only for the smallest images
+    per_block = -(-(max(1, target // 4) if is_direct(geom) else target) // p)
+    if threads < 2 or not BLAS_THREAD_CONTROL or flops < config.conv_parallel_min_flops():
+        mode, nt, bs = SERIAL, 1, min(n, per_block)
+    elif n >= threads and n * p >= threads * config.conv_chunk_min_cols():
+        mode, nt = CHUNKS, threads
+        bs = min(-(-n // nt), per_block)
+    else:
+        mode, nt, bs = SPLIT, threads, n
+    bs = max(1, min(bs, by_bytes))
+    tile = p
+    if mode != SPLIT and bs == 1 and p > 2 * target and not is_direct(geom):
+        tiles = -(-p // target)
+        tile = -(-p // tiles)
+    return mode, nt, bs, tile
+
+
+def kept_taps(geom):
+    """Kernel taps that read inside the image for some output position (all
+    of them but for tiny padded images); ``_make_table``'s rule."""
+    def axis(n_out, stride, off, size):
+        lo = 0 if off >= 0 else (-off + stride - 1) // stride
+        return lo < n_out and lo * stride + off < size
+    (kd, kh, kw), (sd, sh, sw) = geom["k3"], geom["s3"]
+    (pd, ph, pw), (dd, dh, dw) = geom["p3"], geom["d3"]
+    (d_n, h_n, w_n), (od, oh, ow) = geom["img"][2:], geom["cols"][2:]
+    return [(a * kh + b) * kw + e for a in range(kd) for b in range(kh) for e in range(kw)
+            if axis(od, sd, a * dd - pd, d_n) and axis(oh, sh, b * dh - ph, h_n)
+            and axis(ow, sw, e * dw - pw, w_n)]
+
+
+def scratch(geom, the_plan, backward, need_weight, dtype):
+    """``[(shape, dtype)]`` of the kernels' scratch for ``plan``'s choice:
+    ``[col, buf, table, wsc]`` forward, ``[col, part, buf, table, wsc]``
+    backward (zero-sized where the variant does not use one).  ``wsc``
+    holds the weights compacted to the kept taps (and backward their
+    gradient) when some taps read only padding; the column block, the
+    partial sums and the table are sized for the kept taps."""
+    mode, nt, bs, tile = the_plan
+    g_n, fg, ck = geom["w"]
+    p = geom["P"]
+    k = int(np.prod(geom["k3"]))
+    rows = nt if mode == CHUNKS else 1
+    direct = is_direct(geom)
+    kv = k if direct else len(kept_taps(geom))
+    ckv = ck // k * kv
+    col = ((rows, 0 if (direct and bs == 1) else ckv * (bs * p if tile == p else tile)), dtype)
+    buf = ((rows, fg * bs * p if bs > 1 else 0), dtype)
+    tbl = ((0 if direct else kv * p + kv,), np.int32)
+    wsc = ((0 if kv == k else (2 if backward else 1), g_n, fg, ckv), dtype)
+    if not backward:
+        return [col, buf, tbl, wsc]
+    part = ((nt if (mode == CHUNKS and need_weight) else 0, g_n, fg, ckv), dtype)
+    return [col, part, buf, tbl, wsc]
+
+
+# -- prepare ----------------------------------------------------------------------------
+
+def _geom_scalars(geom):
+    return tuple(int(v) for v in geom["k3"] + geom["s3"] + geom["p3"] + geom["d3"])
+
+
+def cpu_plan(call, geom):
+    """``(mode, nt, bs, tile)`` of these kernels for ``call`` (``plan`` for its
+    dtype); ``prepare`` and the temp rules both ask this, so the scratch
+    matches the variant."""
+    dt = call.out_dtypes[0] if call.out_dtypes and call.out_dtypes[0] is not None else "float32"
+    return plan(geom, np.dtype(dt).itemsize)
+
+
+def _temps(call, transposed, backward):
+    """``[col, buf, table, wsc]`` forward, ``[col, part, buf, table, wsc]``
+    backward: the im2col column block (Deconvolution forward: the GEMM result
+    before col2im), backward the per-chunk weight-gradient partial sums, the
+    cols-side block (gathered or GEMM result), the int32 im2col table, and the
+    weights (and gradient) compacted to the taps that read the image."""
+    geom = geometry(call.attrs, call.in_shapes[1 if backward else 0], transposed)
+    return scratch(geom, cpu_plan(call, geom), backward, backward and call.req[1] != REQ_NULL,
+                   call.out_dtypes[0])
+
+
+temp_convolution = partial(_temps, transposed=False, backward=False)
+temp_deconvolution = partial(_temps, transposed=True, backward=False)
+temp_convolution_backward = partial(_temps, transposed=False, backward=True)
+temp_deconvolution_backward = partial(_temps, transposed=True, backward=True)
+
+
+__all__ = ["plan", "scratch", "kept_taps", "is_direct", "cpu_plan", "SERIAL", "CHUNKS", "SPLIT",
+           "temp_convolution", "temp_deconvolution", "temp_convolution_backward",
+           "temp_deconvolution_backward"]
