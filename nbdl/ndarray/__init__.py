@@ -11,6 +11,7 @@ from .creation import (arange, array, empty, eye, from_numpy, full, full_like, l
 from . import invoke  # noqa: F401  (the module: nbdl.nd.invoke.invoke runs one op)
 from .ndarray import NDArray  # noqa: F401
 from . import namespace as _namespace
+from ..serialization import load, load_frombuffer, save  # noqa: F401
 
 op = _namespace.make_module(__name__ + ".op", include_hidden=False)
 _internal = _namespace.make_module(__name__ + "._internal", include_hidden=True)
@@ -19,9 +20,6 @@ _internal = _namespace.make_module(__name__ + "._internal", include_hidden=True)
 random_uniform = random.uniform
 random_normal = random.normal
 random_randint = random.randint
-
-
-from ..serialization import load, load_frombuffer, save  # noqa: F401,E402
 
 
 def __getattr__(name):
