@@ -1,0 +1,117 @@
+"""Run Apache MXNet 1.9.1's own unit tests against nbdl through the ``mxnet``
+import alias and count, per file, what passes.
+
+MXNet's tests are not part of nbdl: extract them outside the repository first
+(``tests/python/common`` too, which their ``common.py`` imports), e.g. from a
+clone of apache/mxnet::
+
+    git -C mxnet archive 1.9.1 tests/python/unittest tests/python/common | tar -x -C /tmp/mx191
+
+then::
+
+    python tools/mxnet_unittests.py /tmp/mx191/tests/python/unittest
+    python tools/mxnet_unittests.py DIR --python /path/to/mxnet-venv/bin/python --real
+
+(``--real`` runs the same files on a real MXNet for the baseline column).
+Each file runs in its own ``pytest`` process (``python -m nbdl.mxnet -m
+pytest`` for nbdl), with ``--junitxml`` read back for the counts.  The
+tests listed in ``OUT_OF_SCOPE`` (docs/mxnet-compat.md gives the reasons)
+are deselected and not counted.  MXNet's tests need ``nose`` importable
+(their ``common.py`` imports ``nose.tools``).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+# The twelve files issue 12 measures.
+FILES = ["test_gluon.py", "test_gluon_rnn.py", "test_gluon_trainer.py", "test_gluon_data.py",
+         "test_loss.py", "test_metric.py", "test_optimizer.py", "test_init.py",
+         "test_executor.py", "test_symbol.py", "test_autograd.py", "test_ndarray.py"]
+
+# ``file::test`` -> reason class (see docs/mxnet-compat.md, "Out of scope").
+OUT_OF_SCOPE = {}
+
+
+def _counts(xml_path):
+    """(passed, failed, errors, skipped, failing test names) from a junit file."""
+    root = ET.parse(xml_path).getroot()
+    passed = failed = errors = skipped = 0
+    failing = []
+    for case in root.iter("testcase"):
+        kinds = {child.tag for child in case}
+        if "skipped" in kinds:
+            skipped += 1
+        elif "error" in kinds:
+            errors += 1
+            failing.append(case.get("name"))
+        elif "failure" in kinds:
+            failed += 1
+            failing.append(case.get("name"))
+        else:
+            passed += 1
+    return passed, failed, errors, skipped, failing
+
+
+def run_file(test_dir, name, python, real, timeout):
+    """Run one MXNet test file; returns its counts (see ``_counts``) or None
+    when pytest produced no report (a crash or the timeout)."""
+    deselect = [a for k in OUT_OF_SCOPE if k.startswith(name + "::")
+                for a in ("--deselect", k)]
+    with tempfile.TemporaryDirectory() as tmp:
+        xml_path = os.path.join(tmp, "report.xml")
+        head = [python, "-m", "pytest"] if real else [python, "-m", "nbdl.mxnet", "-m", "pytest"]
+        cmd = head + ["-q", "-p", "no:cacheprovider", "--junitxml", xml_path, name] + deselect
+        try:
+            subprocess.run(cmd, cwd=test_dir, timeout=timeout, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return None
+        if not os.path.exists(xml_path):
+            return None
+        return _counts(xml_path)
+
+
+def main(argv=None):
+    """Command line: see the module docstring.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default ``sys.argv[1:]``).
+    """
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("test_dir", help="MXNet 1.9.1's tests/python/unittest, extracted")
+    ap.add_argument("files", nargs="*", default=FILES, help="test files (default: the twelve)")
+    ap.add_argument("--python", default=sys.executable, help="interpreter to run pytest with")
+    ap.add_argument("--real", action="store_true", help="run on a real MXNet (no alias)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per file")
+    ap.add_argument("--failures", action="store_true", help="list the failing tests")
+    args = ap.parse_args(argv)
+    if not os.path.isfile(os.path.join(args.test_dir, "common.py")):
+        ap.error(f"{args.test_dir} does not look like MXNet's tests/python/unittest")
+    total_pass = total_cases = 0
+    print("| file | passed | in scope | failed | errors | skipped |")
+    print("|---|---|---|---|---|---|")
+    for name in args.files:
+        res = run_file(args.test_dir, name, args.python, args.real, args.timeout)
+        if res is None:
+            print(f"| {name} | no report (crash or timeout) | | | | |", flush=True)
+            continue
+        passed, failed, errors, skipped, failing = res
+        cases = passed + failed + errors
+        total_pass += passed
+        total_cases += cases
+        print(f"| {name} | {passed} | {cases} | {failed} | {errors} | {skipped} |", flush=True)
+        if args.failures:
+            for f in failing:
+                print(f"    {name}::{f}", file=sys.stderr)
+    share = 100.0 * total_pass / total_cases if total_cases else 0.0
+    print(f"| all | {total_pass} | {total_cases} | | | | ({share:.0f}%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
