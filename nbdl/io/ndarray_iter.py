@@ -19,8 +19,8 @@ def _as_source(value, name, what):
     if isinstance(value, NDArray):
         return value.asnumpy(), value.context
     try:
-        return nd_array(value).asnumpy(), None
-    except NbdlError as e:
+        return np.array(value, dtype=np.float32), None
+    except (TypeError, ValueError) as e:
         raise ArgumentError(f"{what}: input {name!r} must be an NDArray, a numpy array or "
                             f"array-like, got {type(value).__name__} ({e})") from None
 

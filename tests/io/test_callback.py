@@ -175,3 +175,17 @@ def test_bad_arguments():
         callback.ProgressBar(0)
     with pytest.raises(nbdl.ArgumentError, match="do_checkpoint: period"):
         callback.do_checkpoint("p", period="2")
+
+
+def test_speedometer_with_nbdl_accuracy(caplog, clock):
+    acc = nbdl.gluon.metric.Accuracy()
+    speed = callback.Speedometer(batch_size=4, frequent=1)
+    preds = nbdl.nd.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])
+    with caplog.at_level(logging.INFO):
+        for nbatch, labels in enumerate([[1, 0, 1, 0], [0, 0, 0, 0]]):
+            acc.update([nbdl.nd.array(labels)], [preds])
+            speed(BatchEndParam(0, nbatch, acc, None))
+            clock[0] += 2.0
+    # batch 0 starts the clock; batch 1 logs (4 + 2) / 8 correct, then resets the local counts
+    assert messages(caplog) == ["Epoch[0] Batch [0-1]\tSpeed: 2.00 samples/sec\taccuracy=0.750000"]
+    assert acc.num_inst == 0 and acc.get_global_name_value() == [("accuracy", 0.75)]

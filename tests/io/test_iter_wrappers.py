@@ -139,3 +139,20 @@ def test_resize_bad_input():
     empty = make(n=2, bs=3, handle="discard")
     with pytest.raises(nbdl.ShapeError, match="no batch even right after reset"):
         list(ResizeIter(empty, 2))
+
+
+def test_prefetching_threads_stop_when_the_iterator_is_collected():
+    import gc
+    p = PrefetchingIter([make(), make()])
+    threads = [w.thread for w in p._workers]
+    assert all(t.is_alive() for t in threads)
+    del p
+    gc.collect()
+    for t in threads:
+        t.join(timeout=5)
+    assert not any(t.is_alive() for t in threads)
+
+
+def test_modules_are_exported_from_nbdl():
+    assert nbdl.io.PrefetchingIter is PrefetchingIter
+    assert nbdl.recordio.MXRecordIO is not None and nbdl.callback.Speedometer is not None
