@@ -16,6 +16,11 @@ middle / last part. ``MXIndexedRecordIO`` adds a text index file of
 of a payload (``struct`` format ``'IfQQ'``; an array label is stored after
 the header as float32 values, their count in ``flag``); ``pack_img`` /
 ``unpack_img`` encode images with Pillow when it is installed.
+
+Files are interchangeable with MXNet 1.x's ``mx.recordio`` (nbdl writes the
+same bytes). Misuse raises ``ImageError``, malformed files ``FormatError``
+(both ``NbdlError``); ``nbdl.gluon.data.vision`` reads its record datasets
+with these classes.
 """
 import io
 import numbers
@@ -28,27 +33,36 @@ import numpy as np
 from .errors import ArgumentError, NbdlError
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img",
-           "unpack_img", "RecordIOError"]
+           "unpack_img", "ImageError", "FormatError", "MAGIC", "IR_HEADER_SIZE"]
 
-_MAGIC = 0xced7230a
-_MAGIC_BYTES = struct.pack("<I", _MAGIC)
+MAGIC = 0xced7230a
+_MAGIC_BYTES = struct.pack("<I", MAGIC)
 _LEN_MASK = (1 << 29) - 1
+_HEAD = struct.Struct("<II")
 
 
-class RecordIOError(NbdlError, ValueError):
-    """A RecordIO file that is not well formed, or an operation its mode forbids."""
+class ImageError(NbdlError, ValueError):
+    """An image that cannot be encoded or decoded, a record file that cannot be
+    used (closed, wrong mode, unknown key, unreadable), or a bad argument to an
+    image or record helper."""
 
 
-def _encode_lrec(cflag, length):
-    return struct.pack("<II", _MAGIC, (cflag << 29) | length)
+class FormatError(ImageError):
+    """A record, index, image or dataset file whose contents are not in the
+    expected format."""
 
 
 def _pad(n):
-    return (4 - n % 4) % 4
+    return -n % 4
 
 
 class MXRecordIO:
     """Sequential reading or writing of a RecordIO file.
+
+    A reader used in a process other than the one that opened it (a forked
+    DataLoader worker) reopens the file first, so processes never share a
+    file offset; pickling a reader (to send it to a worker) keeps its name
+    and mode, and the copy reopens the file at its start.
 
     Parameters
     ----------
@@ -60,13 +74,15 @@ class MXRecordIO:
 
     def __init__(self, uri, flag):
         if not isinstance(uri, (str, os.PathLike)):
-            raise ArgumentError(f"MXRecordIO: uri must be a path, got {type(uri).__name__}")
+            raise ArgumentError(f"{type(self).__name__}: uri must be a path, "
+                                f"got {type(uri).__name__}")
         if flag not in ("r", "w"):
-            raise ArgumentError(f"MXRecordIO: flag must be 'r' or 'w', got {flag!r}")
+            raise ArgumentError(f"{type(self).__name__}({uri!r}): flag must be 'r' or 'w', "
+                                f"got {flag!r}")
         self.uri = os.fspath(uri)
         self.flag = flag
-        self.is_open = False
         self.writable = flag == "w"
+        self.is_open = False
         self._f = None
         self.open()
 
@@ -75,19 +91,23 @@ class MXRecordIO:
         try:
             self._f = open(self.uri, "wb" if self.writable else "rb")
         except OSError as e:
-            raise ArgumentError(f"{type(self).__name__}: cannot open {self.uri!r} for "
-                                f"{'writing' if self.writable else 'reading'} ({e})") from None
+            raise ImageError(f"{type(self).__name__}: cannot open {self.uri!r} for "
+                             f"{'writing' if self.writable else 'reading'} ({e})") from None
         self.is_open = True
+        self._pid = os.getpid()
+        self._size = None if self.writable else os.fstat(self._f.fileno()).st_size
 
     def close(self):
         """Close the file (a no-op when it is closed)."""
-        if not getattr(self, "is_open", False):
-            return
-        self._f.close()
-        self.is_open = False
+        if getattr(self, "is_open", False):
+            self._f.close()
+            self.is_open = False
 
     def __del__(self):
-        self.close()
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter teardown
+            pass
 
     def __enter__(self):
         return self
@@ -96,23 +116,17 @@ class MXRecordIO:
         self.close()
 
     def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_f"] = None
-        state["_pos"] = self._f.tell() if self.is_open and not self.writable else None
-        return state
+        if self.writable:
+            raise ImageError(f"{type(self).__name__}({self.uri!r}): a writer cannot be pickled "
+                             f"(reopening it would truncate the file)")
+        return {"uri": self.uri, "flag": self.flag}
 
     def __setstate__(self, state):
-        pos = state.pop("_pos", None)
-        was_open = state["is_open"]
-        self.__dict__.update(state)
+        self.uri, self.flag = state["uri"], state["flag"]
+        self.writable = False
         self.is_open = False
-        if was_open:
-            if self.writable:
-                raise RecordIOError(f"{type(self).__name__}: a writer of {self.uri!r} cannot "
-                                    f"be restored (reopening would truncate the file)")
-            self.open()
-            if pos:
-                self._f.seek(pos)
+        self._f = None
+        self.open()
 
     def reset(self):
         """Go back to the first record (for a writer: truncate the file)."""
@@ -120,12 +134,18 @@ class MXRecordIO:
         self.open()
 
     def _check(self, writing, what):
+        name = type(self).__name__
         if not self.is_open:
-            raise RecordIOError(f"{type(self).__name__}.{what}: {self.uri!r} is closed")
+            raise ImageError(f"{name}.{what}({self.uri!r}): the file is closed")
         if writing != self.writable:
-            raise RecordIOError(f"{type(self).__name__}.{what}: {self.uri!r} is open for "
-                                f"{'writing' if self.writable else 'reading'} (flag "
-                                f"{self.flag!r})")
+            raise ImageError(f"{name}.{what}({self.uri!r}): opened for "
+                             f"{'writing, cannot read' if self.writable else 'reading, cannot write'}")
+        if self._pid != os.getpid():
+            if self.writable:
+                raise ImageError(f"{name}.{what}({self.uri!r}): a writer cannot be used in a "
+                                 f"process other than the one that opened it")
+            self.close()  # a forked process would share the parent's file offset
+            self.open()
 
     def write(self, buf):
         """Append one record.
@@ -144,21 +164,21 @@ class MXRecordIO:
             raise ArgumentError(f"MXRecordIO.write: buf must be bytes, "
                                 f"got {type(buf).__name__}") from None
         n = len(buf)
-        if n >= 1 << 29:
-            raise ArgumentError(f"MXRecordIO.write: a record must be under 2**29 bytes, "
+        if n > _LEN_MASK:
+            raise ArgumentError(f"MXRecordIO.write: a record holds at most {_LEN_MASK} bytes, "
                                 f"got {n}")
         out = []
         start = 0
         pos = buf.find(_MAGIC_BYTES)
         while pos != -1:
             if pos % 4 == 0:  # only aligned occurrences split the record
-                out.append(_encode_lrec(1 if start == 0 else 2, pos - start))
+                out.append(_HEAD.pack(MAGIC, ((1 if start == 0 else 2) << 29) | (pos - start)))
                 out.append(buf[start:pos])
                 start = pos + 4
                 pos = buf.find(_MAGIC_BYTES, start)
             else:
                 pos = buf.find(_MAGIC_BYTES, pos + 1)
-        out.append(_encode_lrec(3 if start else 0, n - start))
+        out.append(_HEAD.pack(MAGIC, ((3 if start else 0) << 29) | (n - start)))
         out.append(buf[start:])
         out.append(b"\0" * _pad(n))
         self._f.write(b"".join(out))
@@ -171,39 +191,62 @@ class MXRecordIO:
         bytes or None
         """
         self._check(False, "read")
-        parts = []
+        f, parts = self._f, []
         while True:
-            at = self._f.tell()
-            head = self._f.read(8)
+            at = f.tell()
+            head = f.read(_HEAD.size)
             if not head and not parts:
                 return None
-            if len(head) != 8:
-                raise RecordIOError(f"MXRecordIO.read: {self.uri!r} ends inside a record "
-                                    f"header at byte {at}")
-            magic, lrec = struct.unpack("<II", head)
-            if magic != _MAGIC:
-                raise RecordIOError(f"MXRecordIO.read: {self.uri!r} has no record at byte "
-                                    f"{at} (magic {magic:#010x}, expected {_MAGIC:#010x})")
+            if len(head) != _HEAD.size:
+                raise FormatError(f"{self.uri}: truncated record header at byte {at}")
+            magic, lrec = _HEAD.unpack(head)
+            if magic != MAGIC:
+                raise FormatError(f"{self.uri}: bad RecordIO magic 0x{magic:08x} at byte {at} "
+                                  f"(expected 0x{MAGIC:08x}); not a RecordIO file, or a wrong "
+                                  f".idx offset")
             cflag, length = lrec >> 29, lrec & _LEN_MASK
-            body = self._f.read(length + _pad(length))
-            if len(body) != length + _pad(length):
-                raise RecordIOError(f"MXRecordIO.read: {self.uri!r} ends inside the record "
-                                    f"at byte {at}")
-            parts.append(body[:length])
+            if cflag > 3 or (cflag in (0, 1)) == bool(parts):
+                raise FormatError(f"{self.uri}: bad record continuation flag {cflag} at byte "
+                                  f"{at}")
+            padded = length + _pad(length)
+            if at + _HEAD.size + padded > self._size:
+                raise FormatError(f"{self.uri}: record at byte {at} claims {length} bytes but "
+                                  f"the file ends at byte {self._size}")
+            parts.append(f.read(padded)[:length])
             if cflag in (0, 3):
                 return _MAGIC_BYTES.join(parts)
-            if cflag not in (1, 2):
-                raise RecordIOError(f"MXRecordIO.read: bad continuation flag {cflag} at byte "
-                                    f"{at} of {self.uri!r}")
+            if length % 4:
+                raise FormatError(f"{self.uri}: a record part at byte {at} has unaligned "
+                                  f"length {length}")
+
+    def tell(self):
+        """The byte offset of the next record (written or read).
+
+        Returns
+        -------
+        int
+        """
+        if not self.is_open:
+            raise ImageError(f"{type(self).__name__}.tell({self.uri!r}): the file is closed")
+        return self._f.tell()
+
+    def _seek_offset(self, pos):
+        self._check(False, "seek")
+        if not 0 <= pos < self._size:
+            raise FormatError(f"{self.uri}: record offset {pos} is outside the file "
+                              f"({self._size} bytes)")
+        self._f.seek(pos)
 
 
 class MXIndexedRecordIO(MXRecordIO):
     """A RecordIO file with an index file, for reading records by key.
 
+    The index is text, one ``key<TAB>byte offset`` line per record.
+
     Parameters
     ----------
     idx_path : str
-        Path of the index file (``key\\toffset`` lines).
+        Path of the index file.
     uri : str
         Path of the record file.
     flag : {'r', 'w'}
@@ -217,49 +260,71 @@ class MXIndexedRecordIO(MXRecordIO):
             raise ArgumentError(f"MXIndexedRecordIO: idx_path must be a path, "
                                 f"got {type(idx_path).__name__}")
         self.idx_path = os.fspath(idx_path)
+        self.key_type = key_type
         self.idx = {}
         self.keys = []
-        self.key_type = key_type
         self.fidx = None
         super().__init__(uri, flag)
 
     def open(self):
         """Open the record and index files (reading the index in read mode)."""
         super().open()
-        self.idx = {}
-        self.keys = []
+        self.idx, self.keys = {}, []
+        if self.writable:
+            try:
+                self.fidx = open(self.idx_path, "w")
+            except OSError as e:
+                super().close()
+                raise ImageError(f"MXIndexedRecordIO: cannot open {self.idx_path!r} for "
+                                 f"writing ({e})") from None
+            return
+        self.fidx = None
         try:
-            self.fidx = open(self.idx_path, self.flag)
+            with open(self.idx_path) as f:
+                lines = f.read().splitlines()
         except OSError as e:
-            self._f.close()
-            self.is_open = False
-            raise ArgumentError(f"MXIndexedRecordIO: cannot open index {self.idx_path!r} "
-                                f"({e})") from None
-        if not self.writable:
-            for lineno, line in enumerate(self.fidx, 1):
-                if not line.strip():
-                    continue
-                fields = line.strip().split("\t")
-                try:
-                    key, pos = self.key_type(fields[0]), int(fields[1])
-                except (ValueError, IndexError):
-                    raise RecordIOError(f"MXIndexedRecordIO: line {lineno} of "
-                                        f"{self.idx_path!r} is not 'key<TAB>offset': "
-                                        f"{line.rstrip()!r}") from None
-                self.idx[key] = pos
-                self.keys.append(key)
+            super().close()
+            raise ImageError(f"MXIndexedRecordIO: cannot read the index {self.idx_path!r} "
+                             f"({e}); it is written next to the .rec file") from None
+        except UnicodeDecodeError:
+            super().close()
+            raise FormatError(f"{self.idx_path}: not a text .idx file") from None
+        for lineno, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            fields = line.strip().split("\t")
+            try:
+                if len(fields) != 2:
+                    raise ValueError
+                key, offset = self.key_type(fields[0]), int(fields[1])
+            except ValueError:
+                super().close()
+                raise FormatError(f"{self.idx_path}: line {lineno} is {line!r}, expected "
+                                  f"'<key>\\t<offset>'") from None
+            problem = (f"offset {offset} is outside {self.uri} ({self._size} bytes)"
+                       if not 0 <= offset < self._size else
+                       f"duplicate key {key!r}" if key in self.idx else None)
+            if problem:
+                super().close()
+                raise FormatError(f"{self.idx_path}: line {lineno}: {problem}")
+            self.idx[key] = offset
+            self.keys.append(key)
 
     def close(self):
         """Close both files."""
-        if not getattr(self, "is_open", False):
-            return
+        if getattr(self, "is_open", False) and self.fidx is not None:
+            self.fidx.close()
         super().close()
-        self.fidx.close()
 
     def __getstate__(self):
         state = super().__getstate__()
-        state["fidx"] = None
+        state.update(idx_path=self.idx_path, key_type=self.key_type)
         return state
+
+    def __setstate__(self, state):
+        self.idx_path, self.key_type = state["idx_path"], state["key_type"]
+        self.fidx = None
+        super().__setstate__(state)
 
     def seek(self, idx):
         """Move the read position to the record with key ``idx``.
@@ -269,21 +334,12 @@ class MXIndexedRecordIO(MXRecordIO):
         idx : key_type
             A key of the index.
         """
-        self._check(False, "seek")
-        if idx not in self.idx:
-            raise ArgumentError(f"MXIndexedRecordIO.seek: no record with key {idx!r} in "
-                                f"{self.idx_path!r} ({len(self.idx)} keys)")
-        self._f.seek(self.idx[idx])
-
-    def tell(self):
-        """The byte offset the next written record starts at.
-
-        Returns
-        -------
-        int
-        """
-        self._check(True, "tell")
-        return self._f.tell()
+        try:
+            pos = self.idx[idx]
+        except (KeyError, TypeError):
+            raise ImageError(f"{self.uri}: no record with key {idx!r} in {self.idx_path} "
+                             f"({len(self.idx)} keys)") from None
+        self._seek_offset(pos)
 
     def read_idx(self, idx):
         """The record with key ``idx``.
@@ -298,7 +354,10 @@ class MXIndexedRecordIO(MXRecordIO):
         bytes
         """
         self.seek(idx)
-        return self.read()
+        rec = self.read()
+        if rec is None:
+            raise FormatError(f"{self.uri}: no record at offset {self.idx[idx]} (key {idx!r})")
+        return rec
 
     def write_idx(self, idx, buf):
         """Append a record and index it under key ``idx``.
@@ -306,11 +365,14 @@ class MXIndexedRecordIO(MXRecordIO):
         Parameters
         ----------
         idx : key_type
-            Its key (converted with ``key_type``).
+            Its key (converted with ``key_type``; each key once).
         buf : bytes
             The record.
         """
         key = self.key_type(idx)
+        if key in self.idx:
+            raise ImageError(f"MXIndexedRecordIO.write_idx({self.uri!r}): duplicate key "
+                             f"{key!r}")
         pos = self.tell()
         self.write(buf)
         self.fidx.write(f"{key}\t{pos}\n")
@@ -334,8 +396,8 @@ id2 : int
     Higher bits of the id (usually 0).
 """
 
-_IR_FORMAT = "IfQQ"
-_IR_SIZE = struct.calcsize(_IR_FORMAT)
+_IR_FORMAT = struct.Struct("<IfQQ")  # MXNet's native 'IfQQ' on little-endian machines
+IR_HEADER_SIZE = _IR_FORMAT.size
 
 
 def pack(header, s):
@@ -345,7 +407,8 @@ def pack(header, s):
     ----------
     header : IRHeader or 4-tuple
         ``(flag, label, id, id2)``; a number ``label`` is stored in the header
-        (and ``flag`` becomes 0), an array ``label`` after it as float32.
+        (and ``flag`` becomes 0), an array ``label`` after it as float32
+        values (and ``flag`` becomes their count).
     s : bytes
         The payload (e.g. an encoded image).
 
@@ -364,23 +427,25 @@ def pack(header, s):
     if isinstance(header.label, numbers.Number):
         header = header._replace(flag=0)
     else:
-        label = np.asarray(header.label, dtype=np.float32)
+        label = np.asarray(header.label, dtype="<f4").ravel()
         header = header._replace(flag=label.size, label=0)
         s = label.tobytes() + s
     try:
-        return struct.pack(_IR_FORMAT, *header) + s
+        return _IR_FORMAT.pack(*header) + s
     except struct.error as e:
         raise ArgumentError(f"pack: header {tuple(header)} does not fit 'IfQQ' (flag uint32, "
                             f"label float32, id and id2 uint64): {e}") from None
 
 
-def unpack(s):
+def unpack(s, where="unpack"):
     """Split a record payload made by ``pack`` into its header and the rest.
 
     Parameters
     ----------
     s : bytes
         A record from ``MXRecordIO.read``.
+    where : str, optional
+        What to call the record in error messages.
 
     Returns
     -------
@@ -390,17 +455,18 @@ def unpack(s):
         The payload after the header and labels.
     """
     s = bytes(s)
-    if len(s) < _IR_SIZE:
-        raise RecordIOError(f"unpack: a record of {len(s)} bytes is shorter than the "
-                            f"{_IR_SIZE}-byte IRHeader")
-    header = IRHeader(*struct.unpack(_IR_FORMAT, s[:_IR_SIZE]))
-    s = s[_IR_SIZE:]
+    if len(s) < IR_HEADER_SIZE:
+        raise FormatError(f"{where}: record of {len(s)} bytes is shorter than the "
+                          f"{IR_HEADER_SIZE}-byte image record header")
+    header = IRHeader(*_IR_FORMAT.unpack(s[:IR_HEADER_SIZE]))
+    s = s[IR_HEADER_SIZE:]
     if header.flag > 0:
-        if len(s) < 4 * header.flag:
-            raise RecordIOError(f"unpack: the header announces {header.flag} labels but only "
-                                f"{len(s)} bytes follow it")
-        header = header._replace(label=np.frombuffer(s, np.float32, header.flag))
-        s = s[header.flag * 4:]
+        nbytes = header.flag * 4
+        if nbytes > len(s):
+            raise FormatError(f"{where}: header says {header.flag} float32 labels but only "
+                              f"{len(s)} bytes follow it")
+        header = header._replace(label=np.frombuffer(s[:nbytes], dtype="<f4").astype(np.float32))
+        s = s[nbytes:]
     return header, s
 
 
@@ -408,8 +474,8 @@ def _pil(what):
     try:
         from PIL import Image
     except ImportError:
-        raise NbdlError(f"{what} needs an image codec: install the 'Pillow' package "
-                        f"(pip install Pillow)") from None
+        raise ImageError(f"{what} needs an image codec: install the 'Pillow' package "
+                         f"(pip install Pillow)") from None
     return Image
 
 
@@ -438,8 +504,8 @@ def unpack_img(s, iscolor=-1):
         img = image.open(io.BytesIO(s))
         img.load()
     except Exception as e:  # Pillow raises several types for undecodable data
-        raise RecordIOError(f"unpack_img: the payload is not an image Pillow can decode "
-                            f"({e})") from None
+        raise FormatError(f"unpack_img: the payload is not an image Pillow can decode "
+                          f"({e})") from None
     if iscolor == 0:
         img = img.convert("L")
     elif iscolor == 1 or img.mode not in ("L", "RGB", "RGBA"):

@@ -7,7 +7,7 @@ import pytest
 
 import nbdl
 from nbdl import recordio
-from nbdl.recordio import IRHeader, MXIndexedRecordIO, MXRecordIO, pack, unpack
+from nbdl.recordio import FormatError, ImageError, IRHeader, MXIndexedRecordIO, MXRecordIO, pack, unpack
 
 MAGIC = struct.pack("<I", 0xced7230a)
 
@@ -72,10 +72,13 @@ def test_indexed_round_trip_and_index_file(tmp_path):
     assert r.keys == [i * 10 for i in range(len(RECORDS))]
     for i in reversed(range(len(RECORDS))):
         assert r.read_idx(i * 10) == RECORDS[i]
-    with pytest.raises(nbdl.ArgumentError, match="no record with key 7"):
+    with pytest.raises(ImageError, match="no record with key 7"):
         r.read_idx(7)
-    r2 = pickle.loads(pickle.dumps(r))  # a reader reopens where it was
-    assert r2.read_idx(20) == RECORDS[2]
+    r.read_idx(20)
+    r2 = pickle.loads(pickle.dumps(r))  # a pickled reader reopens the files at the start
+    assert r2.keys == r.keys and r2.read() == RECORDS[0] and r2.read_idx(30) == RECORDS[3]
+    with pytest.raises(ImageError, match="writer cannot be pickled"):
+        pickle.dumps(MXRecordIO(str(tmp_path / "w.rec"), "w"))
     r.close()
 
 
@@ -112,9 +115,9 @@ def test_pack_bad_input():
         pack(IRHeader(0, 1.0, 0, 0), "text")
     with pytest.raises(nbdl.ArgumentError, match="'IfQQ'"):
         pack(IRHeader(0, 1.0, -1, 0), b"")
-    with pytest.raises(recordio.RecordIOError, match="shorter than the 24-byte"):
+    with pytest.raises(FormatError, match="shorter than the 24-byte"):
         unpack(b"short")
-    with pytest.raises(recordio.RecordIOError, match="announces 5 labels"):
+    with pytest.raises(FormatError, match="says 5 float32 labels but only 8 bytes"):
         unpack(struct.pack("<IfQQ", 5, 0, 0, 0) + b"\0" * 8)
 
 
@@ -122,26 +125,26 @@ def test_bad_files_and_modes(tmp_path):
     path = str(tmp_path / "a.rec")
     with pytest.raises(nbdl.ArgumentError, match="flag must be 'r' or 'w'"):
         MXRecordIO(path, "a")
-    with pytest.raises(nbdl.ArgumentError, match="cannot open"):
+    with pytest.raises(ImageError, match="cannot open"):
         MXRecordIO(str(tmp_path / "missing.rec"), "r")
     w = MXRecordIO(path, "w")
-    with pytest.raises(recordio.RecordIOError, match="open for writing"):
+    with pytest.raises(ImageError, match="opened for writing, cannot read"):
         w.read()
     with pytest.raises(nbdl.ArgumentError, match="bytes, got str"):
         w.write("text")
     w.write(b"ok")
     w.close()
-    with pytest.raises(recordio.RecordIOError, match="is closed"):
+    with pytest.raises(ImageError, match="is closed"):
         w.write(b"more")
     (tmp_path / "junk.rec").write_bytes(b"\x01\x02\x03\x04\x05\x06\x07\x08")
-    with pytest.raises(recordio.RecordIOError, match="no record at byte 0"):
+    with pytest.raises(FormatError, match="bad RecordIO magic 0x04030201 at byte 0"):
         MXRecordIO(str(tmp_path / "junk.rec"), "r").read()
     raw = (tmp_path / "a.rec").read_bytes()
     (tmp_path / "cut.rec").write_bytes(raw[:-2])
-    with pytest.raises(recordio.RecordIOError, match="ends inside the record"):
+    with pytest.raises(FormatError, match="claims 2 bytes but the file ends at byte 10"):
         MXRecordIO(str(tmp_path / "cut.rec"), "r").read()
     (tmp_path / "a.idx").write_text("0\t0\nnot-a-line\n")
-    with pytest.raises(recordio.RecordIOError, match="line 2"):
+    with pytest.raises(FormatError, match="line 2"):
         MXIndexedRecordIO(str(tmp_path / "a.idx"), path, "r")
 
 
@@ -165,3 +168,29 @@ def test_images_need_pillow_or_round_trip():
     assert jpg.shape == img.shape and np.abs(jpg.astype(int) - img).mean() < 12
     with pytest.raises(nbdl.ArgumentError, match="img_fmt"):
         recordio.pack_img(IRHeader(0, 1.0, 0, 0), img, img_fmt=".gif")
+
+
+def _child_reads(reader, queue):
+    queue.put(reader.read_idx(2))
+
+
+def test_a_forked_reader_reopens_its_file(tmp_path):
+    import multiprocessing
+    idx, rec = str(tmp_path / "a.idx"), str(tmp_path / "a.rec")
+    with MXIndexedRecordIO(idx, rec, "w") as w:
+        for i, r in enumerate(RECORDS):
+            w.write_idx(i, r)
+    r = MXIndexedRecordIO(idx, rec, "r")
+    r.read_idx(0)
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child_reads, args=(r, queue))
+    child.start()
+    got = queue.get(timeout=30)
+    child.join(timeout=30)
+    assert got == RECORDS[2]
+    assert r.read() == RECORDS[1]  # the parent's position is its own
+    w = MXRecordIO(str(tmp_path / "w.rec"), "w")
+    w._pid = -1  # as if opened by another process
+    with pytest.raises(ImageError, match="process other than the one that opened it"):
+        w.write(b"x")
