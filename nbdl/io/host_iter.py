@@ -10,10 +10,19 @@ from ..errors import ArgumentError, NbdlError
 from ..ndarray import array as nd_array
 from .base import DataBatch, DataDesc, DataIter
 
-__all__ = ["HostBatchIter", "check_batch_size", "check_names"]
+__all__ = ["HostBatchIter", "check_batch_size", "check_names", "label_view"]
 
 
 def check_batch_size(batch_size, what):
+    """``batch_size`` as an int, or an ``ArgumentError`` naming ``what``.
+
+    Parameters
+    ----------
+    batch_size : int
+        Must be a positive int (not a bool).
+    what : str
+        The caller's name, for the message.
+    """
     if (isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral)
             or batch_size <= 0):
         raise ArgumentError(f"{what}: batch_size must be a positive int, got {batch_size!r}")
@@ -21,14 +30,31 @@ def check_batch_size(batch_size, what):
 
 
 def check_names(data_name, label_name, what):
+    """An ``ArgumentError`` naming ``what`` unless both names are non-empty strs.
+
+    Parameters
+    ----------
+    data_name, label_name : str
+        The names an iterator gives its data and label in ``provide_*``.
+    what : str
+        The caller's name, for the message.
+    """
     for arg, value in (("data_name", data_name), ("label_name", label_name)):
         if not isinstance(value, str) or not value:
             raise ArgumentError(f"{what}: {arg} must be a non-empty str, got {value!r}")
 
 
 def label_view(label):
-    """MXNet's file iterators hand out an ``(N, 1, ...)`` label as ``(N,)``."""
-    if label.ndim > 1 and label.shape[1] == 1:
+    """A label batch as MXNet's file iterators hand it out: ``(N, 1)`` and
+    ``(N, 1, 1)`` as ``(N,)``. (MXNet also cuts ``(N, 1, k)`` to its first
+    ``N`` values; nbdl keeps such labels whole.)
+
+    Parameters
+    ----------
+    label : numpy.ndarray
+        A batch of labels, batch axis first.
+    """
+    if label.ndim > 1 and label.size == label.shape[0]:
         return label.reshape(label.shape[0])
     return label
 
@@ -59,7 +85,7 @@ class HostBatchIter(DataIter):
 
     def _describe(self, data_shape, data_dtype, label_shape, label_dtype):
         label_shape = tuple(label_shape)
-        if len(label_shape) > 1 and label_shape[1] == 1:
+        if len(label_shape) > 1 and all(d == 1 for d in label_shape[1:]):
             label_shape = (label_shape[0],)
         self.provide_data = [DataDesc(self.data_name, tuple(data_shape), np.dtype(data_dtype).type)]
         self.provide_label = [DataDesc(self.label_name, label_shape, np.dtype(label_dtype).type)]

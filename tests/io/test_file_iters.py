@@ -204,3 +204,16 @@ def test_mnist_bad_input(tmp_path, mnist):
     short.write_bytes(struct.pack(">iiii", 2051, 9, 4, 5) + b"\0" * 10)
     with pytest.raises(nbdl.ShapeError, match="declares shape"):
         MNISTIter(image=str(short), label=lp, silent=True)
+
+
+def test_csv_label_shapes_with_ones(tmp_path):
+    data = write_csv(tmp_path / "d.csv", np.arange(8).reshape(4, 2))
+    labels = write_csv(tmp_path / "l.csv", np.arange(12).reshape(4, 3))
+    it = CSVIter(data_csv=data, data_shape=(2,), label_csv=labels, label_shape=(1, 3),
+                 batch_size=2)
+    assert it.provide_label[0].shape == (2, 1, 3)
+    assert next(it).label[0].shape == (2, 1, 3)
+    ones = write_csv(tmp_path / "o.csv", np.arange(4))
+    it = CSVIter(data_csv=data, data_shape=(2,), label_csv=ones, label_shape=(1, 1), batch_size=2)
+    assert it.provide_label[0].shape == (2,)
+    np.testing.assert_array_equal(next(it).label[0].asnumpy(), [0, 1])

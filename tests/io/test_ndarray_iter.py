@@ -226,3 +226,15 @@ def test_bad_input():
         NDArrayIter(rows(4), batch_size=2, layout="CHW")
     with pytest.raises(nbdl.ArgumentError, match="roll_over.*batch_size=5 for 4"):
         NDArrayIter(rows(4), batch_size=5, last_batch_handle="roll_over")
+
+
+def test_batches_stay_on_the_inputs_device():
+    x = nbdl.nd.array(np.arange(10.0), ctx=nbdl.gpu(0))
+    it = NDArrayIter(x, np.arange(10.0), batch_size=4, last_batch_handle="roll_over")
+    batches = list(it)
+    assert [b.data[0].context for b in batches] == [nbdl.gpu(0)] * 2
+    assert batches[0].label[0].context == nbdl.cpu()  # numpy labels live on the CPU
+    it.reset()
+    b = next(it)
+    assert b.data[0].context == nbdl.gpu(0) and b.pad == 2
+    np.testing.assert_array_equal(b.data[0].asnumpy(), [8, 9, 0, 1])
