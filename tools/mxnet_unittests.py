@@ -66,7 +66,7 @@ def run_file(test_dir, name, python, real, timeout, per_test=None):
         cmd = head + ["-q", "-p", "no:cacheprovider", "--junitxml", xml_path, name] + deselect
         if per_test:
             # pytest-timeout: a hung test fails alone instead of losing the file's report
-            cmd += ["-p", "pytest_timeout", f"--timeout={per_test}"]
+            cmd += [f"--timeout={per_test}"]
         try:
             subprocess.run(cmd, cwd=test_dir, timeout=timeout, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
