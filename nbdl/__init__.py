@@ -26,5 +26,7 @@ from . import initializer, lr_scheduler, optimizer  # noqa: F401
 from . import init  # noqa: F401  (the same module as nbdl.initializer)
 from . import np, npx  # noqa: F401
 from . import gluon  # noqa: F401
+from . import kvstore  # noqa: F401
+from . import kvstore as kv  # noqa: F401
 
 __version__ = "0.1.0"
