@@ -28,5 +28,6 @@ from . import np, npx  # noqa: F401
 from . import gluon  # noqa: F401
 from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
+from . import metric  # noqa: F401  (MXNet 1.x's metrics; Gluon 2.0's are nbdl.gluon.metric)
 
 __version__ = "0.1.0"
