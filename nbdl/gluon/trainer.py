@@ -80,6 +80,7 @@ class Trainer:
         self._kvstore = kvstore if isinstance(kvstore, KVStore) else None
         self._update_on_kvstore = self._kvstore is not None and update_on_kvstore is not False
         self._kv_keys = set()        # parameter indices initialized in the kvstore
+        self._kv_has_optimizer = False
         self._init_optimizer(optimizer, optimizer_params)
         self._scale = self._optimizer.rescale_grad
         self._states = {}            # parameter index -> optimizer state (first device)
@@ -142,8 +143,9 @@ class Trainer:
     def _init_kvstore(self):
         """Initialize the kvstore's key of every parameter that has data
         (once), and give the store the optimizer when it updates."""
-        if self._update_on_kvstore and self._kvstore._updater is None:
-            self._kvstore.set_optimizer(self._optimizer)
+        if self._update_on_kvstore and not self._kv_has_optimizer:
+            self._kvstore.set_optimizer(self._optimizer)      # replaces any updater, as MXNet
+            self._kv_has_optimizer = True
         for i, p in enumerate(self._params):
             if i not in self._kv_keys and p._data is not None:
                 data = p.list_data()
