@@ -26,5 +26,8 @@ from . import initializer, lr_scheduler, optimizer  # noqa: F401
 from . import init  # noqa: F401  (the same module as nbdl.initializer)
 from . import np, npx  # noqa: F401
 from . import gluon  # noqa: F401
+from . import profiler  # noqa: F401
+from . import visualization  # noqa: F401
+from . import visualization as viz  # noqa: F401
 
 __version__ = "0.1.0"
