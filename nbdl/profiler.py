@@ -148,7 +148,8 @@ def profiler_set_config(mode="symbolic", filename="profile.json"):
 
 
 def set_state(state="stop", profile_process="worker"):
-    """Start (``'run'``) or stop (``'stop'``) recording.
+    """Start (``'run'``, which also ends a ``pause()``) or stop (``'stop'``)
+    recording.
 
     Parameters
     ----------

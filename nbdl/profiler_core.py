@@ -79,9 +79,11 @@ def set_config(values):
 
 
 def set_running(flag):
-    """Start (True) or stop (False) recording."""
-    global running
+    """Start (True; a pause ends too) or stop (False) recording."""
+    global running, paused
     running = bool(flag)
+    if running:
+        paused = False
     _refresh()
 
 

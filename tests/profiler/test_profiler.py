@@ -350,3 +350,26 @@ def test_gpu_eager_and_executor_events(tmp_path):
     assert [e["name"] for e in op_events(events)] == ["relu", "relu"]
     assert any(e["ph"] == "C" and e["name"] == "Memory: gpu/0" for e in events)
     np.testing.assert_array_equal(y.asnumpy(), np.ones((2, 3), np.float32))
+
+
+def test_run_ends_a_pause(tmp_path):
+    start(tmp_path)
+    profiler.pause()
+    profiler.set_state("stop")
+    profiler.set_state("run")
+    nbdl.nd.relu(nbdl.nd.ones((2,)))
+    assert counts(trace(tmp_path)) == {"relu": 1}
+
+
+def test_hybridized_gluon_block_runs_profiled_steps(tmp_path):
+    net = nbdl.gluon.nn.Dense(4, in_units=3)
+    net.initialize()
+    net.hybridize()
+    x = nbdl.nd.ones((2, 3))
+    want = net(x).asnumpy().tobytes()
+    start(tmp_path)
+    got = net(x).asnumpy().tobytes()
+    profiler.set_state("stop")
+    assert got == want
+    names = [e["name"] for e in op_events(trace(tmp_path))]
+    assert names.count("FullyConnected") == 1
