@@ -30,5 +30,8 @@ from . import io, recordio, callback  # noqa: F401
 from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
 from . import metric  # noqa: F401  (MXNet 1.x's metrics; Gluon 2.0's are nbdl.gluon.metric)
+from . import profiler  # noqa: F401
+from . import visualization  # noqa: F401
+from . import visualization as viz  # noqa: F401
 
 __version__ = "0.1.0"

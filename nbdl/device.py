@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 
+from . import profiler_core as _prof
 from .errors import DeviceError
 
 _state = threading.local()
@@ -57,16 +58,29 @@ class Device:
 
     # --- storage -----------------------------------------------------------
     def empty(self, shape, dtype):
+        """A new uninitialised array on this device (counted by the
+        profiler's storage counter when ``profile_memory`` is recording)."""
         if self.device_type == "cpu":
-            return np.empty(shape, dtype=dtype)
-        cuda = _cuda(self)
-        with cuda.gpus[self.device_id]:
-            return cuda.device_array(shape, dtype=dtype)
+            a = np.empty(shape, dtype=dtype)
+        else:
+            cuda = _cuda(self)
+            with cuda.gpus[self.device_id]:
+                a = cuda.device_array(shape, dtype=dtype)
+        if _prof.memory:
+            _prof.allocated(self, a)
+        return a
 
     def zeros(self, shape, dtype):
+        """A new zero-filled array on this device (counted as ``empty``)."""
         if self.device_type == "cpu":
-            return np.zeros(shape, dtype=dtype)
-        return self.from_numpy(np.zeros(shape, dtype=dtype))
+            a = np.zeros(shape, dtype=dtype)
+            if _prof.memory:
+                _prof.allocated(self, a)
+            return a
+        a = self.from_numpy(np.zeros(shape, dtype=dtype))
+        if _prof.memory:
+            _prof.allocated(self, a)
+        return a
 
     def from_numpy(self, a):
         """Copy a numpy array onto this device (a view is kept on the CPU)."""

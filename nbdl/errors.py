@@ -46,5 +46,10 @@ class DeviceError(NbdlError, RuntimeError):
     """A device that is unavailable or arrays on mismatched devices."""
 
 
+class OptionalDependencyError(NbdlError, ImportError):
+    """A feature needs an optional package that is not installed (the
+    message names it and the pip command)."""
+
+
 __all__ = ["NbdlError", "ShapeError", "DTypeError", "AttrError", "UnknownOpError",
-           "BindError", "GraphError", "DeviceError", "ArgumentError"]
+           "BindError", "GraphError", "DeviceError", "ArgumentError", "OptionalDependencyError"]

@@ -2,6 +2,7 @@
 forward+backward graph, plan it and compile the schedule."""
 import numpy as np
 
+from .. import profiler_core as _prof
 from ..device import as_device
 from ..errors import BindError, ShapeError
 from ..ops.ir import classify_variables, topo_order
@@ -147,6 +148,9 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs):
     head_grads = [device.zeros(bg.shapes[h], bg.dtypes[h]) for h in bg.head_grads]
     grad_arrays = {n: g._data for n, g in zip(arg_names, grad_nds) if n in wants}
     sched = compile_schedule(bg, device, reqs, external, head_grads, grad_arrays)
+    if _prof.memory:
+        _prof.counter(f"Executor arena: {device.device_type}/{device.device_id}",
+                      _prof.CAT_STORAGE, int(sched.plan.arena_bytes))
     grads_out = [g if n in wants else None for n, g in zip(arg_names, grad_nds)]
     return Executor(sym, device, bg, sched, arg_nds, grads_out, aux_nds, reqs, head_grads)
 

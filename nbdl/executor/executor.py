@@ -6,6 +6,7 @@ nothing is allocated per call."""
 import numpy as np
 
 from .. import config
+from .. import profiler_core as _prof
 from ..errors import BindError, ShapeError
 from ..ops.registry import REQ_NULL, serial_twin
 from . import driver as _driver
@@ -217,7 +218,18 @@ class Executor:
 
     def forward(self, is_train=False, **kwargs):
         """Copy ``kwargs`` (name=array) into the bound argument arrays, run
-        the forward pass and return ``outputs``."""
+        the forward pass and return ``outputs``.
+
+        Parameters
+        ----------
+        is_train : bool
+            Run the training variant of the ops (dropout, batch statistics).
+        **kwargs : NDArray or numpy array
+            New values of arguments, by name.
+
+        While ``nbdl.profiler`` records symbolic ops the pass runs as a
+        Python loop over its steps (not the native driver) and every step
+        is timed (``nbdl.executor.profiled``)."""
         if kwargs:
             arg = self.arg_dict
             for k, v in kwargs.items():
@@ -232,7 +244,12 @@ class Executor:
                                      f"executor.reshape({k}={tuple(src.shape)}) to change it")
             for k, v in kwargs.items():
                 copy_into(arg[k]._data, v)
-        self._runner("fwd_train" if is_train else "fwd_infer")()
+        which = "fwd_train" if is_train else "fwd_infer"
+        if _prof.executor:
+            from .profiled import run
+            run(self, which, self._sched.fwd_train if is_train else self._sched.fwd_infer)
+        else:
+            self._runner(which)()
         return self.outputs
 
     def backward(self, out_grads=None, is_train=True):
@@ -258,7 +275,11 @@ class Executor:
                                      f"output {self._output_names[i]!r} has shape {tuple(h.shape)}")
             for h, g in zip(self._head_grads, out_grads):
                 copy_into(h, g)
-        self._runner("backward")()
+        if _prof.executor:
+            from .profiled import run
+            run(self, "backward", self._sched.backward)
+        else:
+            self._runner("backward")()
 
     # -- parameters -------------------------------------------------------
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
@@ -313,6 +334,7 @@ class Executor:
                             callback(f"{s.node.name}_{e.name}", _wrap(a, self._device))
                     for name, a in zip(s.node.output_names(), outs):
                         callback(name, _wrap(a, self._device))
+            run.monitor = True
             return run
         if callback is None:
             self._runners.clear()

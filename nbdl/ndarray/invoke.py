@@ -21,6 +21,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .. import profiler_core as _prof
 from ..autograd import state as _ag_state
 from ..autograd.tape import record_op, tape_op
 from ..device import as_device
@@ -76,7 +77,11 @@ def _cpu_data(inputs):
 def invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
     """See ``_invoke``; this front handles a cached CPU call signature (new
     outputs, or one ``out=`` array that overlaps no input) with as little
-    Python as possible: one dictionary lookup, the allocations, the kernel."""
+    Python as possible: one dictionary lookup, the allocations, the kernel.
+    While the profiler records imperative ops every call takes the general
+    path, which times each kernel (``nbdl.profiler``)."""
+    if _prof.imperative:
+        return _invoke(op, inputs, attrs, out, is_train, device)
     if device is None:
         got = _cpu_data(inputs)
         if got is not None:
@@ -115,6 +120,8 @@ def scalar_op(name, x, v):
     """``invoke(name, [x], {"scalar": float(v)})`` for the scalar operators
     (``x * 2``, ``1 - x``), keyed on the value itself when that is exact
     (not zero, not NaN; those take the general key)."""
+    if _prof.imperative:
+        return _invoke(name, [x], {"scalar": float(v)})
     v = float(v)
     if v and v == v:
         try:
@@ -171,11 +178,19 @@ def invoke_step(op, raw, akey, inputs, is_train, req=None, given=None):
     if given is not None:
         given = _usable(sig, data, given)
     if given is None:
-        out = sig.run(data)
+        out = sig.run(data) if not _prof.imperative else _timed_run(sig, dev, sig.run, data)
         if sig.single:
             out = [out]
     else:
-        out = _run_given(sig, data, [None if g is None else g._data for g in given])
+        given_data = [None if g is None else g._data for g in given]
+        if _prof.imperative:
+            out = _timed_run(sig, dev, _run_given, sig, data, given_data)
+        else:
+            out = _run_given(sig, data, given_data)
+    if _prof.memory:
+        for i, o in enumerate(out):
+            if given is None or given[i] is None:
+                _prof.allocated(dev, o)
     res = []
     for i, o in enumerate(out):
         if given is not None and given[i] is not None:
@@ -186,6 +201,11 @@ def invoke_step(op, raw, akey, inputs, is_train, req=None, given=None):
         r._device = dev
         res.append(r)
     return res
+
+
+def _timed_run(sig, dev, fn, *args):
+    """``fn(*args)`` recorded as one profiler event named after ``sig``'s op."""
+    return _prof.timed(sig.op.name, _prof.CAT_OPERATOR, fn, *args)
 
 
 def _usable(sig, data, given):
@@ -479,6 +499,18 @@ def _check_out(entry, outs, dev):
 
 
 def _launch(entry, in_data, out_data, dev):
+    if _prof.imperative:
+        t0 = _prof.now_ns()
+        _launch_now(entry, in_data, out_data, dev)
+        if dev.device_type != "cpu":
+            from numba import cuda
+            cuda.synchronize()
+        _prof.complete(entry.op.name, _prof.CAT_OPERATOR, t0, _prof.now_ns())
+        return
+    _launch_now(entry, in_data, out_data, dev)
+
+
+def _launch_now(entry, in_data, out_data, dev):
     if entry.nothing_to_do:
         return
     launch = entry.launch
