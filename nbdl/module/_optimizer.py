@@ -1,0 +1,169 @@
+"""The optimizer side of ``Module``: ``init_optimizer`` (MXNet's default
+``rescale_grad = 1 / batch_size``), ``borrow_optimizer``, ``update`` and the
+optimizer state files.
+
+``kvstore``: 'local', 'device' and None mean no store (as MXNet picks none
+for one device); an object with the KVStore interface (``init``, ``push``,
+``pull``, and ``set_optimizer`` to update on the store) is used as MXNet
+uses one; 'dist_*' stores are refused."""
+import warnings
+
+from .. import optimizer as opt
+from ..errors import ArgumentError
+from ._common import ModuleError
+from .updater import Updater, load_states, save_states
+
+__all__ = ["OptimizerMixin"]
+
+
+def _kvstore(kvstore):
+    """(store or None, update_on_kvstore) as MXNet picks them for one device."""
+    if kvstore is None:
+        return None, False
+    if isinstance(kvstore, str):
+        if kvstore.startswith("dist"):
+            raise ArgumentError(f"init_optimizer: kvstore={kvstore!r}: distributed training is "
+                                f"not supported by nbdl")
+        if kvstore not in ("local", "device", "nccl"):
+            raise ArgumentError(f"init_optimizer: unknown kvstore {kvstore!r}; expected 'local', "
+                                f"'device', None or a KVStore")
+        return None, False
+    if not all(hasattr(kvstore, m) for m in ("init", "push", "pull")):
+        raise ArgumentError(f"init_optimizer: kvstore must be a str, None or a KVStore (with "
+                            f"init/push/pull), got {type(kvstore).__name__}")
+    capable = getattr(kvstore, "is_capable", None)
+    update_on = hasattr(kvstore, "set_optimizer") and (capable is None or capable("optimizer"))
+    return kvstore, bool(update_on)
+
+
+class OptimizerMixin:
+    """``Module``'s optimizer methods (they use its executor group, parameter
+    names and host parameter copies)."""
+
+    # -- optimizer ----------------------------------------------------------------
+    def init_optimizer(self, kvstore="local", optimizer="sgd",
+                       optimizer_params=(("learning_rate", 0.01),), force_init=False):
+        """Install the optimizer.  A named optimizer gets
+        ``rescale_grad = 1 / batch_size`` unless ``optimizer_params`` sets it.
+
+        Parameters
+        ----------
+        kvstore : str, KVStore or None
+            'local' (default), 'device', None, or a KVStore object.
+        optimizer : str or Optimizer
+            A name for ``nbdl.optimizer.create`` (default 'sgd') or an instance.
+        optimizer_params : dict or tuple of pairs
+            The optimizer's arguments (default learning_rate 0.01).
+        force_init : bool
+            Replace an installed optimizer (else a warning and nothing).
+        """
+        self._need("init_optimizer", params=True)
+        if self.optimizer_initialized and not force_init:
+            self.logger.warning("optimizer already initialized, ignoring...")
+            return
+        if self._params_dirty:
+            self._sync_params_from_devices()
+        kv, update_on_kvstore = _kvstore(kvstore)
+        rescale_grad = 1.0 / max(self._exec_group.batch_size, 1)
+        idx2name = dict(enumerate(self._param_names))
+        if isinstance(optimizer, str):
+            try:
+                params = dict(optimizer_params)
+            except (TypeError, ValueError):
+                raise ArgumentError(f"init_optimizer: optimizer_params must be a dict or pairs, "
+                                    f"got {optimizer_params!r}") from None
+            params.setdefault("rescale_grad", rescale_grad)
+            optimizer = opt.create(optimizer, sym=self._symbol, param_idx2name=idx2name,
+                                   **params)
+        elif isinstance(optimizer, opt.Optimizer):
+            if optimizer.rescale_grad != rescale_grad:
+                warnings.warn(f"Optimizer created manually outside Module but rescale_grad is "
+                              f"not normalized to 1.0/batch_size ({optimizer.rescale_grad} vs. "
+                              f"{rescale_grad}). Is this intended?", stacklevel=2)
+            if not optimizer.idx2name:
+                optimizer.idx2name = idx2name.copy()
+        else:
+            raise ArgumentError(f"init_optimizer: optimizer must be a name or an "
+                                f"nbdl.optimizer.Optimizer, got {type(optimizer).__name__}")
+        self._optimizer = optimizer
+        self._kvstore = kv
+        self._update_on_kvstore = update_on_kvstore
+        self._updater = None
+        if kv is not None:
+            if self._compression_params and hasattr(kv, "set_gradient_compression"):
+                kv.set_gradient_compression(self._compression_params)
+            if update_on_kvstore:
+                kv.set_optimizer(self._optimizer)
+            for name in self._param_names:
+                kv.init(name, self._arg_params[name])
+        if not update_on_kvstore:
+            self._updater = Updater(optimizer)
+        self.optimizer_initialized = True
+        if self._preload_opt_states is not None:
+            self.load_optimizer_states(self._preload_opt_states)
+            self._preload_opt_states = None
+
+    def borrow_optimizer(self, shared_module):
+        """Use ``shared_module``'s optimizer, store and updater (bucketing).
+
+        Parameters
+        ----------
+        shared_module : Module
+            A module with an installed optimizer.
+        """
+        if not shared_module.optimizer_initialized:
+            raise ModuleError("borrow_optimizer: the shared module has no optimizer installed")
+        self._optimizer = shared_module._optimizer
+        self._kvstore = shared_module._kvstore
+        self._update_on_kvstore = shared_module._update_on_kvstore
+        self._updater = shared_module._updater
+        self.optimizer_initialized = True
+
+    def update(self):
+        """Apply the optimizer to every trained parameter with the gradients of
+        the last backward pass."""
+        self._need("update", params=True, optimizer=True)
+        self._params_dirty = True
+        group = self._exec_group
+        for index, (name, w, g) in enumerate(zip(self._param_names, group.param_arrays,
+                                                 group.grad_arrays)):
+            if g is None:
+                continue
+            if self._update_on_kvstore:
+                self._kvstore.push(name, g, priority=-index)
+                self._kvstore.pull(name, out=w, priority=-index)
+                continue
+            if self._kvstore is not None:
+                self._kvstore.push(name, g, priority=-index)
+                self._kvstore.pull(name, out=g, priority=-index)
+            self._updater(index, g, w)
+
+    def save_optimizer_states(self, fname):
+        """Write the optimizer's states to ``fname`` (nbdl's ``.npz`` state file).
+
+        Parameters
+        ----------
+        fname : str
+            The file.
+        """
+        self._need("save_optimizer_states", optimizer=True)
+        if self._update_on_kvstore:
+            self._kvstore.save_optimizer_states(fname)
+        else:
+            save_states(fname, self._updater, dict(enumerate(self._param_names)))
+
+    def load_optimizer_states(self, fname):
+        """Restore the optimizer's states from ``fname`` (checked completely
+        before anything changes).
+
+        Parameters
+        ----------
+        fname : str
+            A file ``save_optimizer_states`` wrote.
+        """
+        self._need("load_optimizer_states", optimizer=True)
+        if self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+        else:
+            weights = dict(enumerate(self._exec_group.param_arrays))
+            load_states(fname, self._updater, weights, dict(enumerate(self._param_names)))
