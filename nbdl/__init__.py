@@ -27,6 +27,10 @@ from . import initializer, lr_scheduler, optimizer  # noqa: F401
 from . import init  # noqa: F401  (the same module as nbdl.initializer)
 from . import np, npx  # noqa: F401
 from . import gluon  # noqa: F401
+from . import io, recordio, callback  # noqa: F401
+from . import kvstore  # noqa: F401
+from . import kvstore as kv  # noqa: F401
+from . import metric  # noqa: F401  (MXNet 1.x's metrics; Gluon 2.0's are nbdl.gluon.metric)
 from . import module  # noqa: F401
 from . import module as mod  # noqa: F401
 

@@ -9,13 +9,30 @@ interchangeable with MXNet 1.x's ``mx.model.save_checkpoint`` /
 renamed into place), so an interrupted save keeps the previous checkpoint.
 """
 import numbers
+from collections import namedtuple
 
 from .serialization import ndarray_file
 from .serialization.atomic import as_path, atomic_write, open_for_reading
 from .serialization.errors import CheckpointError, ArgumentError
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_params", "symbol_file", "params_file",
-           "CheckpointError"]
+           "CheckpointError", "BatchEndParam"]
+
+BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
+BatchEndParam.__doc__ = """What a batch-end (or eval-end) callback is called with, as in MXNet 1.x.
+
+Parameters
+----------
+epoch : int
+    The epoch, counted from 0.
+nbatch : int
+    The batch's position in the epoch, counted from 0 (Module.fit passes
+    0 after the first batch).
+eval_metric : metric or None
+    The metric so far: an object with ``get_name_value()`` and ``reset()``.
+locals : dict or None
+    The caller's local variables (MXNet passes ``locals()`` of ``fit``).
+"""
 
 
 def _prefix(prefix, what):

@@ -55,7 +55,7 @@ def _counts(xml_path):
     return passed, failed, errors, skipped, failing
 
 
-def run_file(test_dir, name, python, real, timeout):
+def run_file(test_dir, name, python, real, timeout, per_test=None):
     """Run one MXNet test file; returns its counts (see ``_counts``) or None
     when pytest produced no report (a crash or the timeout)."""
     deselect = [a for k in OUT_OF_SCOPE if k.startswith(name + "::")
@@ -64,6 +64,9 @@ def run_file(test_dir, name, python, real, timeout):
         xml_path = os.path.join(tmp, "report.xml")
         head = [python, "-m", "pytest"] if real else [python, "-m", "nbdl.mxnet", "-m", "pytest"]
         cmd = head + ["-q", "-p", "no:cacheprovider", "--junitxml", xml_path, name] + deselect
+        if per_test:
+            # pytest-timeout: a hung test fails alone instead of losing the file's report
+            cmd += [f"--timeout={per_test}"]
         try:
             subprocess.run(cmd, cwd=test_dir, timeout=timeout, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
@@ -88,6 +91,8 @@ def main(argv=None):
     ap.add_argument("--python", default=sys.executable, help="interpreter to run pytest with")
     ap.add_argument("--real", action="store_true", help="run on a real MXNet (no alias)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per file")
+    ap.add_argument("--per-test-timeout", type=float, default=None,
+                    help="seconds per test (needs pytest-timeout in that interpreter)")
     ap.add_argument("--failures", action="store_true", help="list the failing tests")
     args = ap.parse_args(argv)
     if not os.path.isfile(os.path.join(args.test_dir, "common.py")):
@@ -96,7 +101,8 @@ def main(argv=None):
     print("| file | passed | in scope | failed | errors | skipped |")
     print("|---|---|---|---|---|---|")
     for name in args.files:
-        res = run_file(args.test_dir, name, args.python, args.real, args.timeout)
+        res = run_file(args.test_dir, name, args.python, args.real, args.timeout,
+                       args.per_test_timeout)
         if res is None:
             print(f"| {name} | no report (crash or timeout) | | | | |", flush=True)
             continue

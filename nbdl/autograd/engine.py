@@ -164,14 +164,77 @@ def _op_input_grads(tn, out_grads, train_mode, need, given=None):
     return [None if s is None else env[s] for s in rec.in_grads]
 
 
-_pass = [0]
+_pass = [0]     # bumped by every backward pass (see store_grad)
 
 
-def current_pass():
-    """A counter bumped by every backward pass.  A custom node that writes a
-    variable's gradient buffer itself (a hybridized block) stamps it with the
-    pass, so ``write_grads`` adds to it instead of overwriting it."""
-    return _pass[0]
+# -- the one gradient-accumulation policy --------------------------------------------
+#
+# A variable's gradient buffer (an NDArray) gets gradients from two writers in
+# one backward pass: ``write_grads`` (the tape's gradient of the variable) and
+# custom nodes that write the buffer themselves (a hybridized block's
+# executor).  The policy: with grad_req 'add' every write accumulates; with
+# 'write' the first write of a pass overwrites and later writes of the same
+# pass accumulate, so a parameter used by two writers gets the sum.  The
+# buffer carries the pass of its last write (``NDArray._written_in``) and
+# ``NDArray._fresh_grad`` (set by every write; the Trainer clears it when it
+# steps and warns on a stale gradient).
+
+def written_this_pass(grad):
+    """Whether ``grad`` (a gradient buffer) was already written in this pass.
+
+    Parameters
+    ----------
+    grad : NDArray
+        A variable's gradient buffer.
+    """
+    return grad._written_in == _pass[0]
+
+
+def mark_written(grad):
+    """Record a write of ``grad`` in this pass (see the policy above).
+
+    Parameters
+    ----------
+    grad : NDArray
+        A variable's gradient buffer, just written.
+    """
+    grad._written_in = _pass[0]
+    grad._fresh_grad = True
+
+
+def accumulates(grad, grad_req):
+    """Whether the next write of ``grad`` adds to it: grad_req ``'add'``, or
+    ``grad`` already written in this pass.
+
+    Parameters
+    ----------
+    grad : NDArray
+        A variable's gradient buffer.
+    grad_req : str
+        The variable's grad_req (``'write'`` or ``'add'``).
+    """
+    return grad_req == "add" or grad._written_in == _pass[0]
+
+
+def store_grad(grad, value, grad_req):
+    """Write ``value`` into the gradient buffer ``grad`` by the policy.
+
+    Parameters
+    ----------
+    grad : NDArray
+        A variable's gradient buffer.
+    value : NDArray
+        The gradient computed in this pass (may be ``grad`` itself, when the
+        pass computed it in place).
+    grad_req : str
+        The variable's grad_req (``'write'`` or ``'add'``).
+    """
+    _bind()
+    if accumulates(grad, grad_req):
+        invoke("elemwise_add", [grad, value], out=grad)
+    elif value is not grad:
+        invoke("_copy", [value], out=grad)
+    mark_written(grad)
 
 
 def _storage(a):
@@ -289,12 +352,7 @@ def write_grads(variables, results):
             if tuple(g.shape) != tuple(var.grad.shape):
                 raise NbdlError(f"gradient of shape {tuple(g.shape)} for a variable of shape "
                                 f"{tuple(var.grad.shape)}")
-            already = getattr(var.grad, "_written_in", None) == _pass[0]
-            if var.grad_req == "add" or already:
-                invoke("elemwise_add", [var.grad, g], out=var.grad)
-            elif g is not var.grad:     # (backward may have computed it in place)
-                invoke("_copy", [g], out=var.grad)
-            var.grad._fresh_grad = True
+            store_grad(var.grad, g, var.grad_req)
 
 
 def collect_variables(heads, order=None):

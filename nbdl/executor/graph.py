@@ -39,11 +39,15 @@ def forward_heads(sym):
 def infer_all(order, arg_nodes, known_shapes, known_types, what="bind"):
     shapes = infer_shapes(order, known_shapes)
     dtypes = infer_types(order, known_types)
-    # Variables nobody constrained default to float32, as in MXNet.
+    # Variables nobody constrained default to float32, as in MXNet (and only
+    # then is a second sweep needed).
+    defaulted = False
     for node in order:
         if node.op is None and dtypes.get(node.output(0)) is None:
             dtypes[node.output(0)] = np.dtype(np.float32)
-    dtypes = infer_types(order, dtypes)
+            defaulted = True
+    if defaulted:
+        dtypes = infer_types(order, dtypes)
     return shapes, dtypes
 
 

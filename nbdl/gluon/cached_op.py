@@ -154,10 +154,9 @@ class CachedOp:
             slot.pending = weakref.ref(node)
         return results
 
-
     def _backward(self, slot, dev, out_grads):
         from ..ndarray.invoke import invoke
-        ex, now = slot.ex, _engine.current_pass()
+        ex = slot.ex
         trained = [(name, p.grad(dev)) for name, p in self.params.items()
                    if p.grad_req != "null" and name in ex.grad_dict]
         with _ag.pause():
@@ -165,22 +164,16 @@ class CachedOp:
                 # a 'write' gradient already written in this pass would be
                 # overwritten: keep it aside and add it back
                 saved = [(g, g.copy()) for name, g in trained
-                         if getattr(g, "_written_in", None) == now
-                         and self.params[name].grad_req == "write"]
+                         if _engine.written_this_pass(g) and self.params[name].grad_req == "write"]
                 ex.backward(out_grads)
                 for g, old in saved:
                     invoke("elemwise_add", [g, old], out=g)
             else:
                 ex.backward(out_grads)
                 for name, g in trained:
-                    own = ex.grad_dict[name]
-                    if self.params[name].grad_req == "add" or getattr(g, "_written_in", None) == now:
-                        invoke("elemwise_add", [g, own], out=g)
-                    else:
-                        invoke("_copy", [own], out=g)
+                    _engine.store_grad(g, ex.grad_dict[name], self.params[name].grad_req)
         for _, g in trained:
-            g._fresh_grad = True
-            g._written_in = now
+            _engine.mark_written(g)
 
 
 def _dev_copy(o):

@@ -8,25 +8,27 @@ first device's copy, which holds the optimizer state) and the new value is
 copied to the other devices, so the copies stay identical.
 
 Only single-machine training is supported: ``kvstore`` may be ``'device'``,
-``'local'`` or None.  ``save_states`` writes the optimizer's state arrays and
+``'local'``, None, or a KVStore from ``nbdl.kv.create``.  With a KVStore the
+gradients go through it (``pushpull``): by default (``update_on_kvstore``
+None or True) the store applies the optimizer and the trainer pulls the new
+weights, as MXNet 1.x does; with ``update_on_kvstore=False`` the store sums
+the gradients and the trainer updates.  ``save_states`` writes the optimizer's state arrays and
 hyper-parameters as a numpy ``.npz`` archive with a JSON header (never a
 pickle); ``load_states`` validates a file completely before changing anything.
 """
-import json
 import numbers
-import os
-import zipfile
 
 import numpy as np
 
 from ..errors import NbdlError
 from .. import optimizer as opt
+from ..kvstore import KVStore
+from ..optimizer import state_file
 from ..optimizer.optimizer import from_config, get_config, state_structure
 from .parameter import Parameter
 
 _FORMAT = "nbdl-trainer-states"
 _VERSION = 1
-_HEADER_KEY = "__header__"
 
 
 class TrainerError(NbdlError, ValueError):
@@ -62,17 +64,23 @@ class Trainer:
             seen.add(p._uuid)
             self._params.append(p)
             self._names.append(name)
-        if kvstore not in (None, "device", "local"):
+        if not isinstance(kvstore, KVStore) and kvstore not in (None, "device", "local"):
             raise TrainerError(f"Trainer: kvstore={kvstore!r} is not supported; nbdl trains on "
-                               f"one machine (kvstore 'device', 'local' or None), distributed "
-                               f"kvstores are not supported")
-        if compression_params is not None:
+                               f"one machine (kvstore 'device', 'local', None or a KVStore from "
+                               f"nbdl.kv.create), distributed kvstores are not supported")
+        if compression_params is not None and isinstance(kvstore, KVStore):
+            kvstore.set_gradient_compression(compression_params)
+        elif compression_params is not None:
             raise TrainerError(f"Trainer: gradient compression ({compression_params!r}) belongs "
                                f"to distributed kvstores, which nbdl does not support")
         if update_on_kvstore not in (None, True, False):
             raise TrainerError(f"Trainer: update_on_kvstore must be None, True or False, got "
                                f"{update_on_kvstore!r}")
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
+        self._kvstore = kvstore if isinstance(kvstore, KVStore) else None
+        self._update_on_kvstore = self._kvstore is not None and update_on_kvstore is not False
+        self._kv_keys = set()        # parameter indices initialized in the kvstore
+        self._kv_has_optimizer = False
         self._init_optimizer(optimizer, optimizer_params)
         self._scale = self._optimizer.rescale_grad
         self._states = {}            # parameter index -> optimizer state (first device)
@@ -115,17 +123,39 @@ class Trainer:
         written since the last step is an error, or, with
         ``ignore_stale_grad=True``, is skipped."""
         self._set_rescale(batch_size)
+        if self._update_on_kvstore:
+            self._update(ignore_stale_grad)
+            return
         self._allreduce_grads()
         self._update(ignore_stale_grad)
 
     def allreduce_grads(self):
         """Sum each parameter's gradients over its devices (nothing to do for
         parameters on one device).  For use with ``update`` instead of ``step``."""
+        self._check_not_on_kvstore("allreduce_grads")
         self._allreduce_grads()
+
+    def _check_not_on_kvstore(self, method):
+        if self._update_on_kvstore:
+            raise TrainerError(f"Trainer.{method}: the parameters are updated in the kvstore; "
+                               f"use step(), or create the Trainer with update_on_kvstore=False")
+
+    def _init_kvstore(self):
+        """Initialize the kvstore's key of every parameter that has data
+        (once), and give the store the optimizer when it updates."""
+        if self._update_on_kvstore and not self._kv_has_optimizer:
+            self._kvstore.set_optimizer(self._optimizer)      # replaces any updater, as MXNet
+            self._kv_has_optimizer = True
+        for i, p in enumerate(self._params):
+            if i not in self._kv_keys and p._data is not None:
+                data = p.list_data()
+                self._kvstore.broadcast(i, data[0], out=data)
+                self._kv_keys.add(i)
 
     def update(self, batch_size, ignore_stale_grad=False):
         """``step`` without the gradient reduction (call ``allreduce_grads``
         first when parameters live on several devices)."""
+        self._check_not_on_kvstore("update")
         self._set_rescale(batch_size)
         self._update(ignore_stale_grad)
 
@@ -140,6 +170,12 @@ class Trainer:
         return [(i, p) for i, p in enumerate(self._params) if p.grad_req != "null"]
 
     def _allreduce_grads(self):
+        if self._kvstore is not None:
+            self._init_kvstore()
+            for i, p in self._trainable():
+                if p._data is not None:
+                    self._kvstore.pushpull(i, p.list_grad())
+            return
         for _, p in self._trainable():
             if p._data is None or len(p._grad) < 2:
                 continue
@@ -166,6 +202,13 @@ class Trainer:
                 f"that is intended, call step(batch_size, ignore_stale_grad=True) to skip them")
         if not todo:
             return
+        if self._update_on_kvstore:
+            self._init_kvstore()
+            for i, p, g in todo:
+                self._kvstore.pushpull(i, g, out=p.list_data())
+                for x in g:
+                    x._fresh_grad = False
+            return
         indices, weights, grads, states = [], [], [], []
         for i, p, g in todo:
             w = p.list_data()[0]
@@ -190,7 +233,13 @@ class Trainer:
     # -- states ---------------------------------------------------------------
     def save_states(self, fname):
         """Write the optimizer's states, hyper-parameters, scheduler and update
-        counts to ``fname`` (a numpy ``.npz`` archive, no pickle)."""
+        counts to ``fname`` (a numpy ``.npz`` archive, no pickle).  When the
+        kvstore updates, this is its ``save_optimizer_states(fname,
+        dump_optimizer=True)``."""
+        if self._update_on_kvstore:
+            self._init_kvstore()
+            self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
+            return
         try:
             config = get_config(self._optimizer)
         except NbdlError as e:
@@ -203,26 +252,25 @@ class Trainer:
                 arrays[f"state{i}_{k}"] = a.asnumpy()
         header = {"format": _FORMAT, "version": _VERSION, "optimizer": config, "states": entries}
         try:
-            text = json.dumps(header)
+            data = state_file.pack(header, arrays)
         except (TypeError, ValueError) as e:
             raise TrainerError(f"save_states({fname!r}): the optimizer's settings are not plain "
                                f"data ({e})") from None
-        arrays[_HEADER_KEY] = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-        tmp = f"{fname}.tmp{os.getpid()}"
-        try:
-            with open(tmp, "wb") as f:
-                np.savez(f, **arrays)
-            os.replace(tmp, fname)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        state_file.write_atomic(fname, data)
 
     def load_states(self, fname):
         """Restore what ``save_states`` wrote.  The optimizer is rebuilt from
         the file (as in MXNet, ``trainer.optimizer`` is a new object).  The
         parameters must be initialized.  A missing, truncated or corrupted
         file, or one that does not fit these parameters, raises a
-        TrainerError and leaves the trainer as it was."""
+        TrainerError and leaves the trainer as it was.  When the kvstore
+        updates, this is its ``load_optimizer_states(fname)``."""
+        if self._update_on_kvstore:
+            self._init_kvstore()
+            self._kvstore.load_optimizer_states(fname)
+            self._optimizer = self._kvstore._updater.optimizer
+            self._optimizer.param_dict = self._param_dict()
+            return
         header, arrays = _read(fname)
         try:
             if header.get("format") != _FORMAT or header.get("version") != _VERSION:
@@ -281,18 +329,7 @@ class Trainer:
 def _read(fname):
     """(header dict, {name: numpy array}) of a state file; every read and
     decoding error becomes a TrainerError naming the file."""
-    try:
-        with open(fname, "rb") as f:
-            with np.load(f, allow_pickle=False) as npz:
-                arrays = {k: npz[k] for k in npz.files}
-        raw = arrays.pop(_HEADER_KEY)
-        header = json.loads(raw.tobytes().decode("utf-8"))
-        if not isinstance(header, dict):
-            raise ValueError("the header is not a JSON object")
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as e:
-        raise TrainerError(f"{fname}: not a readable Trainer state file; it may be truncated or "
-                           f"corrupted ({type(e).__name__}: {e})") from None
-    return header, arrays
+    return state_file.unpack(fname, fname, "Trainer state file", TrainerError)
 
 
 __all__ = ["Trainer", "TrainerError"]

@@ -153,7 +153,12 @@ class NDArray:
     # -- autograd ---------------------------------------------------------
     _ag = None          # (tape node, output index) when produced by a recorded op
     _ag_var = None      # autograd.Variable when marked with attach_grad
-    _fresh_grad = False  # set when autograd writes this array as a gradient
+    # Gradient-buffer state, by autograd's accumulation policy
+    # (``nbdl.autograd.engine.store_grad``): the backward pass that last wrote
+    # this array as a gradient, and whether it was written since the Trainer's
+    # last step.
+    _written_in = None
+    _fresh_grad = False
 
     def attach_grad(self, grad_req="write", stype=None):
         """Allocate a zero gradient buffer and make this array a variable

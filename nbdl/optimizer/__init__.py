@@ -13,6 +13,8 @@ from .nadam import Nadam  # noqa: F401
 from .lamb import LAMB  # noqa: F401
 from .ftrl import Ftrl  # noqa: F401
 from .signum import Signum  # noqa: F401
+from .updater import Updater, get_updater  # noqa: F401
 
 __all__ = ["Optimizer", "OptimizerError", "create", "register", "SGD", "NAG", "Adam", "AdamW",
-           "RMSProp", "AdaGrad", "AdaDelta", "Adamax", "Nadam", "LAMB", "Ftrl", "Signum"]
+           "RMSProp", "AdaGrad", "AdaDelta", "Adamax", "Nadam", "LAMB", "Ftrl", "Signum",
+           "Updater", "get_updater"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .inplace import Groups
+from .place_compiled import COMPILED_MIN_GROUPS, place
 from .types import align_up
 
 
@@ -95,8 +96,16 @@ GREEDY_PACKERS = {
 
 
 def pack_greedy(name: str, starts, ends, sizes):
+    """(offsets, arena bytes) of the greedy packer ``name`` (``GREEDY_PACKERS``);
+    from ``place_compiled.COMPILED_MIN_GROUPS`` groups on, the same placement
+    compiled (``place_compiled``)."""
     order_fn, best_fit = GREEDY_PACKERS[name]
-    return _place(order_fn(starts, ends, sizes), starts, ends, sizes, best_fit)
+    order = order_fn(starts, ends, sizes)
+    if len(sizes) >= COMPILED_MIN_GROUPS:
+        offsets, arena = place(order.astype(np.int64), starts.astype(np.int64),
+                               ends.astype(np.int64), sizes.astype(np.int64), best_fit)
+        return offsets, int(arena)
+    return _place(order, starts, ends, sizes, best_fit)
 
 
 def pack_naive(sizes):

@@ -1,10 +1,11 @@
-"""CUDA kernels for the shape family: the same plans as the CPU kernels
-(nbdl.kernels.cpu.shape computes the index arithmetic; nothing there is
-compiled unless the CPU runs it), one thread per output element."""
+"""CUDA kernels for the shape family: the plans the CPU kernels run too
+(``nbdl.kernels.shared.shape_plan`` does the index arithmetic), one thread
+per output element."""
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..cpu import shape as cpu_plan
+from ...ops.shape import size_of
+from ..shared import shape_plan as _plan
 from ._launch import grid1d, launcher
 
 
@@ -148,78 +149,78 @@ def _noop(*args):
     pass
 
 
-def _copy(call, cpu_launch, kernel):
+def _copy(call, plan, kernel):
     if call.req[0] == REQ_NULL:
-        return Launch(_noop, cpu_launch.scalars, cpu_launch.views)
-    n = cpu_launch.views[0][0]
-    return Launch(launcher(kernel, n), cpu_launch.scalars, cpu_launch.views)
+        return Launch(_noop, plan.scalars, plan.views)
+    n = plan.views[0][0]
+    return Launch(launcher(kernel, n), plan.scalars, plan.views)
 
 
 def prepare_copy(call):
-    return _copy(call, cpu_plan.prepare_copy(call), copy_kernel)
+    return _copy(call, _plan.copy(call), copy_kernel)
 
 
 def prepare_copy_like(call):
-    return _copy(call, cpu_plan.prepare_copy_like(call), copy_like_kernel)
+    return _copy(call, _plan.copy_like(call), copy_like_kernel)
 
 
-def _gather(cpu_launch, out_size):
-    """Re-issue a CPU gather plan (or the 2-D transpose fast path) as a GPU gather."""
-    if cpu_launch.fn is cpu_plan.transpose2d_kernel:
-        b, m, n = cpu_launch.views[0]
-        scalars = (0,) + (1,) * 5 + (b, n, m) + (0,) * 5 + (m * n, 1, n) + cpu_launch.scalars
+def _gather(plan, out_size):
+    """A gather plan (or the 2-D transpose fast path, as a gather) on the GPU."""
+    if plan.kernel == "transpose2d":
+        b, m, n = plan.views[0]
+        scalars = (0,) + (1,) * 5 + (b, n, m) + (0,) * 5 + (m * n, 1, n) + plan.scalars
         views = [(b * m * n,), (b * m * n,)]
     else:
-        scalars, views = cpu_launch.scalars, cpu_launch.views
-    if scalars[-1] == 0:
+        scalars, views = plan.scalars, plan.views
+    if scalars[-1] == REQ_NULL:
         return Launch(_noop, scalars, views)
     return Launch(launcher(gather_kernel, out_size), scalars, views)
 
 
 def _gather_prepare(name):
     def prepare(call):
-        return _gather(getattr(cpu_plan, name)(call), cpu_plan.size_of(call.out_shapes[0]))
-    prepare.__name__ = name
+        return _gather(getattr(_plan, name)(call), size_of(call.out_shapes[0]))
+    prepare.__name__ = f"prepare_{name}"
     return prepare
 
 
-prepare_transpose = _gather_prepare("prepare_transpose")
-prepare_flip = _gather_prepare("prepare_flip")
-prepare_tile = _gather_prepare("prepare_tile")
-prepare_repeat = _gather_prepare("prepare_repeat")
-prepare_slice = _gather_prepare("prepare_slice")
+prepare_transpose = _gather_prepare("transpose")
+prepare_flip = _gather_prepare("flip")
+prepare_tile = _gather_prepare("tile")
+prepare_repeat = _gather_prepare("repeat")
+prepare_slice = _gather_prepare("slice")
 
 
-def _scatter(call, cpu_launch):
-    *plan, req, overlap = cpu_launch.scalars
-    n_out = cpu_plan.size_of(call.out_shapes[0])
-    n_g = cpu_plan.size_of(call.in_shapes[0])
+def _scatter(call, plan):
+    *walk, req, overlap = plan.scalars
+    n_out = size_of(call.out_shapes[0])
+    n_g = size_of(call.in_shapes[0])
 
     def fn(g, like, out, *scalars):
         if req == REQ_NULL:
             return
         if req != REQ_ADD:
             _launch(zero_kernel, n_out, out)
-        _launch(scatter_kernel, n_g, g, out, *plan, int(req == REQ_ADD), overlap)
-    return Launch(fn, cpu_launch.scalars, cpu_launch.views)
+        _launch(scatter_kernel, n_g, g, out, *walk, int(req == REQ_ADD), overlap)
+    return Launch(fn, plan.scalars, plan.views)
 
 
 def prepare_backward_slice(call):
-    return _scatter(call, cpu_plan.prepare_backward_slice(call))
+    return _scatter(call, _plan.backward_slice(call))
 
 
 def prepare_backward_tile(call):
-    return _scatter(call, cpu_plan.prepare_backward_tile(call))
+    return _scatter(call, _plan.backward_tile(call))
 
 
 def prepare_backward_repeat(call):
-    return _scatter(call, cpu_plan.prepare_backward_repeat(call))
+    return _scatter(call, _plan.backward_repeat(call))
 
 
 def prepare_slice_axis(call):
-    cl = cpu_plan.prepare_slice_axis(call)
+    cl = _plan.slice_axis(call)
     off, req = cl.scalars
-    n = cpu_plan.size_of(cl.views[1])
+    n = size_of(cl.views[1])
 
     def fn(x, out, *scalars):
         if req != REQ_NULL:
@@ -228,9 +229,9 @@ def prepare_slice_axis(call):
 
 
 def prepare_backward_slice_axis(call):
-    cl = cpu_plan.prepare_backward_slice_axis(call)
+    cl = _plan.backward_slice_axis(call)
     off, req = cl.scalars
-    n = cpu_plan.size_of(cl.views[2])
+    n = size_of(cl.views[2])
 
     def fn(g, like, out, *scalars):
         if req != REQ_NULL:
@@ -239,7 +240,7 @@ def prepare_backward_slice_axis(call):
 
 
 def prepare_concat(call):
-    cl = cpu_plan.prepare_concat(call)
+    cl = _plan.concat(call)
     req = call.req[0]
     widths = [v[1] for v in cl.views[:-1]]
 
@@ -267,8 +268,8 @@ def _split(cl, n_carriers, reqs):
 
 
 def prepare_split(call):
-    return _split(cpu_plan.prepare_split(call), 0, list(call.req))
+    return _split(_plan.split(call), 0, list(call.req))
 
 
 def prepare_backward_concat(call):
-    return _split(cpu_plan.prepare_backward_concat(call), len(call.in_shapes) - 1, list(call.req))
+    return _split(_plan.backward_concat(call), len(call.in_shapes) - 1, list(call.req))

@@ -14,17 +14,9 @@ import os
 
 import numpy as np
 
-from ....errors import NbdlError
 from ....ndarray import NDArray, from_numpy
-
-
-class ImageError(NbdlError, ValueError):
-    """An image that cannot be decoded, or bad arguments to an image helper."""
-
-
-class FormatError(ImageError):
-    """A dataset or record file whose contents are not in the expected format."""
-
+# The error classes live with the record files (nbdl.recordio), which raise them too.
+from ....recordio import FormatError, ImageError  # noqa: F401
 
 _NPY_MAGIC = b"\x93NUMPY"
 # ITU-R 601-2 luma weights (Pillow's and OpenCV's RGB -> gray).

@@ -1,0 +1,15 @@
+"""MXNet 1.x's data iterators (``mx.io``).
+
+``DataDesc`` / ``DataBatch`` / ``DataIter`` are the protocol Module-style
+training code consumes; ``NDArrayIter`` iterates over in-memory arrays,
+``ResizeIter`` and ``PrefetchingIter`` wrap other iterators, and ``CSVIter``
+and ``MNISTIter`` read local files. Batches hold nbdl NDArrays.
+"""
+from .base import DataBatch, DataDesc, DataIter
+from .csv_iter import CSVIter
+from .mnist_iter import MNISTIter
+from .ndarray_iter import NDArrayIter
+from .wrappers import PrefetchingIter, ResizeIter
+
+__all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter", "ResizeIter",
+           "PrefetchingIter", "CSVIter", "MNISTIter"]
