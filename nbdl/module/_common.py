@@ -1,17 +1,18 @@
 """What the modules share: their error, the data descriptors they accept,
-``BatchEndParam``, and the checks on names and shapes.
+and the checks on names and shapes (``BatchEndParam`` is ``nbdl.model``'s).
 
 A data or label descriptor is anything with ``name`` and ``shape`` (an
 ``nbdl.io.DataDesc`` or MXNet-style namedtuple, which also carry ``dtype``
 and ``layout``) or a tuple ``(name, shape[, dtype[, layout]])``; tuples are
-turned into ``DataDesc`` below."""
+turned into ``DataDesc``."""
 import numbers
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
 from ..errors import ArgumentError, NbdlError
+from ..io import DataDesc
+from ..model import BatchEndParam
 
 __all__ = ["ModuleError", "BatchEndParam", "DataDesc", "parse_descs", "as_list",
            "check_input_names"]
@@ -21,49 +22,6 @@ class ModuleError(NbdlError, RuntimeError):
     """A module used out of order: ``forward`` before ``bind``,
     ``init_optimizer`` before ``init_params``, ``backward`` of a module bound
     for inference, ..."""
-
-
-BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
-BatchEndParam.__doc__ = """What ``batch_end_callback`` / ``score_end_callback`` are called with
-(MXNet 1.x's ``mx.model.BatchEndParam``).
-
-Parameters
-----------
-epoch : int
-    The epoch being run.
-nbatch : int
-    The index of the batch within the epoch (the number of batches for a
-    score-end callback).
-eval_metric : EvalMetric
-    The metric accumulated so far.
-locals : dict
-    The caller's local variables."""
-
-
-class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
-    """A named input shape with its dtype and layout (what a tuple
-    ``(name, shape)`` given to ``Module.bind`` becomes).
-
-    Parameters
-    ----------
-    name : str
-        The input's name.
-    shape : tuple of int
-        Its shape, batch axis included.
-    dtype : numpy dtype, default float32
-        Its element type.
-    layout : str, default 'NCHW'
-        Its axes; the batch axis is where ``N`` is (axis 0 without one).
-    """
-
-    def __new__(cls, name, shape, dtype=np.float32, layout="NCHW"):
-        ret = super().__new__(cls, name, shape)
-        ret.dtype = dtype
-        ret.layout = layout
-        return ret
-
-    def __repr__(self):
-        return f"DataDesc[{self.name},{self.shape},{np.dtype(self.dtype)},{self.layout}]"
 
 
 def as_list(obj):

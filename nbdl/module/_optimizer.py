@@ -11,7 +11,7 @@ import warnings
 from .. import optimizer as opt
 from ..errors import ArgumentError
 from ._common import ModuleError
-from .updater import Updater, load_states, save_states
+from ..serialization.atomic import atomic_write
 
 __all__ = ["OptimizerMixin"]
 
@@ -97,7 +97,7 @@ class OptimizerMixin:
             for name in self._param_names:
                 kv.init(name, self._arg_params[name])
         if not update_on_kvstore:
-            self._updater = Updater(optimizer)
+            self._updater = opt.get_updater(optimizer)
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
             self.load_optimizer_states(self._preload_opt_states)
@@ -150,7 +150,8 @@ class OptimizerMixin:
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname)
         else:
-            save_states(fname, self._updater, dict(enumerate(self._param_names)))
+            data = self._updater.get_states(dump_optimizer=False)
+            atomic_write(fname, lambda f: f.write(data))
 
     def load_optimizer_states(self, fname):
         """Restore the optimizer's states from ``fname`` (checked completely
@@ -165,5 +166,4 @@ class OptimizerMixin:
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
         else:
-            weights = dict(enumerate(self._exec_group.param_arrays))
-            load_states(fname, self._updater, weights, dict(enumerate(self._param_names)))
+            self._updater.set_states(fname, label=f"load_optimizer_states({fname!r})")

@@ -18,6 +18,7 @@ import numpy as np
 from .. import ndarray as nd
 from ..errors import ArgumentError, ShapeError
 from ..initializer import Uniform
+from ..io import DataBatch
 from ._common import BatchEndParam, ModuleError, as_list
 
 __all__ = ["BaseModule", "create_metric"]
@@ -25,8 +26,9 @@ __all__ = ["BaseModule", "create_metric"]
 
 def create_metric(metric):
     """``metric`` when it already is a metric (it has ``update`` and
-    ``get_name_value``), else ``nbdl.gluon.metric.create(metric)`` (a name,
-    a function or a list of them).
+    ``get_name_value``: an ``nbdl.metric`` or ``nbdl.gluon.metric`` one),
+    else ``nbdl.metric.create(metric)`` (MXNet 1.x's metrics: a name, a
+    function or a list of them).
 
     Parameters
     ----------
@@ -35,20 +37,8 @@ def create_metric(metric):
     """
     if hasattr(metric, "update") and hasattr(metric, "get_name_value"):
         return metric
-    from ..gluon import metric as _metric
+    from .. import metric as _metric
     return _metric.create(metric)
-
-
-class _Batch:
-    """The batch ``predict`` makes of a single array."""
-
-    def __init__(self, data):
-        self.data = [data]
-        self.label = None
-        self.pad = 0
-        self.bucket_key = None
-        self.provide_data = None
-        self.provide_label = None
 
 
 class BaseModule(abc.ABC):
@@ -197,7 +187,7 @@ class BaseModule(abc.ABC):
         if isinstance(eval_data, (nd.NDArray, np.ndarray)):
             if isinstance(eval_data, np.ndarray):
                 eval_data = nd.array(eval_data)
-            self.forward(_Batch(eval_data), is_train=False)
+            self.forward(DataBatch([eval_data]), is_train=False)
             return self.get_outputs()[0]
         if not (hasattr(eval_data, "reset") and hasattr(eval_data, "__iter__")):
             raise ArgumentError(f"predict: eval_data must be a DataIter, an NDArray or a numpy "
