@@ -86,6 +86,7 @@ class OptimizerMixin:
             raise ArgumentError(f"init_optimizer: optimizer must be a name or an "
                                 f"nbdl.optimizer.Optimizer, got {type(optimizer).__name__}")
         self._optimizer = optimizer
+        self._param_index = {n: i for i, n in idx2name.items()}
         self._kvstore = kv
         self._update_on_kvstore = update_on_kvstore
         self._updater = None
@@ -117,6 +118,9 @@ class OptimizerMixin:
         self._kvstore = shared_module._kvstore
         self._update_on_kvstore = shared_module._update_on_kvstore
         self._updater = shared_module._updater
+        # the optimizer's indices are the shared module's, whatever this
+        # symbol's argument order (a bucket's symbol may order them otherwise)
+        self._param_index = shared_module._param_index
         self.optimizer_initialized = True
 
     def update(self):
@@ -125,10 +129,10 @@ class OptimizerMixin:
         self._need("update", params=True, optimizer=True)
         self._params_dirty = True
         group = self._exec_group
-        for index, (name, w, g) in enumerate(zip(self._param_names, group.param_arrays,
-                                                 group.grad_arrays)):
+        for name, w, g in zip(self._param_names, group.param_arrays, group.grad_arrays):
             if g is None:
                 continue
+            index = self._param_index[name]
             if self._update_on_kvstore:
                 self._kvstore.push(name, g, priority=-index)
                 self._kvstore.pull(name, out=w, priority=-index)

@@ -126,6 +126,7 @@ class Module(OptimizerMixin, BaseModule):
         self._kvstore = None
         self._update_on_kvstore = None
         self._updater = None
+        self._param_index = None
         self._preload_opt_states = None
         self._grad_req = None
         self._exec_group = None
