@@ -8,9 +8,7 @@ and optimizer installed (``init_optimizer``).  A subclass supplies the
 abstract methods; the loops work with any data iterator that has
 ``reset()``, is iterable and yields batches with ``data``, ``label``, ``pad``
 (and ``provide_data`` / ``provide_label`` for ``fit``)."""
-import abc
 import logging
-import time
 import warnings
 
 import numpy as np
@@ -20,29 +18,15 @@ from ..errors import ArgumentError, ShapeError
 from ..initializer import Uniform
 from ..io import DataBatch
 from ._common import BatchEndParam, ModuleError, as_list
+from ._loops import create_metric, train_epochs
 
-__all__ = ["BaseModule", "create_metric"]
-
-
-def create_metric(metric):
-    """``metric`` when it already is a metric (it has ``update`` and
-    ``get_name_value``: an ``nbdl.metric`` or ``nbdl.gluon.metric`` one),
-    else ``nbdl.metric.create(metric)`` (MXNet 1.x's metrics: a name, a
-    function or a list of them).
-
-    Parameters
-    ----------
-    metric : EvalMetric, str, callable or list
-        The metric or what names it.
-    """
-    if hasattr(metric, "update") and hasattr(metric, "get_name_value"):
-        return metric
-    from .. import metric as _metric
-    return _metric.create(metric)
+__all__ = ["BaseModule"]
 
 
-class BaseModule(abc.ABC):
-    """The interface of a module (MXNet 1.x's ``mx.mod.BaseModule``).
+class BaseModule:
+    """The interface of a module (MXNet 1.x's ``mx.mod.BaseModule``).  The
+    interface methods a subclass defines (``bind``, ``forward``, ...) raise
+    a ModuleError here.
 
     Parameters
     ----------
@@ -266,96 +250,42 @@ class BaseModule(abc.ABC):
         sparse_row_id_fn : callable, optional
             MXNet's row-sparse hook; nbdl has no sparse parameters.
         """
-        if num_epoch is None:
-            raise ArgumentError("fit: num_epoch is required (the number of the epoch to stop "
-                                "before)")
-        self.bind(data_shapes=train_data.provide_data, label_shapes=train_data.provide_label,
-                  for_training=True, force_rebind=force_rebind)
-        if monitor is not None:
-            self.install_monitor(monitor)
-        self.init_params(initializer=initializer, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init)
-        self.init_optimizer(kvstore=kvstore, optimizer=optimizer,
-                            optimizer_params=optimizer_params)
-        if validation_metric is None:
-            validation_metric = eval_metric
-        eval_metric = create_metric(eval_metric)
-        for epoch in range(begin_epoch, num_epoch):
-            tic = time.time()
-            eval_metric.reset()
-            nbatch = 0
-            data_iter = iter(train_data)
-            end_of_batch = False
-            try:
-                next_data_batch = next(data_iter)
-            except StopIteration:
-                raise ArgumentError("fit: train_data yields no batch") from None
-            eval_name_vals = []
-            while not end_of_batch:
-                data_batch = next_data_batch
-                if monitor is not None:
-                    monitor.tic()
-                self.forward_backward(data_batch)
-                self.update()
-                self.update_metric(eval_metric, data_batch.label)
-                try:
-                    next_data_batch = next(data_iter)
-                    self.prepare(next_data_batch, sparse_row_id_fn=sparse_row_id_fn)
-                except StopIteration:
-                    end_of_batch = True
-                if monitor is not None:
-                    monitor.toc_print()
-                if end_of_batch:
-                    eval_name_vals = eval_metric.get_global_name_value() \
-                        if hasattr(eval_metric, "get_global_name_value") \
-                        else eval_metric.get_name_value()
-                if batch_end_callback is not None:
-                    param = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
-                                          locals=locals())
-                    for callback in as_list(batch_end_callback):
-                        callback(param)
-                nbatch += 1
-            for name, val in eval_name_vals:
-                self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, val)
-            self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
-            arg_params_, aux_params_ = self.get_params()
-            self.set_params(arg_params_, aux_params_)
-            if epoch_end_callback is not None:
-                for callback in as_list(epoch_end_callback):
-                    callback(epoch, self.symbol, arg_params_, aux_params_)
-            if eval_data is not None:
-                res = self.score(eval_data, validation_metric,
-                                 score_end_callback=eval_end_callback,
-                                 batch_end_callback=eval_batch_end_callback, epoch=epoch)
-                for name, val in res:
-                    self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
-            train_data.reset()
+        train_epochs(self, train_data, eval_data, eval_metric, epoch_end_callback,
+                     batch_end_callback, kvstore, optimizer, optimizer_params,
+                     eval_end_callback, eval_batch_end_callback, initializer, arg_params,
+                     aux_params, allow_missing, force_rebind, force_init, begin_epoch,
+                     num_epoch, validation_metric, monitor, sparse_row_id_fn)
 
     # -- symbol and shapes (subclasses) ------------------------------------------
     @property
-    @abc.abstractmethod
     def data_names(self):
         """The names of the data inputs."""
+        raise ModuleError(f"{type(self).__name__} does not define data_names; every "
+                          f"BaseModule subclass must")
 
     @property
-    @abc.abstractmethod
     def output_names(self):
         """The names of the outputs."""
+        raise ModuleError(f"{type(self).__name__} does not define output_names; every "
+                          f"BaseModule subclass must")
 
     @property
-    @abc.abstractmethod
     def data_shapes(self):
         """The data inputs as ``DataDesc`` (name, shape) (bound modules only)."""
+        raise ModuleError(f"{type(self).__name__} does not define data_shapes; every "
+                          f"BaseModule subclass must")
 
     @property
-    @abc.abstractmethod
     def label_shapes(self):
         """The labels as ``DataDesc`` (name, shape), None without labels."""
+        raise ModuleError(f"{type(self).__name__} does not define label_shapes; every "
+                          f"BaseModule subclass must")
 
     @property
-    @abc.abstractmethod
     def output_shapes(self):
         """``(name, shape)`` of each output (bound modules only)."""
+        raise ModuleError(f"{type(self).__name__} does not define output_shapes; every "
+                          f"BaseModule subclass must")
 
     @property
     def symbol(self):
@@ -363,14 +293,32 @@ class BaseModule(abc.ABC):
         return self._symbol
 
     # -- parameters -------------------------------------------------------------
-    @abc.abstractmethod
     def get_params(self):
         """``(arg_params, aux_params)``: dicts name -> NDArray (host copies)."""
+        raise ModuleError(f"{type(self).__name__} does not define get_params; every "
+                          f"BaseModule subclass must")
 
-    @abc.abstractmethod
     def init_params(self, initializer=Uniform(0.01), arg_params=None, aux_params=None,
                     allow_missing=False, force_init=False, allow_extra=False):
-        """Initialize the parameters and auxiliary states (see ``Module.init_params``)."""
+        """Initialize the parameters and auxiliary states.
+
+        Parameters
+        ----------
+        initializer : Initializer
+            For parameters not given.
+        arg_params : dict of str to NDArray, optional
+            Parameter values (they win over the initializer).
+        aux_params : dict of str to NDArray, optional
+            Auxiliary state values.
+        allow_missing : bool
+            Whether the dicts may miss names.
+        force_init : bool
+            Initialize even when already initialized.
+        allow_extra : bool
+            Whether names the module does not have are ignored.
+        """
+        raise ModuleError(f"{type(self).__name__} does not define init_params; every "
+                          f"BaseModule subclass must")
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
@@ -470,40 +418,121 @@ class BaseModule(abc.ABC):
             warnings.warn("prepare: sparse_row_id_fn is ignored: nbdl has no row_sparse "
                           "parameters", stacklevel=2)
 
-    @abc.abstractmethod
     def forward(self, data_batch, is_train=None):
-        """Run the forward pass on ``data_batch``."""
+        """Run the forward pass on ``data_batch``.
 
-    @abc.abstractmethod
+        Parameters
+        ----------
+        data_batch : DataBatch
+            The batch.
+        is_train : bool, optional
+            Default: ``for_training``.
+        """
+        raise ModuleError(f"{type(self).__name__} does not define forward; every "
+                          f"BaseModule subclass must")
+
     def backward(self, out_grads=None):
-        """Run the backward pass."""
+        """Run the backward pass.
 
-    @abc.abstractmethod
+        Parameters
+        ----------
+        out_grads : NDArray or list of NDArray, optional
+            Head gradients for outputs that are not losses.
+        """
+        raise ModuleError(f"{type(self).__name__} does not define backward; every "
+                          f"BaseModule subclass must")
+
     def get_outputs(self, merge_multi_context=True):
-        """The outputs of the last forward pass."""
+        """The outputs of the last forward pass.
 
-    @abc.abstractmethod
+        Parameters
+        ----------
+        merge_multi_context : bool
+            True: one array per output; False: a list per output.
+        """
+        raise ModuleError(f"{type(self).__name__} does not define get_outputs; every "
+                          f"BaseModule subclass must")
+
     def get_input_grads(self, merge_multi_context=True):
-        """The gradients of the data inputs (``inputs_need_grad=True``)."""
+        """The gradients of the data inputs (``inputs_need_grad=True``).
 
-    @abc.abstractmethod
+        Parameters
+        ----------
+        merge_multi_context : bool
+            True: one array per input; False: a list per input.
+        """
+        raise ModuleError(f"{type(self).__name__} does not define get_input_grads; every "
+                          f"BaseModule subclass must")
+
     def update(self):
         """Apply the optimizer to the gradients of the last backward pass."""
+        raise ModuleError(f"{type(self).__name__} does not define update; every "
+                          f"BaseModule subclass must")
 
-    @abc.abstractmethod
     def update_metric(self, eval_metric, labels, pre_sliced=False):
-        """Accumulate ``eval_metric`` over the last outputs and ``labels``."""
+        """Accumulate ``eval_metric`` over the last outputs and ``labels``.
 
-    @abc.abstractmethod
+        Parameters
+        ----------
+        eval_metric : EvalMetric
+            The metric.
+        labels : list of NDArray
+            Typically ``data_batch.label``.
+        pre_sliced : bool
+            Whether the labels are already split per device.
+        """
+        raise ModuleError(f"{type(self).__name__} does not define update_metric; every "
+                          f"BaseModule subclass must")
+
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
              force_rebind=False, shared_module=None, grad_req="write"):
-        """Bind the executor for the given input shapes."""
+        """Bind the executor(s) for the given input shapes.
 
-    @abc.abstractmethod
+        Parameters
+        ----------
+        data_shapes : list of DataDesc or (name, shape)
+            The data inputs.
+        label_shapes : list of DataDesc or (name, shape), optional
+            The labels.
+        for_training : bool
+            Whether gradients are computed.
+        inputs_need_grad : bool
+            Whether the data inputs get gradients.
+        force_rebind : bool
+            Rebind when already bound.
+        shared_module : BaseModule, optional
+            A module whose parameters this one uses.
+        grad_req : str, list or dict
+            The gradient requirements.
+        """
+        raise ModuleError(f"{type(self).__name__} does not define bind; every "
+                          f"BaseModule subclass must")
+
     def init_optimizer(self, kvstore="local", optimizer="sgd",
                        optimizer_params=(("learning_rate", 0.01),), force_init=False):
-        """Install the optimizer."""
+        """Install the optimizer.
 
-    @abc.abstractmethod
+        Parameters
+        ----------
+        kvstore : str, KVStore or None
+            'local', 'device', None or a KVStore object.
+        optimizer : str or Optimizer
+            A name (default 'sgd') or an instance.
+        optimizer_params : dict or tuple of pairs
+            The optimizer's arguments.
+        force_init : bool
+            Replace an installed optimizer.
+        """
+        raise ModuleError(f"{type(self).__name__} does not define init_optimizer; every "
+                          f"BaseModule subclass must")
+
     def install_monitor(self, mon):
-        """Install ``mon`` (an object with ``install(executor)``) on the executors."""
+        """Install ``mon`` on the executors.
+
+        Parameters
+        ----------
+        mon : Monitor
+            An object with ``install(executor)``.
+        """
+        raise ModuleError(f"{type(self).__name__} does not define install_monitor; every "
+                          f"BaseModule subclass must")

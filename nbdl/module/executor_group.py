@@ -120,6 +120,11 @@ class ExecutorGroup:
         self.executor = None
         self._bind(data_shapes, label_shapes, shared_group, "Module.bind")
 
+    @property
+    def execs(self):
+        """The executors (one; MXNet's group has one per device)."""
+        return [self.executor]
+
     # -- binding ----------------------------------------------------------
     def _bind(self, data_shapes, label_shapes, shared, where, old=None):
         args = self.symbol.list_arguments()
@@ -285,6 +290,8 @@ class ExecutorGroup:
         out_grads : NDArray or list of NDArray, optional
             Head gradients.
         """
+        if all(r == "null" for r in self.grad_req.values()):
+            return      # nothing has a gradient (a graph without parameters)
         self.executor.backward(out_grads)
 
     def get_outputs(self):

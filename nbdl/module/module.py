@@ -276,8 +276,9 @@ class Module(OptimizerMixin, BaseModule):
                 arr[...] = src.asnumpy() if hasattr(src, "asnumpy") else src
                 return
             if cache is not None and not allow_missing:
-                raise ArgumentError(f"init_params: {name!r} is not in the given parameters "
-                                    f"(pass allow_missing=True to initialize it)")
+                # a RuntimeError, as MXNet's
+                raise ModuleError(f"init_params: {name!r} is not in the given parameters "
+                                  f"(pass allow_missing=True to initialize it)")
             if initializer is None:
                 if cache is None:
                     raise ArgumentError("init_params: initializer=None and no parameters given")

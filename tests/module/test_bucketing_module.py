@@ -107,3 +107,22 @@ def test_bucketing_errors():
         mod.forward(batch(4, np.random.RandomState(0)))
     with pytest.raises(nbdl.ArgumentError, match="sym_gen"):
         nbdl.mod.BucketingModule(lambda k: None, default_bucket_key=1)
+
+
+def test_grad_req_add_accumulates_across_buckets():
+    def gen(key):
+        data = nbdl.sym.Variable("data")
+        scale = nbdl.sym.Variable("a", shape=(1,), init=nbdl.init.One())
+        return nbdl.sym.broadcast_mul(data, scale), ("data",), None
+
+    def step(mod, key):
+        mod.forward_backward(DataBatch([nbdl.nd.ones((2,)) * 3], None, bucket_key=key,
+                                       provide_data=[DataDesc("data", (2,), layout="N")]))
+        return mod._curr_module._exec_group.execs[0].grad_dict["a"].asnumpy()[0]
+    for req, second in (("write", 6.0), ("add", 12.0)):
+        mod = nbdl.mod.BucketingModule(gen, default_bucket_key=10)
+        mod.bind(data_shapes=[("data", (2,))], grad_req=req)
+        mod.init_params()
+        assert mod.get_params()[0]["a"].asnumpy()[0] == 1.0       # the variable's own init
+        assert step(mod, 10) == 6.0
+        assert step(mod, 5) == second                              # one shared gradient array

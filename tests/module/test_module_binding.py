@@ -166,3 +166,38 @@ def test_install_monitor_sees_every_op(data):
     seen.clear()
     mod.forward(_batch(x[:2], y[:2]))            # a reshape keeps the monitor
     assert "fc2_output" in seen
+
+
+def test_base_module_fit_drives_any_subclass_methods():
+    calls = []
+    mod = nbdl.mod.BaseModule()
+    for name in ("bind", "init_params", "init_optimizer", "forward", "backward", "update",
+                 "update_metric"):
+        setattr(mod, name, lambda *a, _n=name, **k: calls.append(_n))
+    mod.get_params = lambda: ({}, {})
+
+    class Data:
+        provide_data = provide_label = None
+
+        def reset(self):
+            calls.append("reset")
+
+        def __iter__(self):
+            return iter([DataBatch([nbdl.nd.zeros((1,))])] * 2)
+    mod.fit(Data(), num_epoch=1)
+    assert calls == ["bind", "init_params", "init_optimizer", "forward", "backward", "update",
+                     "update_metric", "forward", "backward", "update", "update_metric",
+                     "init_params", "reset"]
+    with pytest.raises(nbdl.mod.ModuleError, match="does not define get_outputs"):
+        nbdl.mod.BaseModule().get_outputs()
+
+
+def test_a_module_without_parameters_updates_nothing():
+    data = nbdl.sym.Variable("data")
+    mod = nbdl.mod.Module(nbdl.sym.Dropout(data, p=0.5), label_names=None)
+    mod.bind(data_shapes=[("data", (3, 5))])
+    mod.init_params()
+    mod.init_optimizer()
+    mod.forward_backward(DataBatch([nbdl.nd.ones((3, 5))]))
+    mod.update()
+    assert mod.get_outputs()[0].shape == (3, 5)
