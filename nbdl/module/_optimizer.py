@@ -2,11 +2,16 @@
 ``rescale_grad = 1 / batch_size``), ``borrow_optimizer``, ``update`` and the
 optimizer state files.
 
-``kvstore``: 'local', 'device' and None mean no store (as MXNet picks none
-for one device); an object with the KVStore interface (``init``, ``push``,
-``pull``, and ``set_optimizer`` to update on the store) is used as MXNet
-uses one; 'dist_*' stores are refused."""
+``kvstore`` as MXNet picks it: for one context 'local', 'device' and None
+mean no store; for several, 'local' / 'device' create an ``nbdl.kvstore``
+that sums the contexts' gradients and (unless a parameter is over 16M
+elements with 'local') runs the optimizer on the store; None updates each
+context with its own gradient.  An object with the KVStore interface
+(``init``, ``push``, ``pull``, and ``set_optimizer`` to update on the store)
+is used as given; 'dist_*' stores are refused."""
 import warnings
+
+import numpy as np
 
 from .. import optimizer as opt
 from ..errors import ArgumentError
@@ -16,8 +21,9 @@ from ..serialization.atomic import atomic_write
 __all__ = ["OptimizerMixin"]
 
 
-def _kvstore(kvstore):
-    """(store or None, update_on_kvstore) as MXNet picks them for one device."""
+def _kvstore(kvstore, num_device, arg_params):
+    """(store or None, update_on_kvstore) as MXNet's ``_create_kvstore`` picks
+    them: no store for one context unless a KVStore object is given."""
     if kvstore is None:
         return None, False
     if isinstance(kvstore, str):
@@ -27,7 +33,12 @@ def _kvstore(kvstore):
         if kvstore not in ("local", "device", "nccl"):
             raise ArgumentError(f"init_optimizer: unknown kvstore {kvstore!r}; expected 'local', "
                                 f"'device', None or a KVStore")
-        return None, False
+        if num_device == 1:
+            return None, False
+        from .. import kvstore as kvs
+        kv = kvs.create("device" if kvstore == "nccl" else kvstore)
+        big = max((int(np.prod(p.shape)) for p in arg_params.values()), default=0)
+        return kv, not (kvstore == "local" and big > 1024 * 1024 * 16)
     if not all(hasattr(kvstore, m) for m in ("init", "push", "pull")):
         raise ArgumentError(f"init_optimizer: kvstore must be a str, None or a KVStore (with "
                             f"init/push/pull), got {type(kvstore).__name__}")
@@ -63,9 +74,14 @@ class OptimizerMixin:
             return
         if self._params_dirty:
             self._sync_params_from_devices()
-        kv, update_on_kvstore = _kvstore(kvstore)
+        num_device = len(self._exec_group.execs)
+        kv, update_on_kvstore = _kvstore(kvstore, num_device, self._arg_params)
         rescale_grad = 1.0 / max(self._exec_group.batch_size, 1)
-        idx2name = dict(enumerate(self._param_names))
+        if update_on_kvstore:
+            idx2name = dict(enumerate(self._param_names))
+        else:       # one optimizer state per parameter and context, as MXNet's indices
+            idx2name = {i * num_device + k: n for i, n in enumerate(self._param_names)
+                        for k in range(num_device)}
         if isinstance(optimizer, str):
             try:
                 params = dict(optimizer_params)
@@ -86,7 +102,7 @@ class OptimizerMixin:
             raise ArgumentError(f"init_optimizer: optimizer must be a name or an "
                                 f"nbdl.optimizer.Optimizer, got {type(optimizer).__name__}")
         self._optimizer = optimizer
-        self._param_index = {n: i for i, n in idx2name.items()}
+        self._param_index = {n: i for i, n in enumerate(self._param_names)}
         self._kvstore = kv
         self._update_on_kvstore = update_on_kvstore
         self._updater = None
@@ -95,8 +111,10 @@ class OptimizerMixin:
                 kv.set_gradient_compression(self._compression_params)
             if update_on_kvstore:
                 kv.set_optimizer(self._optimizer)
-            for name in self._param_names:
+            for name, arrays in zip(self._param_names, self._exec_group.param_arrays):
                 kv.init(name, self._arg_params[name])
+                if update_on_kvstore:
+                    kv.pull(name, out=list(arrays))
         if not update_on_kvstore:
             self._updater = opt.get_updater(optimizer)
         self.optimizer_initialized = True
@@ -129,18 +147,20 @@ class OptimizerMixin:
         self._need("update", params=True, optimizer=True)
         self._params_dirty = True
         group = self._exec_group
-        for name, w, g in zip(self._param_names, group.param_arrays, group.grad_arrays):
-            if g is None:
+        n = len(group.execs)
+        for name, ws, gs in zip(self._param_names, group.param_arrays, group.grad_arrays):
+            if gs[0] is None:
                 continue
             index = self._param_index[name]
             if self._update_on_kvstore:
-                self._kvstore.push(name, g, priority=-index)
-                self._kvstore.pull(name, out=w, priority=-index)
+                self._kvstore.push(name, list(gs), priority=-index)
+                self._kvstore.pull(name, out=list(ws), priority=-index)
                 continue
-            if self._kvstore is not None:
-                self._kvstore.push(name, g, priority=-index)
-                self._kvstore.pull(name, out=g, priority=-index)
-            self._updater(index, g, w)
+            if self._kvstore is not None:           # sum the contexts' gradients
+                self._kvstore.push(name, list(gs), priority=-index)
+                self._kvstore.pull(name, out=list(gs), priority=-index)
+            for k, (w, g) in enumerate(zip(ws, gs)):
+                self._updater(index * n + k, g, w)
 
     def save_optimizer_states(self, fname):
         """Write the optimizer's states to ``fname`` (nbdl's ``.npz`` state file).

@@ -1,21 +1,26 @@
-"""``ExecutorGroup``: the executor a ``Module`` runs, its gradient
-requirements, and how batches go in and outputs come out.
+"""``ExecutorGroup``: the executors a ``Module`` runs, one per context, and
+how batches go in and outputs come out (MXNet 1.x's
+``DataParallelExecutorGroup``).
 
-MXNet's ``DataParallelExecutorGroup`` binds one executor per device and
-splits each batch between them; nbdl runs a module on one device, so the
-group holds one executor over the whole batch (``Module`` refuses several
-contexts).  Rebinding for new input shapes (``reshape``) and binding another
-bucket's symbol (``shared_group``) bind a new executor that uses the same
+Each batch is split along its batch axis (the ``N`` of a descriptor's
+layout; axis 0 by default) between the contexts in proportion to
+``work_load_list``; every executor has its own copy of the parameters and
+its own gradients, which ``Module.update`` sums through a KVStore.  Outputs
+and input gradients are concatenated back along axis 0 on the first
+context.  Rebinding for new input shapes (``reshape``) and binding another
+bucket's symbol (``shared_group``) bind new executors that use the same
 parameter, gradient and auxiliary arrays."""
 import numpy as np
 
+from .. import ndarray as nd
 from ..errors import ArgumentError, NbdlError, ShapeError
 from ..executor import bind, simple_bind
+from ..io import DataDesc
 from ..ndarray import NDArray
 from ..ops.registry import REQ_NAMES
 from ._common import ModuleError
 
-__all__ = ["ExecutorGroup", "grad_reqs"]
+__all__ = ["ExecutorGroup", "grad_reqs", "split_slices"]
 
 
 def grad_reqs(arg_names, param_names, data_names, fixed_param_names, for_training,
@@ -82,22 +87,76 @@ def _check_req(r, what):
                             f"or 'null'")
 
 
+def split_slices(batch_size, work_load_list, where="Module.bind"):
+    """The batch rows each context gets: ``work_load_list``'s shares of
+    ``batch_size`` rounded, the rest to the last context (MXNet's split).
+
+    Parameters
+    ----------
+    batch_size : int
+        The rows of a batch.
+    work_load_list : list of number
+        One share per context.
+    where : str
+        The calling function, for messages.
+    """
+    total = sum(work_load_list)
+    counts = [round(w * batch_size / total) for w in work_load_list]
+    if sum(counts) < batch_size:
+        counts[-1] += batch_size - sum(counts)
+    slices, end = [], 0
+    for n in counts:
+        begin = int(min(end, batch_size))
+        end = int(min(begin + n, batch_size))
+        if begin >= end:
+            raise ShapeError(f"{where}: a batch of {batch_size} rows cannot be split between "
+                             f"{len(work_load_list)} contexts with work loads "
+                             f"{list(work_load_list)}: some would get no rows")
+        slices.append(slice(begin, end))
+    return slices
+
+
 def _shapes(descs):
     return [(d.name, tuple(d.shape)) for d in descs]
 
 
+def _axis(desc):
+    axis = DataDesc.get_batch_axis(getattr(desc, "layout", None))
+    return axis if axis < len(desc.shape) else 0
+
+
+def _take(a, axis, s):
+    """Rows ``s`` of ``a`` along ``axis`` (the whole array for axis -1)."""
+    if axis < 0:
+        return a
+    if isinstance(a, np.ndarray):
+        return a[(slice(None),) * axis + (s,)]
+    if axis == 0:
+        return a[s.start:s.stop]
+    return nd.slice_axis(a, axis=axis, begin=s.start, end=s.stop)
+
+
+def _merge(parts, axis=0):
+    if len(parts) == 1:
+        return parts[0]
+    dev = parts[0].device
+    return nd.concat(*[p.as_in_context(dev) for p in parts], dim=axis)
+
+
 class ExecutorGroup:
-    """One executor of ``symbol`` on ``device`` with its inputs described by
-    ``data_shapes`` and ``label_shapes``.
+    """One executor of ``symbol`` per device, over the rows of each batch
+    ``split_slices`` gives it.
 
     Parameters
     ----------
     symbol : Symbol
         The graph.
-    device : Device
-        Where it runs.
+    devices : list of Device
+        Where the executors run.
+    work_load_list : list of number
+        Each device's share of a batch.
     data_shapes : list of DataDesc
-        The data inputs, in the order of a batch's ``data``.
+        The (whole-batch) data inputs, in the order of a batch's ``data``.
     label_shapes : list of DataDesc or None
         The labels, in the order of a batch's ``label``; those the symbol
         does not take are ignored.
@@ -110,54 +169,72 @@ class ExecutorGroup:
         uses (every parameter must be there, with the same shape).
     """
 
-    def __init__(self, symbol, device, data_shapes, label_shapes, param_names, reqs,
-                 shared_group=None):
+    def __init__(self, symbol, devices, work_load_list, data_shapes, label_shapes, param_names,
+                 reqs, shared_group=None):
         self.symbol = symbol
-        self.device = device
+        self.devices = list(devices)
+        self.work_load_list = list(work_load_list)
         self.param_names = list(param_names)
         self.aux_names = symbol.list_auxiliary_states()
+        self.output_names = symbol.list_outputs()
         self.grad_req = dict(reqs)
-        self.executor = None
+        self.execs = []
+        if shared_group is not None and len(shared_group.execs) != len(self.devices):
+            raise ModuleError(f"Module.bind: the shared module runs on "
+                              f"{len(shared_group.execs)} contexts, this one on "
+                              f"{len(self.devices)}")
         self._bind(data_shapes, label_shapes, shared_group, "Module.bind")
 
     @property
-    def execs(self):
-        """The executors (one; MXNet's group has one per device)."""
-        return [self.executor]
+    def executor(self):
+        """The first context's executor (the only one with one context)."""
+        return self.execs[0]
 
     # -- binding ----------------------------------------------------------
     def _bind(self, data_shapes, label_shapes, shared, where, old=None):
         args = self.symbol.list_arguments()
         labels = [d for d in (label_shapes or []) if d.name in args]
         inputs = list(data_shapes) + labels
-        shapes = {d.name: tuple(d.shape) for d in inputs}
+        batch_size = data_shapes[0].shape[_axis(data_shapes[0])] if data_shapes else 0
+        if len(self.devices) > 1:
+            slices = split_slices(batch_size, self.work_load_list, where)
+        else:
+            slices = [slice(0, batch_size)]
         types = {d.name: np.dtype(getattr(d, "dtype", np.float32)) for d in inputs}
+        execs = []
         try:
-            if shared is None:
-                exe = simple_bind(self.symbol, self.device, grad_req=self.grad_req,
-                                  type_dict=types, **shapes)
-            else:
-                exe = self._bind_shared(shapes, types, shared, where, old)
+            for i, (dev, s) in enumerate(zip(self.devices, slices)):
+                shapes = {}
+                for d in inputs:
+                    shp, axis = list(d.shape), _axis(d)
+                    if axis >= 0 and len(self.devices) > 1:
+                        shp[axis] = s.stop - s.start
+                    shapes[d.name] = tuple(shp)
+                if shared is None:
+                    execs.append(simple_bind(self.symbol, dev, grad_req=self.grad_req,
+                                             type_dict=types, **shapes))
+                else:
+                    execs.append(self._bind_shared(dev, shapes, types, shared.execs[i], where))
         except ShapeError as e:
             if old is None:
                 raise ShapeError(f"{where}: cannot bind with data shapes {_shapes(data_shapes)} "
                                  f"and label shapes {_shapes(labels)}: {e}") from None
             raise ShapeError(f"{where}: the module was bound with data shapes {old} and cannot "
                              f"take data shapes {_shapes(data_shapes)}: {e}") from None
-        self.executor = exe
+        self.execs = execs
+        self.slices = slices
+        self.batch_size = batch_size
         self.data_shapes = list(data_shapes)
         self.label_shapes = None if label_shapes is None else list(label_shapes)
         self.data_names = [d.name for d in data_shapes]
         self.label_names = [d.name for d in labels]
-        arg = exe.arg_dict
-        self.param_arrays = [arg[n] for n in self.param_names]
-        grads = exe.grad_dict
-        self.grad_arrays = [grads.get(n) for n in self.param_names]
-        self.aux_arrays = list(exe.aux_arrays)
-        self.input_grad_arrays = [grads[n] for n in self.data_names if n in grads]
-        self.batch_size = data_shapes[0].shape[_batch_axis(data_shapes[0])] if data_shapes else 0
+        self.param_arrays = [[e.arg_dict[n] for e in execs] for n in self.param_names]
+        self.grad_arrays = [[e.grad_dict.get(n) for e in execs] for n in self.param_names]
+        self.aux_arrays = [[e.aux_dict[n] for e in execs] for n in self.aux_names]
+        self.input_grad_arrays = [[e.grad_dict[n] for e in execs] for n in self.data_names
+                                  if n in execs[0].grad_dict]
 
-    def _bind_shared(self, shapes, types, shared, where, old):
+    def _bind_shared(self, dev, shapes, types, shared_exec, where):
         sym = self.symbol
         try:
             arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
@@ -166,9 +243,7 @@ class ExecutorGroup:
             raise ShapeError(str(e)) from None
         if arg_shapes is None or arg_types is None:
             raise ShapeError(f"the shapes {shapes} do not determine every argument's shape")
-        s_args = shared.executor.arg_dict
-        s_grads = shared.executor.grad_dict
-        s_aux = shared.executor.aux_dict
+        s_args, s_grads, s_aux = shared_exec.arg_dict, shared_exec.grad_dict, shared_exec.aux_dict
         args, grads, auxs = {}, {}, {}
         for name, shp, dt in zip(sym.list_arguments(), arg_shapes, arg_types):
             shp = tuple(shp)
@@ -177,18 +252,17 @@ class ExecutorGroup:
                     raise ModuleError(f"{where}: parameter {name!r} of this symbol is not a "
                                       f"parameter of the module it shares parameters with "
                                       f"(for a BucketingModule: of the default bucket's symbol)")
-                arr = s_args[name]
-                if tuple(arr.shape) != shp:
-                    raise ShapeError(f"parameter {name!r} has shape {tuple(arr.shape)} but "
-                                     f"these inputs need {shp}")
-                args[name] = arr
+                if tuple(s_args[name].shape) != shp:
+                    raise ShapeError(f"parameter {name!r} has shape {tuple(s_args[name].shape)} "
+                                     f"but these inputs need {shp}")
+                args[name] = s_args[name]
                 if self.grad_req[name] != "null":
                     g = s_grads.get(name)
-                    grads[name] = g if g is not None else _zeros(shp, dt, self.device)
+                    grads[name] = g if g is not None else _zeros(shp, dt, dev)
             else:
-                args[name] = _zeros(shp, dt, self.device)
+                args[name] = _zeros(shp, dt, dev)
                 if self.grad_req[name] != "null":
-                    grads[name] = _zeros(shp, dt, self.device)
+                    grads[name] = _zeros(shp, dt, dev)
         for name, shp, dt in zip(self.aux_names, aux_shapes, aux_types):
             shp = tuple(shp)
             if name in s_aux:
@@ -197,9 +271,8 @@ class ExecutorGroup:
                                      f"{tuple(s_aux[name].shape)} but these inputs need {shp}")
                 auxs[name] = s_aux[name]
             else:
-                auxs[name] = _zeros(shp, dt, self.device)
-        return bind(sym, self.device, args, args_grad=grads, aux_states=auxs,
-                    grad_req=self.grad_req)
+                auxs[name] = _zeros(shp, dt, dev)
+        return bind(sym, dev, args, args_grad=grads, aux_states=auxs, grad_req=self.grad_req)
 
     def reshape(self, data_shapes, label_shapes, where="Module.reshape"):
         """Bind anew for new input shapes, keeping the parameter, gradient and
@@ -221,7 +294,7 @@ class ExecutorGroup:
 
     # -- parameters ---------------------------------------------------------
     def set_params(self, arg_params, aux_params, allow_extra=False):
-        """Copy parameter values into the bound arrays.
+        """Copy parameter values into every executor.
 
         Parameters
         ----------
@@ -230,14 +303,15 @@ class ExecutorGroup:
         aux_params : dict of str to NDArray
             Auxiliary state values by name.
         allow_extra : bool
-            Whether names the executor does not have are ignored (else an error).
+            Whether names the executors do not have are ignored (else an error).
         """
-        arg = {k: v for k, v in (arg_params or {}).items()}
-        self.executor.copy_params_from(arg, aux_params or {}, allow_extra_params=allow_extra)
+        for e in self.execs:
+            e.copy_params_from(dict(arg_params or {}), dict(aux_params or {}),
+                               allow_extra_params=allow_extra)
 
     def get_params(self, arg_params, aux_params):
-        """Copy the bound parameter values into ``arg_params`` / ``aux_params``
-        (dicts of NDArrays of the same shapes).
+        """Copy the bound values (averaged over the contexts, as MXNet does)
+        into ``arg_params`` / ``aux_params``.
 
         Parameters
         ----------
@@ -246,15 +320,18 @@ class ExecutorGroup:
         aux_params : dict of str to NDArray
             Filled for every auxiliary state.
         """
-        for name, arr in zip(self.param_names, self.param_arrays):
-            arr.copyto(arg_params[name])
-        for name, arr in zip(self.aux_names, self.aux_arrays):
-            arr.copyto(aux_params[name])
+        for names, arrays, out in ((self.param_names, self.param_arrays, arg_params),
+                                   (self.aux_names, self.aux_arrays, aux_params)):
+            for name, block in zip(names, arrays):
+                if len(block) == 1:
+                    block[0].copyto(out[name])
+                else:
+                    out[name][...] = sum(b.asnumpy() for b in block) / len(block)
 
     # -- running ------------------------------------------------------------
     def forward(self, data_batch, is_train):
-        """Copy the batch's data (and labels, when it has them) into the bound
-        inputs and run the forward pass.
+        """Split the batch's data (and labels, when it has them) between the
+        executors and run their forward passes.
 
         Parameters
         ----------
@@ -267,23 +344,23 @@ class ExecutorGroup:
         if len(data) != len(self.data_shapes):
             raise ArgumentError(f"Module.forward: the batch has {len(data)} data arrays, the "
                                 f"module takes {len(self.data_shapes)} ({self.data_names})")
-        feed = {d.name: a for d, a in zip(self.data_shapes, data)}
+        feed = [(d, a) for d, a in zip(self.data_shapes, data)]
         label = getattr(data_batch, "label", None)
         if label and self.label_shapes:
-            label = as_arrays(label, "label")
-            for d, a in zip(self.label_shapes, label):
-                if d.name in self.label_names:
-                    feed[d.name] = a
-        arg = self.executor.arg_dict
-        for name, a in feed.items():
-            if tuple(a.shape) != tuple(arg[name].shape):
-                raise ShapeError(f"Module.forward: input {name!r} has shape {tuple(a.shape)}, "
-                                 f"the module is bound with {tuple(arg[name].shape)}")
-        self.executor.forward(is_train=is_train, **feed)
+            feed += [(d, a) for d, a in zip(self.label_shapes, as_arrays(label, "label"))
+                     if d.name in self.label_names]
+        for d, a in feed:
+            if tuple(a.shape) != tuple(d.shape):
+                raise ShapeError(f"Module.forward: input {d.name!r} has shape {tuple(a.shape)}, "
+                                 f"the module is bound with {tuple(d.shape)}")
+        multi = len(self.execs) > 1
+        for e, s in zip(self.execs, self.slices):
+            e.forward(is_train=is_train,
+                      **{d.name: _take(a, _axis(d), s) if multi else a for d, a in feed})
 
     def backward(self, out_grads=None):
-        """Run the backward pass (``out_grads``: None for loss outputs, or one
-        array per output).
+        """Run the backward passes (``out_grads``: None for loss outputs, or
+        one whole-batch array per output, split like the data).
 
         Parameters
         ----------
@@ -292,38 +369,92 @@ class ExecutorGroup:
         """
         if all(r == "null" for r in self.grad_req.values()):
             return      # nothing has a gradient (a graph without parameters)
-        self.executor.backward(out_grads)
+        if out_grads is not None and len(self.execs) > 1:
+            grads = out_grads if isinstance(out_grads, (list, tuple)) else [out_grads]
+            for e, s in zip(self.execs, self.slices):
+                e.backward([_take(g, 0, s).as_in_context(e.device) for g in grads])
+            return
+        for e in self.execs:
+            e.backward(out_grads)
 
-    def get_outputs(self):
-        """The outputs of the last forward pass."""
-        return list(self.executor.outputs)
+    def get_outputs(self, merge_multi_context=True):
+        """The outputs of the last forward pass: one array per output
+        (concatenated over the contexts), or a list per output of each
+        context's part.
+
+        Parameters
+        ----------
+        merge_multi_context : bool
+            Whether to concatenate.
+        """
+        parts = [[e.outputs[i] for e in self.execs] for i in range(len(self.output_names))]
+        return [_merge(p) for p in parts] if merge_multi_context else parts
+
+    def get_input_grads(self, merge_multi_context=True):
+        """The data inputs' gradients, merged as ``get_outputs``'s.
+
+        Parameters
+        ----------
+        merge_multi_context : bool
+            Whether to concatenate.
+        """
+        parts = self.input_grad_arrays
+        return [_merge(p) for p in parts] if merge_multi_context else [list(p) for p in parts]
 
     def get_output_shapes(self):
-        """``(name, shape)`` of every output."""
-        return [(n, tuple(o.shape)) for n, o in zip(self.symbol.list_outputs(),
-                                                    self.executor.outputs)]
+        """``(name, shape)`` of every output for the whole batch."""
+        shapes = []
+        for i, n in enumerate(self.output_names):
+            shp = list(self.execs[0].outputs[i].shape)
+            if len(self.execs) > 1 and shp:
+                shp[0] = sum(e.outputs[i].shape[0] for e in self.execs)
+            shapes.append((n, tuple(shp)))
+        return shapes
 
-    def update_metric(self, eval_metric, labels):
-        """Update ``eval_metric`` with ``labels`` and the last outputs (by name
-        through ``update_dict`` when the metric has it).
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        """Update ``eval_metric`` with each context's outputs and labels (by
+        name through ``update_dict`` when the metric has it).
 
         Parameters
         ----------
         eval_metric : EvalMetric
             The metric.
         labels : list of NDArray
-            The batch's labels, in ``label_shapes`` order.
+            The batch's labels in ``label_shapes`` order (with ``pre_sliced``:
+            one such list per context).
+        pre_sliced : bool
+            Whether the labels are already split per context.
         """
-        labels = as_arrays(labels, "label") if labels is not None else []
-        names = [d.name for d in (self.label_shapes or [])]
-        outputs = self.get_outputs()
-        if hasattr(eval_metric, "update_dict"):
-            if len(names) < len(labels):
-                names = names + [f"label{i}" for i in range(len(names), len(labels))]
-            eval_metric.update_dict(dict(zip(names, labels)),
-                                    dict(zip(self.symbol.list_outputs(), outputs)))
-        else:
-            eval_metric.update(labels, outputs)
+        descs = self.label_shapes or []
+        names = [d.name for d in descs]
+        for k, (e, s) in enumerate(zip(self.execs, self.slices)):
+            if pre_sliced:
+                mine = as_arrays(labels[k], "label")
+            elif labels is None:
+                mine = []
+            else:
+                whole = as_arrays(labels, "label")
+                multi = len(self.execs) > 1
+                mine = [_take(a, _axis(d), s) if multi else a
+                        for d, a in zip(descs + [None] * (len(whole) - len(descs)), whole)]
+            outputs = list(e.outputs)
+            if hasattr(eval_metric, "update_dict"):
+                keys = names + [f"label{i}" for i in range(len(names), len(mine))]
+                eval_metric.update_dict(dict(zip(keys, mine)),
+                                        dict(zip(self.output_names, outputs)))
+            else:
+                eval_metric.update(mine, outputs)
+
+    def install_monitor(self, mon):
+        """``mon.install(executor)`` for every executor.
+
+        Parameters
+        ----------
+        mon : Monitor
+            An object with ``install(executor)``.
+        """
+        for e in self.execs:
+            mon.install(e)
 
 
 def as_arrays(arrays, what):
@@ -346,13 +477,6 @@ def as_arrays(arrays, what):
             raise ArgumentError(f"Module.forward: the batch's {what}[{i}] is a "
                                 f"{type(a).__name__}, expected an NDArray")
     return list(arrays)
-
-
-def _batch_axis(desc):
-    layout = getattr(desc, "layout", None)
-    if isinstance(layout, str) and "N" in layout and len(layout) == len(desc.shape):
-        return layout.find("N")
-    return 0
 
 
 def _zeros(shape, dtype, device):

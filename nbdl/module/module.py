@@ -1,25 +1,22 @@
-"""``Module``: a symbol bound to one executor, with parameters, an optimizer
+"""``Module``: a symbol bound to executors, with parameters, an optimizer
 and checkpoints (MXNet 1.x's ``mx.mod.Module``).
 
-Differences from MXNet, on purpose:
-
-- One device.  ``context`` may be a Context or a list of one; several
-  contexts (MXNet's data parallelism, which splits each batch between
-  devices) raise an ArgumentError rather than silently running on one.
-  ``group2ctxs`` may only map groups to that same device.
-- ``kvstore``: 'local', 'device' and None mean no store (as MXNet does for
-  one device); an object with the KVStore interface (``init``, ``push``,
-  ``pull``, ``set_optimizer``...) is used as MXNet uses one; 'dist_*' stores
-  are refused.
-- ``save_optimizer_states`` writes nbdl's state file (an ``.npz`` archive
-  read without pickle, see ``nbdl.module.updater``), not MXNet's pickle.
+``context`` may be a list: as MXNet's ``DataParallelExecutorGroup``, each
+batch is then split between the contexts (``work_load_list`` gives their
+shares), each has its own executor and parameter copy, and the gradients
+are summed through a KVStore (``kvstore='local'``, the default) before the
+update, so the result equals one context's up to rounding.  ``group2ctxs``
+may only name the module's contexts (an executor's graph runs on its own
+context).  Optimizer state files are nbdl's (an ``.npz`` archive read
+without pickle), not MXNet's pickle.  See docs/module.md.
 """
 import logging
+import numbers
 import warnings
 
 from .. import model as _model
 from .. import ndarray as nd
-from ..device import Context, as_device, cpu
+from ..device import as_device, cpu
 from ..errors import ArgumentError, NbdlError, ShapeError
 from ..initializer import InitDesc, Uniform
 from ._common import DataDesc, ModuleError, check_input_names, parse_descs
@@ -30,34 +27,36 @@ from .executor_group import ExecutorGroup, grad_reqs
 __all__ = ["Module"]
 
 
-def _one_device(context, work_load_list, group2ctxs):
+def _devices(context, work_load_list, group2ctxs):
     ctxs = list(context) if isinstance(context, (list, tuple)) else [context]
     if not ctxs:
-        raise ArgumentError("Module: context is an empty list; give one Context")
+        raise ArgumentError("Module: context is an empty list; give at least one Context")
     try:
         devices = [as_device(c) for c in ctxs]
     except (NbdlError, TypeError, ValueError) as e:
         raise ArgumentError(f"Module: context={context!r} is not a Context ({e})") from None
-    if len(devices) > 1:
-        raise ArgumentError(f"Module: context={ctxs}: nbdl runs a module on one device, and "
-                            f"does not split each batch across several as MXNet's "
-                            f"DataParallelExecutorGroup does; pass one context")
-    if work_load_list is not None and (not isinstance(work_load_list, (list, tuple))
-                                       or len(work_load_list) != 1):
-        raise ArgumentError(f"Module: work_load_list={work_load_list!r} must have one entry per "
-                            f"context (one)")
+    if len(set(devices)) != len(devices):
+        raise ArgumentError(f"Module: context={ctxs} names a device more than once")
+    if work_load_list is None:
+        work_load_list = [1] * len(devices)
+    if not isinstance(work_load_list, (list, tuple)) or len(work_load_list) != len(devices) \
+            or not all(isinstance(w, numbers.Real) and not isinstance(w, bool) and w > 0
+                       for w in work_load_list):
+        raise ArgumentError(f"Module: work_load_list={work_load_list!r} must hold one positive "
+                            f"number per context ({len(devices)})")
     if group2ctxs is not None:
         groups = group2ctxs if isinstance(group2ctxs, (list, tuple)) else [group2ctxs]
         for g in groups:
             if not isinstance(g, dict):
-                raise ArgumentError(f"Module: group2ctxs must be a dict (or a list of one), got "
+                raise ArgumentError(f"Module: group2ctxs must be a dict or a list of dicts, got "
                                     f"{group2ctxs!r}")
             for name, c in g.items():
                 cs = c if isinstance(c, (list, tuple)) else [c]
-                if any(as_device(x) != devices[0] for x in cs):
-                    raise ArgumentError(f"Module: group2ctxs puts group {name!r} on {c}, but "
-                                        f"nbdl runs the whole module on {devices[0]}")
-    return devices[0]
+                if any(as_device(x) not in devices for x in cs):
+                    raise ArgumentError(f"Module: group2ctxs puts group {name!r} on {c}, which "
+                                        f"is not among the module's contexts {ctxs}; nbdl runs "
+                                        f"each executor's whole graph on its own context")
+    return devices, list(work_load_list)
 
 
 class Module(OptimizerMixin, BaseModule):
@@ -96,10 +95,8 @@ class Module(OptimizerMixin, BaseModule):
         if not isinstance(symbol, Symbol):
             raise ArgumentError(f"Module: symbol must be an nbdl Symbol, got "
                                 f"{type(symbol).__name__}")
-        self._device = _one_device(context, work_load_list, group2ctxs)
-        self._context = [context] if isinstance(context, Context) else list(
-            context if isinstance(context, (list, tuple)) else [context])
-        self._work_load_list = work_load_list or [1]
+        self._devices, self._work_load_list = _devices(context, work_load_list, group2ctxs)
+        self._context = list(context) if isinstance(context, (list, tuple)) else [context]
         self._group2ctxs = group2ctxs
         self._symbol = symbol
         data_names = list(data_names) if data_names is not None else []
@@ -370,7 +367,8 @@ class Module(OptimizerMixin, BaseModule):
             shared_group = shared_module._exec_group
         reqs = grad_reqs(self._symbol.list_arguments(), self._param_names, self._data_names,
                          self._fixed_param_names, for_training, inputs_need_grad, grad_req)
-        group = ExecutorGroup(self._symbol, self._device, data_shapes, label_shapes,
+        group = ExecutorGroup(self._symbol, self._devices, self._work_load_list, data_shapes,
+                              label_shapes,
                               self._param_names, reqs, shared_group)
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
@@ -384,9 +382,9 @@ class Module(OptimizerMixin, BaseModule):
         elif self.params_initialized:
             group.set_params(self._arg_params, self._aux_params)
         else:
-            self._arg_params = {n: nd.zeros(a.shape, dtype=a.dtype)
+            self._arg_params = {n: nd.zeros(a[0].shape, dtype=a[0].dtype)
                                 for n, a in zip(self._param_names, group.param_arrays)}
-            self._aux_params = {n: nd.zeros(a.shape, dtype=a.dtype)
+            self._aux_params = {n: nd.zeros(a[0].shape, dtype=a[0].dtype)
                                 for n, a in zip(group.aux_names, group.aux_arrays)}
         if shared_module is not None and shared_module.optimizer_initialized:
             self.borrow_optimizer(shared_module)
@@ -466,7 +464,7 @@ class Module(OptimizerMixin, BaseModule):
 
     def _reinstall_monitor(self):
         if self._monitor is not None:
-            self._monitor.install(self._exec_group.executor)
+            self._exec_group.install_monitor(self._monitor)
 
     def backward(self, out_grads=None):
         """Run the backward pass.
@@ -488,11 +486,11 @@ class Module(OptimizerMixin, BaseModule):
         Parameters
         ----------
         merge_multi_context : bool
-            Kept for MXNet's signature; False gives one list per output.
+            True: one array per output (the contexts' parts concatenated);
+            False: a list per output of each context's part.
         """
         self._need("get_outputs", params=True)
-        outs = self._exec_group.get_outputs()
-        return outs if merge_multi_context else [[o] for o in outs]
+        return self._exec_group.get_outputs(merge_multi_context)
 
     def get_input_grads(self, merge_multi_context=True):
         """The gradients of the data inputs from the last backward pass.
@@ -500,13 +498,13 @@ class Module(OptimizerMixin, BaseModule):
         Parameters
         ----------
         merge_multi_context : bool
-            Kept for MXNet's signature; False gives one list per input.
+            True: one array per input; False: a list per input of each
+            context's part.
         """
         self._need("get_input_grads", params=True)
         if not self.inputs_need_grad:
             raise ModuleError("get_input_grads: bind the module with inputs_need_grad=True")
-        grads = list(self._exec_group.input_grad_arrays)
-        return grads if merge_multi_context else [[g] for g in grads]
+        return self._exec_group.get_input_grads(merge_multi_context)
 
     def get_states(self, merge_multi_context=True):
         """The arrays of ``state_names``.
@@ -514,12 +512,15 @@ class Module(OptimizerMixin, BaseModule):
         Parameters
         ----------
         merge_multi_context : bool
-            True: one array per state; False: a list of one per state.
+            True: one array per state (the contexts' parts concatenated);
+            False: a list per state of each context's array.
         """
         self._need("get_states", params=True)
-        arg = self._exec_group.executor.arg_dict
-        states = [arg[n] for n in self._state_names]
-        return states if merge_multi_context else [[s] for s in states]
+        parts = [[e.arg_dict[n] for e in self._exec_group.execs] for n in self._state_names]
+        if not merge_multi_context:
+            return parts
+        return [p[0] if len(p) == 1 else nd.concat(*[a.as_in_context(p[0].device) for a in p],
+                                                   dim=0) for p in parts]
 
     def set_states(self, states=None, value=None):
         """Set the ``state_names`` arrays, from ``states`` or to ``value``.
@@ -527,27 +528,32 @@ class Module(OptimizerMixin, BaseModule):
         Parameters
         ----------
         states : list of list of NDArray, optional
-            Per state, a list holding its value (``get_states(False)``'s form;
-            a flat list of arrays is accepted too).
+            Per state, one array per context (``get_states(False)``'s form).
         value : number, optional
             One value for every state.
         """
         self._need("set_states", params=True)
         if (states is None) == (value is None):
             raise ArgumentError("set_states: give exactly one of states and value")
-        arg = self._exec_group.executor.arg_dict
+        execs = self._exec_group.execs
         if value is not None:
-            for n in self._state_names:
-                arg[n][...] = value
+            for e in execs:
+                for n in self._state_names:
+                    e.arg_dict[n][...] = value
             return
         if len(states) != len(self._state_names):
             raise ArgumentError(f"set_states: {len(states)} states for {self._state_names}")
-        for n, s in zip(self._state_names, states):
-            src = s[0] if isinstance(s, (list, tuple)) else s
-            if tuple(src.shape) != tuple(arg[n].shape):
-                raise ShapeError(f"set_states: state {n!r} has shape {tuple(arg[n].shape)}, "
-                                 f"got {tuple(src.shape)}")
-            arg[n][...] = src.asnumpy() if hasattr(src, "asnumpy") else src
+        for n, per_ctx in zip(self._state_names, states):
+            per_ctx = list(per_ctx) if isinstance(per_ctx, (list, tuple)) else [per_ctx]
+            if len(per_ctx) != len(execs):
+                raise ArgumentError(f"set_states: state {n!r} has {len(per_ctx)} arrays for "
+                                    f"{len(execs)} contexts")
+            for e, src in zip(execs, per_ctx):
+                dst = e.arg_dict[n]
+                if tuple(src.shape) != tuple(dst.shape):
+                    raise ShapeError(f"set_states: state {n!r} has shape {tuple(dst.shape)}, "
+                                     f"got {tuple(src.shape)}")
+                dst[...] = src.asnumpy() if hasattr(src, "asnumpy") else src
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         """Accumulate ``eval_metric`` over the last outputs and ``labels``.
@@ -559,14 +565,13 @@ class Module(OptimizerMixin, BaseModule):
         labels : list of NDArray
             Typically ``data_batch.label``.
         pre_sliced : bool
-            Labels already split per device: a list of one list here.
+            Whether ``labels`` is already split: one list of labels per context.
         """
-        if pre_sliced:
-            if not isinstance(labels, (list, tuple)) or len(labels) != 1:
-                raise ArgumentError("update_metric: pre_sliced labels are a list with one "
-                                    "list of labels per device (one device)")
-            labels = labels[0]
-        self._exec_group.update_metric(eval_metric, labels)
+        if pre_sliced and (not isinstance(labels, (list, tuple))
+                           or len(labels) != len(self._exec_group.execs)):
+            raise ArgumentError(f"update_metric: pre_sliced labels are one list of labels per "
+                                f"context ({len(self._exec_group.execs)})")
+        self._exec_group.update_metric(eval_metric, labels, pre_sliced)
 
     def install_monitor(self, mon):
         """Install a monitor: ``mon.install(executor)`` (MXNet's Monitor
@@ -582,4 +587,4 @@ class Module(OptimizerMixin, BaseModule):
             raise ArgumentError(f"install_monitor: expected a Monitor (with install(executor)), "
                                 f"got {type(mon).__name__}")
         self._monitor = mon
-        mon.install(self._exec_group.executor)
+        self._exec_group.install_monitor(mon)

@@ -124,14 +124,18 @@ def test_wrong_data_shapes_name_the_input_and_shapes(data):
         nbdl.mod.Module(mlp(), data_names=["image"])
 
 
-def test_contexts():
+def test_context_arguments():
     nbdl.mod.Module(mlp(), context=[nbdl.cpu()])
-    with pytest.raises(nbdl.ArgumentError, match="one device"):
-        nbdl.mod.Module(mlp(), context=[nbdl.cpu(0), nbdl.cpu(1)])
+    with pytest.raises(nbdl.ArgumentError, match="more than once"):
+        nbdl.mod.Module(mlp(), context=[nbdl.cpu(0), nbdl.cpu(0)])
     with pytest.raises(nbdl.ArgumentError, match="work_load_list"):
         nbdl.mod.Module(mlp(), work_load_list=[1, 1])
+    with pytest.raises(nbdl.ArgumentError, match="work_load_list"):
+        nbdl.mod.Module(mlp(), context=[nbdl.cpu(0), nbdl.cpu(1)], work_load_list=[1, 0])
     with pytest.raises(nbdl.ArgumentError, match="context"):
         nbdl.mod.Module(mlp(), context=[])
+    with pytest.raises(nbdl.ArgumentError, match="group2ctxs"):
+        nbdl.mod.Module(mlp(), group2ctxs={"dev1": nbdl.cpu(3)})
 
 
 def test_state_names(data):
