@@ -216,8 +216,8 @@ class BaseModule:
         batch_end_callback : callable or list, optional
             Called with a ``BatchEndParam`` after each batch.
         kvstore : str or KVStore
-            'local', 'device' or None (one device: no store is needed), or a
-            KVStore object.
+            'local', 'device' or None (one context needs no store; several sum
+            their gradients through one), or a KVStore object.
         optimizer : str or Optimizer
             Default 'sgd'.
         optimizer_params : dict or tuple of pairs
@@ -382,7 +382,7 @@ class BaseModule:
         Parameters
         ----------
         merge_multi_context : bool
-            Kept for MXNet's signature (one device: nothing to merge).
+            Kept for MXNet's signature (a module without states has none to merge).
         """
         self._need("get_states", params=True)
         return []

@@ -6,8 +6,9 @@ Each batch is split along its batch axis (the ``N`` of a descriptor's
 layout; axis 0 by default) between the contexts in proportion to
 ``work_load_list``; every executor has its own copy of the parameters and
 its own gradients, which ``Module.update`` sums through a KVStore.  Outputs
-and input gradients are concatenated back along axis 0 on the first
-context.  Rebinding for new input shapes (``reshape``) and binding another
+are concatenated back on the first context along their batch axis (an
+output's ``__layout__`` attribute; axis 0 without one), input gradients
+along their data's.  Rebinding for new input shapes (``reshape``) and binding another
 bucket's symbol (``shared_group``) bind new executors that use the same
 parameter, gradient and auxiliary arrays."""
 import numpy as np
@@ -137,7 +138,7 @@ def _take(a, axis, s):
 
 
 def _merge(parts, axis=0):
-    if len(parts) == 1:
+    if len(parts) == 1 or axis < 0:
         return parts[0]
     dev = parts[0].device
     return nd.concat(*[p.as_in_context(dev) for p in parts], dim=axis)
@@ -177,6 +178,10 @@ class ExecutorGroup:
         self.param_names = list(param_names)
         self.aux_names = symbol.list_auxiliary_states()
         self.output_names = symbol.list_outputs()
+        # the batch axis of each output (its ``__layout__`` attribute, axis 0
+        # without one; -1: no batch axis, every context's output is the same)
+        self.output_layouts = [DataDesc.get_batch_axis(symbol[i].attr("__layout__"))
+                               for i in range(len(self.output_names))]
         self.grad_req = dict(reqs)
         self.execs = []
         if shared_group is not None and len(shared_group.execs) != len(self.devices):
@@ -372,7 +377,8 @@ class ExecutorGroup:
         if out_grads is not None and len(self.execs) > 1:
             grads = out_grads if isinstance(out_grads, (list, tuple)) else [out_grads]
             for e, s in zip(self.execs, self.slices):
-                e.backward([_take(g, 0, s).as_in_context(e.device) for g in grads])
+                e.backward([_take(g, axis, s).as_in_context(e.device)
+                            for g, axis in zip(grads, self.output_layouts)])
             return
         for e in self.execs:
             e.backward(out_grads)
@@ -388,7 +394,9 @@ class ExecutorGroup:
             Whether to concatenate.
         """
         parts = [[e.outputs[i] for e in self.execs] for i in range(len(self.output_names))]
-        return [_merge(p) for p in parts] if merge_multi_context else parts
+        if not merge_multi_context:
+            return parts
+        return [_merge(p, axis) for p, axis in zip(parts, self.output_layouts)]
 
     def get_input_grads(self, merge_multi_context=True):
         """The data inputs' gradients, merged as ``get_outputs``'s.
@@ -399,15 +407,18 @@ class ExecutorGroup:
             Whether to concatenate.
         """
         parts = self.input_grad_arrays
-        return [_merge(p) for p in parts] if merge_multi_context else [list(p) for p in parts]
+        if not merge_multi_context:
+            return [list(p) for p in parts]
+        axes = [_axis(d) for d in self.data_shapes if d.name in self.execs[0].grad_dict]
+        return [_merge(p, axis) for p, axis in zip(parts, axes)]
 
     def get_output_shapes(self):
         """``(name, shape)`` of every output for the whole batch."""
         shapes = []
-        for i, n in enumerate(self.output_names):
+        for i, (n, axis) in enumerate(zip(self.output_names, self.output_layouts)):
             shp = list(self.execs[0].outputs[i].shape)
-            if len(self.execs) > 1 and shp:
-                shp[0] = sum(e.outputs[i].shape[0] for e in self.execs)
+            if len(self.execs) > 1 and 0 <= axis < len(shp):
+                shp[axis] = sum(e.outputs[i].shape[axis] for e in self.execs)
             shapes.append((n, tuple(shp)))
         return shapes
 

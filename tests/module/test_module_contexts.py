@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import nbdl
-from nbdl.io import DataBatch, NDArrayIter
+from nbdl.io import DataBatch, DataDesc, NDArrayIter
 
 from conftest import as_nd, as_np, init_params, mlp
 
@@ -104,3 +104,19 @@ def test_bucketing_over_two_contexts():
         mod.update()
     e2, e4 = mod._buckets[2]._exec_group.execs, mod._buckets[4]._exec_group.execs
     assert all(a.arg_dict["fc_weight"] is b.arg_dict["fc_weight"] for a, b in zip(e2, e4))
+
+
+def test_a_tnc_layout_splits_and_merges_on_axis_1():
+    data = nbdl.sym.Variable("data")
+    net = nbdl.sym.Activation(data=data, act_type="relu", __layout__="TNC")
+    mod = nbdl.mod.Module(net, label_names=None, context=TWO)
+    mod.bind(data_shapes=[DataDesc("data", (3, 8, 2), layout="TNC")], inputs_need_grad=True)
+    mod.init_params()
+    x = np.random.RandomState(0).randn(3, 8, 2).astype(np.float32)
+    mod.forward(DataBatch([nbdl.nd.array(x)]))
+    head = np.arange(48, dtype=np.float32).reshape(3, 8, 2)
+    mod.backward([nbdl.nd.array(head)])
+    assert [p.shape for p in mod.get_outputs(merge_multi_context=False)[0]] == [(3, 4, 2)] * 2
+    np.testing.assert_array_equal(mod.get_outputs()[0].asnumpy(), np.maximum(x, 0))
+    np.testing.assert_array_equal(mod.get_input_grads()[0].asnumpy(), head * (x > 0))
+    assert mod.output_shapes == [(net.list_outputs()[0], (3, 8, 2))]
