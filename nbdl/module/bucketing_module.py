@@ -9,8 +9,13 @@ module as its ``shared_module``, so every bucket trains the same weights
 and shares one optimizer.  Every parameter of a bucket's symbol must be a
 parameter of the default bucket's symbol, with the same shape."""
 import logging
+import numbers
 import warnings
 
+import numpy as np
+
+from .. import model as _model
+from .. import ndarray as nd
 from ..device import cpu
 from ..errors import ArgumentError
 from ..initializer import Uniform
@@ -437,3 +442,75 @@ class BucketingModule(BaseModule):
         for mod in self._buckets.values():
             if mod.binded:
                 mod.install_monitor(mon)
+
+    # -- checkpoints ------------------------------------------------------------------
+    def save_checkpoint(self, prefix, epoch, remove_amp_cast=False):
+        """Write ``prefix-%04d.params``, one ``prefix-<key>-symbol.json`` per
+        bound bucket and ``prefix.buckets`` (the keys, an int32 NDArray file),
+        as MXNet's BucketingModule does (its keys must be ints).
+
+        Parameters
+        ----------
+        prefix : str
+            The path prefix.
+        epoch : int
+            The epoch number in the parameter file's name.
+        remove_amp_cast : bool
+            Passed to ``Symbol.save``.
+        """
+        if not self._buckets:
+            raise ModuleError("BucketingModule.save_checkpoint: an empty (unbound) "
+                              "BucketingModule cannot be saved")
+        keys = list(self._buckets)
+        bad = [k for k in keys if isinstance(k, bool) or not isinstance(k, numbers.Integral)]
+        if bad:
+            raise ArgumentError(f"BucketingModule.save_checkpoint: the bucket keys are saved as "
+                                f"int32, so they must be ints; got {bad}")
+        self.save_params(_model.params_file(prefix, epoch))
+        for key in keys:
+            self._call_sym_gen(key)[0].save(f"{prefix}-{key}-symbol.json",
+                                            remove_amp_cast=remove_amp_cast)
+        nd.save(f"{prefix}.buckets", nd.array(np.array(keys, dtype=np.int32), dtype="int32"))
+
+    @staticmethod
+    def load(prefix, epoch, sym_gen=None, default_bucket_key=None, **kwargs):
+        """A BucketingModule from ``save_checkpoint``'s files: one Module per
+        saved bucket (from its saved symbol), the parameters set when bound.
+
+        Parameters
+        ----------
+        prefix : str
+            The checkpoint's path prefix.
+        epoch : int
+            The epoch to load.
+        sym_gen : callable
+            As for ``BucketingModule`` (required: it names each bucket's inputs).
+        default_bucket_key : int
+            The default bucket (required; one of the saved keys).
+        **kwargs
+            ``BucketingModule``'s other arguments.
+        """
+        from ..symbol import load as load_symbol
+        if sym_gen is None or default_bucket_key is None:
+            raise ArgumentError("BucketingModule.load: sym_gen and default_bucket_key are "
+                                "required")
+        loaded = nd.load(f"{prefix}.buckets")
+        if not isinstance(loaded, list) or len(loaded) != 1:
+            raise ArgumentError(f"BucketingModule.load: {prefix}.buckets does not hold one "
+                                f"array of bucket keys")
+        keys = [int(k) for k in loaded[0].asnumpy().astype(np.int32).reshape(-1)]
+        if default_bucket_key not in keys:
+            raise ArgumentError(f"BucketingModule.load: default_bucket_key "
+                                f"{default_bucket_key!r} is not among the saved buckets {keys}")
+        mod = BucketingModule(sym_gen, default_bucket_key, **kwargs)
+        for key in keys:
+            _, data_names, label_names = mod._call_sym_gen(key)
+            symbol = load_symbol(f"{prefix}-{key}-symbol.json")
+            mod._buckets[key] = Module(symbol, data_names, label_names, **mod._module_args)
+        mod._curr_module = mod._buckets[default_bucket_key]
+        arg_params, aux_params = _model.load_params(prefix, epoch)
+        mod._curr_module._arg_params = arg_params
+        mod._curr_module._aux_params = aux_params
+        mod._curr_module.params_initialized = True
+        mod.params_initialized = True
+        return mod

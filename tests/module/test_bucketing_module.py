@@ -126,3 +126,31 @@ def test_grad_req_add_accumulates_across_buckets():
         assert mod.get_params()[0]["a"].asnumpy()[0] == 1.0       # the variable's own init
         assert step(mod, 10) == 6.0
         assert step(mod, 5) == second                              # one shared gradient array
+
+
+def test_save_checkpoint_and_load(tmp_path):
+    rng = np.random.RandomState(2)
+    mod = nbdl.mod.BucketingModule(sym_gen, default_bucket_key=5)
+    mod.bind(data_shapes=[("data", (BS, 5, DIM))], label_shapes=[("softmax_label", (BS,))])
+    mod.init_params()
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.5})
+    batches = {k: batch(k, rng) for k in (5, 3)}
+    for k in (5, 3, 5):
+        mod.forward_backward(batches[k])
+        mod.update()
+    prefix = str(tmp_path / "bk")
+    mod.save_checkpoint(prefix, 7)
+    assert (tmp_path / "bk-3-symbol.json").exists() and (tmp_path / "bk.buckets").exists()
+    assert sorted(nbdl.model.load_params(prefix, 7)[0]) == ["fc_bias", "fc_weight"]
+    back = nbdl.mod.BucketingModule.load(prefix, 7, sym_gen=sym_gen, default_bucket_key=5)
+    back.bind(data_shapes=[("data", (BS, 5, DIM))], label_shapes=[("softmax_label", (BS,))],
+              for_training=False)
+    for k in (5, 3):
+        mod.forward(batches[k], is_train=False)
+        back.forward(batches[k], is_train=False)
+        np.testing.assert_array_equal(back.get_outputs()[0].asnumpy(),
+                                      mod.get_outputs()[0].asnumpy())
+    with pytest.raises(nbdl.ArgumentError, match="default_bucket_key"):
+        nbdl.mod.BucketingModule.load(prefix, 7, sym_gen=sym_gen, default_bucket_key=4)
+    with pytest.raises(nbdl.mod.ModuleError, match="empty"):
+        nbdl.mod.BucketingModule(sym_gen, default_bucket_key=5).save_checkpoint(prefix, 1)
