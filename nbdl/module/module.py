@@ -349,6 +349,8 @@ class Module(OptimizerMixin, BaseModule):
             'write' (default), 'add' or 'null' for the parameters, or per argument.
         """
         if force_rebind:
+            if self.binded and self._params_dirty:
+                self._sync_params_from_devices()    # the new executors start from them
             self._reset_bind()
         if self.binded:
             self.logger.warning("Already bound, ignoring bind()")
@@ -368,8 +370,7 @@ class Module(OptimizerMixin, BaseModule):
         reqs = grad_reqs(self._symbol.list_arguments(), self._param_names, self._data_names,
                          self._fixed_param_names, for_training, inputs_need_grad, grad_req)
         group = ExecutorGroup(self._symbol, self._devices, self._work_load_list, data_shapes,
-                              label_shapes,
-                              self._param_names, reqs, shared_group)
+                              label_shapes, self._param_names, reqs, shared_group)
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self._grad_req = grad_req

@@ -158,3 +158,20 @@ def test_kvstore_object_trains_like_no_store(data):
     assert mod._update_on_kvstore
     for k in params:
         np.testing.assert_allclose(results[1][k], results[0][k], rtol=1e-5, atol=1e-6)
+
+
+def test_force_rebind_keeps_trained_params(data):
+    x, y = data
+    mod = nbdl.mod.Module(mlp())
+    mod.fit(NDArrayIter(x, y, batch_size=BS), num_epoch=1, arg_params=as_nd(init_params()),
+            optimizer_params={"learning_rate": 0.5})
+    batch = nbdl.io.DataBatch([nbdl.nd.array(x[:BS])], [nbdl.nd.array(y[:BS])])
+    mod.forward_backward(batch)
+    mod.update()                                  # the host copies are stale now
+    trained = {k: v.asnumpy() for k, v in mod._exec_group.executor.arg_dict.items()
+               if k in mod._param_names}
+    mod.bind([("data", (4, 4))], [("softmax_label", (4,))], force_rebind=True)
+    for k, v in as_np(mod.get_params()[0]).items():
+        np.testing.assert_array_equal(v, trained[k])
+    np.testing.assert_array_equal(mod._exec_group.executor.arg_dict["fc1_weight"].asnumpy(),
+                                  trained["fc1_weight"])
