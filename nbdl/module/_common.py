@@ -25,7 +25,13 @@ class ModuleError(NbdlError, RuntimeError):
 
 
 def as_list(obj):
-    """``obj`` when it is a list or tuple, else ``[obj]``."""
+    """``obj`` as a list: its items when it is a list or tuple, else ``[obj]``.
+
+    Parameters
+    ----------
+    obj : object
+        A callback, a list of callbacks, ...
+    """
     return list(obj) if isinstance(obj, (list, tuple)) else [obj]
 
 
