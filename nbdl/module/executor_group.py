@@ -446,8 +446,9 @@ class ExecutorGroup:
             else:
                 whole = as_arrays(labels, "label")
                 multi = len(self.execs) > 1
-                mine = [_take(a, _axis(d), s) if multi else a
-                        for d, a in zip(descs + [None] * (len(whole) - len(descs)), whole)]
+                extra = [None] * (len(whole) - len(descs))   # labels the symbol does not take
+                mine = [_take(a, 0 if d is None else _axis(d), s) if multi else a
+                        for d, a in zip(descs + extra, whole)]
             outputs = list(e.outputs)
             if hasattr(eval_metric, "update_dict"):
                 keys = names + [f"label{i}" for i in range(len(names), len(mine))]

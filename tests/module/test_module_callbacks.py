@@ -39,6 +39,12 @@ def test_inference_binding_without_label_shapes(data):
     mod.set_params(as_nd(params), {})
     out = mod.predict(NDArrayIter(x, y, batch_size=BS))      # the labels are not bound
     np.testing.assert_allclose(out.asnumpy(), np_forward(params, x), rtol=1e-5, atol=1e-6)
+    acc = dict(mod.score(NDArrayIter(x[:96], y[:96], batch_size=BS), "acc"))["accuracy"]
+    assert acc == np.mean(np_forward(params, x[:96]).argmax(1) == y[:96])
+    two = nbdl.mod.Module(mlp(), context=[nbdl.cpu(0), nbdl.cpu(1)])
+    two.bind(data_shapes=[("data", (BS, 4))], for_training=False)
+    two.set_params(as_nd(params), {})
+    assert dict(two.score(NDArrayIter(x[:96], y[:96], batch_size=BS), "acc"))["accuracy"] == acc
 
 
 def test_shared_module_uses_the_same_arrays_and_optimizer(data):
