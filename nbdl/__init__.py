@@ -3,7 +3,8 @@
 ``nbdl.sym`` / ``nbdl.bind`` / ``nbdl.simple_bind`` for graphs and executors,
 ``nbdl.nd`` for NDArrays, ``nbdl.autograd``, ``nbdl.gluon`` for Blocks,
 ``nbdl.np`` / ``nbdl.npx`` for Gluon 2.0-style op namespaces (``nbdl.np`` is
-nbdl's numpy-style namespace, not numpy itself)."""
+nbdl's numpy-style namespace, not numpy itself), ``nbdl.mod`` (``nbdl.module``)
+for MXNet 1.x's Module API."""
 from .config import apply_thread_defaults as _apply_thread_defaults
 
 _apply_thread_defaults()   # before numba starts its thread pool; see nbdl.config
@@ -33,5 +34,7 @@ from . import metric  # noqa: F401  (MXNet 1.x's metrics; Gluon 2.0's are nbdl.g
 from . import profiler  # noqa: F401
 from . import visualization  # noqa: F401
 from . import visualization as viz  # noqa: F401
+from . import module  # noqa: F401
+from . import module as mod  # noqa: F401
 
 __version__ = "0.1.0"
