@@ -21,6 +21,20 @@ from .ndarray import NDArray
 _functions = {}
 
 
+def register_eager(name, fn):
+    """Make ``fn`` the eager function of op ``name`` (``nbdl.nd.<name>`` and
+    the fluent methods), for ops whose output shape depends on data values.
+
+    Parameters
+    ----------
+    name : str
+        The op's name in the table.
+    fn : callable
+        The function ``nbdl.nd.<name>`` returns.
+    """
+    _functions[name] = fn
+
+
 def function_for(name):
     """The eager function for op ``name`` (a name or an alias)."""
     fn = _functions.get(name)
