@@ -32,7 +32,12 @@ def register_eager(name, fn):
     fn : callable
         The function ``nbdl.nd.<name>`` returns.
     """
-    _functions[name] = fn
+    def eager(*args, **kwargs):
+        return fn(*args, **kwargs)
+    eager.__name__ = eager.__qualname__ = name
+    eager.__doc__ = fn.__doc__
+    eager.__module__ = fn.__module__
+    _functions[name] = eager
 
 
 def function_for(name):

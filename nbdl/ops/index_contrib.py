@@ -161,7 +161,7 @@ register(OpDef(
     attrs={"axis": Attr("int", 0)},
     infer_shape=_boolean_mask_shape,
     infer_type=lambda attrs, in_types, out_types: ([in_types[0], in_types[1]], [in_types[0]]),
-    kernels={}, dtypes=MOVE_DTYPES, int_inputs=(1,),
+    kernels={}, eager_only=True, dtypes=MOVE_DTYPES, int_inputs=(1,),
     doc="The rows of data whose index entry is non-zero.  Eager only "
         "(nbdl.nd.contrib.boolean_mask): the output shape depends on index's values."))
 

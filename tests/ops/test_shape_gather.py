@@ -197,3 +197,43 @@ def test_np_spellings():
     assert s.infer_shape(p=(2, 3), q=(2, 3))[1] == [(2, 2, 3)]
     with pytest.raises(ShapeError, match="diag: input must be 1-d or 2-d"):
         nbdl.np.diag(nbdl.np.zeros((2, 2, 2)))
+
+
+# -- req: REQ_ADD accumulates, REQ_NULL leaves the output alone --------------------------------
+
+def _run_req(device, name, attrs, inputs, out_shape, req):
+    from nbdl.executor.interpret import run_op
+    from nbdl.ops import get_op
+    dev = nbdl.Device(device)
+    op = get_op(name)
+    base = data(out_shape, np.float32, seed=9)
+    out = dev.from_numpy(base.copy())
+    run_op(op, op.parse_attrs(attrs)[0], [dev.from_numpy(x) for x in inputs], [out_shape],
+           [np.float32], dev, outputs=[out], req=[req])
+    return base, nbdl.Device.to_numpy(out)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("name,attrs,inputs,want", [
+    ("stack", {"num_args": 2, "axis": 1},
+     [np.ones((2, 2), np.float32), np.zeros((2, 2), np.float32)],
+     np.stack([np.ones((2, 2)), np.zeros((2, 2))], 1)),
+    ("diag", {"k": 1}, [np.arange(2, dtype=np.float32)], np.diag(np.arange(2.0), 1)),
+    ("_backward_diag", {}, [np.arange(2, dtype=np.float32), np.zeros((2, 3), np.float32)],
+     np.array([[0.0, 0, 0], [0, 1, 0]])),
+    ("slice_like", {}, [np.arange(6, dtype=np.float32).reshape(2, 3), np.zeros((1, 2), np.float32)],
+     np.array([[0.0, 1]])),
+    ("broadcast_like", {}, [np.ones((1, 2), np.float32), np.zeros((3, 2), np.float32)],
+     np.ones((3, 2))),
+    ("gather_nd", {}, [np.arange(4, dtype=np.float32), np.array([[3, 3]], np.float32)],
+     np.array([3.0, 3])),
+    ("_backward_gather_nd", {"shape": (3,)}, [np.ones(2, np.float32),
+                                              np.array([[1, 1]], np.float32)],
+     np.array([0.0, 2, 0])),
+])
+def test_req_add_and_null(device, name, attrs, inputs, want):
+    from nbdl.ops import REQ_ADD, REQ_NULL
+    base, got = _run_req(device, name, attrs, inputs, want.shape, REQ_ADD)
+    np.testing.assert_allclose(got, base + want, rtol=1e-6)
+    base, got = _run_req(device, name, attrs, inputs, want.shape, REQ_NULL)
+    np.testing.assert_array_equal(got, base)
