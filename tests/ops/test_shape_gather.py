@@ -237,3 +237,14 @@ def test_req_add_and_null(device, name, attrs, inputs, want):
     np.testing.assert_allclose(got, base + want, rtol=1e-6)
     base, got = _run_req(device, name, attrs, inputs, want.shape, REQ_NULL)
     np.testing.assert_array_equal(got, base)
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_broadcast_to_and_axis_int(device):
+    dev = nbdl.Device(device)
+    a = np.array([[1], [2]], np.int32)
+    out = nd.broadcast_to(nd.array(a, dtype=np.int32, ctx=dev), shape=(0, 3))
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out.asnumpy(), np.broadcast_to(a, (2, 3)))
+    out = nd.broadcast_axis(nd.array(a.T, dtype=np.int64, ctx=dev), axis=0, size=2)
+    np.testing.assert_array_equal(out.asnumpy(), np.broadcast_to(a.T, (2, 2)))
