@@ -330,10 +330,9 @@ class NDArray:
         ----------
         inplace : bool
             MXNet 1.x's flag: True returns a view sharing this array's memory
-            (``reshape``), False a new array."""
-        if inplace:
-            if not self.shape:
-                return _invoke("Flatten", [self], kwargs)   # its error for a 0-d array
+            (``reshape``), False a new array.  Under ``autograd.record()`` the
+            result is always the recorded op's new array (nbdl records no views)."""
+        if inplace and self.shape and not _recording():
             return self.reshape((self.shape[0], -1))
         return _invoke("Flatten", [self], kwargs)
 
@@ -345,9 +344,10 @@ class NDArray:
         axis : int
             Position of the new axis (negative counts from the end of the result).
         inplace : bool
-            True returns a view sharing this array's memory, False a new array."""
+            True returns a view sharing this array's memory (a new array under
+            ``autograd.record()``, where nbdl records no views), False a new array."""
         out = _namespace.function_for("expand_dims")(self, axis=axis)
-        return self.reshape(out.shape) if inplace else out
+        return self.reshape(out.shape) if inplace and not _recording() else out
 
     def squeeze(self, axis=None, inplace=False):
         """Remove size-1 axes (all of them, or those in ``axis``).
@@ -357,9 +357,10 @@ class NDArray:
         axis : int or tuple of int, optional
             The axes to remove; each must have size 1.
         inplace : bool
-            True returns a view sharing this array's memory, False a new array."""
+            True returns a view sharing this array's memory (a new array under
+            ``autograd.record()``, where nbdl records no views), False a new array."""
         out = _namespace.function_for("squeeze")(self, axis=axis)
-        return self.reshape(out.shape) if inplace else out
+        return self.reshape(out.shape) if inplace and not _recording() else out
 
     def zeros_like(self):
         from .creation import zeros_like
@@ -427,6 +428,11 @@ class NDArray:
     def __ge__(self, o): return self._binary(o, None, "broadcast_greater_equal", "_greater_equal_scalar")
     def __lt__(self, o): return self._binary(o, None, "broadcast_lesser", "_lesser_scalar")
     def __le__(self, o): return self._binary(o, None, "broadcast_lesser_equal", "_lesser_equal_scalar")
+
+
+def _recording():
+    from ..autograd.state import is_recording
+    return is_recording()
 
 
 def _fluent(op_name):

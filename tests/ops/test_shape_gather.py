@@ -179,6 +179,12 @@ def test_inplace_methods_share_memory():
     w = x.squeeze(axis=2)          # not in place: a copy
     w[0, 0] = -1
     assert x.asnumpy()[0, 0, 0] == 9
+    x.attach_grad()
+    with nbdl.autograd.record():       # recorded: the ops, so the gradient flows
+        y = (x.flatten(inplace=True) * 2).sum() + (x.squeeze(inplace=True) * 3).sum() \
+            + (x.expand_dims(0, inplace=True) * 4).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), np.full((2, 3, 1), 9.0))
     assert sym.var("a").flatten(inplace=True).infer_shape(a=(2, 3, 4))[1] == [(2, 12)]
     assert sym.var("a").expand_dims(axis=1, inplace=True).infer_shape(a=(2, 3))[1] == [(2, 1, 3)]
     assert sym.var("a").squeeze(inplace=False).infer_shape(a=(2, 1))[1] == [(2,)]

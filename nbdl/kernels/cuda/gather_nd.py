@@ -13,25 +13,30 @@ from ._launch import grid1d
 
 
 @cuda.jit(device=True)
+def pick8(k, a0, a1, a2, a3, a4, a5, a6, a7):
+    """The k-th of eight scalars (no runtime indexing of a tuple in device code)."""
+    if k == 0:
+        return a0
+    if k == 1:
+        return a1
+    if k == 2:
+        return a2
+    if k == 3:
+        return a3
+    if k == 4:
+        return a4
+    if k == 5:
+        return a5
+    if k == 6:
+        return a6
+    return a7
+
+
+@cuda.jit(device=True)
 def _row(idx, y, d0, d1, d2, d3, d4, d5, d6, d7):
     r = 0
     for k in range(idx.shape[0]):
-        if k == 0:
-            n = d0
-        elif k == 1:
-            n = d1
-        elif k == 2:
-            n = d2
-        elif k == 3:
-            n = d3
-        elif k == 4:
-            n = d4
-        elif k == 5:
-            n = d5
-        elif k == 6:
-            n = d6
-        else:
-            n = d7
+        n = pick8(k, d0, d1, d2, d3, d4, d5, d6, d7)
         j = int(idx[k, y])
         if j < 0:
             j += n

@@ -10,6 +10,7 @@ from ...ops.shape import size_of
 from ..shared.index_contrib import (arange_scalars, index_array_scalars, index_array_views,
                                     index_copy_views)
 from ._launch import grid1d
+from .gather_nd import pick8
 
 
 def _run(kernel, n, *args):
@@ -25,13 +26,12 @@ def _arange(out, start, step, repeat):
 
 @cuda.jit
 def _index_array(out, s0, s1, s2, s3, s4, s5, s6, s7, n0, n1, n2, n3, n4, n5, n6, n7):
-    st = (s0, s1, s2, s3, s4, s5, s6, s7)
-    sz = (n0, n1, n2, n3, n4, n5, n6, n7)
     k = out.shape[1]
     for e in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         p = e // k
         j = e - p * k
-        out[p, j] = (p // st[j]) % sz[j]
+        out[p, j] = ((p // pick8(j, s0, s1, s2, s3, s4, s5, s6, s7))
+                     % pick8(j, n0, n1, n2, n3, n4, n5, n6, n7))
 
 
 @cuda.jit

@@ -8,6 +8,7 @@ from ...ops.registry import REQ_NULL, Launch
 from ...ops.shape import size_of
 from ..shared.indexing import MODE_CLIP
 from ._launch import grid1d, launcher
+from .gather_nd import pick8
 from .indexing import _pick_forward
 from .reduce import prepare_arg
 
@@ -64,23 +65,22 @@ def prepare_argmax_channel(call):
 
 @cuda.jit
 def _ravel(data, out, d0, d1, d2, d3, d4, d5, d6, d7):
-    dims = (d0, d1, d2, d3, d4, d5, d6, d7)
     for b in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
         flat = 0
         for k in range(data.shape[0]):
-            flat = flat * dims[k] + int(data[k, b])
+            flat = flat * pick8(k, d0, d1, d2, d3, d4, d5, d6, d7) + int(data[k, b])
         out[b] = flat
 
 
 @cuda.jit
 def _unravel(data, out, d0, d1, d2, d3, d4, d5, d6, d7):
-    dims = (d0, d1, d2, d3, d4, d5, d6, d7)
     n = out.shape[0]
     for b in range(cuda.grid(1), data.shape[0], cuda.gridsize(1)):
         j = int(data[b])
         for k in range(n - 1, 0, -1):
-            out[k, b] = j % dims[k]
-            j //= dims[k]
+            d = pick8(k, d0, d1, d2, d3, d4, d5, d6, d7)
+            out[k, b] = j % d
+            j //= d
         out[0, b] = j
 
 
