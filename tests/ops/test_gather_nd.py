@@ -116,3 +116,24 @@ def test_npx_gather_nd():
     x = data((2, 3))
     out = nbdl.npx.gather_nd(nbdl.np.array(x), np.array([[1, 0], [2, 2]]))
     np.testing.assert_allclose(out.asnumpy(), x[[1, 0], [2, 2]])
+
+
+def test_symbol_json_round_trip():
+    """MXNet -symbol.json nodes of these ops (attributes as strings) load and run."""
+    s = sym.gather_nd(sym.var("x"), sym.var("i"), name="g")
+    s = sym.stack(s, s, axis=1, name="st")
+    s = sym.diag(s, k=0, axis1=0, axis2=1, name="dg")
+    loaded = sym.load_json(s.tojson())
+    x = data((2, 3, 4))
+    idx = IDX.astype(np.float32)
+    g = ref_gather(x, idx)
+    want = np.diagonal(np.stack([g, g], axis=1), 0, 0, 1)
+    check_symbolic_forward(loaded, {"x": x, "i": idx}, [want])
+
+
+def test_contrib_namespaces():
+    assert "index_copy" in dir(nd.contrib) and "boolean_mask" in dir(sym.contrib)
+    with pytest.raises(AttributeError, match="nbdl.nd.contrib has no attribute or operator 'nope'"):
+        nd.contrib.nope
+    with pytest.raises(AttributeError, match="nbdl.sym.contrib has no attribute or operator"):
+        sym.contrib.nope
