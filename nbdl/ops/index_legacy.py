@@ -16,6 +16,7 @@ KERNELS = "nbdl.kernels.{}.index_legacy:{}"
 
 
 def kernels(prepare):
+    """The op's kernel paths: ``prepare`` in this family's CPU and CUDA modules."""
     return {"cpu": KERNELS.format("cpu", prepare), "cuda": KERNELS.format("cuda", prepare)}
 
 

@@ -10,13 +10,13 @@ input is a scatter into a zero matrix, whose gradient is ``diag`` again.
 """
 from .ir import make_node
 from .registry import Attr, OpDef, register, shape_error
-from .shape import (MOVE_DTYPES, forward_of_backward, grad_type, like_data_shape, norm_axis,
-                    same_type)
+from .shape import MOVE_DTYPES, forward_of_backward, grad_type, norm_axis, same_type
 
 KERNELS = "nbdl.kernels.{}.shape_gather:{}"
 
 
 def kernels(prepare):
+    """The op's kernel paths: ``prepare`` in this family's CPU and CUDA modules."""
     return {"cpu": KERNELS.format("cpu", prepare), "cuda": KERNELS.format("cuda", prepare)}
 
 
@@ -283,4 +283,4 @@ register(OpDef(
         "rhs is read for its shape only."))
 
 __all__ = ["diag_axes", "diag_out_shape", "slice_like_shape", "broadcast_like_shape",
-           "stack_axis", "like_data_shape"]
+           "stack_axis"]
