@@ -11,6 +11,7 @@ from .creation import (arange, array, empty, eye, from_numpy, full, full_like, l
 from . import invoke  # noqa: F401  (the module: nbdl.nd.invoke.invoke runs one op)
 from .ndarray import NDArray  # noqa: F401
 from . import namespace as _namespace
+from . import contrib  # noqa: F401  (nbdl.nd.contrib.<op> is _contrib_<op>)
 from ..serialization import load, load_frombuffer, save  # noqa: F401
 
 op = _namespace.make_module(__name__ + ".op", include_hidden=False)

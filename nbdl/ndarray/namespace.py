@@ -21,6 +21,25 @@ from .ndarray import NDArray
 _functions = {}
 
 
+def register_eager(name, fn):
+    """Make ``fn`` the eager function of op ``name`` (``nbdl.nd.<name>`` and
+    the fluent methods), for ops whose output shape depends on data values.
+
+    Parameters
+    ----------
+    name : str
+        The op's name in the table.
+    fn : callable
+        The function ``nbdl.nd.<name>`` returns.
+    """
+    def eager(*args, **kwargs):
+        return fn(*args, **kwargs)
+    eager.__name__ = eager.__qualname__ = name
+    eager.__doc__ = fn.__doc__
+    eager.__module__ = fn.__module__
+    _functions[name] = eager
+
+
 def function_for(name):
     """The eager function for op ``name`` (a name or an alias)."""
     fn = _functions.get(name)

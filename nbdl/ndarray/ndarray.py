@@ -323,8 +323,44 @@ class NDArray:
             kwargs["axes"] = tuple(int(a) for a in axes)
         return _invoke("transpose", [self], kwargs)
 
-    def flatten(self, **kwargs):
+    def flatten(self, inplace=False, **kwargs):
+        """(d0, d1, ..., dk) -> (d0, d1*...*dk).
+
+        Parameters
+        ----------
+        inplace : bool
+            MXNet 1.x's flag: True returns a view sharing this array's memory
+            (``reshape``), False a new array.  Under ``autograd.record()`` the
+            result is always the recorded op's new array (nbdl records no views)."""
+        if inplace and self.shape and not _recording():
+            return self.reshape((self.shape[0], -1))
         return _invoke("Flatten", [self], kwargs)
+
+    def expand_dims(self, axis, inplace=False):
+        """Insert a size-1 axis at ``axis``.
+
+        Parameters
+        ----------
+        axis : int
+            Position of the new axis (negative counts from the end of the result).
+        inplace : bool
+            True returns a view sharing this array's memory (a new array under
+            ``autograd.record()``, where nbdl records no views), False a new array."""
+        out = _namespace.function_for("expand_dims")(self, axis=axis)
+        return self.reshape(out.shape) if inplace and not _recording() else out
+
+    def squeeze(self, axis=None, inplace=False):
+        """Remove size-1 axes (all of them, or those in ``axis``).
+
+        Parameters
+        ----------
+        axis : int or tuple of int, optional
+            The axes to remove; each must have size 1.
+        inplace : bool
+            True returns a view sharing this array's memory (a new array under
+            ``autograd.record()``, where nbdl records no views), False a new array."""
+        out = _namespace.function_for("squeeze")(self, axis=axis)
+        return self.reshape(out.shape) if inplace and not _recording() else out
 
     def zeros_like(self):
         from .creation import zeros_like
@@ -394,6 +430,11 @@ class NDArray:
     def __le__(self, o): return self._binary(o, None, "broadcast_lesser_equal", "_lesser_equal_scalar")
 
 
+def _recording():
+    from ..autograd.state import is_recording
+    return is_recording()
+
+
 def _fluent(op_name):
     def method(self, *args, **kwargs):
         return _namespace.function_for(op_name)(self, *args, **kwargs)
@@ -409,7 +450,7 @@ for _name in ("sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", 
               "sqrt", "rsqrt", "square", "reciprocal", "sign", "round", "rint", "floor", "ceil",
               "trunc", "fix", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
               "tanh", "relu", "sigmoid", "softmax", "log_softmax", "clip", "abs", "tile", "repeat",
-              "expand_dims", "squeeze", "swapaxes", "flip", "broadcast_to", "broadcast_like",
+              "swapaxes", "flip", "broadcast_to", "broadcast_like",
               "one_hot", "pick", "take", "slice", "slice_axis", "split", "topk", "sort", "argsort",
               "diag", "pad"):
     setattr(NDArray, _name, _fluent(_name))

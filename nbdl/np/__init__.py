@@ -5,8 +5,7 @@ Every function works on NDArrays (run eagerly through
 graph nodes), so one ``HybridBlock.forward`` serves both; numpy arrays and
 Python scalars are accepted as numpy does (see ``_dispatch``).  Each is a
 thin layer over the op table: ``add`` is ``broadcast_add`` /
-``_plus_scalar``, ``sum`` is ``sum``, ``stack`` is ``expand_dims`` +
-``Concat``, ``swapaxes`` is ``SwapAxis``.
+``_plus_scalar``, ``sum`` is ``sum``, ``stack`` is ``stack``, ``swapaxes`` is ``SwapAxis``.
 
 Differences from numpy, all inherited from the op table: no implicit type
 promotion (operands share one dtype), comparisons give 1.0/0.0 in that
@@ -22,8 +21,8 @@ from .math import (abs, absolute, add, clip, cos, divide, equal, exp, greater,  
                    greater_equal, less, less_equal, log, maximum, minimum, multiply, negative,
                    not_equal, power, sin, sqrt, square, subtract, tanh, true_divide, where)
 from .reduction import amax, amin, argmax, argmin, max, mean, min, prod, sum  # noqa: F401,A004
-from .shape import (concatenate, expand_dims, ravel, reshape, split, squeeze, stack,  # noqa: F401
-                    swapaxes, transpose)
+from .shape import (concatenate, diag, diagonal, expand_dims, ravel, reshape, split,  # noqa: F401
+                    squeeze, stack, swapaxes, transpose)
 
 # dtype names and constants, as numpy spells them
 float32 = _numpy.float32
@@ -48,7 +47,7 @@ __all__ = [
     "sum", "mean", "max", "min", "amax", "amin", "prod", "argmax", "argmin",
     "dot", "matmul",
     "reshape", "ravel", "transpose", "swapaxes", "expand_dims", "squeeze", "concatenate", "stack",
-    "split",
+    "split", "diag", "diagonal",
     "float32", "float64", "int8", "int32", "int64", "uint8", "bool_", "pi", "e", "inf", "nan",
     "newaxis",
 ]

@@ -1,6 +1,6 @@
 """Shape manipulation with numpy's semantics: ``reshape``, ``ravel``,
 ``transpose``, ``swapaxes``, ``expand_dims``, ``squeeze``, ``concatenate``,
-``stack`` and ``split``.
+``stack``, ``split``, ``diag`` and ``diagonal``.
 
 ``reshape`` takes numpy's shapes: one ``-1`` may be inferred, and ``0`` is a
 zero-length axis (MXNet's ``Reshape`` reads 0 as "copy this axis"; use
@@ -175,8 +175,28 @@ def stack(arrays, axis=0):
             raise ShapeError(f"stack: all input arrays must have the same shape, got "
                              f"{[tuple(x.shape) for x in xs]}")
         axis = norm_axis(axis, xs[0].ndim + 1, "stack")
-    expanded = [apply("expand_dims", [x], {"axis": int(axis)}, on_symbols) for x in xs]
-    return apply("Concat", expanded, {"dim": int(axis)}, on_symbols)
+    return apply("stack", xs, {"axis": int(axis), "num_args": len(xs)}, on_symbols)
+
+
+def diag(v, k=0):
+    """numpy's ``diag``: a 1-d ``v`` on the k-th diagonal of a square matrix,
+    or the k-th diagonal of a 2-d ``v`` (op ``diag``)."""
+    (x,), on_symbols = operands([v], "diag")
+    known = static_shape(x) if on_symbols else x.shape
+    if known is not None and len(known) not in (1, 2):
+        raise ShapeError(f"diag: input must be 1-d or 2-d, got shape {tuple(known)}")
+    return apply("diag", [x], {"k": int(k)}, on_symbols)
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """numpy's ``diagonal``: the ``offset`` diagonal of axes (axis1, axis2),
+    moved to the last axis (op ``diag``)."""
+    (x,), on_symbols = operands([a], "diagonal")
+    known = static_shape(x) if on_symbols else x.shape
+    if known is not None and len(known) < 2:
+        raise ShapeError(f"diagonal: input must be at least 2-d, got shape {tuple(known)}")
+    return apply("diag", [x], {"k": int(offset), "axis1": int(axis1), "axis2": int(axis2)},
+                 on_symbols)
 
 
 def split(ary, indices_or_sections, axis=0):

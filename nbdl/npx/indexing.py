@@ -1,5 +1,5 @@
-"""Index-based operators of ``nbdl.npx``: one_hot, pick, topk, and MXNet 2's
-coded ``reshape``."""
+"""Index-based operators of ``nbdl.npx``: one_hot, pick, topk, gather_nd and
+MXNet 2's coded ``reshape``."""
 import numpy as np
 
 from ..errors import AttrError
@@ -66,3 +66,10 @@ def reshape(a, newshape, reverse=False, order="C"):
     (x,), s = operands([a], "reshape")
     return apply("_npx_reshape", [x], {"newshape": shape, "reverse": bool(reverse),
                                        "order": "C"}, on_symbols=s)
+
+
+def gather_nd(data, indices):
+    """``gather_nd``: ``out[y, ...] = data[indices[0, y], .., indices[M-1, y], ...]``
+    (``indices`` of shape ``(M, ...)``; negative entries count from the end)."""
+    (x, idx), s = operands([data, index_operand(indices, data)], "gather_nd")
+    return apply("gather_nd", [x, idx], {}, on_symbols=s)

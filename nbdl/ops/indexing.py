@@ -170,7 +170,7 @@ register(OpDef(
              "cuda": "nbdl.kernels.cuda.indexing:prepare_pick"},
     int_inputs=(1,),
     doc="out[..., ...] = data[..., index[...], ...] along ``axis``; out-of-range "
-        "indices are clipped or wrapped."))
+        "indices are clipped or wrapped."), aliases=("choose_element_0index",))
 
 register(OpDef(
     name="_backward_pick",

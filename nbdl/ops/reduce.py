@@ -16,6 +16,7 @@ from ..errors import ShapeError
 from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
+from .shape import MOVE_DTYPES
 
 SLOTS = 6
 OP_SUM, OP_PROD, OP_MAX, OP_MIN = 0, 1, 2, 3
@@ -294,7 +295,7 @@ register(OpDef(
     gradient=_broadcast_gradient,
     kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast",
              "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast"},
-    supports_add=True,
+    supports_add=True, dtypes=MOVE_DTYPES,
     doc="Broadcast size-1 axes to ``shape`` (0 keeps an axis)."))
 
 register(OpDef(
@@ -303,7 +304,7 @@ register(OpDef(
     gradient=_broadcast_gradient,
     kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast",
              "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast"},
-    supports_add=True,
+    supports_add=True, dtypes=MOVE_DTYPES,
     doc="Broadcast the size-1 axes ``axis`` to ``size``."), aliases=("broadcast_axes",))
 
 

@@ -117,6 +117,7 @@ class OpDef:
     dtypes: tuple = None                  # compute dtypes the kernels support (None: float32/64)
     int_inputs: tuple = ()                # inputs that may also be integer (labels, indices)
     hidden: bool = False                  # internal op (_backward_*): not exported to nd/sym namespaces
+    eager_only: bool = False              # output shape depends on values: no kernels (docs/ops.md)
     doc: str = ""
     _prepared: dict = field(default_factory=dict, repr=False)     # device -> prepare
     _temp_rules: dict = field(default_factory=dict, repr=False)   # device -> temp rule

@@ -1,6 +1,7 @@
 """``nbdl.sym``: graph construction.  ``nbdl.sym.<op>`` comes from the op table."""
 from .symbol import Symbol  # noqa: F401  (first: symbol.py imports construct.py at its end)
 from .construct import Group, Variable, create, load, load_json, var  # noqa: F401
+from . import contrib  # noqa: F401  (nbdl.sym.contrib.<op> is _contrib_<op>)
 
 __all__ = ["Group", "Symbol", "Variable", "create", "load", "load_json", "var"]
 

@@ -410,8 +410,14 @@ _FLUENT = ("flatten", "transpose", "expand_dims", "squeeze", "swapaxes", "split"
            "softmax", "log_softmax", "softmin", "diag")
 
 
+# MXNet 1.x's Symbol.flatten / expand_dims / squeeze take ``inplace=`` and ignore it.
+_IGNORES_INPLACE = ("flatten", "expand_dims", "squeeze")
+
+
 def _fluent(op_name):
     def method(self, *args, **kwargs):
+        if op_name in _IGNORES_INPLACE:
+            kwargs.pop("inplace", None)
         return create(op_name, self, *args, **kwargs)
     method.__name__ = op_name
     method.__doc__ = f"``nbdl.sym.{op_name}(self, ...)``"

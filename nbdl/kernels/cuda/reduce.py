@@ -9,6 +9,7 @@ array.  Simple rather than fast: a block-level tree reduction is the upgrade
 when a real GPU needs it.  Only the simulator has run these so far.
 """
 import math
+import numpy as np
 
 from numba import config, cuda
 
@@ -207,7 +208,8 @@ def prepare_broadcast(call):
 
     def fn(x, out, scale, req):
         run(x, out, tail, scale, req)
-    return Launch(_skip_null(fn, call.req[0], _size(big)), (1.0, call.req[0]), [small, big])
+    one = np.dtype(call.out_dtypes[0]).type(1)   # integer data stays integer
+    return Launch(_skip_null(fn, call.req[0], _size(big)), (one, call.req[0]), [small, big])
 
 
 def prepare_broadcast_backward(call):

@@ -1,0 +1,69 @@
+"""CPU kernels of _contrib_arange_like, _contrib_index_array and
+_contrib_index_copy (scalars and views in ``nbdl.kernels.shared.index_contrib``)."""
+from numba import njit
+
+from ...ops.indexing import IndexOutOfRange
+from ...ops.registry import REQ_NULL, Launch
+from ..shared.index_contrib import (arange_scalars, index_array_scalars, index_array_views,
+                                    index_copy_views)
+
+
+@njit(cache=True)
+def arange_like_kernel(like, out, start, step, repeat, req):
+    """out[i] = start + step * (i // repeat) (``like`` gives the shape only)."""
+    if req == REQ_NULL:
+        return
+    for i in range(out.size):
+        out[i] = start + step * (i // repeat)
+
+
+@njit(cache=True)
+def index_array_kernel(like, out, s0, s1, s2, s3, s4, s5, s6, s7,
+                       n0, n1, n2, n3, n4, n5, n6, n7, req):
+    """out[p, j] = (p // stride_j) % size_j: the index of flat position p along axis j."""
+    if req == REQ_NULL:
+        return
+    st = (s0, s1, s2, s3, s4, s5, s6, s7)
+    sz = (n0, n1, n2, n3, n4, n5, n6, n7)
+    for p in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            out[p, j] = (p // st[j]) % sz[j]
+
+
+@njit(cache=True)
+def index_copy_kernel(old, idx, new, out, req):
+    """out = old with out[idx[i]] = new[i]; every index is checked before writing."""
+    if req == REQ_NULL:
+        return
+    n = old.shape[0]
+    for i in range(idx.shape[0]):
+        j = int(idx[i])
+        if j < 0 or j >= n:
+            raise IndexOutOfRange("_contrib_index_copy: an index is out of range")
+    if old.ctypes.data != out.ctypes.data:
+        for r in range(n):
+            for c in range(old.shape[1]):
+                out[r, c] = old[r, c]
+    for i in range(idx.shape[0]):
+        j = int(idx[i])
+        for c in range(new.shape[1]):
+            out[j, c] = new[i, c]
+
+
+def prepare_arange_like(call):
+    n = 1
+    for d in call.out_shapes[0]:
+        n *= d
+    m = 1
+    for d in call.in_shapes[0]:
+        m *= d
+    return Launch(arange_like_kernel, arange_scalars(call) + (call.req[0],), views=[(m,), (n,)])
+
+
+def prepare_index_array(call):
+    return Launch(index_array_kernel, index_array_scalars(call) + (call.req[0],),
+                  views=index_array_views(call))
+
+
+def prepare_index_copy(call):
+    return Launch(index_copy_kernel, (call.req[0],), views=index_copy_views(call))

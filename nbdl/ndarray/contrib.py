@@ -1,0 +1,67 @@
+"""``nbdl.nd.contrib``: MXNet's ``mx.nd.contrib`` spellings.  ``contrib.X`` is
+the op ``_contrib_X`` of the op table (``nd.contrib.index_copy`` runs
+``_contrib_index_copy``), except ``boolean_mask``, whose output shape depends
+on its mask's values: it reads the mask and takes the selected rows eagerly.
+"""
+import numpy as np
+
+from ..errors import AttrError, UnknownOpError
+from ..ops.index_contrib import boolean_mask_rows
+from ..ops.registry import get_op, list_ops
+from . import namespace as _namespace
+from .ndarray import NDArray
+
+PREFIX = "_contrib_"
+
+
+def boolean_mask(data, index, axis=0, out=None, name=None):
+    """The rows of ``data`` whose entry in the 1-d ``index`` is non-zero.
+
+    Parameters
+    ----------
+    data : NDArray
+        The array to select rows from (along axis 0).
+    index : NDArray
+        A 1-d mask with ``data.shape[0]`` entries (any dtype; non-zero selects).
+    axis : int
+        Only 0, as MXNet 1.9.1.
+    out : NDArray, optional
+        Not supported (the output shape is only known after reading the mask).
+    name : str, optional
+        Ignored, as in MXNet's imperative mode.
+
+    Under ``autograd.record()`` the gradient of data is the head gradient in
+    the selected rows and zero elsewhere (it is recorded as ``take``).
+    """
+    if int(axis) != 0:
+        raise AttrError(f"boolean_mask: axis={axis} is not supported (only 0, as MXNet)")
+    if out is not None:
+        raise AttrError("boolean_mask: out= is not supported (the output shape depends on "
+                        "index's values)")
+    if not isinstance(data, NDArray) or not isinstance(index, NDArray):
+        raise AttrError(f"boolean_mask: data and index must be NDArrays, got "
+                        f"{type(data).__name__} and {type(index).__name__}")
+    rows = boolean_mask_rows(index.asnumpy(), data.shape)
+    from .creation import array
+    pos = array(rows.astype(np.int64), device=data.device, dtype=np.int64)
+    return _namespace.function_for("take")(data, pos, axis=0)
+
+
+_namespace.register_eager("_contrib_boolean_mask", boolean_mask)
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        get_op(PREFIX + name)
+    except UnknownOpError:
+        raise AttributeError(f"nbdl.nd.contrib has no attribute or operator {name!r} "
+                             f"(no op {PREFIX + name!r})") from None
+    fn = _namespace.function_for(PREFIX + name)
+    globals()[name] = fn
+    return fn
+
+
+def __dir__():
+    return sorted(set(globals()) | {n[len(PREFIX):] for n in list_ops() if n.startswith(PREFIX)})
