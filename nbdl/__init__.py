@@ -26,7 +26,7 @@ from . import initializer, lr_scheduler, optimizer  # noqa: F401
 from . import init  # noqa: F401  (the same module as nbdl.initializer)
 from . import np, npx  # noqa: F401
 from . import gluon  # noqa: F401
-from . import base, context, name, attribute, util  # noqa: F401  (MXNet 1.x's small modules)
+from . import base, context, name, attribute, util, runtime  # noqa: F401  (MXNet 1.x's small modules)
 from .attribute import AttrScope  # noqa: F401
 from .base import MXNetError  # noqa: F401
 from .context import cpu_pinned  # noqa: F401

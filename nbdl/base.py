@@ -12,7 +12,7 @@ and ``_LIB`` of MXNet's C library have no counterpart in nbdl.
 """
 import numpy as _np
 
-from .errors import NbdlError
+from .errors import GraphError, NbdlError
 
 MXNetError = NbdlError
 
@@ -51,8 +51,9 @@ def _as_list(obj):
     return [obj]
 
 
-class NotImplementedForSymbol(MXNetError):
-    """A function that works on NDArrays but not on Symbols.
+class NotImplementedForSymbol(GraphError):
+    """A function that works on NDArrays but not on Symbols (``bool(sym)``).
+    An ``MXNetError`` (``NbdlError``) and a ``GraphError``.
 
     Parameters
     ----------

@@ -20,9 +20,10 @@ mode it is in:
 - ``use_np_shape`` / ``use_np_array`` / ``use_np`` decorate a function (or
   every method and property of a class) to run inside those scopes.
 
-What does not follow the flags: symbol shape inference reads a ``0`` in a
-declared variable shape as "unknown" (MXNet's legacy reading) either way,
-and ``tojson`` never writes MXNet's ``is_np_shape`` graph attribute.
+Under NumPy-shape semantics ``Symbol.tojson`` writes MXNet's ``is_np_shape``
+graph attribute.  What does not follow the flags: symbol shape inference
+reads a ``0`` in a declared variable shape as "unknown" (MXNet's legacy
+reading) either way.
 
 The shape flag is process-wide; the array flag, like MXNet's, is per thread.
 """

@@ -59,6 +59,15 @@ def main(argv=None):
 
     from . import alias_mxnet
     alias_mxnet(force=force)
+    if script is None:
+        import importlib.util
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):     # a missing parent package, or an empty name
+            found = False
+        if not found:
+            print(f"python -m nbdl.mxnet: No module named {module!r}", file=sys.stderr)
+            return 1
     if script is not None:
         sys.argv = [script] + args
         sys.path[0] = os.path.dirname(os.path.abspath(script))

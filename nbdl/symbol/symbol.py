@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from ..base import NotImplementedForSymbol
 from ..errors import AttrError, DTypeError, GraphError, ShapeError
 from ..graph.infer import infer_shapes, infer_types
 from .. import name as _names
@@ -353,7 +354,7 @@ class Symbol:
     __hash__ = object.__hash__
 
     def __bool__(self):
-        raise GraphError("a Symbol has no truth value; compare values after binding")
+        raise NotImplementedForSymbol(Symbol.__bool__, None)   # a GraphError, as in MXNet
 
     # -- fluent methods (more are generated below the class) --------------
     def reshape(self, *shape, **kwargs):

@@ -18,18 +18,34 @@ Deviations: dense storage only (``rand_ndarray`` and friends refuse other
 ``stype``\\ s); operands that cannot be broadcast raise ``AssertionError``
 (MXNet let numpy's ``ValueError`` out); numeric gradients are accumulated in
 float64.
+
+Like MXNet's module it has no ``__all__``: ``from mxnet.test_utils import *``
+also brings ``mx`` (the package), ``np``, ``npt``, ``rnd``, ``array``,
+``Symbol``, ``Context``, ``current_context`` and the stdlib modules MXNet's
+module imports, which 1.x test files use without importing themselves.
 """
+import errno  # noqa: F401  (this and the next imports: names MXNet's module has)
+import json  # noqa: F401
+import logging  # noqa: F401
+import numbers  # noqa: F401
 import os
+import platform  # noqa: F401
 import sys
+import time  # noqa: F401
+import traceback  # noqa: F401
+from collections import OrderedDict  # noqa: F401
 from contextlib import contextmanager
 
 import numpy as np
 import numpy.random as rnd
+import numpy.testing as npt  # noqa: F401
 
 from ..device import _state as _device_state
 from ..device import Context, as_device, current_context  # noqa: F401
 from ..errors import ArgumentError
 from ..ndarray import NDArray, array as _nd_array
+from ..ndarray import array  # noqa: F401  (MXNet's module exposes it)
+from ..symbol import Symbol  # noqa: F401
 from ..util import getenv, setenv, use_np  # noqa: F401  (MXNet re-exports these)
 from ._compare import (almost_equal, assert_almost_equal,  # noqa: F401
                        assert_almost_equal_ignore_nan, same)
@@ -38,6 +54,12 @@ from ._symbolic import (check_consistency, check_numeric_gradient,  # noqa: F401
 from ._tols import (default_atols, default_dtype, default_numeric_eps,  # noqa: F401
                     default_rtols, effective_dtype, get_atol, get_etol, get_rtol,
                     get_tolerance, get_tols)
+
+# ``mx``: MXNet's module does ``import mxnet as mx`` and star-importing code
+# relies on it.  The package object is taken from sys.modules (it is being
+# initialised when this module loads; a static import of the package would
+# go upward through the layers).
+mx = sys.modules[__name__.partition(".")[0]]
 
 
 def default_context():

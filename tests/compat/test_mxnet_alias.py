@@ -155,13 +155,15 @@ def test_module_mode_and_exit_status(tmp_path, no_real_mxnet):
     assert lines[1] == "name __main__ nbdl [1.0, 1.0]"
 
 
-def test_usage_errors(tmp_path):
+def test_usage_errors(tmp_path, no_real_mxnet):
     r = _run(["-m", "nbdl.mxnet"], cwd=tmp_path)
     assert r.returncode == 2 and "usage: python -m nbdl.mxnet" in r.stderr
     r = _run(["-m", "nbdl.mxnet", "missing.py"], cwd=tmp_path)
     assert r.returncode == 2 and "can't open file" in r.stderr and "missing.py" in r.stderr
     r = _run(["-m", "nbdl.mxnet", "-m"], cwd=tmp_path)
     assert r.returncode == 2 and "-m needs a module name" in r.stderr
+    r = _run(["-m", "nbdl.mxnet", "-m", "no_such_pkg.tool"], cwd=tmp_path)
+    assert r.returncode == 1 and "No module named 'no_such_pkg.tool'" in r.stderr
 
 
 def test_aliased_modules_are_nbdls_objects(tmp_path, no_real_mxnet):

@@ -257,3 +257,39 @@ def test_context_module():
     assert context.cpu_pinned(2) == nbdl.cpu(2) and nbdl.cpu_pinned is context.cpu_pinned
     assert isinstance(context.num_gpus(), int)
     assert context.gpu(1).device_type == "gpu" and context.gpu(1).device_id == 1
+
+
+def test_tojson_writes_is_np_shape_under_numpy_shape_semantics(clean_np_flags):
+    import json
+    net = _fc(nbdl.sym.var("data"), name="fc")
+    assert "is_np_shape" not in json.loads(net.tojson())["attrs"]
+    with util.np_shape(True):
+        doc = json.loads(net.tojson())
+    assert doc["attrs"]["is_np_shape"] == ["int", 1]
+    back = nbdl.sym.load_json(json.dumps(doc))
+    assert back.list_arguments() == ["data", "fc_weight", "fc_bias"]
+
+
+def test_bool_of_a_symbol_is_not_implemented_for_symbol():
+    from nbdl.errors import GraphError
+    with pytest.raises(base.NotImplementedForSymbol, match="Function __bool__ is not implemented"):
+        bool(nbdl.sym.var("x"))
+    assert issubclass(base.NotImplementedForSymbol, GraphError)
+
+
+def test_runtime_features():
+    from nbdl import runtime
+    f = runtime.Features()
+    assert f is runtime.Features() and list(f)[:2] == ["CUDA", "CUDNN"]
+    assert f.is_enabled("INT64_TENSOR_SIZE") and f.is_enabled("int64_tensor_size")
+    assert not f.is_enabled("CUDNN") and not f.is_enabled("MKLDNN")
+    assert f.is_enabled("CUDA") == (context.num_gpus() > 0)
+    assert repr(f["CUDNN"]) == "✖ CUDNN" and repr(f["INT64_TENSOR_SIZE"]) == "✔ INT64_TENSOR_SIZE"
+    with pytest.raises(ArgumentError, match="feature 'WARP_DRIVE' is unknown"):
+        f.is_enabled("WARP_DRIVE")
+
+
+def test_ndarray_storage_table_and_py_slice():
+    from nbdl.ndarray import ndarray as ndm
+    assert ndm._STORAGE_TYPE_STR_TO_ID == {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+    assert ndm.py_slice is slice
