@@ -286,3 +286,28 @@ def test_compare_optimizer():
         tu.compare_optimizer(sgd(learning_rate=0.1), sgd(learning_rate=0.2), (3, 4), np.float32)
     with pytest.raises(ArgumentError, match="dense"):
         tu.compare_optimizer(sgd(), sgd(), (3, 4), np.float32, w_stype="row_sparse")
+
+
+def test_checks_run_on_the_gpu_device():
+    """cpu against gpu(0) (Numba's CUDA simulator in the test suite)."""
+    if nbdl.context.num_gpus() == 0:
+        pytest.skip("no CUDA device or simulator")
+    x = np.random.RandomState(2).rand(2, 3)
+    sym = nbdl.sym.tanh(nbdl.sym.var("x"))
+    outs = tu.check_symbolic_forward(sym, [x], [np.tanh(x)], ctx=nbdl.gpu(0))
+    assert outs[0].device == nbdl.gpu(0)
+    tu.check_symbolic_backward(sym, [x], [np.ones_like(x)], [1 - np.tanh(x) ** 2], ctx=nbdl.gpu(0))
+    ctx_list = [{"ctx": nbdl.cpu(), "x": (2, 3)}, {"ctx": nbdl.gpu(0), "x": (2, 3)}]
+    gt = tu.check_consistency(sym, ctx_list, arg_params={"x": x})
+    np.testing.assert_allclose(gt[sym.list_outputs()[0]], np.tanh(x), rtol=1e-6)
+    with pytest.raises(AssertionError):
+        tu.check_consistency(sym, ctx_list, arg_params={"x": x},
+                             ground_truth={sym.list_outputs()[0]: np.tanh(x) + 1})
+
+
+def test_star_import_brings_mxnets_module_names():
+    names = {}
+    exec("from nbdl.test_utils import *", names)
+    assert names["mx"] is nbdl and names["np"] is np and names["array"] is nbdl.nd.array
+    assert names["Symbol"] is nbdl.sym.Symbol and names["default_context"] is tu.default_context
+    assert names["assert_almost_equal"] is tu.assert_almost_equal and "os" in names
