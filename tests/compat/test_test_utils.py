@@ -311,3 +311,46 @@ def test_star_import_brings_mxnets_module_names():
     assert names["mx"] is nbdl and names["np"] is np and names["array"] is nbdl.nd.array
     assert names["Symbol"] is nbdl.sym.Symbol and names["default_context"] is tu.default_context
     assert names["assert_almost_equal"] is tu.assert_almost_equal and "os" in names
+
+
+def test_smaller_helpers():
+    a = np.array([1.0, 2.0, np.nan])
+    tu.assert_allclose(a, a.copy())                     # NaNs equal, as numpy's
+    with pytest.raises(AssertionError):
+        tu.assert_allclose(a, a * (1 + 1e-6))           # rtol 1e-7
+    x = np.zeros(100)
+    y = x.copy()
+    y[:3] = 1.0
+    tu.assert_almost_equal_with_err(x, y, etol=0.05)    # 3% mismatching is tolerated
+    with pytest.raises(AssertionError, match="mismatch 3.000000%"):
+        tu.assert_almost_equal_with_err(x, y, etol=0.02)
+    calls = []
+
+    @tu.retry(3)
+    def flaky():
+        calls.append(1)
+        assert len(calls) >= 2
+    flaky()
+    assert len(calls) == 2
+
+    @tu.retry(2)
+    def always():
+        raise AssertionError("no")
+    with pytest.raises(AssertionError, match="no"):
+        always()
+    with pytest.raises(ArgumentError, match="positive int"):
+        tu.retry(0)
+    d = nbdl.sym.var("d")
+    out = tu.simple_forward(d * 2.0 + 1.0, d=np.arange(3.0))
+    np.testing.assert_allclose(out, [1.0, 3.0, 5.0])
+    assert tu.same_symbol_structure(nbdl.sym.tanh(d), nbdl.sym.tanh(nbdl.sym.var("e")))
+    assert not tu.same_symbol_structure(nbdl.sym.tanh(d), nbdl.sym.sigmoid(d))
+    g = np.random.RandomState(0).rand(2, 3, 4)
+    np.testing.assert_allclose(tu.collapse_sum_like(g, (3, 1)), g.sum(axis=(0, 2)).reshape(3, 1))
+    np.testing.assert_allclose(tu.collapse_sum_like(g, (2, 3, 4)), g)
+    assert tu.collapse_sum_like(g, (0, 4)).shape == (0, 4)
+    with pytest.raises(ArgumentError, match="does not broadcast"):
+        tu.collapse_sum_like(g, (2, 4))
+    assert list(tu.list_gpus()) == list(range(nbdl.context.num_gpus()))
+    x0, y0 = tu.rand_coord_2d(2, 3, 5, 6)
+    assert (x0, y0) == (2, 5)
