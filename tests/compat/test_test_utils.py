@@ -354,3 +354,16 @@ def test_smaller_helpers():
     assert list(tu.list_gpus()) == list(range(nbdl.context.num_gpus()))
     x0, y0 = tu.rand_coord_2d(2, 3, 5, 6)
     assert (x0, y0) == (2, 5)
+
+
+def test_symbolic_checks_without_head_gradients_and_with_asnumpy_dtype():
+    x = np.random.RandomState(4).rand(3, 2)
+    v = nbdl.sym.var("x")
+    loss = nbdl.sym.sum(v * v)
+    # no out_grads: backward from a head gradient of ones
+    tu.check_symbolic_backward(loss, [x], None, [2 * x])
+    # 'asnumpy' keeps each input's dtype (float64 here, so tolerances are float64's)
+    outs = tu.check_symbolic_forward(v * 3.0, [x], [3 * x], dtype="asnumpy")
+    assert outs[0].dtype == np.float64
+    with pytest.raises(AssertionError):
+        tu.check_symbolic_forward(v * 3.0, [x], [3 * x + 1e-6], dtype="asnumpy", rtol=1e-9, atol=0)
