@@ -64,6 +64,17 @@ from ._tols import (default_atols, default_dtype, default_numeric_eps,  # noqa: 
 mx = sys.modules[__name__.partition(".")[0]]
 
 
+def _adopt():
+    """The helpers defined in the private submodules are documented (``help``)
+    and pickled as ``nbdl.test_utils.<name>``, where they are reached."""
+    for value in list(globals().values()):
+        if callable(value) and getattr(value, "__module__", "").startswith(__name__ + "._"):
+            value.__module__ = __name__
+
+
+_adopt()
+
+
 def default_context():
     """The context tests run on: the current default device.
 
