@@ -5,8 +5,9 @@ front of Python's own finders, so that ``import mxnet`` gives the ``nbdl``
 package itself and ``mxnet.X.Y`` gives the module ``nbdl.X.Y``: the very
 same module objects (``sys.modules['mxnet.gluon'] is nbdl.gluon``), so
 ``isinstance`` checks and monkeypatching see one set of classes.  The mapping
-is generic (any ``nbdl`` module is reachable under its ``mxnet`` name); the
-few MXNet names nbdl spells differently are in ``RENAMES``.
+is generic (any ``nbdl`` module, or module-valued attribute such as
+``nbdl.nd``, is reachable under its ``mxnet`` name); the few MXNet names nbdl
+spells differently are in ``RENAMES``.
 
 ``python -m nbdl.mxnet script.py args...`` runs a script with the alias
 installed (see ``nbdl/mxnet/__main__.py``).
@@ -22,6 +23,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+import types
 import warnings
 
 from ..errors import NbdlError
@@ -113,6 +115,11 @@ class _MXNetFinder(importlib.abc.MetaPathFinder):
             except ModuleNotFoundError as e:
                 if not _is_missing(e, target):
                     raise
+            # an attribute alias of a module (``nbdl.nd`` is ``nbdl.ndarray``)
+            parent, _, attr = target.rpartition(".")
+            holder = sys.modules.get(parent)
+            if holder is not None and isinstance(getattr(holder, attr, None), types.ModuleType):
+                return getattr(holder, attr)
         looked = " or ".join(repr(t) for t in tried)
         raise ModuleNotFoundError(
             f"No module named {fullname!r}: 'mxnet' is nbdl's alias of MXNet "

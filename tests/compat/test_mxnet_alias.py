@@ -65,6 +65,7 @@ import mxnet.numpy_extension as mnpx
 from mxnet import numpy as mnp2, gluon, autograd, context, base, name, util, test_utils
 from mxnet.gluon import nn
 from mxnet.base import MXNetError
+import mxnet.nd             # an attribute alias of a module (not a module file) resolves too
 checks = {
     "root": mx is nbdl,
     "gluon": sys.modules["mxnet.gluon"] is nbdl.gluon,
@@ -78,6 +79,7 @@ checks = {
     "spec": nbdl.gluon.__spec__.name == "nbdl.gluon" and mx.__spec__.name == "nbdl",
     "isinstance": isinstance(nn.Dense(2), nbdl.gluon.Block),
     "renamed_attrs": renamed_attrs,
+    "attr_alias": sys.modules["mxnet.nd"] is nbdl.ndarray,
     "one_finder": sum(type(f).__name__ == "_MXNetFinder" for f in sys.meta_path) == 1,
 }
 print(sorted(k for k, v in checks.items() if not v))
