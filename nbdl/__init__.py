@@ -36,5 +36,13 @@ from . import visualization  # noqa: F401
 from . import visualization as viz  # noqa: F401
 from . import module  # noqa: F401
 from . import module as mod  # noqa: F401
+from . import base, context, name, attribute, util, runtime  # noqa: F401  (MXNet 1.x's small modules)
+from .attribute import AttrScope  # noqa: F401
+from .base import MXNetError  # noqa: F401
+from .context import cpu_pinned  # noqa: F401
+from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape,  # noqa: F401
+                   use_np, use_np_array, use_np_shape)
+from . import test_utils  # noqa: F401
+from .mxnet import alias_mxnet  # noqa: F401
 
 __version__ = "0.1.0"

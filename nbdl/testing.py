@@ -103,25 +103,71 @@ def run_symbol(sym, location, aux_states=None, out_grads=None, grad_nodes=None,
 
 
 def _run_executor(sym, arg_nodes, aux_nodes, loc, aux, out_grads, grad_nodes, device, is_train):
+    names = None
+    if out_grads is not None:
+        names = grad_nodes if grad_nodes is not None else [n.name for n in arg_nodes]
+    _, outs, grads, aux_out = bind_and_run(sym, loc, aux, grad_names=names, out_grads=out_grads,
+                                           backward=out_grads is not None, device=device,
+                                           is_train=is_train)
+    return outs, grads, aux_out
+
+
+def bind_and_run(sym, args, aux=None, grad_names=None, grad_req="write", grad_init=None,
+                 out_grads=None, backward=False, device=None, is_train=False):
+    """Bind ``sym`` to copies of numpy arrays, run forward (and backward) once.
+
+    Parameters
+    ----------
+    sym : Symbol
+        The graph.
+    args : dict of str to numpy.ndarray
+        Every argument's value.
+    aux : dict of str to numpy.ndarray, optional
+        Aux states' values.
+    grad_names : list of str, optional
+        Arguments that get a gradient array (none when omitted).
+    grad_req : str or dict of str to str
+        Each gradient's request ('write', 'add', 'null').
+    grad_init : dict of str to numpy.ndarray, optional
+        Initial contents of the gradient arrays (zeros otherwise).
+    out_grads : list of array-like, optional
+        Head gradients for backward (None: the executor's default).
+    backward : bool
+        Whether to run backward after forward.
+    device : Device, optional
+    is_train : bool
+        Forward in training mode.
+
+    Returns
+    -------
+    (Executor, outputs, grads, aux)
+        Outputs as a list and gradients and aux states as dicts of numpy copies."""
     from .executor import bind
     from .ndarray import NDArray
+    device = as_device(device)
 
     def nd(a):
         return NDArray(device.from_numpy(np.array(a)), device)
-    args = {n.name: nd(loc[n.name]) for n in arg_nodes}
-    aux_nd = {n.name: nd(aux[n.name]) for n in aux_nodes if n.name in aux}
+    arrays = {k: nd(v) for k, v in args.items()}
+    aux_nd = {k: nd(v) for k, v in (aux or {}).items()}
     grads, req = None, "null"
-    if out_grads is not None:
-        names = grad_nodes if grad_nodes is not None else [n.name for n in arg_nodes]
-        grads = {n: NDArray(device.zeros(loc[n].shape, loc[n].dtype), device) for n in names}
-        req = {n: "write" for n in names}
-    ex = bind(sym, device, args, args_grad=grads, aux_states=aux_nd or None, grad_req=req)
+    if grad_names:
+        init = grad_init or {}
+        grads = {n: (nd(np.asarray(init[n], dtype=args[n].dtype)) if n in init
+                     else NDArray(device.zeros(args[n].shape, args[n].dtype), device))
+                 for n in grad_names}
+        req = ({n: grad_req.get(n, "write") for n in grad_names} if isinstance(grad_req, dict)
+               else {n: grad_req for n in grad_names})
+    ex = bind(sym, device, arrays, args_grad=grads, aux_states=aux_nd or None, grad_req=req)
     outs = [o.asnumpy().copy() for o in ex.forward(is_train=is_train)]
     result = {}
-    if out_grads is not None:
-        ex.backward([nd(np.ascontiguousarray(_np(g))) for g in out_grads])
-        result = {k: g.asnumpy().copy() for k, g in grads.items()}
-    return outs, result, {k: v.asnumpy().copy() for k, v in aux_nd.items()}
+    reqs = req.values() if isinstance(req, dict) else [req]
+    if backward and any(r != "null" for r in reqs):
+        ex.backward(None if out_grads is None
+                    else [nd(np.ascontiguousarray(_np(g))) for g in out_grads])
+    if backward:
+        result = {k: g.asnumpy().copy() for k, g in (grads or {}).items()}
+    return ex, outs, result, {k: v.asnumpy().copy() for k, v in aux_nd.items()}
 
 
 def check_symbolic_forward(sym, location, expected, rtol=1e-5, atol=1e-6, aux_states=None,
@@ -157,6 +203,46 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     """Compare the gradient rule's result with central differences of
     ``sum(outputs * random head gradient)``.  Inputs are cast to ``dtype``
     (float64 by default, so the comparison is tight)."""
+    rtol = rtol if rtol is not None else (1e-4 if dtype == np.float64 else 5e-2)
+    atol = atol if atol is not None else (1e-6 if dtype == np.float64 else 1e-3)
+    grads, numeric, _ = numeric_gradients(sym, location, aux_states, numeric_eps, grad_nodes,
+                                          use_forward_train, device, dtype, seed)
+    for name, num in numeric.items():
+        assert_almost_equal(grads[name], num, rtol, atol,
+                            names=(f"symbolic grad of {name}", "numeric grad"))
+    return grads
+
+
+def numeric_gradients(sym, location, aux_states=None, numeric_eps=None, grad_nodes=None,
+                      use_forward_train=True, device=None, dtype=np.float64, seed=0):
+    """The symbolic gradients of ``sum(outputs * P)`` for a random head
+    gradient ``P`` and their central-difference estimates, for comparison.
+
+    Parameters
+    ----------
+    sym : Symbol
+        The graph.
+    location : list or dict of array-like
+        Argument values (list in ``list_arguments()`` order).
+    aux_states : list or dict of array-like, optional
+        Aux state values.
+    numeric_eps : float, optional
+        Finite-difference step (1e-5 in float64, 1e-2 otherwise).
+    grad_nodes : list of str, optional
+        Arguments to differentiate (default: every floating one).
+    use_forward_train : bool
+        Run forward in training mode.
+    device : Device, optional
+    dtype : numpy dtype
+        Floating inputs are cast to it.
+    seed : int
+        Seed of the head gradient ``P``.
+
+    Returns
+    -------
+    (dict, dict, list)
+        Symbolic gradients and numeric gradients (float64) by argument
+        name, and the head gradients ``P``."""
     rng = np.random.RandomState(seed)
     arg_nodes, aux_nodes, loc, aux = _locations(sym, location, aux_states)
     loc = {k: (v.astype(dtype) if np.issubdtype(v.dtype, np.floating) else v) for k, v in loc.items()}
@@ -164,8 +250,6 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     if grad_nodes is None:
         grad_nodes = [k for k, v in loc.items() if np.issubdtype(v.dtype, np.floating)]
     eps = numeric_eps if numeric_eps is not None else (1e-5 if dtype == np.float64 else 1e-2)
-    rtol = rtol if rtol is not None else (1e-4 if dtype == np.float64 else 5e-2)
-    atol = atol if atol is not None else (1e-6 if dtype == np.float64 else 1e-3)
     outs, _, _ = run_symbol(sym, loc, aux, device=device, is_train=use_forward_train)
     proj = [rng.normal(size=o.shape).astype(o.dtype) for o in outs]
     _, grads, _ = run_symbol(sym, loc, aux, out_grads=proj, grad_nodes=grad_nodes,
@@ -176,6 +260,7 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
                              device=device, is_train=use_forward_train)
         return sum(float(np.sum(a.astype(np.float64) * p)) for a, p in zip(o, proj))
 
+    numeric = {}
     for name in grad_nodes:
         x = loc[name]
         num = np.zeros(x.shape, dtype=np.float64)
@@ -188,9 +273,8 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
             fm = f(loc)
             flat[i] = old
             num.reshape(-1)[i] = (fp - fm) / (2 * eps)
-        assert_almost_equal(grads[name], num, rtol, atol,
-                            names=(f"symbolic grad of {name}", "numeric grad"))
-    return grads
+        numeric[name] = num
+    return grads, numeric, proj
 
 
 def check_consistency(sym, location, devices=None, aux_states=None, rtol=1e-5, atol=1e-6,

@@ -459,3 +459,8 @@ del _name
 
 from .invoke import invoke as _invoke, scalar_op as _scalar_op  # noqa: E402
 from . import namespace as _namespace  # noqa: E402
+
+# MXNet's storage type codes (``__storage_type__`` attributes); nbdl stores 'default' only.
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+py_slice = slice   # MXNet's name for the builtin (its module shadows ``slice`` with an op)

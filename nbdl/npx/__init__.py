@@ -15,3 +15,10 @@ __all__ = ["relu", "sigmoid", "activation", "softmax", "log_softmax", "fully_con
            "dropout", "layer_norm", "embedding", "batch_dot", "one_hot", "pick", "topk", "gather_nd",
            "reshape", "convolution", "deconvolution", "pooling", "batch_norm", "leaky_relu", "rnn",
            "deformable_convolution", "modulated_deformable_convolution"]
+
+# MXNet 1.x's npx.set_np() / reset_np() / is_np_array(): nbdl.util's flags.
+from ..util import (is_np_array, is_np_shape, np_array, np_shape, reset_np, set_np,  # noqa: E402,F401
+                    use_np, use_np_array, use_np_shape)
+
+__all__ += ["set_np", "reset_np", "is_np_array", "is_np_shape", "np_array", "np_shape",
+            "use_np", "use_np_array", "use_np_shape"]

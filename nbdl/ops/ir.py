@@ -4,6 +4,7 @@ gradient rules build nodes; Symbol, the graph passes (``nbdl.graph``), autograd
 and the executor all sit above it."""
 from operator import itemgetter
 
+from .. import name as _names
 from ..errors import GraphError
 from .attrs import attr_to_str, is_user_attr
 from .registry import get_op
@@ -87,19 +88,18 @@ class Entry(tuple):
         return f"Entry({self.node.name!r}, {self.index})"
 
 
-_counters = {}
-
-
 def auto_name(hint):
-    """MXNet-style automatic names: ``fullyconnected0``, ``fullyconnected1``..."""
-    hint = hint.lower()
-    n = _counters.get(hint, 0)
-    _counters[hint] = n + 1
-    return f"{hint}{n}"
+    """MXNet-style automatic names: ``fullyconnected0``, ``fullyconnected1``...
+    from the process-wide default name manager (``nbdl.name``), whatever
+    ``NameManager`` scope is active: nodes nbdl makes itself (gradients) do
+    not follow a user's scope.  Symbols a user creates are named by
+    ``nbdl.name.current()`` (``nbdl.symbol.construct``)."""
+    return _names.default_manager().get(None, hint.lower())
 
 
 def reset_auto_names():
-    _counters.clear()
+    """Restart the default name manager's counts (``fullyconnected0`` again)."""
+    _names.default_manager()._counter.clear()
 
 
 def make_variable(name, user_attrs=None):

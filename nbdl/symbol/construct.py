@@ -1,8 +1,10 @@
 """Making symbols: ``var``, ``Group``, and ``create`` behind ``nbdl.sym.<op>``."""
 import numpy as np
 
+from .. import attribute as _attribute
+from .. import name as _names
 from ..errors import AttrError, GraphError
-from ..ops.ir import Entry, auto_name, make_node, make_variable
+from ..ops.ir import Entry, make_node, make_variable
 from ..ops.attrs import attr_to_str, is_user_attr
 from .symbol import HIDDEN_KEYS, Symbol, _single, user_attr_key
 
@@ -13,6 +15,21 @@ def _symbol_of(node):
         raise GraphError(f"{node.op.name} (node {node.name!r}) has no outputs with these "
                          f"attributes ({node.attr_str})")
     return Symbol([node.output(i) for i in range(n)])
+
+
+def _with_scope(attr):
+    """``attr`` merged over the attributes of the current ``AttrScope``
+    (``nbdl.attribute``); a non-dict is left for the callers' checks."""
+    if attr is None or isinstance(attr, dict):
+        return _attribute.current().get(attr) or None
+    return attr
+
+
+def _node_name(name, op_name):
+    """The node's name from the current ``NameManager`` (``nbdl.name``):
+    ``name`` itself, or an automatic one from the lower-cased op name; a
+    ``Prefix`` scope prefixes both."""
+    return _names.current().get(name, op_name.lower())
 
 
 def _node_user_attrs(attr, where):
@@ -36,7 +53,9 @@ def _node_user_attrs(attr, where):
 
 def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None,
         init=None, stype=None, **kwargs):
-    """A variable (an argument or aux state of the graph)."""
+    """A variable (an argument or aux state of the graph); the attributes of
+    the current ``AttrScope`` are added under ``attr``."""
+    attr = _with_scope(attr)
     if not isinstance(name, str):
         raise GraphError(f"variable name must be a str, got {name!r}")
     if attr is not None and not isinstance(attr, dict):
@@ -92,7 +111,7 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
     if name is not None and not isinstance(name, str):
         raise GraphError(f"{op.name}: name must be a str, got {name!r}")
     where = f"{op.name}" + (f" (node {name!r})" if name else "")
-    user = _node_user_attrs(attr, where)
+    user = _node_user_attrs(_with_scope(attr), where)
     sym_kwargs, attrs = {}, {}
     for k, v in kwargs.items():
         if isinstance(v, Symbol):
@@ -111,7 +130,7 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
         if sym_kwargs:
             raise GraphError(f"{where}: takes its inputs by position, got "
                              f"{', '.join(sym_kwargs)} by keyword")
-        name = name or auto_name(op_name)
+        name = _node_name(name, op_name)
         return _symbol_of(make_node(op, inputs, attrs, name=name, user_attrs=user))
     parsed, strings = op.parse_attrs(attrs, name)   # the attributes decide the input list
     names = op.list_inputs(parsed) + op.list_aux(parsed)
@@ -123,7 +142,7 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
             raise GraphError(f"{where}: unknown input {k!r} (inputs: {', '.join(names)})")
         if names.index(k) < len(inputs):
             raise GraphError(f"{where}: input {k!r} given by position and by keyword")
-    name = name or auto_name(op_name)
+    name = _node_name(name, op_name)
     var_attrs = dict(user)
     var_attrs.update(strings)
     for iname in names[len(inputs):]:

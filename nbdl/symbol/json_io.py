@@ -25,6 +25,7 @@ problem is an ``NbdlError`` naming the node.
 import json
 import os
 
+from .. import util as _util
 from ..errors import AttrError, GraphError, NbdlError, UnknownOpError
 from ..ops.ir import Entry, make_node, make_variable, topo_order
 from ..ops.attrs import attr_to_str, is_user_attr
@@ -59,7 +60,16 @@ def graph_document(sym):
         row_ptr.append(row_ptr[-1] + node.num_outputs)
     return {"nodes": nodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
             "heads": [[ids[id(e.node)], e.index, 0] for e in heads],
-            "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
+            "attrs": _graph_attrs()}
+
+
+def _graph_attrs():
+    """The graph's ``attrs``: the version, and ``is_np_shape`` under
+    NumPy-shape semantics (``nbdl.util``) as MXNet writes it."""
+    attrs = {"mxnet_version": ["int", MXNET_VERSION]}
+    if _util.is_np_shape():
+        attrs["is_np_shape"] = ["int", 1]
+    return attrs
 
 
 def _format(doc):

@@ -10,9 +10,11 @@ import warnings
 
 import numpy as np
 
+from ..base import NotImplementedForSymbol
 from ..errors import AttrError, DTypeError, GraphError, ShapeError
 from ..graph.infer import infer_shapes, infer_types
-from ..ops.ir import Entry, Node, auto_name, classify_variables, make_node, topo_order
+from .. import name as _names
+from ..ops.ir import Entry, Node, classify_variables, make_node, topo_order
 from ..ops.attrs import attr_to_str, is_user_attr
 
 # Node attributes MXNet accepts without underscores and stores as ``__key__``.
@@ -352,7 +354,7 @@ class Symbol:
     __hash__ = object.__hash__
 
     def __bool__(self):
-        raise GraphError("a Symbol has no truth value; compare values after binding")
+        raise NotImplementedForSymbol(Symbol.__bool__, None)   # a GraphError, as in MXNet
 
     # -- fluent methods (more are generated below the class) --------------
     def reshape(self, *shape, **kwargs):
@@ -498,7 +500,7 @@ def _operator(spec, inputs, attrs=None):
     names, hint = spec
     op = _first_op((names,) if isinstance(names, str) else names)
     entries = [_single(s, f"operand of {op.name}") for s in inputs]
-    return _symbol_of(make_node(op, entries, attrs, name=auto_name(hint)))
+    return _symbol_of(make_node(op, entries, attrs, name=_names.current().get(None, hint.lower())))
 
 
 # Symbol's methods build nodes through ``create``; imported last because

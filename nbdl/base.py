@@ -1,0 +1,113 @@
+"""MXNet 1.x's ``mxnet.base`` names that user code imports.
+
+``MXNetError`` *is* ``nbdl.errors.NbdlError`` (the same class, not a copy),
+so ``except mx.base.MXNetError`` catches every error nbdl raises on bad
+input and ``raise MXNetError(...)`` raises an nbdl error.  Unlike MXNet's it
+does not derive from ``RuntimeError``: nbdl's errors derive from the builtin
+that fits each (``ShapeError`` is a ``ValueError``, ``DTypeError`` a
+``TypeError``, ...).
+
+Only the pure-Python helpers of ``mxnet.base`` are here; the ctypes handles
+and ``_LIB`` of MXNet's C library have no counterpart in nbdl.
+"""
+import numpy as _np
+
+from .errors import GraphError, NbdlError
+
+MXNetError = NbdlError
+
+# MXNet's Python 2/3 compatibility tuples, as used by code in isinstance checks.
+string_types = (str,)
+integer_types = (int, _np.int32, _np.int64)
+numeric_types = (float, int, _np.generic)
+
+mx_real_t = _np.float32
+
+
+def py_str(x):
+    """Decode bytes from a C string into ``str`` (``str`` passes through).
+
+    Parameters
+    ----------
+    x : bytes or str
+        UTF-8 bytes (MXNet's C API returned these) or an already decoded str.
+
+    Returns
+    -------
+    str
+    """
+    return x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else x
+
+
+def _as_list(obj):
+    """``obj`` itself when it is a list or tuple, else ``[obj]``.
+
+    Parameters
+    ----------
+    obj : object
+    """
+    if isinstance(obj, (list, tuple)):
+        return obj
+    return [obj]
+
+
+class NotImplementedForSymbol(GraphError):
+    """A function that works on NDArrays but not on Symbols (``bool(sym)``).
+    An ``MXNetError`` (``NbdlError``) and a ``GraphError``.
+
+    Parameters
+    ----------
+    function : callable
+        The function called.
+    alias : str or None
+        The operator it stands for, if any.
+    *args
+        The arguments it was called with (only their types are kept).
+    """
+
+    def __init__(self, function, alias=None, *args):
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self):
+        msg = f"Function {self.function}"
+        if self.alias:
+            msg += f' (namely operator "{self.alias}")'
+        if self.args:
+            msg += f" with arguments ({', '.join(self.args)})"
+        return msg + " is not implemented for Symbol and only available in NDArray."
+
+
+class NotSupportedForSparseNDArray(MXNetError):
+    """A function that sparse NDArrays do not support (nbdl is dense only,
+    so nbdl itself never raises it; it exists for code that catches it).
+
+    Parameters
+    ----------
+    function : callable
+        The function called.
+    alias : str or None
+        The operator it stands for, if any.
+    *args
+        The arguments it was called with (only their types are kept).
+    """
+
+    def __init__(self, function, alias=None, *args):
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self):
+        msg = f"Function {self.function}"
+        if self.alias:
+            msg += f' (namely operator "{self.alias}")'
+        if self.args:
+            msg += f" with arguments ({', '.join(self.args)})"
+        return msg + " is not supported for SparseNDArray and only available in NDArray."
+
+
+__all__ = ["MXNetError", "string_types", "integer_types", "numeric_types", "mx_real_t",
+           "py_str", "NotImplementedForSymbol", "NotSupportedForSparseNDArray"]
