@@ -128,11 +128,11 @@ def test_parameter_sharing():
     assert b.weight is a.weight
 
 
-def test_hybrid_forward_is_rejected():
-    with pytest.raises(nbdl.NbdlError, match="forward"):
-        class Old(HybridBlock):
-            def hybrid_forward(self, F, x):
-                return x
+def test_block_defining_neither_forward_is_rejected():
+    class Empty(HybridBlock):
+        pass
+    with pytest.raises(nbdl.NbdlError, match="neither forward.*nor hybrid_forward"):
+        Empty()(nbdl.nd.ones((2,)))
 
 
 def test_non_hybrid_child_is_rejected():

@@ -24,7 +24,7 @@ class _SequentialMixin:
     def __getitem__(self, key):
         layers = list(self._children.values())
         if isinstance(key, slice):
-            net = type(self)()
+            net = type(self)(prefix=self._prefix) if self._legacy else type(self)()
             net.add(*layers[key])
             return net
         return layers[key]
@@ -36,15 +36,15 @@ class _SequentialMixin:
 class Sequential(_SequentialMixin, Block):
     """Stacks Blocks sequentially."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
 
 
 class HybridSequential(_SequentialMixin, HybridBlock):
     """Stacks HybridBlocks sequentially (hybridizable as a whole)."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
 
 
 def _act(x, activation):
@@ -55,8 +55,8 @@ class Dense(HybridBlock):
     """``out = activation(dot(x, weight.T) + bias)``."""
 
     def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32",
-                 weight_initializer=None, bias_initializer="zeros", in_units=0):
-        super().__init__()
+                 weight_initializer=None, bias_initializer="zeros", in_units=0, **kwargs):
+        super().__init__(**kwargs)
         if int(units) <= 0:
             raise NbdlError(f"Dense: units must be positive, got {units}")
         self._units, self._in_units = int(units), int(in_units)
@@ -82,9 +82,12 @@ class Dense(HybridBlock):
 
 
 class Activation(HybridBlock):
-    def __init__(self, activation):
-        super().__init__()
-        self._act_type = activation
+    def __init__(self, activation, **kwargs):
+        object.__setattr__(self, "_act_type", activation)   # the 1.x alias (relu0_)
+        super().__init__(**kwargs)
+
+    def _alias(self):
+        return self._act_type if isinstance(self._act_type, str) else "activation"
 
     def forward(self, x):
         return _act(x, self._act_type)
@@ -96,8 +99,8 @@ class Activation(HybridBlock):
 class Dropout(HybridBlock):
     """Drops elements with probability ``rate`` while training."""
 
-    def __init__(self, rate, axes=()):
-        super().__init__()
+    def __init__(self, rate, axes=(), **kwargs):
+        super().__init__(**kwargs)
         if not 0 <= rate < 1:
             raise NbdlError(f"Dropout: rate must be in [0, 1), got {rate}")
         self._rate, self._axes = rate, tuple(axes)
@@ -146,8 +149,8 @@ def _resolve(function, where):
 class Lambda(Block):
     """Wraps a function (or the name of an ``nbdl.nd`` function) as a Block."""
 
-    def __init__(self, function):
-        super().__init__()
+    def __init__(self, function, **kwargs):
+        super().__init__(**kwargs)
         self._func = _resolve(function, "Lambda")
         self._name = function if isinstance(function, str) else getattr(function, "__name__", "")
 
@@ -161,8 +164,8 @@ class Lambda(Block):
 class HybridLambda(HybridBlock):
     """Wraps a function that works on NDArrays and Symbols alike (or an op name)."""
 
-    def __init__(self, function):
-        super().__init__()
+    def __init__(self, function, **kwargs):
+        super().__init__(**kwargs)
         self._func = _resolve(function, "HybridLambda")
         self._name = function if isinstance(function, str) else getattr(function, "__name__", "")
 
@@ -174,8 +177,8 @@ class HybridLambda(HybridBlock):
 
 
 class _ConcatMixin:
-    def __init__(self, axis=-1):
-        super().__init__()
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
         self._axis = axis
 
     def add(self, *blocks):
