@@ -420,7 +420,10 @@ class Block:
                                                ignore_extra)
             loaded = {name: loaded[key] for name, key in origin.items()}
         if not allow_missing:
-            missing = [k for k in params if k not in loaded]
+            # a shared parameter is loaded when any of its names is (files
+            # saved with deduplicate=True hold it once)
+            found = {id(p) for k, p in params.items() if k in loaded}
+            missing = [k for k, p in params.items() if id(p) not in found]
             if missing:
                 raise NbdlError(f"{filename}: parameters {missing} are missing from the file "
                                 f"(pass allow_missing=True to leave them as they are)")

@@ -553,3 +553,51 @@ def test_parameter_dict_load_casts_dtypes(tmp_path):
     assert p1["w0"].data().dtype == np.float32 and p1["w1"].data().dtype == np.int32
     with pytest.raises(gluon.ParameterError, match="dtype_source"):
         p1.load(f, cast_dtype=True, dtype_source="newest")
+
+
+class Shared(gluon.Block):
+    def __init__(self, params=None):
+        super().__init__(params=params)
+        with self.name_scope():
+            self.weight = self.params.get("weight", shape=(3, 3))
+
+
+class Pair(gluon.Block):
+    def __init__(self, b1, b2):
+        super().__init__()
+        self.b1, self.b2 = b1, b2
+
+
+@pytest.mark.parametrize("deduplicate,count", [(True, 1), (False, 2)])
+def test_save_load_deduplicate_with_shared_params(tmp_path, deduplicate, count):
+    b1 = Shared()
+    c = Pair(b1, Shared(b1.collect_params()))
+    assert c.b2.weight is b1.weight
+    c.initialize()
+    f = str(tmp_path / "c.params")
+    c.save_parameters(f, deduplicate=deduplicate)
+    assert len(nbdl.nd.load(f)) == count
+    b1 = Shared()
+    d = Pair(b1, Shared(b1.collect_params()))
+    d.load_parameters(f)
+    assert_almost_equal(d.b2.weight.data().asnumpy(), c.b1.weight.data().asnumpy())
+
+
+def test_legacy_save_params_into_a_symbol_block(tmp_path):
+    net = nn.HybridSequential(prefix="")
+    with net.name_scope():
+        net.add(nn.Dense(5, in_units=4))
+        net.add(nn.Dense(3))
+    net.initialize()
+    x = nbdl.nd.ones((2, 4))
+    out = net(x).asnumpy()
+    sym = net(nbdl.sym.var("data"))
+    assert set(sym.list_arguments()) == {"data", "dense0_weight", "dense0_bias",
+                                         "dense1_weight", "dense1_bias"}
+    f = str(tmp_path / "legacy.params")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        net.save_params(f)
+        model = gluon.SymbolBlock(outputs=sym, inputs=nbdl.sym.var("data"))
+        model.load_params(f, ctx=nbdl.cpu())
+    assert_almost_equal(model(x).asnumpy(), out, rtol=1e-5, atol=1e-6)
