@@ -15,7 +15,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..errors import NbdlError
+from ..errors import ArgumentError, NbdlError
 from . import _scope
 
 
@@ -130,8 +130,8 @@ class Block:
                             f"attributes")
         existing = self.__dict__.get(name)
         if isinstance(existing, (Block, Parameter)) and not isinstance(value, type(existing)):
-            raise NbdlError(f"{type(self).__name__}.{name}: cannot replace a "
-                            f"{type(existing).__name__} with a {type(value).__name__}")
+            raise ArgumentError(f"{type(self).__name__}.{name}: cannot replace a "
+                                f"{type(existing).__name__} with a {type(value).__name__}")
         if isinstance(value, Block):
             self.register_child(value, name)
         elif isinstance(value, Parameter):
@@ -190,9 +190,29 @@ class Block:
         except (re.error, TypeError) as e:
             raise NbdlError(f"collect_params: select={select!r} is not a regular expression: "
                             f"{e}") from None
+        self._check_container_with_block()
         if self._legacy:
             return self._collect_1x(pattern)
         return self._collect_structural(pattern)
+
+    def _check_container_with_block(self):
+        """Warn about Blocks held in a list, tuple or dict attribute: they
+        are not registered, so their parameters are not collected."""
+        children = {id(c) for c in self._children.values()}
+
+        def unregistered(data):
+            if isinstance(data, (list, tuple)):
+                return any(unregistered(v) for v in data)
+            if isinstance(data, dict):
+                return any(unregistered(v) for v in data.values())
+            return isinstance(data, Block) and id(data) not in children
+        for k, v in self.__dict__.items():
+            if isinstance(v, (list, tuple, dict)) and not k.startswith("_") and unregistered(v):
+                warnings.warn(f'"{type(self).__name__}.{k}" is an unregistered container with '
+                              f'Blocks. Note that Blocks inside the list, tuple or dict will not '
+                              f'be registered automatically. Make sure to register them using '
+                              f'register_child() or switching to nn.Sequential/nn.HybridSequential '
+                              f'instead.', stacklevel=3)
 
     def _collect_structural(self, pattern=None, name_vars=True):
         from .parameter_dict import ParameterDict

@@ -15,7 +15,7 @@ import inspect
 import warnings
 
 from ..device import current_device
-from ..errors import NbdlError
+from ..errors import ArgumentError, NbdlError
 from ..symbol.symbol import Symbol
 from . import _trace
 from .block import Block
@@ -135,11 +135,11 @@ class HybridBlock(Block):
         try:
             sig.bind(self, F, *args, **params)
         except TypeError as e:
-            raise NbdlError(f"{cls.__name__}.hybrid_forward{str(sig).replace('(self, ', '(', 1)} "
-                            f"cannot take the inputs and parameters it is given: {e}. It is "
-                            f"called with F, {len(args)} input(s) and the block's registered "
-                            f"Parameters as keyword arguments {sorted(params)} (the attribute "
-                            f"names they were assigned to)") from None
+            raise ArgumentError(f"{cls.__name__}.hybrid_forward{str(sig).replace('(self, ', '(', 1)} "
+                                f"cannot take the inputs and parameters it is given: {e}. It is "
+                                f"called with F, {len(args)} input(s) and the block's registered "
+                                f"Parameters as keyword arguments {sorted(params)} (the attribute "
+                                f"names they were assigned to)") from None
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         """Gluon 1.x: the computation, written with ``F`` (``nbdl.nd`` or
@@ -256,6 +256,10 @@ class HybridBlock(Block):
     def _call_cached(self, args):
         from .cached_op import CachedOp
         leaves, pattern = _flatten(args, f"{type(self).__name__} input")
+        devices = {a.device for a in leaves}
+        if len(devices) > 1:
+            raise ArgumentError(f"{type(self).__name__}: a hybridized block takes its inputs on "
+                                f"one device, got inputs on {sorted(map(str, devices))}")
         if self._cached is None or self._cached[2] != pattern:
             sym, names, in_fmt, out_fmt = self._trace(args)
             if self._deferred_pending():
@@ -341,9 +345,9 @@ def _input_kind(args, where):
             kinds.add("ndarray")
             device = device or x.device
     if len(kinds) != 1:
-        raise NbdlError(f"{where}: the inputs must be all NDArrays or all Symbols (with "
-                        f"None for inputs left out), got "
-                        f"{'both' if kinds else 'neither'}: {[type(a).__name__ for a in args]}")
+        raise ArgumentError(f"{where}: the inputs must be all NDArrays or all Symbols (with "
+                            f"None for inputs left out), got "
+                            f"{'both' if kinds else 'neither'}: {[type(a).__name__ for a in args]}")
     return kinds.pop(), device
 
 
@@ -366,9 +370,9 @@ def _flatten(obj, what, leaf_type=None):
             return len(leaves) - 1
         if isinstance(x, (list, tuple)):
             return ("list" if isinstance(x, list) else "tuple", tuple(walk(v) for v in x))
-        raise NbdlError(f"{what}: expected {leaf_type.__name__}s (possibly in lists or tuples) "
-                        f"or None, got {type(x).__name__}; inside a HybridBlock use nbdl.np/npx "
-                        f"functions")
+        raise ArgumentError(f"{what}: expected {leaf_type.__name__}s (possibly in lists or tuples) "
+                            f"or None, got {type(x).__name__}; inside a HybridBlock use nbdl.np/npx "
+                            f"functions")
     return leaves, walk(obj)
 
 

@@ -601,3 +601,100 @@ def test_legacy_save_params_into_a_symbol_block(tmp_path):
         model = gluon.SymbolBlock(outputs=sym, inputs=nbdl.sym.var("data"))
         model.load_params(f, ctx=nbdl.cpu())
     assert_almost_equal(model(x).asnumpy(), out, rtol=1e-5, atol=1e-6)
+
+
+class ReshapeSlice(gluon.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.dense0 = nn.Dense(3)
+
+    def hybrid_forward(self, F, x):
+        y = self.dense0(x.reshape((0, -1)))
+        return F.slice_axis(y, axis=1, begin=1, end=3) * 2 + F.slice_axis(y, axis=1, begin=0, end=2)
+
+
+def test_1x_reshape_and_slicing_eager_equals_hybridized_with_gradients():
+    x_np = np.random.RandomState(0).rand(4, 2, 5).astype(np.float32)
+    net = ReshapeSlice()
+    net.initialize()
+    results = []
+    for hyb in (False, True):
+        net.hybridize(hyb)
+        x = nbdl.nd.array(x_np)
+        x.attach_grad()
+        with autograd.record():
+            out = net(x)
+        out.backward()
+        results.append((out.asnumpy(), x.grad.asnumpy()))
+    w, b = net.dense0.weight.data().asnumpy(), net.dense0.bias.data().asnumpy()
+    y = x_np.reshape(4, -1) @ w.T + b
+    assert_almost_equal(results[0][0], 2 * y[:, 1:3] + y[:, 0:2], rtol=1e-5, atol=1e-6)
+    grad_y = np.zeros((4, 3), np.float32)
+    grad_y[:, 1:3] += 2
+    grad_y[:, 0:2] += 1
+    assert_almost_equal(results[0][1], (grad_y @ w).reshape(4, 2, 5), rtol=1e-5, atol=1e-6)
+    for a, b_ in zip(results[0], results[1]):
+        assert_almost_equal(a, b_, rtol=1e-5, atol=1e-6)
+
+
+def test_hybrid_lambda_with_F_and_without():
+    x = nbdl.nd.array(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4))
+    ref = np.where(x.asnumpy() > 0, x.asnumpy(), 0.1 * x.asnumpy())
+    old = nn.HybridLambda(lambda F, x, *args: F.LeakyReLU(x, *args, slope=0.1))
+    new = nn.HybridLambda(lambda x: nbdl.nd.LeakyReLU(x, slope=0.1)
+                          if isinstance(x, nbdl.nd.NDArray) else nbdl.sym.LeakyReLU(x, slope=0.1))
+    for block in (old, new):
+        assert_almost_equal(block(x).asnumpy(), ref, rtol=1e-6)
+        block.hybridize()
+        assert_almost_equal(block(x).asnumpy(), ref, rtol=1e-6)
+
+
+def test_warnings_for_sequential_and_unregistered_containers():
+    seq = nn.Sequential()
+    seq.add(nn.Dense(2))
+    with pytest.warns(UserWarning, match="Consider using HybridSequential"):
+        seq.hybridize()
+
+    class Listed(gluon.Block):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.layers = [nn.Dense(3), nn.Dense(4)]
+                self.data = {"a": "4", "b": 123}
+    with pytest.warns(UserWarning, match="Listed.layers.*unregistered container"):
+        assert len(Listed().collect_params()) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Blk().collect_params()
+
+
+def test_attribute_type_changes_and_mixed_devices_are_type_and_value_errors():
+    b = gluon.Block()
+    b.a = None
+    b.a = 1                                  # plain attributes may change type
+    b.c = gluon.Block()
+    with pytest.raises(TypeError, match="cannot replace a Block"):
+        b.c = (2,)
+    b.p = gluon.Parameter("p", shape=(1,))
+    with pytest.raises(TypeError, match="cannot replace a Parameter"):
+        b.p = 3
+    net = MLP1x()
+    net.initialize()
+    net.hybridize()
+    with pytest.raises(ValueError, match="got Symbol"):
+        net(nbdl.nd.ones((2, 4)), nbdl.sym.var("a"))
+
+    class Add(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return a + b
+    add = Add()
+    add.hybridize()
+    with pytest.raises(ValueError, match="one device"):
+        add(nbdl.nd.ones((2,), ctx=nbdl.cpu(1)), nbdl.nd.ones((2,), ctx=nbdl.cpu(2)))
+    with pytest.raises(ValueError, match="got neither"):
+        Add()(None, None)
+    assert_almost_equal(Add()(nbdl.nd.ones((2,)), 1).asnumpy(), np.full(2, 2, np.float32))
+    add.hybridize(clear=True, backend=None)
+    with pytest.raises(nbdl.NbdlError, match="backend is not supported"):
+        add.hybridize(backend="MKLDNN")

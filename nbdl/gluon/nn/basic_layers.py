@@ -1,5 +1,8 @@
 """Containers and basic layers: Sequential, HybridSequential, Dense,
 Activation, Dropout, Flatten, Lambda, HybridLambda, Identity, Concatenate."""
+import inspect
+import warnings
+
 from ...errors import NbdlError
 from .._trace import call_op
 from ..block import Block
@@ -34,10 +37,33 @@ class _SequentialMixin:
 
 
 class Sequential(_SequentialMixin, Block):
-    """Stacks Blocks sequentially."""
+    """Stacks Blocks sequentially.
+
+    Parameters
+    ----------
+    **kwargs
+        Gluon 1.x's ``prefix`` and ``params`` (see ``Block``).
+    """
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize the children; warns, as Gluon does, when every child is
+        a HybridBlock (a HybridSequential would trace them as one graph).
+
+        Parameters
+        ----------
+        active : bool, default True
+            Whether to hybridize.
+        **kwargs
+            As for ``HybridBlock.hybridize``.
+        """
+        if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
+            warnings.warn(f"All children of this Sequential layer '{self.prefix}' are "
+                          f"HybridBlocks. Consider using HybridSequential for the best "
+                          f"performance.", stacklevel=2)
+        super().hybridize(active, **kwargs)
 
 
 class HybridSequential(_SequentialMixin, HybridBlock):
@@ -146,6 +172,14 @@ def _resolve(function, where):
     raise NbdlError(f"{where}: expected a function or a function name, got {function!r}")
 
 
+def _first_param(function):
+    try:
+        params = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return None
+    return params[0] if params else None
+
+
 class Lambda(Block):
     """Wraps a function (or the name of an ``nbdl.nd`` function) as a Block."""
 
@@ -162,14 +196,30 @@ class Lambda(Block):
 
 
 class HybridLambda(HybridBlock):
-    """Wraps a function that works on NDArrays and Symbols alike (or an op name)."""
+    """Wraps a function that works on NDArrays and Symbols alike (or an op
+    name): ``function(x, *args)`` (Gluon 2.0), or, when its first parameter
+    is named ``F``, ``function(F, x, *args)`` with ``F`` ``nbdl.nd`` or
+    ``nbdl.sym`` (Gluon 1.x).
+
+    Parameters
+    ----------
+    function : callable or str
+        The function, or the name of an ``nbdl.nd``/``nbdl.sym`` function.
+    **kwargs
+        Gluon 1.x's ``prefix`` and ``params`` (see ``Block``).
+    """
 
     def __init__(self, function, **kwargs):
         super().__init__(**kwargs)
         self._func = _resolve(function, "HybridLambda")
         self._name = function if isinstance(function, str) else getattr(function, "__name__", "")
+        self._takes_F = callable(function) and _first_param(function) == "F"
 
     def forward(self, x, *args):
+        if self._takes_F:
+            from ... import ndarray, symbol
+            from ...symbol import Symbol
+            return self._func(symbol if isinstance(x, Symbol) else ndarray, x, *args)
         return self._func(x, *args)
 
     def __repr__(self):
