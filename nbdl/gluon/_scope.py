@@ -30,7 +30,9 @@ Which names ``collect_params()`` reports (nbdl runs both dialects, MXNet
 when its class defines ``hybrid_forward``, when it was given ``prefix=`` or
 ``params=``, when it was made inside the name scope of a 1.x-style block,
 or once its ``name_scope()`` is opened or its ``params`` read (there
-``params.get`` / ``params.get_constant``), all of them 1.x-only API.
+``params.get`` / ``params.get_constant``), all of them 1.x-only API, or
+once a 1.x-style child is registered on it (a ``Sequential`` holding
+``Dense(prefix='fc_')`` reports ``fc_weight``).
 ``collect_params()`` of a 1.x-style block reports the 1.x names (the
 parameter dictionary prefix of the block that owns a parameter, plus the
 parameter's own name: ``mynet0_dense0_weight``), also for the blocks in

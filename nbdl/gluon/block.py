@@ -141,6 +141,20 @@ class Block:
         object.__setattr__(self, name, value)
 
     def register_child(self, block, name=None):
+        """Register ``block`` as a child (attributes that are Blocks are
+        registered automatically).  A block that takes a 1.x-style child
+        becomes 1.x-style itself (its ``collect_params`` reports the child's
+        1.x names, as MXNet 1.x's would).
+
+        Parameters
+        ----------
+        block : Block
+            The child.
+        name : str, optional
+            Its structural name (default: its position, ``'0'``, ``'1'``...).
+        """
+        if getattr(block, "_legacy", False):
+            self._mark_1x()
         if name is None:
             name = str(len(self._children))
         replacing = name in self._children
@@ -223,10 +237,19 @@ class Block:
                 continue          # a shared parameter appears once, under its first name
             seen.add(id(p))
             if name_vars:
-                p._var_name = p._var_name or name
+                p._var_name = name if name_vars == "force" else p._var_name or name
             if pattern is None or pattern.match(name):
                 dict.__setitem__(out, name, p)
         return out
+
+    def _name_vars(self):
+        """Name every parameter's graph variable as ``collect_params`` of
+        this block names it (what a trace from this block uses), replacing
+        names an earlier trace from another block gave."""
+        if self._legacy:
+            self._collect_1x(None, "force")
+        else:
+            self._collect_structural(None, "force")
 
     def _own_1x_params(self):
         """(1.x name, Parameter) of this block's own parameters: those of
@@ -252,7 +275,7 @@ class Block:
                                     f"Parameters are named {name!r} (blocks made with "
                                     f"prefix='' or without name_scope() collide)")
                 if name_vars:
-                    p._var_name = p._var_name or name
+                    p._var_name = name if name_vars == "force" else p._var_name or name
                 if pattern is None or pattern.match(name):
                     dict.__setitem__(out, name, p)
             for child in block._children.values():
@@ -487,7 +510,7 @@ class Block:
         builds symbols this way); parameters are the variables named as
         ``collect_params`` names them."""
         from . import _trace
-        self.collect_params()            # fixes every parameter's variable name
+        self._name_vars()
         with _trace.trace():
             return self.forward(*args, **kwargs)
 

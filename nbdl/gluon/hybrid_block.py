@@ -172,7 +172,7 @@ class HybridBlock(Block):
         single_in = len(args) == 1 and not isinstance(args[0], (list, tuple))
         names = ["data"] if single_in and len(leaves) == 1 else [f"data{i}" for i in range(len(leaves))]
         sym_args = _unflatten([var(n) for n in names], in_fmt)
-        self.collect_params()            # fixes every parameter's variable name
+        self._name_vars()                # the variables are named from this block
         with _trace.trace():
             out = self.forward(*sym_args)
         outs, out_fmt = _flatten(out, f"{type(self).__name__}.forward output", Symbol)
@@ -287,7 +287,7 @@ class HybridBlock(Block):
         from ..serialization import save
         sym = self._cached[0]
         sym.save(f"{path}-symbol.json")
-        params = {p._var_name: p for p in self.collect_params().values()}
+        params = self._cached_op.params          # the graph's variable names
         out = {}
         for name in sym.list_arguments():
             if name in params:
