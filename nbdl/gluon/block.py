@@ -410,19 +410,22 @@ class Block:
     def _load_1x_by_name(self, filename, loaded, device, allow_missing, ignore_extra,
                          cast_dtype, dtype_source):
         """A 1.x-style block loading a file of 1.x names (no ``.``): by name
-        behind the block's prefix, as MXNet 1.x does.  Returns False when the
-        names do not map (the caller then matches by order)."""
-        params = self._collect_1x()
-        names = {self.prefix + k for k in loaded}
-        if not all(n.startswith(self.prefix) for n in params):
-            return False
-        if (not allow_missing and set(params) - names) or (not ignore_extra and names - set(params)):
-            return False
-        if not names & set(params):
-            return False
-        params.load_dict(loaded, device, allow_missing, ignore_extra, self.prefix, filename,
-                         cast_dtype, dtype_source)
-        return True
+        behind the block's prefix, as MXNet 1.x does (``save_params``
+        files), else by the full names (``collect_params().save`` and
+        ``export`` files).  Returns False when neither maps (the caller then
+        matches by order)."""
+        params = self._collect_1x(None, False)
+        held = set(params)
+        for restore in dict.fromkeys((self.prefix, "")):
+            names = {restore + k for k in loaded}
+            if not all(n.startswith(restore) for n in held) or not names & held:
+                continue
+            if (not allow_missing and held - names) or (not ignore_extra and names - held):
+                continue
+            params.load_dict(loaded, device, allow_missing, ignore_extra, restore, filename,
+                             cast_dtype, dtype_source)
+            return True
+        return False
 
     def load_parameters(self, filename, device=None, allow_missing=False, ignore_extra=False,
                         cast_dtype=False, dtype_source="current", ctx=None):

@@ -698,3 +698,17 @@ def test_attribute_type_changes_and_mixed_devices_are_type_and_value_errors():
     add.hybridize(clear=True, backend=None)
     with pytest.raises(nbdl.NbdlError, match="backend is not supported"):
         add.hybridize(backend="MKLDNN")
+
+
+def test_exported_params_load_back_into_a_1x_block_by_full_name(tmp_path):
+    net = MLP1x()
+    net.initialize()
+    net.hybridize()
+    net(nbdl.nd.ones((1, 4)))
+    _, params_file = net.export(str(tmp_path / "m"))
+    same = MLP1x(prefix="mlp1x0_")              # the names of the file, with arg: keys
+    same.load_parameters(params_file)
+    assert_almost_equal(same.hidden.weight.data().asnumpy(), net.hidden.weight.data().asnumpy())
+    other = MLP1x()                            # another prefix: matched by order and shape
+    other.load_parameters(params_file)
+    assert_almost_equal(other.out_weight.data().asnumpy(), net.out_weight.data().asnumpy())
