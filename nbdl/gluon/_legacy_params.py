@@ -57,13 +57,21 @@ _MAX_STEPS = 1_000_000
 def is_legacy(keys, structural_names):
     """Whether a file's keys (``arg:``/``aux:`` removed) are MXNet 1.x
     prefixed names: MXNet 1.x's rule (no key holds a ``.``), except that a
-    file holding any name of the block loads by name (a block without
-    children names its parameters ``weight``, ``bias``; a file for it may
-    hold extra keys, for ``ignore_extra``)."""
-    keys = list(keys)
+    file holding every name of the block loads by name, and so does one
+    holding any name of a block whose parameters are all its own (a block
+    without children names its parameters ``weight``, ``bias``; a file for
+    it may hold extra keys, for ``ignore_extra``, or lack some, for
+    ``allow_missing``).  A block with children has names with a ``.``,
+    which such a file cannot hold: its ``out_weight`` matching a key of a
+    1.x file is a coincidence of the two naming schemes."""
+    keys, names = set(keys), set(structural_names)
     if not keys or any("." in k for k in keys):
         return False
-    return not set(keys) & set(structural_names)
+    if names <= keys:
+        return False
+    if any("." in n for n in names):
+        return True
+    return not keys & names
 
 
 def _fmt_shape(shape):

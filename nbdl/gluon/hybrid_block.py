@@ -1,24 +1,46 @@
-"""HybridBlock: written once as ``forward(self, x, ...)``; runs eagerly on
-NDArrays, or, after ``hybridize()``, as a traced graph planned and run by
-the executor (``CachedOp``)."""
+"""HybridBlock: runs eagerly on NDArrays, or, after ``hybridize()``, as a
+traced graph planned and run by the executor (``CachedOp``).
+
+Written in either Gluon dialect:
+
+* Gluon 2.0: ``forward(self, x, ...)``, using the Parameters' ``data()``;
+* Gluon 1.x: ``hybrid_forward(self, F, x, ..., **params)`` (and no
+  ``forward``).  Eagerly ``F`` is ``nbdl.nd`` and the block's registered
+  Parameters (its Parameter attributes, by attribute name) come as keyword
+  arguments holding their data on the input's device; traced (by
+  ``hybridize``, ``infer_shape``, ``export``, or a call on Symbols) ``F``
+  is ``nbdl.sym`` and they are the Parameters' Symbol variables.  Both
+  dialects trace into the same CachedOp."""
+import inspect
 import warnings
 
-from ..errors import NbdlError
+from ..device import current_device
+from ..errors import ArgumentError, NbdlError
 from ..symbol.symbol import Symbol
 from . import _trace
 from .block import Block
 
+_SIGNATURES = {}
+
 
 class HybridBlock(Block):
+    """Base class of the blocks that can be traced into a graph.
+
+    Parameters
+    ----------
+    prefix : str, optional
+        Gluon 1.x: the prefix of the block's names (see ``Block``).
+    params : ParameterDict, optional
+        Gluon 1.x: Parameters to share (see ``Block``).
+    """
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "hybrid_forward" in cls.__dict__:
-            raise NbdlError(f"{cls.__name__} defines hybrid_forward(F, x, ...): nbdl follows "
-                            f"Gluon 2.0, where a HybridBlock defines forward(self, x, ...) "
-                            f"instead (use nbdl.np / nbdl.npx functions inside it)")
+            cls._hybrid_1x = True        # a Gluon 1.x block: 1.x names
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
         object.__setattr__(self, "_active", False)
         object.__setattr__(self, "_flags", {})
         object.__setattr__(self, "_cached", None)      # (symbol, input names) once traced
@@ -46,7 +68,14 @@ class HybridBlock(Block):
         """Trace the first call into a CachedOp.  ``static_alloc`` and
         ``static_shape`` are accepted for compatibility: nbdl always plans one
         arena per input signature and reuses it (a new input shape binds and
-        plans anew)."""
+        plans anew).  MXNet 1.x's ``clear`` is accepted (the cached graph is
+        always rebuilt) and ``backend``/``backend_opts`` only as None: nbdl
+        has no subgraph backends."""
+        kwargs.pop("clear", None)
+        for name in ("backend", "backend_opts"):
+            if kwargs.pop(name, None) is not None:
+                raise NbdlError(f"hybridize: {name} is not supported (nbdl has no subgraph "
+                                f"backends; pass None)")
         if kwargs:
             raise NbdlError(f"hybridize: unknown arguments {sorted(kwargs)}")
         object.__setattr__(self, "_active", bool(active))
@@ -71,6 +100,66 @@ class HybridBlock(Block):
         self._graph_changed(f"cast({dtype}) was called")
         super().cast(dtype)
 
+    # -- Gluon 1.x ----------------------------------------------------------
+    def forward(self, *args):
+        """Run ``hybrid_forward`` (a Gluon 1.x block); a Gluon 2.0 block
+        overrides this method instead.
+
+        Parameters
+        ----------
+        *args : NDArray or Symbol (possibly nested in lists or tuples)
+            The inputs; all NDArrays (eager) or all Symbols (traced).
+        """
+        if type(self).hybrid_forward is HybridBlock.hybrid_forward:
+            raise NbdlError(f"{type(self).__name__} defines neither forward(self, x, ...) "
+                            f"(Gluon 2.0) nor hybrid_forward(self, F, x, ...) (Gluon 1.x); "
+                            f"every HybridBlock subclass must define one")
+        from .. import ndarray, symbol
+        if not args:
+            raise NbdlError(f"{type(self).__name__}.hybrid_forward: called without inputs")
+        kind, device = _input_kind(args, type(self).__name__)
+        if kind == "symbol":
+            params = {k: p.var() for k, p in self._reg_params.items()}
+            self._check_hybrid_forward(symbol, args, params)
+            with _trace.trace():
+                return self.hybrid_forward(symbol, *args, **params)
+        params = {k: p.data(device) for k, p in self._reg_params.items()}
+        self._check_hybrid_forward(ndarray, args, params)
+        return self.hybrid_forward(ndarray, *args, **params)
+
+    def _check_hybrid_forward(self, F, args, params):
+        cls = type(self)
+        sig = _SIGNATURES.get(cls)
+        if sig is None:
+            sig = _SIGNATURES[cls] = inspect.signature(cls.hybrid_forward)
+        try:
+            sig.bind(self, F, *args, **params)
+        except TypeError as e:
+            raise ArgumentError(f"{cls.__name__}.hybrid_forward{str(sig).replace('(self, ', '(', 1)} "
+                                f"cannot take the inputs and parameters it is given: {e}. It is "
+                                f"called with F, {len(args)} input(s) and the block's registered "
+                                f"Parameters as keyword arguments {sorted(params)} (the attribute "
+                                f"names they were assigned to)") from None
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        """Gluon 1.x: the computation, written with ``F`` (``nbdl.nd`` or
+        ``nbdl.sym``).  Subclasses written for Gluon 1.x define it (and not
+        ``forward``).
+
+        Parameters
+        ----------
+        F : module
+            ``nbdl.nd`` eagerly, ``nbdl.sym`` while traced.
+        x : NDArray or Symbol
+            The first input.
+        *args : NDArray or Symbol
+            More inputs.
+        **kwargs : NDArray or Symbol
+            The block's registered Parameters, by attribute name.
+        """
+        raise NbdlError(f"{type(self).__name__} defines neither forward(self, x, ...) nor "
+                        f"hybrid_forward(self, F, x, ...)")
+
     # -- tracing ----------------------------------------------------------
     def _trace(self, args):
         """Run ``forward`` on Symbols.  ``args`` may nest lists/tuples of
@@ -83,7 +172,7 @@ class HybridBlock(Block):
         single_in = len(args) == 1 and not isinstance(args[0], (list, tuple))
         names = ["data"] if single_in and len(leaves) == 1 else [f"data{i}" for i in range(len(leaves))]
         sym_args = _unflatten([var(n) for n in names], in_fmt)
-        self.collect_params()            # fixes every parameter's variable name
+        self._name_vars()                # the variables are named from this block
         with _trace.trace():
             out = self.forward(*sym_args)
         outs, out_fmt = _flatten(out, f"{type(self).__name__}.forward output", Symbol)
@@ -126,8 +215,10 @@ class HybridBlock(Block):
 
     # -- calling ----------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if args and isinstance(args[0], Symbol) or _trace.tracing():
+        if _trace.tracing():
             return self.forward(*args, **kwargs)       # inside a parent's trace
+        if args and isinstance(args[0], Symbol):
+            return self._call_on_symbols(args, kwargs)
         for hook in self._forward_pre_hooks:
             hook(self, args)
         if self._active:
@@ -135,7 +226,13 @@ class HybridBlock(Block):
         else:
             if self._deferred_pending():
                 self.infer_shape(*self._positional(args, kwargs))
-            out = self.forward(*args, **kwargs)
+            device = _first_device(args)
+            if device is None or device == current_device():
+                out = self.forward(*args, **kwargs)
+            else:
+                # parameters on several devices: data() gives the input's copy
+                with device:
+                    out = self.forward(*args, **kwargs)
         for hook in self._forward_hooks:
             hook(self, args, out)
         return out
@@ -159,6 +256,10 @@ class HybridBlock(Block):
     def _call_cached(self, args):
         from .cached_op import CachedOp
         leaves, pattern = _flatten(args, f"{type(self).__name__} input")
+        devices = {a.device for a in leaves}
+        if len(devices) > 1:
+            raise ArgumentError(f"{type(self).__name__}: a hybridized block takes its inputs on "
+                                f"one device, got inputs on {sorted(map(str, devices))}")
         if self._cached is None or self._cached[2] != pattern:
             sym, names, in_fmt, out_fmt = self._trace(args)
             if self._deferred_pending():
@@ -186,7 +287,7 @@ class HybridBlock(Block):
         from ..serialization import save
         sym = self._cached[0]
         sym.save(f"{path}-symbol.json")
-        params = {p._var_name: p for p in self.collect_params().values()}
+        params = self._cached_op.params          # the graph's variable names
         out = {}
         for name in sym.list_arguments():
             if name in params:
@@ -215,6 +316,41 @@ class HybridBlock(Block):
         return self._cached_op.executors()[-1].debug_str()
 
 
+def _first_device(args):
+    """The device of the first NDArray among the (nested) inputs, or None."""
+    from ..ndarray import NDArray
+    for a in args:
+        if isinstance(a, NDArray):
+            return a.device
+        if isinstance(a, (list, tuple)):
+            d = _first_device(a)
+            if d is not None:
+                return d
+    return None
+
+
+def _input_kind(args, where):
+    """``('ndarray', device of the first NDArray)`` or ``('symbol', None)``
+    for a call's nested inputs; mixing them, or none at all, is an error."""
+    from ..ndarray import NDArray
+    kinds, device = set(), None
+    stack = list(args)
+    while stack:
+        x = stack.pop(0)
+        if isinstance(x, (list, tuple)):
+            stack[:0] = list(x)
+        elif isinstance(x, Symbol):
+            kinds.add("symbol")
+        elif isinstance(x, NDArray):
+            kinds.add("ndarray")
+            device = device or x.device
+    if len(kinds) != 1:
+        raise ArgumentError(f"{where}: the inputs must be all NDArrays or all Symbols (with "
+                            f"None for inputs left out), got "
+                            f"{'both' if kinds else 'neither'}: {[type(a).__name__ for a in args]}")
+    return kinds.pop(), device
+
+
 def _flatten(obj, what, leaf_type=None):
     """Leaves of a nest of lists/tuples, and a hashable format to rebuild it:
     an int for a leaf (its index), None for None, (kind, subformats) for a
@@ -234,9 +370,9 @@ def _flatten(obj, what, leaf_type=None):
             return len(leaves) - 1
         if isinstance(x, (list, tuple)):
             return ("list" if isinstance(x, list) else "tuple", tuple(walk(v) for v in x))
-        raise NbdlError(f"{what}: expected {leaf_type.__name__}s (possibly in lists or tuples) "
-                        f"or None, got {type(x).__name__}; inside a HybridBlock use nbdl.np/npx "
-                        f"functions")
+        raise ArgumentError(f"{what}: expected {leaf_type.__name__}s (possibly in lists or tuples) "
+                            f"or None, got {type(x).__name__}; inside a HybridBlock use nbdl.np/npx "
+                            f"functions")
     return leaves, walk(obj)
 
 

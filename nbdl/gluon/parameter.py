@@ -73,6 +73,14 @@ def _devices(device, what):
     raise ParameterError(f"{what}: expected a Device or a non-empty list of Devices, got {device!r}")
 
 
+def _one_device(device, ctx, name, what):
+    if ctx is None:
+        return device
+    if device is not None and as_device(device) != as_device(ctx):
+        raise ParameterError(f"Parameter {name!r}.{what}: ctx={ctx} and device={device} disagree")
+    return ctx
+
+
 def _place(host, device):
     """A new NDArray on ``device`` holding a copy of the numpy array ``host``."""
     return NDArray(device.from_numpy(np.array(host, copy=True)), device)
@@ -97,6 +105,7 @@ class Parameter:
         self._name = name
         self._uuid = str(uuid.uuid4())
         self._var_name = None
+        self._in_dict = False        # held by a block's ParameterDict under its 1.x name
         self._var = None
         self._var_key = None
         self._data = None
@@ -306,9 +315,18 @@ class Parameter:
                              f"initialize() (block.initialize() initializes a Block's "
                              f"parameters and those of its children)")
 
-    def data(self, device=None):
+    def data(self, device=None, ctx=None):
         """The array on ``device`` (default: the only device, else the current
-        one); while a HybridBlock traces, the Symbol variable."""
+        one); while a HybridBlock traces, the Symbol variable.
+
+        Parameters
+        ----------
+        device : Device, optional
+            Which copy.
+        ctx : Device, optional
+            MXNet 1.x's name of ``device``.
+        """
+        device = _one_device(device, ctx, self._name, "data")
         if _trace.tracing():
             return self.var()
         arrays = self._data
@@ -319,7 +337,17 @@ class Parameter:
     def list_data(self):
         return self._check_and_get(self._data, list)
 
-    def grad(self, device=None):
+    def grad(self, device=None, ctx=None):
+        """The gradient array on ``device`` (``ctx``: MXNet 1.x's name).
+
+        Parameters
+        ----------
+        device : Device, optional
+            Which copy (default: the only device, else the current one).
+        ctx : Device, optional
+            The same as ``device``.
+        """
+        device = _one_device(device, ctx, self._name, "grad")
         if self._data is not None and self._grad is None:
             raise ParameterError(f"Cannot get the gradient of Parameter {self._name!r} because "
                                  f"grad_req='null'")
@@ -387,7 +415,15 @@ class Parameter:
             raise ParameterError(f"Cannot reset the device of Parameter {self._name!r}: it has "
                                  f"not been initialized")
 
-    reset_ctx = reset_device
+    def reset_ctx(self, ctx):
+        """MXNet 1.x's name of ``reset_device``.
+
+        Parameters
+        ----------
+        ctx : Device or list of Devices
+            The new devices.
+        """
+        self.reset_device(ctx)
 
     def cast(self, dtype):
         """Change the dtype of the data and gradients (values converted)."""
@@ -423,14 +459,31 @@ class Parameter:
 
 class Constant(Parameter):
     """A parameter that never changes: ``grad_req`` is always ``'null'`` and
-    the value given here is what ``initialize`` writes."""
+    the value given here is what ``initialize`` writes.
 
-    def __init__(self, value):
+    ``Constant(value)`` (Gluon 2.0) or ``Constant(name, value)`` (Gluon 1.x).
+
+    Parameters
+    ----------
+    name_or_value : str or NDArray or array-like
+        The name, when ``value`` follows; otherwise the value (named
+        ``'const'``).
+    value : NDArray or array-like, optional
+        The value, after a name.
+    """
+
+    def __init__(self, name_or_value, value=None):
         from ..ndarray import array
+        if value is None:
+            name, value = "const", name_or_value
+        else:
+            name = name_or_value
+            if not isinstance(name, str):
+                raise ParameterError(f"Constant(name, value): name must be a str, got {name!r}")
         if not isinstance(value, NDArray):
             value = array(value)
         self.value = value
-        super().__init__(name="const", grad_req="null", shape=value.shape, dtype=value.dtype,
+        super().__init__(name=name, grad_req="null", shape=value.shape, dtype=value.dtype,
                          init=initializer.Constant(value.asnumpy()))
 
     @property

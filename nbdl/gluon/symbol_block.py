@@ -45,6 +45,9 @@ class SymbolBlock(HybridBlock):
         # variable names are the graph's own (MXNet's), not structural
         return dict(self._reg_params)
 
+    def _own_1x_params(self):
+        return list(self._reg_params.items())
+
     def forward(self, *args):
         from ..symbol import Symbol
         if len(args) != len(self._input_names):
@@ -65,8 +68,28 @@ class SymbolBlock(HybridBlock):
 
     @staticmethod
     def imports(symbol_file, input_names, param_file=None, device=None, allow_missing=False,
-                ignore_extra=False):
-        """Load ``symbol_file`` (and ``param_file``) into a SymbolBlock."""
+                ignore_extra=False, ctx=None):
+        """Load ``symbol_file`` (and ``param_file``) into a SymbolBlock.
+
+        Parameters
+        ----------
+        symbol_file : str
+            The ``-symbol.json`` file.
+        input_names : str or list of str
+            The graph's input variables.
+        param_file : str, optional
+            The ``.params`` file.
+        device : Device or list of Devices, optional
+            Where to load the parameters.
+        allow_missing : bool, default False
+            Leave parameters the file lacks uninitialized.
+        ignore_extra : bool, default False
+            Skip the file's names the graph does not use.
+        ctx : Device or list of Devices, optional
+            MXNet 1.x's name of ``device``.
+        """
+        from .parameter_dict import _merge_devices
+        device = _merge_devices(device, ctx, "SymbolBlock.imports")
         from ..symbol import load, var
         sym = load(symbol_file)
         if isinstance(input_names, str):

@@ -253,12 +253,26 @@ class NDArray:
         if kwargs:
             raise ArgumentError(f"reshape: unexpected keyword arguments {sorted(kwargs)}")
         target = _resolve_shape(self.shape, tuple(int(d) for d in shape), reverse)
+        if self._recorded():
+            # under autograd.record() the reshape is an op of the graph (as
+            # MXNet 1.x records it), so gradients flow through it
+            return _invoke("Reshape", [self], {"shape": target})
         return NDArray(_reshape_storage(self._data, target, self._device), self._device)
+
+    def _recorded(self):
+        """Whether an operation on this array is taped right now."""
+        from ..autograd import state as _ag_state
+        return _ag_state.is_recording() and (self._ag is not None or self._ag_var is not None)
 
     def reshape_like(self, other):
         return self.reshape(other.shape)
 
     def __getitem__(self, key):
+        if self._recorded():
+            return _record_index(self, key)
+        return self._getitem(key)
+
+    def _getitem(self, key):
         data, dev = self._data, self._device
         if not data.shape:
             if key == () or key is Ellipsis:
@@ -455,6 +469,25 @@ for _name in ("sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", 
               "diag", "pad"):
     setattr(NDArray, _name, _fluent(_name))
 del _name
+
+
+def _record_index(src, key):
+    """``src[key]`` taped for autograd: the gradient of the result lands in
+    the indexed part of a zero gradient of ``src``."""
+    from ..autograd import state as _ag_state
+    from ..autograd.tape import record_custom
+    with _ag_state.pause():
+        out = src._getitem(key)
+        out = NDArray(out._data.copy() if isinstance(out._data, np.ndarray) else out._data,
+                      out._device)
+
+    def backward(out_grads, shape=tuple(src.shape), dtype=src._data.dtype, dev=src._device):
+        g = NDArray(dev.zeros(shape, dtype), dev)
+        if out_grads[0] is not None:
+            g[key] = out_grads[0]
+        return [g]
+    record_custom([src], [out], backward, name="_index")
+    return out
 
 
 from .invoke import invoke as _invoke, scalar_op as _scalar_op  # noqa: E402

@@ -198,6 +198,3 @@ def _transfer_into(src_data, src, dst_data, dst):
             host = src_data.copy_to_host()
         with _scope(dst):
             dst_data.copy_to_device(host)
-
-
-# Imported last: both modules use NDArray.

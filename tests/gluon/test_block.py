@@ -128,11 +128,11 @@ def test_parameter_sharing():
     assert b.weight is a.weight
 
 
-def test_hybrid_forward_is_rejected():
-    with pytest.raises(nbdl.NbdlError, match="forward"):
-        class Old(HybridBlock):
-            def hybrid_forward(self, F, x):
-                return x
+def test_block_defining_neither_forward_is_rejected():
+    class Empty(HybridBlock):
+        pass
+    with pytest.raises(nbdl.NbdlError, match="neither forward.*nor hybrid_forward"):
+        Empty()(nbdl.nd.ones((2,)))
 
 
 def test_non_hybrid_child_is_rejected():
@@ -318,3 +318,22 @@ def test_hybridized_block_takes_and_returns_nested_lists():
     assert_almost_equal(y_h.asnumpy(), y_e.asnumpy())
     assert_almost_equal(states[0].asnumpy(), s0_e.asnumpy())
     assert_almost_equal(states[1].asnumpy(), s1_e.asnumpy())
+
+
+def test_children_hybridized_alone_before_being_added(tmp_path):
+    a, b = nn.Dense(2, in_units=2), nn.Dense(2, in_units=2)
+    a.initialize()
+    b.initialize()
+    x = nbdl.nd.array(np.array([[1.0, -2.0]], np.float32))
+    for d in (a, b):
+        d.hybridize()
+        d(x)                              # each traced with variables 'weight', 'bias'
+    net = nn.HybridSequential()
+    net.add(a, b)
+    eager = net(x).asnumpy()
+    net.hybridize()
+    assert_almost_equal(net(x).asnumpy(), eager, rtol=1e-6)
+    a(nbdl.nd.ones((3, 2)))               # a new shape: a traces again on its own
+    _, params = net.export(str(tmp_path / "net"))
+    assert sorted(nbdl.nd.load(params)) == ["arg:0.bias", "arg:0.weight", "arg:1.bias",
+                                            "arg:1.weight"]

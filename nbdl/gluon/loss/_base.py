@@ -73,7 +73,7 @@ class Loss(HybridBlock):
     Subclasses define ``forward(self, pred, label, ...)``."""
 
     def __init__(self, weight=None, batch_axis=0, **kwargs):
-        super().__init__()
+        super().__init__(**kwargs)
         name = type(self).__name__
         if kwargs:
             raise AttrError(f"{name}: unknown arguments {sorted(kwargs)} (Gluon 2.0 blocks take "

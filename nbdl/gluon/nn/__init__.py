@@ -1,4 +1,7 @@
-"""Gluon's ``nn`` layers."""
+"""Gluon's ``nn`` layers (and, as in MXNet 1.x, the Block classes)."""
+from ..block import Block  # noqa: F401
+from ..hybrid_block import HybridBlock  # noqa: F401
+from ..symbol_block import SymbolBlock  # noqa: F401
 from .basic_layers import (Activation, Concatenate, Dense, Dropout, Flatten, HybridConcatenate,  # noqa: F401
                            HybridLambda, HybridSequential, Identity, Lambda, Sequential)
 from .conv_layers import (AvgPool1D, AvgPool2D, AvgPool3D, Conv1D, Conv1DTranspose,  # noqa: F401

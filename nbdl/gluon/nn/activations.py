@@ -12,8 +12,8 @@ from ..parameter import Parameter
 class LeakyReLU(HybridBlock):
     """``x`` where ``x >= 0``, ``alpha * x`` elsewhere."""
 
-    def __init__(self, alpha):
-        super().__init__()
+    def __init__(self, alpha, **kwargs):
+        super().__init__(**kwargs)
         if alpha < 0:
             raise NbdlError(f"LeakyReLU: alpha must be non-negative, got {alpha}")
         self._alpha = float(alpha)
@@ -29,8 +29,8 @@ class PReLU(HybridBlock):
     """LeakyReLU with a learned slope ``alpha`` per channel (axis 1), or one
     shared slope with ``in_channels=1``."""
 
-    def __init__(self, alpha_initializer=None, in_channels=1):
-        super().__init__()
+    def __init__(self, alpha_initializer=None, in_channels=1, **kwargs):
+        super().__init__(**kwargs)
         from ... import initializer
         if alpha_initializer is None:
             alpha_initializer = initializer.Constant(0.25)
@@ -48,8 +48,8 @@ class PReLU(HybridBlock):
 class ELU(HybridBlock):
     """``x`` where ``x > 0``, ``alpha * (exp(x) - 1)`` elsewhere."""
 
-    def __init__(self, alpha=1.0):
-        super().__init__()
+    def __init__(self, alpha=1.0, **kwargs):
+        super().__init__(**kwargs)
         self._alpha = float(alpha)
 
     def forward(self, x):
@@ -85,8 +85,8 @@ class GELU(HybridBlock):
     LeakyReLU 'gelu'); with 'tanh' ``0.5 x (1 + tanh(sqrt(2/pi) (x +
     0.044715 x^3)))``."""
 
-    def __init__(self, approximation="erf"):
-        super().__init__()
+    def __init__(self, approximation="erf", **kwargs):
+        super().__init__(**kwargs)
         if approximation not in ("erf", "tanh"):
             raise NbdlError(f"GELU: approximation must be 'erf' or 'tanh', got "
                             f"{approximation!r}")
@@ -120,8 +120,8 @@ def _gelu_tanh(x):
 class Swish(HybridBlock):
     """``x * sigmoid(beta * x)``."""
 
-    def __init__(self, beta=1.0):
-        super().__init__()
+    def __init__(self, beta=1.0, **kwargs):
+        super().__init__(**kwargs)
         self._beta = float(beta)
 
     def forward(self, x):

@@ -1,5 +1,8 @@
 """Containers and basic layers: Sequential, HybridSequential, Dense,
 Activation, Dropout, Flatten, Lambda, HybridLambda, Identity, Concatenate."""
+import inspect
+import warnings
+
 from ...errors import NbdlError
 from .._trace import call_op
 from ..block import Block
@@ -24,7 +27,7 @@ class _SequentialMixin:
     def __getitem__(self, key):
         layers = list(self._children.values())
         if isinstance(key, slice):
-            net = type(self)()
+            net = type(self)(prefix=self._prefix) if self._legacy else type(self)()
             net.add(*layers[key])
             return net
         return layers[key]
@@ -34,17 +37,40 @@ class _SequentialMixin:
 
 
 class Sequential(_SequentialMixin, Block):
-    """Stacks Blocks sequentially."""
+    """Stacks Blocks sequentially.
 
-    def __init__(self):
-        super().__init__()
+    Parameters
+    ----------
+    **kwargs
+        Gluon 1.x's ``prefix`` and ``params`` (see ``Block``).
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize the children; warns, as Gluon does, when every child is
+        a HybridBlock (a HybridSequential would trace them as one graph).
+
+        Parameters
+        ----------
+        active : bool, default True
+            Whether to hybridize.
+        **kwargs
+            As for ``HybridBlock.hybridize``.
+        """
+        if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
+            warnings.warn(f"All children of this Sequential layer '{self.prefix}' are "
+                          f"HybridBlocks. Consider using HybridSequential for the best "
+                          f"performance.", stacklevel=2)
+        super().hybridize(active, **kwargs)
 
 
 class HybridSequential(_SequentialMixin, HybridBlock):
     """Stacks HybridBlocks sequentially (hybridizable as a whole)."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
 
 
 def _act(x, activation):
@@ -55,8 +81,8 @@ class Dense(HybridBlock):
     """``out = activation(dot(x, weight.T) + bias)``."""
 
     def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32",
-                 weight_initializer=None, bias_initializer="zeros", in_units=0):
-        super().__init__()
+                 weight_initializer=None, bias_initializer="zeros", in_units=0, **kwargs):
+        super().__init__(**kwargs)
         if int(units) <= 0:
             raise NbdlError(f"Dense: units must be positive, got {units}")
         self._units, self._in_units = int(units), int(in_units)
@@ -82,9 +108,12 @@ class Dense(HybridBlock):
 
 
 class Activation(HybridBlock):
-    def __init__(self, activation):
-        super().__init__()
-        self._act_type = activation
+    def __init__(self, activation, **kwargs):
+        object.__setattr__(self, "_act_type", activation)   # the 1.x alias (relu0_)
+        super().__init__(**kwargs)
+
+    def _alias(self):
+        return self._act_type if isinstance(self._act_type, str) else "activation"
 
     def forward(self, x):
         return _act(x, self._act_type)
@@ -96,8 +125,8 @@ class Activation(HybridBlock):
 class Dropout(HybridBlock):
     """Drops elements with probability ``rate`` while training."""
 
-    def __init__(self, rate, axes=()):
-        super().__init__()
+    def __init__(self, rate, axes=(), **kwargs):
+        super().__init__(**kwargs)
         if not 0 <= rate < 1:
             raise NbdlError(f"Dropout: rate must be in [0, 1), got {rate}")
         self._rate, self._axes = rate, tuple(axes)
@@ -143,11 +172,19 @@ def _resolve(function, where):
     raise NbdlError(f"{where}: expected a function or a function name, got {function!r}")
 
 
+def _first_param(function):
+    try:
+        params = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return None
+    return params[0] if params else None
+
+
 class Lambda(Block):
     """Wraps a function (or the name of an ``nbdl.nd`` function) as a Block."""
 
-    def __init__(self, function):
-        super().__init__()
+    def __init__(self, function, **kwargs):
+        super().__init__(**kwargs)
         self._func = _resolve(function, "Lambda")
         self._name = function if isinstance(function, str) else getattr(function, "__name__", "")
 
@@ -159,14 +196,30 @@ class Lambda(Block):
 
 
 class HybridLambda(HybridBlock):
-    """Wraps a function that works on NDArrays and Symbols alike (or an op name)."""
+    """Wraps a function that works on NDArrays and Symbols alike (or an op
+    name): ``function(x, *args)`` (Gluon 2.0), or, when its first parameter
+    is named ``F``, ``function(F, x, *args)`` with ``F`` ``nbdl.nd`` or
+    ``nbdl.sym`` (Gluon 1.x).
 
-    def __init__(self, function):
-        super().__init__()
+    Parameters
+    ----------
+    function : callable or str
+        The function, or the name of an ``nbdl.nd``/``nbdl.sym`` function.
+    **kwargs
+        Gluon 1.x's ``prefix`` and ``params`` (see ``Block``).
+    """
+
+    def __init__(self, function, **kwargs):
+        super().__init__(**kwargs)
         self._func = _resolve(function, "HybridLambda")
         self._name = function if isinstance(function, str) else getattr(function, "__name__", "")
+        self._takes_F = callable(function) and _first_param(function) == "F"
 
     def forward(self, x, *args):
+        if self._takes_F:
+            from ... import ndarray, symbol
+            from ...symbol import Symbol
+            return self._func(symbol if isinstance(x, Symbol) else ndarray, x, *args)
         return self._func(x, *args)
 
     def __repr__(self):
@@ -174,8 +227,8 @@ class HybridLambda(HybridBlock):
 
 
 class _ConcatMixin:
-    def __init__(self, axis=-1):
-        super().__init__()
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
         self._axis = axis
 
     def add(self, *blocks):

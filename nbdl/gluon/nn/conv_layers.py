@@ -52,10 +52,13 @@ class _Conv(HybridBlock):
     _op = "Convolution"
     _ndim = 2
 
+    def _alias(self):
+        return "conv"
+
     def __init__(self, channels, kernel_size, strides, padding, dilation, groups, layout,
                  in_channels=0, activation=None, use_bias=True, weight_initializer=None,
-                 bias_initializer="zeros", output_padding=None, dtype="float32"):
-        super().__init__()
+                 bias_initializer="zeros", output_padding=None, dtype="float32", **kwargs):
+        super().__init__(**kwargs)
         where, n = type(self).__name__, self._ndim
         channels, in_channels, groups = int(channels), int(in_channels), int(groups)
         if channels <= 0:
@@ -151,10 +154,10 @@ class Conv1D(_Conv):
 
     def __init__(self, channels, kernel_size, strides=1, padding=0, dilation=1, groups=1,
                  layout="NCW", activation=None, use_bias=True, weight_initializer=None,
-                 bias_initializer="zeros", in_channels=0, dtype="float32"):
+                 bias_initializer="zeros", in_channels=0, dtype="float32", **kwargs):
         super().__init__(channels, kernel_size, strides, padding, dilation, groups, layout,
                          in_channels, activation, use_bias, weight_initializer,
-                         bias_initializer, dtype=dtype)
+                         bias_initializer, dtype=dtype, **kwargs)
 
 
 class Conv2D(_Conv):
@@ -164,10 +167,10 @@ class Conv2D(_Conv):
     def __init__(self, channels, kernel_size, strides=(1, 1), padding=(0, 0), dilation=(1, 1),
                  groups=1, layout="NCHW", activation=None, use_bias=True,
                  weight_initializer=None, bias_initializer="zeros", in_channels=0,
-                 dtype="float32"):
+                 dtype="float32", **kwargs):
         super().__init__(channels, kernel_size, strides, padding, dilation, groups, layout,
                          in_channels, activation, use_bias, weight_initializer,
-                         bias_initializer, dtype=dtype)
+                         bias_initializer, dtype=dtype, **kwargs)
 
 
 class Conv3D(_Conv):
@@ -177,10 +180,10 @@ class Conv3D(_Conv):
     def __init__(self, channels, kernel_size, strides=(1, 1, 1), padding=(0, 0, 0),
                  dilation=(1, 1, 1), groups=1, layout="NCDHW", activation=None, use_bias=True,
                  weight_initializer=None, bias_initializer="zeros", in_channels=0,
-                 dtype="float32"):
+                 dtype="float32", **kwargs):
         super().__init__(channels, kernel_size, strides, padding, dilation, groups, layout,
                          in_channels, activation, use_bias, weight_initializer,
-                         bias_initializer, dtype=dtype)
+                         bias_initializer, dtype=dtype, **kwargs)
 
 
 class Conv1DTranspose(_ConvTranspose):
@@ -190,10 +193,10 @@ class Conv1DTranspose(_ConvTranspose):
     def __init__(self, channels, kernel_size, strides=1, padding=0, output_padding=0,
                  dilation=1, groups=1, layout="NCW", activation=None, use_bias=True,
                  weight_initializer=None, bias_initializer="zeros", in_channels=0,
-                 dtype="float32"):
+                 dtype="float32", **kwargs):
         super().__init__(channels, kernel_size, strides, padding, dilation, groups, layout,
                          in_channels, activation, use_bias, weight_initializer,
-                         bias_initializer, output_padding=output_padding, dtype=dtype)
+                         bias_initializer, output_padding=output_padding, dtype=dtype, **kwargs)
 
 
 class Conv2DTranspose(_ConvTranspose):
@@ -203,10 +206,10 @@ class Conv2DTranspose(_ConvTranspose):
     def __init__(self, channels, kernel_size, strides=(1, 1), padding=(0, 0),
                  output_padding=(0, 0), dilation=(1, 1), groups=1, layout="NCHW",
                  activation=None, use_bias=True, weight_initializer=None,
-                 bias_initializer="zeros", in_channels=0, dtype="float32"):
+                 bias_initializer="zeros", in_channels=0, dtype="float32", **kwargs):
         super().__init__(channels, kernel_size, strides, padding, dilation, groups, layout,
                          in_channels, activation, use_bias, weight_initializer,
-                         bias_initializer, output_padding=output_padding, dtype=dtype)
+                         bias_initializer, output_padding=output_padding, dtype=dtype, **kwargs)
 
 
 class Conv3DTranspose(_ConvTranspose):
@@ -216,10 +219,10 @@ class Conv3DTranspose(_ConvTranspose):
     def __init__(self, channels, kernel_size, strides=(1, 1, 1), padding=(0, 0, 0),
                  output_padding=(0, 0, 0), dilation=(1, 1, 1), groups=1, layout="NCDHW",
                  activation=None, use_bias=True, weight_initializer=None,
-                 bias_initializer="zeros", in_channels=0, dtype="float32"):
+                 bias_initializer="zeros", in_channels=0, dtype="float32", **kwargs):
         super().__init__(channels, kernel_size, strides, padding, dilation, groups, layout,
                          in_channels, activation, use_bias, weight_initializer,
-                         bias_initializer, output_padding=output_padding, dtype=dtype)
+                         bias_initializer, output_padding=output_padding, dtype=dtype, **kwargs)
 
 
 # -- pooling ----------------------------------------------------------------------
@@ -229,9 +232,12 @@ class _Pooling(HybridBlock):
 
     _ndim = 2
 
+    def _alias(self):
+        return "pool"
+
     def __init__(self, pool_size, strides, padding, ceil_mode, global_pool, pool_type, layout,
-                 count_include_pad=None):
-        super().__init__()
+                 count_include_pad=None, **kwargs):
+        super().__init__(**kwargs)
         where, n = type(self).__name__, self._ndim
         kernel = _tuple(pool_size, n, where, "pool_size", 1)
         strides = kernel if strides is None else _tuple(strides, n, where, "strides", 1)
@@ -262,8 +268,8 @@ class MaxPool1D(_Pooling):
     """Max pooling over (N, C, W); ``strides`` default to ``pool_size``."""
     _ndim = 1
 
-    def __init__(self, pool_size=2, strides=None, padding=0, layout="NCW", ceil_mode=False):
-        super().__init__(pool_size, strides, padding, ceil_mode, False, "max", layout)
+    def __init__(self, pool_size=2, strides=None, padding=0, layout="NCW", ceil_mode=False, **kwargs):
+        super().__init__(pool_size, strides, padding, ceil_mode, False, "max", layout, **kwargs)
 
 
 class MaxPool2D(_Pooling):
@@ -271,8 +277,8 @@ class MaxPool2D(_Pooling):
     _ndim = 2
 
     def __init__(self, pool_size=(2, 2), strides=None, padding=0, layout="NCHW",
-                 ceil_mode=False):
-        super().__init__(pool_size, strides, padding, ceil_mode, False, "max", layout)
+                 ceil_mode=False, **kwargs):
+        super().__init__(pool_size, strides, padding, ceil_mode, False, "max", layout, **kwargs)
 
 
 class MaxPool3D(_Pooling):
@@ -280,8 +286,8 @@ class MaxPool3D(_Pooling):
     _ndim = 3
 
     def __init__(self, pool_size=(2, 2, 2), strides=None, padding=0, layout="NCDHW",
-                 ceil_mode=False):
-        super().__init__(pool_size, strides, padding, ceil_mode, False, "max", layout)
+                 ceil_mode=False, **kwargs):
+        super().__init__(pool_size, strides, padding, ceil_mode, False, "max", layout, **kwargs)
 
 
 class AvgPool1D(_Pooling):
@@ -290,9 +296,9 @@ class AvgPool1D(_Pooling):
     _ndim = 1
 
     def __init__(self, pool_size=2, strides=None, padding=0, layout="NCW", ceil_mode=False,
-                 count_include_pad=True):
+                 count_include_pad=True, **kwargs):
         super().__init__(pool_size, strides, padding, ceil_mode, False, "avg", layout,
-                         count_include_pad)
+                         count_include_pad, **kwargs)
 
 
 class AvgPool2D(_Pooling):
@@ -300,9 +306,9 @@ class AvgPool2D(_Pooling):
     _ndim = 2
 
     def __init__(self, pool_size=(2, 2), strides=None, padding=0, ceil_mode=False,
-                 layout="NCHW", count_include_pad=True):
+                 layout="NCHW", count_include_pad=True, **kwargs):
         super().__init__(pool_size, strides, padding, ceil_mode, False, "avg", layout,
-                         count_include_pad)
+                         count_include_pad, **kwargs)
 
 
 class AvgPool3D(_Pooling):
@@ -310,17 +316,17 @@ class AvgPool3D(_Pooling):
     _ndim = 3
 
     def __init__(self, pool_size=(2, 2, 2), strides=None, padding=0, ceil_mode=False,
-                 layout="NCDHW", count_include_pad=True):
+                 layout="NCDHW", count_include_pad=True, **kwargs):
         super().__init__(pool_size, strides, padding, ceil_mode, False, "avg", layout,
-                         count_include_pad)
+                         count_include_pad, **kwargs)
 
 
 class _GlobalPooling(_Pooling):
     _pool_type = "max"
 
-    def __init__(self, layout=None):
+    def __init__(self, layout=None, **kwargs):
         layout = layout or _LAYOUTS[self._ndim][0]
-        super().__init__((1,) * self._ndim, None, 0, True, True, self._pool_type, layout)
+        super().__init__((1,) * self._ndim, None, 0, True, True, self._pool_type, layout, **kwargs)
 
 
 class GlobalMaxPool1D(_GlobalPooling):
@@ -360,8 +366,8 @@ class ReflectionPad2D(HybridBlock):
     'reflect').  ``padding``: an int for all four sides, or MXNet's 8-tuple
     ``pad_width`` (two zeros each for N and C, then before/after H and W)."""
 
-    def __init__(self, padding=0):
-        super().__init__()
+    def __init__(self, padding=0, **kwargs):
+        super().__init__(**kwargs)
         if isinstance(padding, (int, np.integer)):
             padding = (0, 0, 0, 0) + (int(padding),) * 4
         padding = _tuple(padding, 8, "ReflectionPad2D", "padding")
@@ -384,8 +390,8 @@ class _PixelShuffle(HybridBlock):
 
     _ndim = 2
 
-    def __init__(self, factor):
-        super().__init__()
+    def __init__(self, factor, **kwargs):
+        super().__init__(**kwargs)
         self._factors = _tuple(factor, self._ndim, type(self).__name__, "factor", 1)
 
     def forward(self, x):

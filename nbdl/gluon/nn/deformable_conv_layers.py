@@ -31,8 +31,8 @@ class _DeformableConv(HybridBlock):
     def __init__(self, channels, kernel_size, strides, padding, dilation, groups,
                  num_deformable_group, layout, use_bias, in_channels, activation,
                  weight_initializer, bias_initializer, offset_weight_initializer,
-                 offset_bias_initializer, offset_use_bias, adj):
-        super().__init__()
+                 offset_bias_initializer, offset_use_bias, adj, **kwargs):
+        super().__init__(**kwargs)
         where = type(self).__name__
         channels, in_channels = int(channels), int(in_channels)
         groups, dg = int(groups), int(num_deformable_group)
@@ -143,11 +143,11 @@ class DeformableConvolution(_DeformableConv):
                  use_bias=True, in_channels=0, activation=None, weight_initializer=None,
                  bias_initializer="zeros", offset_weight_initializer="zeros",
                  offset_bias_initializer="zeros", offset_use_bias=True,
-                 op_name="DeformableConvolution", adj=None):
+                 op_name="DeformableConvolution", adj=None, **kwargs):
         super().__init__(channels, kernel_size, strides, padding, dilation, groups,
                          num_deformable_group, layout, use_bias, in_channels, activation,
                          weight_initializer, bias_initializer, offset_weight_initializer,
-                         offset_bias_initializer, offset_use_bias, adj)
+                         offset_bias_initializer, offset_use_bias, adj, **kwargs)
 
 
 class ModulatedDeformableConvolution(_DeformableConv):
@@ -166,11 +166,11 @@ class ModulatedDeformableConvolution(_DeformableConv):
                  use_bias=True, in_channels=0, activation=None, weight_initializer=None,
                  bias_initializer="zeros", offset_weight_initializer="zeros",
                  offset_bias_initializer="zeros", offset_use_bias=True,
-                 op_name="ModulatedDeformableConvolution", adj=None):
+                 op_name="ModulatedDeformableConvolution", adj=None, **kwargs):
         super().__init__(channels, kernel_size, strides, padding, dilation, groups,
                          num_deformable_group, layout, use_bias, in_channels, activation,
                          weight_initializer, bias_initializer, offset_weight_initializer,
-                         offset_bias_initializer, offset_use_bias, adj)
+                         offset_bias_initializer, offset_use_bias, adj, **kwargs)
 
     def _make_params(self, kernel, per_group, offset_channels, use_bias, offset_use_bias,
                      weight_init, bias_init, offset_weight_init, offset_bias_init):

@@ -16,8 +16,8 @@ class Embedding(HybridBlock):
     numbers are the same)."""
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
-                 sparse_grad=False):
-        super().__init__()
+                 sparse_grad=False, **kwargs):
+        super().__init__(**kwargs)
         input_dim, output_dim = int(input_dim), int(output_dim)
         if input_dim <= 0 or output_dim <= 0:
             raise NbdlError(f"Embedding: input_dim and output_dim must be positive, got "

@@ -39,8 +39,8 @@ class BatchNorm(_NormBase):
     def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
                  use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
                  running_mean_initializer="zeros", running_variance_initializer="ones",
-                 in_channels=0, dtype="float32"):
-        super().__init__()
+                 in_channels=0, dtype="float32", **kwargs):
+        super().__init__(**kwargs)
         if not 0 <= momentum <= 1:
             raise NbdlError(f"{type(self).__name__}: momentum must be in [0, 1], got {momentum}")
         if epsilon <= 0:
@@ -72,12 +72,12 @@ class SyncBatchNorm(BatchNorm):
     def __init__(self, in_channels=0, num_devices=None, momentum=0.9, epsilon=1e-5, center=True,
                  scale=True, use_global_stats=False, beta_initializer="zeros",
                  gamma_initializer="ones", running_mean_initializer="zeros",
-                 running_variance_initializer="ones", dtype="float32"):
+                 running_variance_initializer="ones", dtype="float32", **kwargs):
         if num_devices is not None and int(num_devices) < 1:
             raise NbdlError(f"SyncBatchNorm: num_devices must be at least 1, got {num_devices}")
         super().__init__(1, momentum, epsilon, center, scale, use_global_stats,
                          beta_initializer, gamma_initializer, running_mean_initializer,
-                         running_variance_initializer, in_channels, dtype)
+                         running_variance_initializer, in_channels, dtype, **kwargs)
         self._num_devices = num_devices
 
 
@@ -87,8 +87,8 @@ class InstanceNorm(_NormBase):
 
     def __init__(self, axis=1, epsilon=1e-5, center=True, scale=False,
                  beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
-                 dtype="float32"):
-        super().__init__()
+                 dtype="float32", **kwargs):
+        super().__init__(**kwargs)
         self._axis = int(axis)
         self._kwargs = {"eps": float(epsilon), "axis": int(axis), "center": center,
                         "scale": scale}
@@ -111,8 +111,8 @@ class LayerNorm(_NormBase):
 
     def __init__(self, axis=-1, epsilon=1e-5, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
-                 dtype="float32"):
-        super().__init__()
+                 dtype="float32", **kwargs):
+        super().__init__(**kwargs)
         self._axis = int(axis)
         self._kwargs = {"eps": float(epsilon), "axis": int(axis), "center": center,
                         "scale": scale}
@@ -131,8 +131,8 @@ class GroupNorm(_NormBase):
 
     def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
-                 dtype="float32"):
-        super().__init__()
+                 dtype="float32", **kwargs):
+        super().__init__(**kwargs)
         if int(num_groups) < 1:
             raise NbdlError(f"GroupNorm: num_groups must be positive, got {num_groups}")
         if in_channels and int(in_channels) % int(num_groups):

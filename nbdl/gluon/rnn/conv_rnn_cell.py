@@ -46,8 +46,8 @@ class _BaseConvRNNCell(HybridRecurrentCell):
 
     def __init__(self, input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
                  i2h_dilate, h2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
-                 i2h_bias_initializer, h2h_bias_initializer, dims, conv_layout, activation):
-        super().__init__()
+                 i2h_bias_initializer, h2h_bias_initializer, dims, conv_layout, activation, **kwargs):
+        super().__init__(**kwargs)
         where = type(self).__name__
         if conv_layout not in _LAYOUTS[dims]:
             raise NbdlError(f"{where}: conv_layout {conv_layout!r} is not supported; use one "
@@ -239,11 +239,11 @@ def _cell(base, dims, gates_doc):
                      i2h_pad=zeros, i2h_dilate=ones, h2h_dilate=ones,
                      i2h_weight_initializer=None, h2h_weight_initializer=None,
                      i2h_bias_initializer="zeros", h2h_bias_initializer="zeros",
-                     conv_layout=layouts[0], activation="tanh"):
+                     conv_layout=layouts[0], activation="tanh", **kwargs):
             super().__init__(input_shape, hidden_channels, i2h_kernel, h2h_kernel, i2h_pad,
                              i2h_dilate, h2h_dilate, i2h_weight_initializer,
                              h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
-                             dims, conv_layout, activation)
+                             dims, conv_layout, activation, **kwargs)
 
     kind = {_ConvRNNCell: "RNN", _ConvLSTMCell: "LSTM", _ConvGRUCell: "GRU"}[base]
     Cell.__name__ = Cell.__qualname__ = f"Conv{dims}D{kind}Cell"

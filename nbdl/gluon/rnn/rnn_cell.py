@@ -110,8 +110,8 @@ class _GatedCell(HybridRecurrentCell):
 
     def __init__(self, hidden_size, i2h_weight_initializer=None, h2h_weight_initializer=None,
                  i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
-                 dtype="float32"):
-        super().__init__()
+                 dtype="float32", **kwargs):
+        super().__init__(**kwargs)
         self._hidden_size, self._input_size = int(hidden_size), int(input_size)
         gh = self._gates * self._hidden_size
         self.i2h_weight = Parameter("i2h_weight", shape=(gh, input_size), dtype=dtype,
@@ -141,6 +141,9 @@ class _GatedCell(HybridRecurrentCell):
 class RNNCell(_GatedCell):
     """Elman cell: ``h' = act(W_ih x + b_ih + W_hh h + b_hh)``."""
 
+    def _alias(self):
+        return "rnn"
+
     def __init__(self, hidden_size, activation="tanh", **kwargs):
         super().__init__(hidden_size, **kwargs)
         self._activation = activation
@@ -153,6 +156,10 @@ class RNNCell(_GatedCell):
 
 class LSTMCell(_GatedCell):
     """LSTM cell; states ``[h, c]``; gates i, f, g, o."""
+
+    def _alias(self):
+        return "lstm"
+
     _gates = 4
     _n_states = 2
 
@@ -171,6 +178,10 @@ class LSTMCell(_GatedCell):
 
 class GRUCell(_GatedCell):
     """GRU cell; gates r, z, n with ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``."""
+
+    def _alias(self):
+        return "gru"
+
     _gates = 3
 
     def forward(self, inputs, states):
@@ -224,8 +235,11 @@ class HybridSequentialRNNCell(_SequentialMixin, HybridRecurrentCell):
 class DropoutCell(HybridRecurrentCell):
     """Applies dropout to the input; no state."""
 
-    def __init__(self, rate, axes=()):
-        super().__init__()
+    def _alias(self):
+        return "dropout"
+
+    def __init__(self, rate, axes=(), **kwargs):
+        super().__init__(**kwargs)
         self._rate, self._axes = float(rate), tuple(axes)
 
     def state_info(self, batch_size=0):
@@ -238,8 +252,8 @@ class DropoutCell(HybridRecurrentCell):
 
 
 class ModifierCell(HybridRecurrentCell):
-    def __init__(self, base_cell):
-        super().__init__()
+    def __init__(self, base_cell, **kwargs):
+        super().__init__(**kwargs)
         self.base_cell = base_cell
 
     def state_info(self, batch_size=0):
@@ -265,8 +279,8 @@ class BidirectionalCell(HybridRecurrentCell):
     """Runs ``l_cell`` forward and ``r_cell`` backward in time and concatenates
     their outputs; only ``unroll`` is defined (a single step has no direction)."""
 
-    def __init__(self, l_cell, r_cell):
-        super().__init__()
+    def __init__(self, l_cell, r_cell, **kwargs):
+        super().__init__(**kwargs)
         self.l_cell, self.r_cell = l_cell, r_cell
 
     def state_info(self, batch_size=0):
@@ -326,11 +340,14 @@ class ZoneoutCell(ModifierCell):
     ``zoneout_outputs`` / ``zoneout_states`` instead of taking the new one
     (Gluon's ``rnn.ZoneoutCell``).  Outside training it is the base cell."""
 
-    def __init__(self, base_cell, zoneout_outputs=0.0, zoneout_states=0.0):
+    def _alias(self):
+        return "zoneout"
+
+    def __init__(self, base_cell, zoneout_outputs=0.0, zoneout_states=0.0, **kwargs):
         if isinstance(base_cell, BidirectionalCell):
             raise NbdlError("ZoneoutCell: a BidirectionalCell cannot be wrapped (it cannot be "
                             "stepped); wrap its l_cell and r_cell instead")
-        super().__init__(base_cell)
+        super().__init__(base_cell, **kwargs)
         self.zoneout_outputs = _check_rate("ZoneoutCell", "zoneout_outputs", zoneout_outputs)
         self.zoneout_states = _check_rate("ZoneoutCell", "zoneout_states", zoneout_states)
         self._prev_output = None
@@ -366,13 +383,13 @@ class VariationalDropoutCell(ModifierCell):
     ``rnn.VariationalDropoutCell``).  ``unroll`` (or ``reset``) starts new
     masks."""
 
-    def __init__(self, base_cell, drop_inputs=0.0, drop_states=0.0, drop_outputs=0.0):
+    def __init__(self, base_cell, drop_inputs=0.0, drop_states=0.0, drop_outputs=0.0, **kwargs):
         if drop_states and isinstance(base_cell, (BidirectionalCell, SequentialRNNCell,
                                                   HybridSequentialRNNCell)):
             raise NbdlError(f"VariationalDropoutCell: drop_states={drop_states} needs a cell "
                             f"whose first state is h, not a {type(base_cell).__name__}; wrap "
                             f"the inner cells instead")
-        super().__init__(base_cell)
+        super().__init__(base_cell, **kwargs)
         name = "VariationalDropoutCell"
         self.drop_inputs = _check_rate(name, "drop_inputs", drop_inputs)
         self.drop_states = _check_rate(name, "drop_states", drop_states)
@@ -415,8 +432,8 @@ class LSTMPCell(HybridRecurrentCell):
     def __init__(self, hidden_size, projection_size, i2h_weight_initializer=None,
                  h2h_weight_initializer=None, h2r_weight_initializer=None,
                  i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
-                 dtype="float32"):
-        super().__init__()
+                 dtype="float32", **kwargs):
+        super().__init__(**kwargs)
         if int(hidden_size) <= 0 or int(projection_size) <= 0:
             raise NbdlError(f"LSTMPCell: hidden_size={hidden_size} and projection_size="
                             f"{projection_size} must be positive")

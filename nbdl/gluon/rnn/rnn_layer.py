@@ -29,8 +29,8 @@ class _RNNLayer(HybridBlock):
                  i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
                  h2h_bias_initializer, mode, projection_size=None, h2r_weight_initializer=None,
                  lstm_state_clip_min=None, lstm_state_clip_max=None, lstm_state_clip_nan=False,
-                 dtype="float32", use_sequence_length=False):
-        super().__init__()
+                 dtype="float32", use_sequence_length=False, **kwargs):
+        super().__init__(**kwargs)
         name = type(self).__name__
         if layout not in ("TNC", "NTC"):
             raise NbdlError(f"{name}: invalid layout {layout!r}; must be 'TNC' or 'NTC'")
