@@ -6,6 +6,7 @@
 ``nbdl.nd._internal.<op>`` (internal ops too) are the same functions.
 """
 from . import random  # noqa: F401
+from . import sparse  # noqa: F401  (MXNet's sparse names; nbdl refuses sparse storage)
 from .creation import (arange, array, empty, eye, from_numpy, full, full_like, linspace,  # noqa: F401
                        ones, ones_like, waitall, zeros, zeros_like)
 from . import invoke  # noqa: F401  (the module: nbdl.nd.invoke.invoke runs one op)
