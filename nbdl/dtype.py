@@ -11,6 +11,9 @@ _TO_FLAG = {np.dtype(v): k for k, v in _FLAGS.items()}
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # dtypes whose arithmetic kernels are compiled (float16 is storage-only here).
 COMPUTE = FLOATS + (np.dtype(np.int32), np.dtype(np.int64))
+# integer dtypes of the arithmetic, comparison and logical elementwise ops
+INTEGERS = tuple(np.dtype(t) for t in (np.int32, np.int64, np.uint8, np.int8))
+NUMERIC = FLOATS + INTEGERS
 ALL = tuple(np.dtype(v) for v in _FLAGS.values())
 
 default = np.dtype(np.float32)

@@ -10,8 +10,10 @@ from .nn import (activation, batch_dot, dropout, embedding, fully_connected,  # 
                  layer_norm, log_softmax, relu, sigmoid, softmax)
 from .nn import batch_norm, convolution, deconvolution, leaky_relu, pooling, rnn  # noqa: F401
 from .nn import deformable_convolution, modulated_deformable_convolution  # noqa: F401
+from .special import erf, erfinv, gamma, gammaln  # noqa: F401
 
 __all__ = ["relu", "sigmoid", "activation", "softmax", "log_softmax", "fully_connected",
            "dropout", "layer_norm", "embedding", "batch_dot", "one_hot", "pick", "topk",
            "reshape", "convolution", "deconvolution", "pooling", "batch_norm", "leaky_relu", "rnn",
-           "deformable_convolution", "modulated_deformable_convolution"]
+           "deformable_convolution", "modulated_deformable_convolution", "erf", "erfinv", "gamma",
+           "gammaln"]

@@ -8,7 +8,7 @@ forward *output* where it can (relu, sigmoid, tanh, softrelu, sqrt, rsqrt,
 exp), so the planner may free the input after the forward step."""
 import numpy as np
 
-from ..dtype import COMPUTE
+from ..dtype import COMPUTE, NUMERIC
 from ..errors import DTypeError
 from .ir import make_node
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
@@ -127,22 +127,26 @@ elementwise("ones_like", gradient=_no_grad, dtypes=COMPUTE,
 
 # -- math --------------------------------------------------------------------------------
 
-elementwise("negative", gradient=_negative_grad, doc="-x")
-elementwise("abs", gradient=via("_backward_abs", "data"), doc="|x|")
+elementwise("negative", gradient=_negative_grad, dtypes=NUMERIC, doc="-x")
+elementwise("abs", gradient=via("_backward_abs", "data"), dtypes=NUMERIC, doc="|x|")
 elementwise("exp", gradient=via("elemwise_mul", "output"), doc="e**x")
 elementwise("log", gradient=via("elemwise_div", "data"), doc="natural logarithm")
 elementwise("sqrt", gradient=via("_backward_sqrt"), doc="square root")
 elementwise("rsqrt", gradient=via("_backward_rsqrt"), doc="1 / sqrt(x)")
-elementwise("square", gradient=via("_backward_square", "data"), doc="x * x")
+elementwise("square", gradient=via("_backward_square", "data"), dtypes=NUMERIC, doc="x * x")
 elementwise("sin", gradient=via("_backward_sin", "data"), doc="sine")
 elementwise("cos", gradient=via("_backward_cos", "data"), doc="cosine")
 elementwise("tanh", gradient=via("_backward_tanh"), doc="hyperbolic tangent")
 elementwise("sigmoid", gradient=via("_backward_sigmoid"), doc="1 / (1 + e**-x)")
-elementwise("relu", gradient=via("_backward_relu"), doc="max(x, 0)")
+elementwise("relu", gradient=via("_backward_relu"), dtypes=NUMERIC,
+            doc="max(x, 0); NaN stays NaN (its gradient too), as MXNet's relu op "
+                "(``Activation(act_type='relu')`` maps NaN to 0, as MXNet's does)")
 elementwise("softsign", gradient=via("_backward_softsign", "data"), doc="x / (1 + |x|)")
 
 _CLIP_ATTRS = {"a_min": Attr("float"), "a_max": Attr("float")}
-elementwise("clip", attrs=_CLIP_ATTRS, doc="Clip to [a_min, a_max].",
+elementwise("clip", attrs=_CLIP_ATTRS, dtypes=NUMERIC,
+            doc="Clip to [a_min, a_max] (NaN stays NaN; on integer arrays the bounds are "
+                "truncated to integers, as MXNet does).",
             gradient=via("_backward_clip", "data", ("a_min", "a_max")))
 
 # Which input each activation's backward reads: its output where that suffices.

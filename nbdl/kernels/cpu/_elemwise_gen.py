@@ -19,7 +19,8 @@ import numpy as np
 from numba import njit, prange
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch, declare_serial_twin
-from ..shared.elemwise_exprs import spec_of, kernel_name
+from ..shared import special
+from ..shared.elemwise_exprs import kernel_name, spec_of, typed_scalars
 from ..shared.elemwise_plan import size_of
 from ._parallel import use_parallel
 
@@ -71,7 +72,8 @@ def {name}(a_arr, b_arr, out, d0, d1, d2, d3, d4, n,
 
 _PAD = " " * 20
 _GLOBALS = {"np": np, "math": math, "prange": prange, "REQ_ADD": REQ_ADD, "REQ_NULL": REQ_NULL,
-            "__name__": __name__}
+            "erfinv": njit(cache=True)(special.erfinv),
+            "digamma": njit(cache=True)(special.digamma), "__name__": __name__}
 _SOURCES = {}
 _memo = {}
 
@@ -88,7 +90,8 @@ def _compile(tag, template, **fields):
     ns = dict(_GLOBALS)
     exec(compile(src, __file__, "exec"), ns)
     parallel = "prange(" in src
-    fn = njit(cache=True, parallel=parallel)(ns[name])
+    # numpy's error model: x / 0 is inf or NaN (MXNet's result), not a ZeroDivisionError
+    fn = njit(cache=True, parallel=parallel, error_model="numpy")(ns[name])
     _SOURCES[name] = src
     return fn
 
@@ -141,12 +144,6 @@ def broadcast_kernel(tag, spec, parallel=False):
         if parallel:
             declare_serial_twin(fn, lambda: broadcast_kernel(tag, spec, False))
     return fn
-
-
-def typed_scalars(call, spec):
-    """The attributes a kernel takes, cast to the output dtype."""
-    t = np.dtype(call.out_dtypes[0]).type
-    return tuple(t(call.attrs[s]) for s in spec.scalars)
 
 
 def prepare_map(call):

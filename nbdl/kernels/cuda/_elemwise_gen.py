@@ -11,7 +11,8 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.elemwise_exprs import spec_of
+from ..shared import special
+from ..shared.elemwise_exprs import spec_of, typed_scalars
 from ..shared.elemwise_plan import size_of
 from ._launch import launcher
 
@@ -51,6 +52,15 @@ def {name}(a_arr, b_arr, out, d0, d1, d2, d3, d4, n,
 '''
 
 _memo = {}
+_SPECIAL = {}
+
+
+def _special():
+    """``erfinv`` and ``digamma`` as device functions (made once, on first use)."""
+    if not _SPECIAL:
+        _SPECIAL["erfinv"] = cuda.jit(device=True)(special.erfinv)
+        _SPECIAL["digamma"] = cuda.jit(device=True)(special.digamma)
+    return _SPECIAL
 
 
 def _uses(name, expr):
@@ -60,7 +70,7 @@ def _uses(name, expr):
 def _compile(template, dtype, **fields):
     name = "kernel"
     ns = {"cuda": cuda, "math": math, "np": np, "T": np.dtype(dtype).type, "REQ_ADD": REQ_ADD,
-          "REQ_NULL": REQ_NULL, "__name__": __name__}
+          "REQ_NULL": REQ_NULL, "__name__": __name__, **_special()}
     exec(compile(template.format(name=name, **fields), __file__, "exec"), ns)
     return cuda.jit(ns[name])
 
@@ -88,11 +98,6 @@ def broadcast_kernel(spec, dtype):
         fn = _compile(_BROADCAST, dtype, expr=spec.expr)
         _memo[key] = fn
     return fn
-
-
-def typed_scalars(call, spec):
-    t = np.dtype(call.out_dtypes[0]).type
-    return tuple(t(call.attrs[s]) for s in spec.scalars)
 
 
 def launch(kernel, n):
