@@ -13,7 +13,7 @@ Comparisons and logical ops give 1 / 0 in the input dtype and pass no
 gradient.  Every forward op here also takes int32, int64, uint8 and int8
 arrays (division truncates toward zero; a zero divisor gives 0 in ``/`` and
 ``%``), with the scalar cast to the array's dtype, as MXNet does."""
-from ..dtype import NUMERIC
+from ..dtype import FLOATING, NUMERIC
 from .elemwise_unary import (_identity_grad, _inplace_both, _negative_grad, _no_grad, attrs_of,
                              elementwise, equal_types, grad_node, kernels, via)
 from .registry import Attr, OpDef, register, shape_error
@@ -198,11 +198,11 @@ for _name, (_grad, _doc) in _MATH.items():
                 doc=f"{_doc}; arrays of the same shape")
 
 for _side, _doc in (("lhs", "rhs * lhs ** (rhs - 1)"), ("rhs", "lhs ** rhs * log(lhs)")):
-    broadcast(f"_broadcast_power_grad_{_side}", None, hidden=True, doc=_doc, dtypes=None)
+    broadcast(f"_broadcast_power_grad_{_side}", None, hidden=True, doc=_doc, dtypes=FLOATING)
 for _side in ("lhs", "rhs"):
-    broadcast(f"_broadcast_hypot_grad_{_side}", None, hidden=True, dtypes=None,
+    broadcast(f"_broadcast_hypot_grad_{_side}", None, hidden=True, dtypes=FLOATING,
               doc=f"{_side} / hypot(lhs, rhs)")
-broadcast("_broadcast_mod_grad_rhs", None, hidden=True, dtypes=None, doc="-floor(lhs / rhs)")
+broadcast("_broadcast_mod_grad_rhs", None, hidden=True, dtypes=FLOATING, doc="-floor(lhs / rhs)")
 
 
 # -- _reduce_sum_like ----------------------------------------------------------------------

@@ -8,7 +8,7 @@ forward *output* where it can (relu, sigmoid, tanh, softrelu, sqrt, rsqrt,
 exp), so the planner may free the input after the forward step."""
 import numpy as np
 
-from ..dtype import COMPUTE, NUMERIC
+from ..dtype import COMPUTE, FLOATING, NUMERIC
 from ..errors import DTypeError
 from .ir import make_node
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
@@ -75,7 +75,10 @@ def _inplace_both(attrs):
 
 def elementwise(name, input_names=("data",), gradient=None, attrs=None, prepare="prepare_map",
                 family="elemwise_unary", inplace=None, aliases=(), doc="", **kw):
-    """Register an op whose output and inputs share one shape and dtype."""
+    """Register an op whose output and inputs share one shape and dtype; one
+    with the generated kernels (``prepare_map``) takes float16 too."""
+    if prepare == "prepare_map":
+        kw.setdefault("dtypes", FLOATING)
     if inplace is None:
         inplace = _inplace_first if len(input_names) == 1 else _inplace_both
     return register(OpDef(

@@ -286,3 +286,22 @@ def test_sym_binary_functions_make_mxnet_nodes():
     assert sym.maximum(2, 3) == 3
     with pytest.raises(nbdl.ShapeError, match="_power"):
         (x ** y).infer_shape(x=(2, 3), y=(3,))
+
+
+# -- float16 -----------------------------------------------------------------------------------
+
+def test_float16_binary_and_scalar_forms(rng):
+    """float16 storage, float32 arithmetic rounded once, the scalar rounded to float16."""
+    a = rng.uniform(-3, 3, (2, 3)).astype(np.float16)
+    b = rng.uniform(0.5, 2, (1, 3)).astype(np.float16)
+    af, bf = a.astype(np.float32), b.astype(np.float32)
+    for s, expect in [
+            (sym.broadcast_mod(sym.var("a"), sym.var("b")), np.mod(af, bf)),
+            (sym.broadcast_maximum(sym.var("a"), sym.var("b")), np.maximum(af, bf)),
+            (sym.broadcast_logical_or(sym.var("a"), sym.var("b")), np.ones((2, 3))),
+            (sym._rmod_scalar(sym.var("a"), scalar=2.5), np.mod(2.5, af)),
+            (sym._mul_scalar(sym.var("a"), scalar=0.1), af * np.float32(np.float16(0.1)))]:
+        args = {k: v for k, v in (("a", a), ("b", b)) if k in s.list_arguments()}
+        (out,) = check_symbolic_forward(s, args, [expect.astype(np.float16)], rtol=1e-3, atol=1e-3)
+        assert out.dtype == np.float16
+        check_consistency(s, args, grad=False, rtol=1e-3, atol=1e-3)

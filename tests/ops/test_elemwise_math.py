@@ -92,6 +92,62 @@ def test_float32(name, rng):
     assert out.dtype == np.float32
 
 
+def _f16_reference(ref, x):
+    """float16 kernels compute in float32 and round once to float16."""
+    with np.errstate(all="ignore"):
+        return ref(x.astype(np.float32)).astype(np.float32).astype(np.float16)
+
+
+@pytest.mark.parametrize("name", list(DIFF) + list(HARD) + list(EXACT))
+def test_float16(name, rng):
+    """Storage float16, computed in float32 (MXNet's half_t); CPU vs CUDA too."""
+    ref = {**DIFF, **HARD, **EXACT}[name]
+    ref = ref[0] if isinstance(ref, tuple) else ref
+    x = exact_sample(np.float16) if name in EXACT else sample(rng, name, np.float16)
+    s = getattr(sym, name)(sym.var("x"))
+    (out,) = check_symbolic_forward(s, {"x": x}, [_f16_reference(ref, x)], rtol=1e-3, atol=1e-3)
+    assert out.dtype == np.float16
+    check_consistency(s, {"x": x}, grad=False, rtol=1e-3, atol=1e-3)
+
+
+def test_float16_gradient_and_accumulation(rng):
+    x = rng.uniform(0.2, 0.8, SHAPE).astype(np.float16)
+    s = sym.arcsin(sym.var("x"))
+    xf = x.astype(np.float32)
+    check_symbolic_backward(s, {"x": x}, [np.ones(SHAPE, np.float16)],
+                            {"x": (1 / np.sqrt(1 - xf * xf)).astype(np.float16)}, rtol=2e-3)
+
+
+@pytest.mark.parametrize("device", [nbdl.cpu(), nbdl.gpu()], ids=["cpu", "gpu"])
+def test_float16_req_add_and_broadcast_layouts(device, rng):
+    """REQ_ADD and REQ_NULL on float16 outputs, and every broadcast layout."""
+    from nbdl.executor.interpret import run_op
+    from nbdl.ops.registry import REQ_ADD, REQ_NULL, get_op
+    half = np.dtype(np.float16)
+
+    def run(op, arrays, shape, req, base):
+        opdef = get_op(op)
+        attrs, _ = opdef.parse_attrs({})
+        out = [device.from_numpy(base.copy())]
+        res = run_op(opdef, attrs, [device.from_numpy(a) for a in arrays], [shape], [half],
+                     device, outputs=out, req=[req])
+        return res[0] if isinstance(res[0], np.ndarray) else res[0].copy_to_host()
+
+    x = rng.uniform(-2, 2, SHAPE).astype(np.float16)
+    base = np.full(SHAPE, 0.25, np.float16)
+    added = run("arctan", [x], SHAPE, REQ_ADD, base)
+    expect = (np.float32(0.25) + np.arctan(x.astype(np.float32))).astype(np.float16)
+    np.testing.assert_allclose(added.astype(np.float32), expect.astype(np.float32), rtol=1e-3)
+    np.testing.assert_array_equal(run("arctan", [x], SHAPE, REQ_NULL, base), base)
+    for lshape, rshape in [((2, 3), (1, 3)), ((1,), (2, 3)), ((2, 1, 3), (1, 2, 1))]:
+        a = rng.uniform(-2, 2, lshape).astype(np.float16)
+        b = rng.uniform(-2, 2, rshape).astype(np.float16)
+        shape = np.broadcast_shapes(lshape, rshape)
+        got = run("broadcast_hypot", [a, b], shape, 1, np.zeros(shape, np.float16))
+        ref = np.hypot(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+        np.testing.assert_allclose(got.astype(np.float32), ref.astype(np.float32), rtol=1e-3)
+
+
 @pytest.mark.parametrize("name", list(EXACT))
 def test_zero_gradient_ops(name):
     x = exact_sample()

@@ -9,6 +9,7 @@ from numba import njit, prange
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.elemwise_exprs import spec_of, kernel_name
 from ._elemwise_gen import broadcast_kernel, map_kernel, prepare_map  # noqa: F401
+from ._half import is_half
 from ._parallel import twins as _twins, use_parallel
 from ..shared.elemwise_plan import (broadcast_scalars, gather_scalars, reduce_groups,
                                     scatter_scalars, size_of)
@@ -23,15 +24,16 @@ def prepare_broadcast(call):
     out = tuple(call.out_shapes[0])
     na, nb, n = size_of(lhs), size_of(rhs), size_of(out)
     par = use_parallel(n)
+    half = is_half(call.out_dtypes[0])
     req = int(call.req[0])
     views = [(na,), (nb,), (n,)]
     if n == 0 or na == nb == n:
-        return Launch(map_kernel(tag, spec, par), (req,), views=views)
+        return Launch(map_kernel(tag, spec, par, half=half), (req,), views=views)
     if na == 1 or nb == 1:
-        fn = map_kernel(tag, spec, par, hoisted=("a",) if na == 1 else ("b",))
+        fn = map_kernel(tag, spec, par, hoisted=("a",) if na == 1 else ("b",), half=half)
         return Launch(fn, (req,), views=views)
     scalars = broadcast_scalars(lhs, rhs, out, call.where())
-    return Launch(broadcast_kernel(tag, spec, par), scalars + (req,), views=views)
+    return Launch(broadcast_kernel(tag, spec, par, half=half), scalars + (req,), views=views)
 
 
 # -- _reduce_sum_like(data, like): data summed over the axes where like is 1 -----------

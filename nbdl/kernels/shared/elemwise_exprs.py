@@ -293,6 +293,7 @@ def add_n(k):
 
 
 def is_int(dtype):
+    """Whether ``dtype`` is an integer dtype."""
     return np.issubdtype(np.dtype(dtype), np.integer)
 
 
@@ -309,10 +310,25 @@ def spec_of(call):
 
 
 def cast_scalar(where, name, value, dtype):
-    """Attribute ``name`` = ``value`` as a scalar of ``dtype``: floats as is,
-    integers truncated toward zero and wrapped to the dtype's range, as C's
-    cast in MXNet's kernels does (``int32`` array ``* 2.5`` multiplies by 2)."""
+    """Attribute ``name`` = ``value`` as a scalar of ``dtype``: floats as is
+    (float16: rounded to it, as a float32), integers truncated toward zero
+    and wrapped to the dtype's range, as C's cast in MXNet's kernels does
+    (``int32`` array ``* 2.5`` multiplies by 2).
+
+    Parameters
+    ----------
+    where : str
+        The op (and node) named in an error.
+    name : str
+        The attribute's name.
+    value : float
+        Its value.
+    dtype : numpy dtype
+        The array's dtype.
+    """
     dt = np.dtype(dtype)
+    if dt == np.float16:   # rounded to float16, passed as float32 (the kernels compute in it)
+        return np.float32(np.float16(value))
     if not is_int(dt):
         return dt.type(value)
     v = float(value)
