@@ -5,7 +5,9 @@
 ``ElementWiseSum``/``add_n`` and ``where``, with the hidden ``_backward_*``
 ops their gradients are made of.  Each activation's backward reads the
 forward *output* where it can (relu, sigmoid, tanh, softrelu, sqrt, rsqrt,
-exp), so the planner may free the input after the forward step."""
+exp), so the planner may free the input after the forward step.  The rest
+of MXNet's unary math (trigonometric, rounding, erf, gamma...) is in
+``elemwise_math``; dtypes and NaN rules are in ``docs/ops.md``."""
 import numpy as np
 
 from ..dtype import COMPUTE, FLOATING, NUMERIC
