@@ -170,9 +170,9 @@ elementwise("Activation", gradient=_activation_grad,
 
 # -- hidden backward ops: (head gradient, forward output or input) -> input gradient ------
 
-for _act, _use in list(_ACT_BACKWARD.items()) + [("sqrt", "output"), ("rsqrt", "output"),
-                                                ("abs", "data"), ("square", "data"),
-                                                ("sin", "data"), ("cos", "data")]:
+_MORE_BACKWARD = [("sqrt", "output"), ("rsqrt", "output"), ("abs", "data"), ("square", "data"),
+                  ("sin", "data"), ("cos", "data")]
+for _act, _use in list(_ACT_BACKWARD.items()) + _MORE_BACKWARD:
     elementwise(f"_backward_{_act}", input_names=("ograd", _use), hidden=True)
 elementwise("_backward_clip", input_names=("ograd", "data"), attrs=_CLIP_ATTRS, hidden=True)
 
