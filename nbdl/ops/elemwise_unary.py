@@ -10,7 +10,7 @@ of MXNet's unary math (trigonometric, rounding, erf, gamma...) is in
 ``elemwise_math``; dtypes and NaN rules are in ``docs/ops.md``."""
 import numpy as np
 
-from ..dtype import COMPUTE, FLOATING, NUMERIC
+from ..dtype import COMPUTE, FLOATING, HALF, NUMERIC
 from ..errors import DTypeError
 from .ir import make_node
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
@@ -121,13 +121,14 @@ def _negative_grad(node, out_grads):
 
 # -- copies ----------------------------------------------------------------------------
 
-elementwise("_copy", gradient=_identity_grad, prepare="prepare_copy", dtypes=COMPUTE,
+_COPY_DTYPES = COMPUTE + (HALF,)
+elementwise("_copy", gradient=_identity_grad, prepare="prepare_copy", dtypes=_COPY_DTYPES,
             aliases=("identity",), doc="Copy the input (``identity``).")
-elementwise("BlockGrad", gradient=_no_grad, dtypes=COMPUTE, aliases=("stop_gradient",),
+elementwise("BlockGrad", gradient=_no_grad, dtypes=_COPY_DTYPES, aliases=("stop_gradient",),
             doc="Copy the input forward; no gradient flows back through it.")
-elementwise("zeros_like", gradient=_no_grad, dtypes=COMPUTE,
+elementwise("zeros_like", gradient=_no_grad, dtypes=_COPY_DTYPES,
             doc="An array of zeros with the input's shape and dtype.")
-elementwise("ones_like", gradient=_no_grad, dtypes=COMPUTE,
+elementwise("ones_like", gradient=_no_grad, dtypes=_COPY_DTYPES,
             doc="An array of ones with the input's shape and dtype.")
 
 # -- math --------------------------------------------------------------------------------
@@ -211,7 +212,8 @@ register(OpDef(
     attrs={"num_args": Attr("int")},
     infer_shape=_add_n_shape, infer_type=_add_n_type, gradient=_add_n_grad,
     inplace=_inplace_first, kernels=kernels("prepare_add_n"), supports_add=True,
-    temp=_add_n_temp, doc="Sum of all inputs (``add_n``)."), aliases=("add_n",))
+    temp=_add_n_temp, dtypes=FLOATING,
+    doc="Sum of all inputs (``add_n``)."), aliases=("add_n",))
 
 
 # -- where ---------------------------------------------------------------------------------

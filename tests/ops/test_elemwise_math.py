@@ -246,3 +246,25 @@ def test_softmin(axis, t, rng):
     check_symbolic_forward(s, {"x": x}, [np_softmin(x, axis, t or 1.0)], rtol=1e-10)
     check_numeric_gradient(s, {"x": x})
     check_consistency(s, {"x": x})
+
+
+def test_float16_graph_with_sums_and_copies():
+    """A float16 input used three times: the gradient is an ElementWiseSum in
+    float16; more than 8 inputs sum in passes; the copies take float16."""
+    x = np.array([[0.5, 1.0, 2.0]], np.float16)
+    xf = x.astype(np.float32)
+    a = sym.var("a")
+    s = sym.add_n(sym.exp(a), sym.sin(a), a)
+    check_symbolic_forward(s, {"a": x}, [(np.exp(xf) + np.sin(xf) + xf).astype(np.float16)],
+                           rtol=2e-3)
+    check_symbolic_backward(s, {"a": x}, [np.ones(x.shape, np.float16)],
+                            {"a": (np.exp(xf) + np.cos(xf) + 1).astype(np.float16)}, rtol=2e-3)
+    check_consistency(s, {"a": x}, rtol=2e-3, atol=2e-3)
+    xs = {f"x{i}": np.full((2,), i, np.float16) for i in range(10)}
+    many = sym.add_n(*[sym.var(k) for k in xs])
+    check_symbolic_forward(many, xs, [np.full((2,), 45, np.float16)])
+    check_consistency(many, xs)
+    for make, expect in ((sym.identity, x), (sym.zeros_like, x * 0), (sym.ones_like, x * 0 + 1),
+                         (sym.BlockGrad, x)):
+        (out,) = check_symbolic_forward(make(sym.var("x")), {"x": x}, [expect])
+        assert out.dtype == np.float16
