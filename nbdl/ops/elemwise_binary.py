@@ -235,8 +235,9 @@ register(OpDef(
     infer_shape=_reduce_sum_like_shape, infer_type=equal_types("_reduce_sum_like", ("data", "like")),
     gradient=_reduce_sum_like_grad, inplace=lambda attrs: [(0, 0)],
     kernels=kernels("prepare_reduce_sum_like", "elemwise_binary"), supports_add=True,
-    hidden=True, doc="data summed over the axes where like has size 1 (or is missing), "
-                     "giving like's shape; only like's shape is read."))
+    hidden=True, dtypes=FLOATING,
+    doc="data summed over the axes where like has size 1 (or is missing), giving like's "
+        "shape; only like's shape is read."))
 
 
 # -- scalar ops ------------------------------------------------------------------------------

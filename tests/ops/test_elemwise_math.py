@@ -120,7 +120,8 @@ def test_float16_gradient_and_accumulation(rng):
 
 @pytest.mark.parametrize("device", [nbdl.cpu(), nbdl.gpu()], ids=["cpu", "gpu"])
 def test_float16_req_add_and_broadcast_layouts(device, rng):
-    """REQ_ADD and REQ_NULL on float16 outputs, and every broadcast layout."""
+    """REQ_ADD and REQ_NULL on float16 outputs, every broadcast layout, and
+    the sums of broadcast gradients."""
     from nbdl.executor.interpret import run_op
     from nbdl.ops.registry import REQ_ADD, REQ_NULL, get_op
     half = np.dtype(np.float16)
@@ -146,6 +147,20 @@ def test_float16_req_add_and_broadcast_layouts(device, rng):
         got = run("broadcast_hypot", [a, b], shape, 1, np.zeros(shape, np.float16))
         ref = np.hypot(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
         np.testing.assert_allclose(got.astype(np.float32), ref.astype(np.float32), rtol=1e-3)
+    # _reduce_sum_like (broadcast gradients): sums in float32, rounded once; REQ_ADD too
+    for dshape, lshape in [((2, 3), (1, 3)), ((2, 3), (2, 3)), ((2, 3, 2), (3, 1)), ((2, 3), (1,))]:
+        x = rng.uniform(-2, 2, dshape).astype(np.float16)
+        like = np.zeros(lshape, np.float16)
+        nd_ = len(dshape)
+        pad = (1,) * (nd_ - len(lshape)) + lshape
+        axes = tuple(i for i in range(nd_) if pad[i] == 1 and dshape[i] != 1)
+        total = x.astype(np.float32).sum(axis=axes, keepdims=True).reshape(lshape)
+        bases = ((1, np.zeros(lshape, np.float16)), (REQ_ADD, np.full(lshape, 0.5, np.float16)))
+        for req, base in bases:
+            got = run("_reduce_sum_like", [x, like], lshape, req, base)
+            ref = (total + base.astype(np.float32)).astype(np.float16)
+            np.testing.assert_allclose(got.astype(np.float32), ref.astype(np.float32),
+                                       rtol=2e-3, atol=2e-3, err_msg=f"{dshape} {lshape} {req}")
 
 
 @pytest.mark.parametrize("name", list(EXACT))
@@ -246,6 +261,18 @@ def test_softmin(axis, t, rng):
     check_symbolic_forward(s, {"x": x}, [np_softmin(x, axis, t or 1.0)], rtol=1e-10)
     check_numeric_gradient(s, {"x": x})
     check_consistency(s, {"x": x})
+
+
+def test_float16_broadcast_gradient(rng):
+    a = rng.uniform(0.5, 2, (2, 3)).astype(np.float16)
+    b = rng.uniform(0.5, 2, (1, 3)).astype(np.float16)
+    s = sym.broadcast_mul(sym.var("a"), sym.var("b"))
+    af, bf = a.astype(np.float32), b.astype(np.float32)
+    check_symbolic_backward(s, {"a": a, "b": b}, [np.ones((2, 3), np.float16)],
+                            {"a": np.broadcast_to(bf, (2, 3)).astype(np.float16),
+                             "b": af.sum(axis=0, keepdims=True).astype(np.float16)},
+                            rtol=2e-3, atol=2e-3)
+    check_consistency(s, {"a": a, "b": b}, rtol=3e-3, atol=3e-3)
 
 
 def test_float16_graph_with_sums_and_copies():
