@@ -305,3 +305,29 @@ def test_float16_binary_and_scalar_forms(rng):
         (out,) = check_symbolic_forward(s, args, [expect.astype(np.float16)], rtol=1e-3, atol=1e-3)
         assert out.dtype == np.float16
         check_consistency(s, args, grad=False, rtol=1e-3, atol=1e-3)
+
+
+SAME_SHAPE = {
+    "_equal": lambda a, b: (a == b).astype(a.dtype),
+    "_not_equal": lambda a, b: (a != b).astype(a.dtype),
+    "_greater": lambda a, b: (a > b).astype(a.dtype),
+    "_greater_equal": lambda a, b: (a >= b).astype(a.dtype),
+    "_lesser": lambda a, b: (a < b).astype(a.dtype),
+    "_lesser_equal": lambda a, b: (a <= b).astype(a.dtype),
+    "_maximum": np.maximum,
+    "_minimum": np.minimum,
+    "_logical_and": _logical(np.logical_and),
+    "_logical_or": _logical(np.logical_or),
+    "_logical_xor": _logical(np.logical_xor),
+    "broadcast_logical_and": _logical(np.logical_and),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("name", list(SAME_SHAPE))
+def test_same_shape_comparison_and_logical_ops(name, dtype):
+    a = np.array([[0, 1, 2], [3, -1, 0]], dtype)
+    b = np.array([[0, 2, 1], [3, 0, -2]], dtype)
+    got = getattr(nd, name)(nd.array(a, dtype=dtype), nd.array(b, dtype=dtype)).asnumpy()
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, SAME_SHAPE[name](a, b))
