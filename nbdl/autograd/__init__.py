@@ -6,6 +6,7 @@ from .function import Function  # noqa: F401
 from .state import (is_recording, is_training, pause, predict_mode, record,  # noqa: F401
                     set_recording, set_training, train_mode)
 from .tape import Variable, check_req, record_custom  # noqa: F401
+from .tape_symbol import get_symbol  # noqa: F401
 
 
 def mark_variables(variables, gradients, grad_reqs="write"):

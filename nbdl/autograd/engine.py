@@ -299,6 +299,14 @@ def run_backward(heads, head_grads, variables, retain_graph, create_graph, train
     direct = None
     if write_into and not create_graph and not any(tn.writes_grads for tn in order):
         direct = _direct_targets(order, leads, heads, head_grads, variables, var_ids) or None
+    if create_graph:
+        # Gradient rules read the recorded outputs (exp's gradient is
+        # og * out); the node's views of them must lead back to the node for
+        # the recorded gradient to depend on the inputs through them (the
+        # view -> node -> view cycle is left to the garbage collector).
+        for tn in order:
+            for i, o in enumerate(tn.outputs):
+                o._ag = (tn, i)
     grads = {}
     with state._Scope(bool(create_graph), train_mode):
         for h, g in zip(heads, head_grads):

@@ -303,10 +303,24 @@ class Executor:
             copy_into(dst._data, src)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
-        """A new executor for new argument shapes that shares the arrays of
-        every argument whose shape does not change (parameters)."""
+        """A new executor for new argument shapes, sharing memory with this
+        one (MXNet's ``Executor.reshape``; not to be run in parallel with it).
+
+        Parameters
+        ----------
+        partial_shaping : bool
+            Allow arrays not named in ``kwargs`` to change shape (else a
+            ``BindError`` names them).
+        allow_up_sizing : bool
+            Allow arrays to grow: those get new zero arrays (else a
+            ``BindError``); arrays whose shape is unchanged are the same
+            NDArrays, smaller ones views of the first elements of the old.
+        **kwargs : tuple of int
+            New shapes, by argument (or aux state) name.
+        """
         from .bind import rebind
-        return rebind(self, kwargs, partial_shaping=partial_shaping)
+        return rebind(self, kwargs, partial_shaping=partial_shaping,
+                      allow_up_sizing=allow_up_sizing)
 
     # -- inspection -------------------------------------------------------
     def debug_str(self):

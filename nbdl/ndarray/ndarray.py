@@ -158,7 +158,21 @@ class NDArray:
     # this array as a gradient, and whether it was written since the Trainer's
     # last step.
     _written_in = None
-    _fresh_grad = False
+    _grad_fresh = False
+
+    @property
+    def _fresh_grad(self):
+        """Whether the gradient was written by a backward pass since the
+        flag was last cleared (MXNet's ``NDArray._fresh_grad``).  On a
+        variable (``attach_grad``) it is its gradient buffer's flag, so
+        ``x._fresh_grad`` and ``x.grad._fresh_grad`` are one flag."""
+        v = self._ag_var
+        return (v.grad if v is not None else self)._grad_fresh
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, state):
+        v = self._ag_var
+        (v.grad if v is not None else self)._grad_fresh = bool(state)
 
     def attach_grad(self, grad_req="write", stype=None):
         """Allocate a zero gradient buffer and make this array a variable
