@@ -137,6 +137,12 @@ def _op_input_grads(tn, out_grads, train_mode, need, given=None):
     inputs ``need`` leaves out).  ``given``: per input, an array its
     gradient may be written into directly (or None)."""
     if tn.op.gradient is None:
+        if tn.op.name.startswith("_backward_") and any(need):
+            # A gradient op recorded by create_graph=True that has no rule of
+            # its own: a zero gradient here would be silently wrong.
+            raise NbdlError(f"backward through {tn.op.name!r} (recorded by grad(..., "
+                            f"create_graph=True)): this gradient op has no gradient rule, so "
+                            f"this higher-order gradient is not available")
         return [None] * len(tn.inputs)
     rec = _recipe(tn, need)
     n_in, n_out = len(tn.inputs), len(tn.outputs)

@@ -8,7 +8,7 @@ import numpy as np
 from .. import config
 from .. import profiler_core as _prof
 from ..errors import BindError, ShapeError
-from ..ops.registry import REQ_NULL, serial_twin
+from ..ops.registry import serial_twin
 from . import driver as _driver
 from .. import compile_log
 
@@ -256,10 +256,7 @@ class Executor:
         """Run the backward pass.  ``out_grads``: None (a head gradient of
         ones, as for a loss output), one array, or a list, one per output."""
         if not self._has_backward:
-            if any(r != REQ_NULL for r in self._grad_req.values()):
-                return
-            raise BindError("backward: the executor was bound with grad_req='null' for every "
-                            "argument (or without gradient arrays); nothing to compute")
+            return      # no gradient arrays (grad_req 'null'): nothing to do, as in MXNet
         if out_grads is None:
             for h in self._head_grads:
                 copy_into(h, 1)

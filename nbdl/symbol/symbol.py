@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from ..base import NotImplementedForSymbol
-from ..errors import AttrError, DTypeError, GraphError, ShapeError
+from ..errors import ArgumentError, AttrError, DTypeError, GraphError, ShapeError
 from ..graph.infer import infer_shapes, infer_types
 from .. import name as _names
 from ..ops.ir import Entry, Node, classify_variables, make_node, topo_order
@@ -207,6 +207,10 @@ class Symbol:
     def _compose(self, *args, **kwargs):
         """Replace variables of this graph in place (MXNet's ``_compose``)."""
         name = kwargs.pop("name", None)
+        if args and kwargs:     # MXNet raises TypeError here too
+            raise ArgumentError(f"compose: takes the input symbols either by position or by "
+                                f"keyword, not both (got {len(args)} by position and "
+                                f"{', '.join(map(repr, kwargs))} by keyword)")
         for k, s in list(enumerate(args)) + list(kwargs.items()):
             if not isinstance(s, Symbol):
                 raise GraphError(f"compose: argument {k!r} must be a Symbol, got {type(s).__name__}")
