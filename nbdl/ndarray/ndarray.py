@@ -95,6 +95,22 @@ class NDArray:
     def stype(self):
         return "default"
 
+    def tostype(self, stype):
+        """This array in storage type ``stype`` (MXNet's ``NDArray.tostype``):
+        ``'default'`` gives a dense copy; the sparse types (``'csr'``,
+        ``'row_sparse'``) raise ``nd.sparse.SparseStorageError``, as nbdl's
+        arrays are dense.
+
+        Parameters
+        ----------
+        stype : str
+            The storage type wanted.
+        """
+        if stype == "default":
+            return self.copy()
+        from .sparse import cast_storage
+        return cast_storage(self, stype)
+
     def __len__(self):
         if not self._data.shape:
             raise TypeError("len() of a 0-d NDArray")
