@@ -9,8 +9,14 @@ _FLAGS = {0: np.float32, 1: np.float64, 2: np.float16, 3: np.uint8, 4: np.int32,
 _TO_FLAG = {np.dtype(v): k for k, v in _FLAGS.items()}
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-# dtypes whose arithmetic kernels are compiled (float16 is storage-only here).
+# dtypes whose arithmetic kernels are compiled (float16: see FLOATING below).
 COMPUTE = FLOATS + (np.dtype(np.int32), np.dtype(np.int64))
+# integer dtypes of the arithmetic, comparison and logical elementwise ops
+INTEGERS = tuple(np.dtype(t) for t in (np.int32, np.int64, np.uint8, np.int8))
+HALF = np.dtype(np.float16)
+# the generated elementwise kernels: float16 stored, computed in float32
+FLOATING = FLOATS + (HALF,)
+NUMERIC = FLOATING + INTEGERS
 ALL = tuple(np.dtype(v) for v in _FLAGS.values())
 
 default = np.dtype(np.float32)

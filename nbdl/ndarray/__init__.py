@@ -11,6 +11,9 @@ from .creation import (arange, array, empty, eye, from_numpy, full, full_like, l
                        ones, ones_like, waitall, zeros, zeros_like)
 from . import invoke  # noqa: F401  (the module: nbdl.nd.invoke.invoke runs one op)
 from .ndarray import NDArray  # noqa: F401
+from .ufuncs import (add, divide, equal, greater, greater_equal, hypot, lesser,  # noqa: F401
+                     lesser_equal, logical_and, logical_or, logical_xor, maximum, minimum,
+                     modulo, multiply, not_equal, power, subtract, true_divide)
 from . import namespace as _namespace
 from . import contrib  # noqa: F401  (nbdl.nd.contrib.<op> is _contrib_<op>)
 from ..serialization import load, load_frombuffer, save  # noqa: F401

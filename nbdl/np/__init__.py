@@ -20,6 +20,10 @@ from .linalg import dot, matmul  # noqa: F401
 from .math import (abs, absolute, add, clip, cos, divide, equal, exp, greater,  # noqa: F401,A004
                    greater_equal, less, less_equal, log, maximum, minimum, multiply, negative,
                    not_equal, power, sin, sqrt, square, subtract, tanh, true_divide, where)
+from .math import (arccos, arccosh, arcsin, arcsinh, arctan, arctanh, cbrt, ceil,  # noqa: F401
+                   cosh, deg2rad, degrees, expm1, fix, floor, hypot, log1p, log2, log10,
+                   logical_and, logical_not, logical_or, logical_xor, mod, rad2deg, radians,
+                   reciprocal, remainder, sign, sinh, tan, trunc)
 from .reduction import amax, amin, argmax, argmin, max, mean, min, prod, sum  # noqa: F401,A004
 from .shape import (concatenate, diag, diagonal, expand_dims, ravel, reshape, split,  # noqa: F401
                     squeeze, stack, swapaxes, transpose)

@@ -34,13 +34,20 @@ _BINARY = {
                       "_lesser_equal_scalar"),
     "less_equal": ("broadcast_lesser_equal", None, "_lesser_equal_scalar",
                    "_greater_equal_scalar"),
+    "mod": ("broadcast_mod", None, "_mod_scalar", "_rmod_scalar"),
+    "hypot": ("broadcast_hypot", None, "_hypot_scalar", "_hypot_scalar"),
+    "logical_and": ("broadcast_logical_and", None, "_logical_and_scalar", "_logical_and_scalar"),
+    "logical_or": ("broadcast_logical_or", None, "_logical_or_scalar", "_logical_or_scalar"),
+    "logical_xor": ("broadcast_logical_xor", None, "_logical_xor_scalar", "_logical_xor_scalar"),
 }
 
 _NUMPY_BINARY = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
                  "divide": np.divide, "power": np.power, "maximum": np.maximum,
                  "minimum": np.minimum, "equal": np.equal, "not_equal": np.not_equal,
                  "greater": np.greater, "less": np.less, "greater_equal": np.greater_equal,
-                 "less_equal": np.less_equal}
+                 "less_equal": np.less_equal, "mod": np.mod, "hypot": np.hypot,
+                 "logical_and": np.logical_and, "logical_or": np.logical_or,
+                 "logical_xor": np.logical_xor}
 
 
 def _both_scalars(fname, x1, x2):
@@ -91,6 +98,12 @@ greater = _make_binary("greater")
 less = _make_binary("less")
 greater_equal = _make_binary("greater_equal")
 less_equal = _make_binary("less_equal")
+mod = _make_binary("mod")
+remainder = mod
+hypot = _make_binary("hypot")
+logical_and = _make_binary("logical_and")
+logical_or = _make_binary("logical_or")
+logical_xor = _make_binary("logical_xor")
 
 
 # -- unary ------------------------------------------------------------------------------
@@ -99,6 +112,12 @@ _UNARY = {"negative": (np.negative, "negative"), "abs": (np.abs, "abs"),
           "exp": (np.exp, "exp"), "log": (np.log, "log"), "sqrt": (np.sqrt, "sqrt"),
           "square": (np.square, "square"), "tanh": (np.tanh, "tanh"), "sin": (np.sin, "sin"),
           "cos": (np.cos, "cos")}
+# numpy's names of the ops of ``nbdl.ops.elemwise_math`` (sign: 0 for NaN, as MXNet's)
+_UNARY.update({n: (getattr(np, n), n) for n in (
+    "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
+    "expm1", "log1p", "log2", "log10", "reciprocal", "cbrt", "degrees", "radians", "sign",
+    "floor", "ceil", "trunc", "fix", "logical_not")})
+_UNARY.update({"deg2rad": (np.deg2rad, "radians"), "rad2deg": (np.rad2deg, "degrees")})
 
 
 def _make_unary(fname):
@@ -125,6 +144,31 @@ square = _make_unary("square")
 tanh = _make_unary("tanh")
 sin = _make_unary("sin")
 cos = _make_unary("cos")
+tan = _make_unary("tan")
+arcsin = _make_unary("arcsin")
+arccos = _make_unary("arccos")
+arctan = _make_unary("arctan")
+sinh = _make_unary("sinh")
+cosh = _make_unary("cosh")
+arcsinh = _make_unary("arcsinh")
+arccosh = _make_unary("arccosh")
+arctanh = _make_unary("arctanh")
+expm1 = _make_unary("expm1")
+log1p = _make_unary("log1p")
+log2 = _make_unary("log2")
+log10 = _make_unary("log10")
+reciprocal = _make_unary("reciprocal")
+cbrt = _make_unary("cbrt")
+degrees = _make_unary("degrees")
+radians = _make_unary("radians")
+deg2rad = _make_unary("deg2rad")
+rad2deg = _make_unary("rad2deg")
+sign = _make_unary("sign")
+floor = _make_unary("floor")
+ceil = _make_unary("ceil")
+trunc = _make_unary("trunc")
+fix = _make_unary("fix")
+logical_not = _make_unary("logical_not")
 
 
 def clip(a, a_min, a_max):

@@ -10,15 +10,16 @@ from .nn import (activation, batch_dot, dropout, embedding, fully_connected,  # 
                  layer_norm, log_softmax, relu, sigmoid, softmax)
 from .nn import batch_norm, convolution, deconvolution, leaky_relu, pooling, rnn  # noqa: F401
 from .nn import deformable_convolution, modulated_deformable_convolution  # noqa: F401
+from .special import erf, erfinv, gamma, gammaln  # noqa: F401
+# MXNet 1.x's npx.set_np() / reset_np() / is_np_array(): nbdl.util's flags.
+from ..util import (is_np_array, is_np_shape, np_array, np_shape, reset_np, set_np,  # noqa: F401
+                    use_np, use_np_array, use_np_shape)
 
 __all__ = ["relu", "sigmoid", "activation", "softmax", "log_softmax", "fully_connected",
            "dropout", "layer_norm", "embedding", "batch_dot", "one_hot", "pick", "topk", "gather_nd",
            "reshape", "convolution", "deconvolution", "pooling", "batch_norm", "leaky_relu", "rnn",
-           "deformable_convolution", "modulated_deformable_convolution"]
-
-# MXNet 1.x's npx.set_np() / reset_np() / is_np_array(): nbdl.util's flags.
-from ..util import (is_np_array, is_np_shape, np_array, np_shape, reset_np, set_np,  # noqa: E402,F401
-                    use_np, use_np_array, use_np_shape)
+           "deformable_convolution", "modulated_deformable_convolution", "erf", "erfinv", "gamma",
+           "gammaln"]
 
 __all__ += ["set_np", "reset_np", "is_np_array", "is_np_shape", "np_array", "np_shape",
             "use_np", "use_np_array", "use_np_shape"]

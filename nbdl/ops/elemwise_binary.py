@@ -4,8 +4,16 @@
 - ``broadcast_*``: numpy broadcasting; gradients are summed back to each
   input's shape by the hidden ``_reduce_sum_like(data, like)``, which copies
   when nothing was broadcast (shapes are unknown when gradients are built);
+- ``_mod``, ``_power``, ``_maximum``, ``_minimum``, ``_hypot``, the
+  comparisons and ``_logical_and/or/xor``: the same-shape forms MXNet's
+  Symbol operators make (``x ** y`` is ``_power``, ``x == y`` is ``_equal``);
+  their gradients are the broadcast forms' rules;
 - ``_plus_scalar``...: one array and the float attribute ``scalar``.
-Comparisons give 1.0/0.0 in the input dtype and pass no gradient."""
+Comparisons and logical ops give 1 / 0 in the input dtype and pass no
+gradient.  Every forward op here also takes int32, int64, uint8 and int8
+arrays (division truncates toward zero; a zero divisor gives 0 in ``/`` and
+``%``), with the scalar cast to the array's dtype, as MXNet does."""
+from ..dtype import FLOATING, NUMERIC
 from .elemwise_unary import (_identity_grad, _inplace_both, _negative_grad, _no_grad, attrs_of,
                              elementwise, equal_types, grad_node, kernels, via)
 from .registry import Attr, OpDef, register, shape_error
@@ -46,7 +54,7 @@ for _name, _grad, _aliases in [("elemwise_add", _add_grad, ("_plus", "_Plus")),
                                ("elemwise_mul", _mul_grad, ("_mul", "_Mul")),
                                ("elemwise_div", _div_grad, ("_div", "_Div"))]:
     elementwise(_name, input_names=_BINARY, gradient=_grad, family="elemwise_binary",
-                aliases=_aliases, doc=f"{_name[9:]} of two arrays of the same shape")
+                aliases=_aliases, dtypes=NUMERIC, doc=f"{_name[9:]} of two arrays of the same shape")
 
 
 # -- broadcasting -----------------------------------------------------------------------
@@ -123,36 +131,78 @@ def _masked_grad(lhs_mask, rhs_mask):
     return rule
 
 
-def _bcast_power_grad(node, out_grads):
+def _bcast_mod_grad(node, out_grads):
+    # d(a % b)/da = 1, d(a % b)/db = -floor(a / b), as MXNet's mod_grad / mod_rgrad
     g, (lhs, rhs) = out_grads[0], node.inputs
-    res = []
-    for side, like in (("lhs", lhs), ("rhs", rhs)):
-        d = _node(f"_broadcast_power_grad_{side}", [lhs, rhs], node, f"backward_{side}_d")
-        full = _node("elemwise_mul", [g, d], node, f"backward_{side}_full")
-        res.append(sum_like(full, like, node, f"backward_{side}"))
-    return res
+    d = _node("_broadcast_mod_grad_rhs", [lhs, rhs], node, "backward_rhs_d")
+    full = _node("elemwise_mul", [g, d], node, "backward_rhs_full")
+    return [sum_like(g, lhs, node, "backward_lhs"), sum_like(full, rhs, node, "backward_rhs")]
 
 
-def broadcast(name, gradient, aliases=(), hidden=False, doc=""):
+def _partials_grad(prefix):
+    """Gradient from hidden ``{prefix}_lhs`` / ``{prefix}_rhs`` ops giving the
+    broadcast partial derivatives (power, hypot)."""
+    def rule(node, out_grads):
+        g, (lhs, rhs) = out_grads[0], node.inputs
+        res = []
+        for side, like in (("lhs", lhs), ("rhs", rhs)):
+            d = _node(f"{prefix}_{side}", [lhs, rhs], node, f"backward_{side}_d")
+            full = _node("elemwise_mul", [g, d], node, f"backward_{side}_full")
+            res.append(sum_like(full, like, node, f"backward_{side}"))
+        return res
+    return rule
+
+
+def broadcast(name, gradient, aliases=(), hidden=False, doc="", dtypes=NUMERIC):
     return register(OpDef(
         name=name, input_names=_BINARY,
         infer_shape=_broadcast_rule(name), infer_type=equal_types(name, _BINARY),
         gradient=gradient, inplace=_inplace_both,
         kernels=kernels("prepare_broadcast", "elemwise_binary"), supports_add=True,
-        hidden=hidden, doc=doc or f"{name[10:]} with numpy broadcasting"), aliases=aliases)
+        hidden=hidden, dtypes=dtypes, doc=doc or f"{name[10:]} with numpy broadcasting"),
+        aliases=aliases)
 
 
 broadcast("broadcast_add", _bcast_add_grad, aliases=("broadcast_plus",))
 broadcast("broadcast_sub", _bcast_sub_grad, aliases=("broadcast_minus",))
 broadcast("broadcast_mul", _bcast_mul_grad)
 broadcast("broadcast_div", _bcast_div_grad)
-broadcast("broadcast_maximum", _masked_grad("broadcast_greater_equal", "broadcast_lesser"))
-broadcast("broadcast_minimum", _masked_grad("broadcast_lesser_equal", "broadcast_greater"))
-broadcast("broadcast_power", _bcast_power_grad)
+
+# name -> (gradient, doc); each is broadcast_<name> and the same-shape _<name>
+_MATH = {
+    "mod": (_bcast_mod_grad, "lhs % rhs, the sign following rhs (numpy's mod); 0 where rhs "
+                             "is 0"),
+    "power": (_partials_grad("_broadcast_power_grad"), "lhs ** rhs"),
+    "maximum": (_masked_grad("broadcast_greater_equal", "broadcast_lesser"),
+                "the larger of lhs and rhs; NaN if either is NaN (the gradient then goes to "
+                "neither), as MXNet"),
+    "minimum": (_masked_grad("broadcast_lesser_equal", "broadcast_greater"),
+                "the smaller of lhs and rhs; NaN if either is NaN, as MXNet"),
+    "hypot": (_partials_grad("_broadcast_hypot_grad"), "sqrt(lhs**2 + rhs**2)"),
+}
 for _cmp in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal"):
-    broadcast(f"broadcast_{_cmp}", _no_grad, doc=f"lhs {_cmp} rhs as 1.0/0.0, broadcast")
-broadcast("_broadcast_power_grad_lhs", None, hidden=True, doc="rhs * lhs ** (rhs - 1)")
-broadcast("_broadcast_power_grad_rhs", None, hidden=True, doc="lhs ** rhs * log(lhs)")
+    _MATH[_cmp] = (_no_grad, f"lhs {_cmp} rhs as 1/0 in the inputs' dtype")
+for _lg in ("and", "or", "xor"):
+    _MATH[f"logical_{_lg}"] = (_no_grad, f"lhs {_lg} rhs (non-zero is true) as 1/0")
+
+
+def _capital(name):
+    """MXNet's legacy alias of a same-shape op: _Mod, _Not_Equal, _Logical_And."""
+    return "_" + "_".join(w.title() for w in name.split("_"))
+
+
+for _name, (_grad, _doc) in _MATH.items():
+    broadcast(f"broadcast_{_name}", _grad, doc=f"{_doc}, with numpy broadcasting")
+    elementwise(f"_{_name}", input_names=_BINARY, gradient=_grad, family="elemwise_binary",
+                aliases=(_capital(_name),), dtypes=NUMERIC,
+                doc=f"{_doc}; arrays of the same shape")
+
+for _side, _doc in (("lhs", "rhs * lhs ** (rhs - 1)"), ("rhs", "lhs ** rhs * log(lhs)")):
+    broadcast(f"_broadcast_power_grad_{_side}", None, hidden=True, doc=_doc, dtypes=FLOATING)
+for _side in ("lhs", "rhs"):
+    broadcast(f"_broadcast_hypot_grad_{_side}", None, hidden=True, dtypes=FLOATING,
+              doc=f"{_side} / hypot(lhs, rhs)")
+broadcast("_broadcast_mod_grad_rhs", None, hidden=True, dtypes=FLOATING, doc="-floor(lhs / rhs)")
 
 
 # -- _reduce_sum_like ----------------------------------------------------------------------
@@ -185,8 +235,9 @@ register(OpDef(
     infer_shape=_reduce_sum_like_shape, infer_type=equal_types("_reduce_sum_like", ("data", "like")),
     gradient=_reduce_sum_like_grad, inplace=lambda attrs: [(0, 0)],
     kernels=kernels("prepare_reduce_sum_like", "elemwise_binary"), supports_add=True,
-    hidden=True, doc="data summed over the axes where like has size 1 (or is missing), "
-                     "giving like's shape; only like's shape is read."))
+    hidden=True, dtypes=FLOATING,
+    doc="data summed over the axes where like has size 1 (or is missing), giving like's "
+        "shape; only like's shape is read."))
 
 
 # -- scalar ops ------------------------------------------------------------------------------
@@ -217,16 +268,23 @@ _SCALAR_OPS = [
     ("_rpower_scalar", _via_scalar("_backward_rpower_scalar", "output"), ("_RPowerScalar",)),
     ("_maximum_scalar", _via_scalar("_backward_maximum_scalar", "data"), ("_MaximumScalar",)),
     ("_minimum_scalar", _via_scalar("_backward_minimum_scalar", "data"), ("_MinimumScalar",)),
+    ("_mod_scalar", _identity_grad, ("_ModScalar",)),
+    ("_rmod_scalar", _via_scalar("_backward_rmod_scalar", "data"), ("_RModScalar",)),
+    ("_hypot_scalar", _via_scalar("_backward_hypot_scalar", "data"), ("_HypotScalar",)),
 ]
 _SCALAR_OPS += [(f"_{c}_scalar", _no_grad, ("_" + c.title().replace("_", "") + "Scalar",))
-                for c in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal")]
+                for c in ("equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
+                          "logical_and", "logical_or", "logical_xor")]
 
 for _name, _grad, _aliases in _SCALAR_OPS:
     elementwise(_name, gradient=_grad, attrs=_SCALAR_ATTRS, family="elemwise_binary",
-                aliases=_aliases, doc=f"{_name[1:-7]} of an array and the float ``scalar``")
+                aliases=_aliases, dtypes=NUMERIC,
+                doc=f"{_name[1:-7]} of an array and the float ``scalar`` (cast to the array's "
+                    f"dtype: truncated for integer arrays, as MXNet)")
 
 for _name, _use in (("_backward_rdiv_scalar", "data"), ("_backward_power_scalar", "data"),
                     ("_backward_rpower_scalar", "output"), ("_backward_maximum_scalar", "data"),
-                    ("_backward_minimum_scalar", "data")):
+                    ("_backward_minimum_scalar", "data"), ("_backward_rmod_scalar", "data"),
+                    ("_backward_hypot_scalar", "data")):
     elementwise(_name, input_names=("ograd", _use), attrs=_SCALAR_ATTRS, family="elemwise_binary",
                 hidden=True)

@@ -5,10 +5,12 @@
 ``ElementWiseSum``/``add_n`` and ``where``, with the hidden ``_backward_*``
 ops their gradients are made of.  Each activation's backward reads the
 forward *output* where it can (relu, sigmoid, tanh, softrelu, sqrt, rsqrt,
-exp), so the planner may free the input after the forward step."""
+exp), so the planner may free the input after the forward step.  The rest
+of MXNet's unary math (trigonometric, rounding, erf, gamma...) is in
+``elemwise_math``; dtypes and NaN rules are in ``docs/ops.md``."""
 import numpy as np
 
-from ..dtype import COMPUTE
+from ..dtype import COMPUTE, FLOATING, HALF, NUMERIC
 from ..errors import DTypeError
 from .ir import make_node
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
@@ -75,7 +77,10 @@ def _inplace_both(attrs):
 
 def elementwise(name, input_names=("data",), gradient=None, attrs=None, prepare="prepare_map",
                 family="elemwise_unary", inplace=None, aliases=(), doc="", **kw):
-    """Register an op whose output and inputs share one shape and dtype."""
+    """Register an op whose output and inputs share one shape and dtype; one
+    with the generated kernels (``prepare_map``) takes float16 too."""
+    if prepare == "prepare_map":
+        kw.setdefault("dtypes", FLOATING)
     if inplace is None:
         inplace = _inplace_first if len(input_names) == 1 else _inplace_both
     return register(OpDef(
@@ -116,33 +121,38 @@ def _negative_grad(node, out_grads):
 
 # -- copies ----------------------------------------------------------------------------
 
-elementwise("_copy", gradient=_identity_grad, prepare="prepare_copy", dtypes=COMPUTE,
+_COPY_DTYPES = COMPUTE + (HALF,)
+elementwise("_copy", gradient=_identity_grad, prepare="prepare_copy", dtypes=_COPY_DTYPES,
             aliases=("identity",), doc="Copy the input (``identity``).")
-elementwise("BlockGrad", gradient=_no_grad, dtypes=COMPUTE, aliases=("stop_gradient",),
+elementwise("BlockGrad", gradient=_no_grad, dtypes=_COPY_DTYPES, aliases=("stop_gradient",),
             doc="Copy the input forward; no gradient flows back through it.")
-elementwise("zeros_like", gradient=_no_grad, dtypes=COMPUTE,
+elementwise("zeros_like", gradient=_no_grad, dtypes=_COPY_DTYPES,
             doc="An array of zeros with the input's shape and dtype.")
-elementwise("ones_like", gradient=_no_grad, dtypes=COMPUTE,
+elementwise("ones_like", gradient=_no_grad, dtypes=_COPY_DTYPES,
             doc="An array of ones with the input's shape and dtype.")
 
 # -- math --------------------------------------------------------------------------------
 
-elementwise("negative", gradient=_negative_grad, doc="-x")
-elementwise("abs", gradient=via("_backward_abs", "data"), doc="|x|")
+elementwise("negative", gradient=_negative_grad, dtypes=NUMERIC, doc="-x")
+elementwise("abs", gradient=via("_backward_abs", "data"), dtypes=NUMERIC, doc="|x|")
 elementwise("exp", gradient=via("elemwise_mul", "output"), doc="e**x")
 elementwise("log", gradient=via("elemwise_div", "data"), doc="natural logarithm")
 elementwise("sqrt", gradient=via("_backward_sqrt"), doc="square root")
 elementwise("rsqrt", gradient=via("_backward_rsqrt"), doc="1 / sqrt(x)")
-elementwise("square", gradient=via("_backward_square", "data"), doc="x * x")
+elementwise("square", gradient=via("_backward_square", "data"), dtypes=NUMERIC, doc="x * x")
 elementwise("sin", gradient=via("_backward_sin", "data"), doc="sine")
 elementwise("cos", gradient=via("_backward_cos", "data"), doc="cosine")
 elementwise("tanh", gradient=via("_backward_tanh"), doc="hyperbolic tangent")
 elementwise("sigmoid", gradient=via("_backward_sigmoid"), doc="1 / (1 + e**-x)")
-elementwise("relu", gradient=via("_backward_relu"), doc="max(x, 0)")
+elementwise("relu", gradient=via("_backward_relu"), dtypes=NUMERIC,
+            doc="max(x, 0); NaN stays NaN (its gradient too), as MXNet's relu op "
+                "(``Activation(act_type='relu')`` maps NaN to 0, as MXNet's does)")
 elementwise("softsign", gradient=via("_backward_softsign", "data"), doc="x / (1 + |x|)")
 
 _CLIP_ATTRS = {"a_min": Attr("float"), "a_max": Attr("float")}
-elementwise("clip", attrs=_CLIP_ATTRS, doc="Clip to [a_min, a_max].",
+elementwise("clip", attrs=_CLIP_ATTRS, dtypes=NUMERIC,
+            doc="Clip to [a_min, a_max] (NaN stays NaN; on integer arrays the bounds are "
+                "truncated to integers, as MXNet does).",
             gradient=via("_backward_clip", "data", ("a_min", "a_max")))
 
 # Which input each activation's backward reads: its output where that suffices.
@@ -161,9 +171,9 @@ elementwise("Activation", gradient=_activation_grad,
 
 # -- hidden backward ops: (head gradient, forward output or input) -> input gradient ------
 
-for _act, _use in list(_ACT_BACKWARD.items()) + [("sqrt", "output"), ("rsqrt", "output"),
-                                                ("abs", "data"), ("square", "data"),
-                                                ("sin", "data"), ("cos", "data")]:
+_MORE_BACKWARD = [("sqrt", "output"), ("rsqrt", "output"), ("abs", "data"), ("square", "data"),
+                  ("sin", "data"), ("cos", "data")]
+for _act, _use in list(_ACT_BACKWARD.items()) + _MORE_BACKWARD:
     elementwise(f"_backward_{_act}", input_names=("ograd", _use), hidden=True)
 elementwise("_backward_clip", input_names=("ograd", "data"), attrs=_CLIP_ATTRS, hidden=True)
 
@@ -202,7 +212,8 @@ register(OpDef(
     attrs={"num_args": Attr("int")},
     infer_shape=_add_n_shape, infer_type=_add_n_type, gradient=_add_n_grad,
     inplace=_inplace_first, kernels=kernels("prepare_add_n"), supports_add=True,
-    temp=_add_n_temp, doc="Sum of all inputs (``add_n``)."), aliases=("add_n",))
+    temp=_add_n_temp, dtypes=FLOATING,
+    doc="Sum of all inputs (``add_n``)."), aliases=("add_n",))
 
 
 # -- where ---------------------------------------------------------------------------------

@@ -112,3 +112,21 @@ _register("softmax", "softmax",
           "softmax(data / temperature) along ``axis``, computed stably (max subtracted).")
 _register("log_softmax", "log_softmax",
           "log(softmax(data / temperature)) along ``axis``, computed stably.")
+
+
+def _softmin_grad(node, out_grads):
+    t = node.attrs["temperature"]
+    g = make_node("_backward_softmax", [out_grads[0], node.output(0)],
+                  {"axis": node.attrs["axis"], "temperature": -(1.0 if t is None else t)},
+                  name=f"{node.name}_backward")
+    return [g.output(0)]
+
+
+register(OpDef(
+    name="softmin", input_names=_inputs_checked("softmin", ["data"]), attrs=dict(SOFTMAX_ATTRS),
+    infer_shape=same_shape_rule("softmin"), infer_type=same_type, gradient=_softmin_grad,
+    inplace=lambda attrs: [(0, 0)],
+    kernels={"cpu": "nbdl.kernels.cpu.softmax:prepare_softmin",
+             "cuda": "nbdl.kernels.cuda.softmax:prepare_softmin"},
+    doc="softmax(-data / temperature) along ``axis`` (MXNet's softmin), on the softmax "
+        "kernels with the temperature negated."))

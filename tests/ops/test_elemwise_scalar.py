@@ -108,6 +108,6 @@ def test_scalar_is_cast_to_the_array_dtype():
 def test_errors():
     with pytest.raises(nbdl.AttrError, match="scalar"):
         sym._plus_scalar(sym.var("x"))
-    with pytest.raises(nbdl.DTypeError, match="int32"):
+    with pytest.raises(nbdl.DTypeError, match="bool"):
         check_symbolic_forward(sym._mul_scalar(sym.var("x"), scalar=2),
-                               {"x": np.ones(3, np.int32)}, [None])
+                               {"x": np.ones(3, np.bool_)}, [None])

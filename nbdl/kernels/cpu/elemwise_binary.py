@@ -9,6 +9,7 @@ from numba import njit, prange
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.elemwise_exprs import spec_of, kernel_name
 from ._elemwise_gen import broadcast_kernel, map_kernel, prepare_map  # noqa: F401
+from ._half import bits_launcher, f2h, h2f, is_half
 from ._parallel import twins as _twins, use_parallel
 from ..shared.elemwise_plan import (broadcast_scalars, gather_scalars, reduce_groups,
                                     scatter_scalars, size_of)
@@ -23,15 +24,16 @@ def prepare_broadcast(call):
     out = tuple(call.out_shapes[0])
     na, nb, n = size_of(lhs), size_of(rhs), size_of(out)
     par = use_parallel(n)
+    half = is_half(call.out_dtypes[0])
     req = int(call.req[0])
     views = [(na,), (nb,), (n,)]
     if n == 0 or na == nb == n:
-        return Launch(map_kernel(tag, spec, par), (req,), views=views)
+        return Launch(map_kernel(tag, spec, par, half=half), (req,), views=views)
     if na == 1 or nb == 1:
-        fn = map_kernel(tag, spec, par, hoisted=("a",) if na == 1 else ("b",))
+        fn = map_kernel(tag, spec, par, hoisted=("a",) if na == 1 else ("b",), half=half)
         return Launch(fn, (req,), views=views)
     scalars = broadcast_scalars(lhs, rhs, out, call.where())
-    return Launch(broadcast_kernel(tag, spec, par), scalars + (req,), views=views)
+    return Launch(broadcast_kernel(tag, spec, par, half=half), scalars + (req,), views=views)
 
 
 # -- _reduce_sum_like(data, like): data summed over the axes where like is 1 -----------
@@ -163,12 +165,58 @@ def rsl_gather_par(x, like, out, k0, k1, k2, ks0, ks1, ks2, r0, r1, r2, rs0, rs1
             out[o] = acc
 
 
+@njit(cache=True)
+def rsl_gather_half(x, like, out, k0, k1, k2, ks0, ks1, ks2, r0, r1, r2, rs0, rs1, rs2, req):
+    """float16 (uint16 bits): each output element sums its reduced elements in
+    float32 and is rounded once."""
+    if req == REQ_NULL:
+        return
+    for o in range(k0 * k1 * k2):
+        i2 = o % k2
+        q = o // k2
+        i1 = q % k1
+        i0 = q // k1
+        base = i0 * ks0 + i1 * ks1 + i2 * ks2
+        acc = np.float32(0)
+        for j0 in range(r0):
+            for j1 in range(r1):
+                off = base + j0 * rs0 + j1 * rs1
+                for j2 in range(r2):
+                    acc += h2f(x[np.uintp(off + j2 * rs2)])
+        if req == REQ_ADD:
+            acc += h2f(out[o])
+        out[o] = f2h(acc)
+
+
+_HALF_LAUNCHERS = {}
+
+
+def _half_launcher(kernel):
+    fn = _HALF_LAUNCHERS.get(kernel)
+    if fn is None:
+        fn = _HALF_LAUNCHERS[kernel] = bits_launcher(kernel)
+    return fn
+
+
+def _prepare_reduce_sum_like_half(call, data, like, nd, no, req, views):
+    if no == 0 or nd == 0:
+        return Launch(_half_launcher(rsl_zero), (req,), views=views)   # 0 bits are +0.0
+    if nd == no:
+        return Launch(_half_launcher(rsl_copy), (req,), views=views) if req != REQ_ADD else \
+            Launch(_half_launcher(rsl_gather_half), gather_scalars([(no, False)]) + (req,),
+                   views=views)
+    groups = reduce_groups(data, like, call.where())
+    return Launch(_half_launcher(rsl_gather_half), gather_scalars(groups) + (req,), views=views)
+
+
 def prepare_reduce_sum_like(call):
     data, like = (tuple(s) for s in call.in_shapes)
     nd, nl = size_of(data), size_of(like)
     no = size_of(call.out_shapes[0])
     req = int(call.req[0])
     views = [(nd,), (nl,), (no,)]
+    if is_half(call.out_dtypes[0]):
+        return _prepare_reduce_sum_like_half(call, data, like, nd, no, req, views)
     if no == 0 or nd == 0:
         return Launch(rsl_zero, (req,), views=views)
     if nd == no:   # nothing is reduced: the gradient already has the input's shape

@@ -10,8 +10,9 @@ from numba import njit, prange
 
 from ...ops.elemwise_unary import ADD_N_FUSED_MAX
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
-from ..shared.elemwise_exprs import add_n
+from ..shared.elemwise_exprs import UNARY, add_n
 from ._elemwise_gen import map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
+from ._half import is_half
 from ._parallel import twins as _twins, use_parallel
 from ..shared.elemwise_plan import grouped_sum, size_of
 
@@ -27,6 +28,8 @@ def copy_kernel(x, out, req):
 
 
 def prepare_copy(call):
+    if is_half(call.out_dtypes[0]):       # the generated loop over float16 bits
+        return prepare_map(call)
     n = size_of(call.out_shapes[0])
     return Launch(copy_kernel, (int(call.req[0]),), views=[(n,), (n,)])
 
@@ -38,11 +41,14 @@ def prepare_add_n(call):
     n = size_of(call.out_shapes[0])
     req = int(call.req[0])
     par = use_parallel(n)
+    half = is_half(call.out_dtypes[0])
     if k <= ADD_N_FUSED_MAX:
-        fn = map_kernel(f"add_n_{k}", add_n(k), par)
+        fn = map_kernel(f"add_n_{k}", add_n(k), par, half=half)
         return Launch(fn, (req,), views=[(n,)] * (k + 1))
-    run = grouped_sum(k, ADD_N_FUSED_MAX, lambda m: map_kernel(f"add_n_{m}", add_n(m), par),
-                      copy_kernel, REQ_WRITE, REQ_ADD)
+    copy = map_kernel("_copy", UNARY["_copy"], half=True) if half else copy_kernel
+    run = grouped_sum(k, ADD_N_FUSED_MAX,
+                      lambda m: map_kernel(f"add_n_{m}", add_n(m), par, half=half),
+                      copy, REQ_WRITE, REQ_ADD)
     return Launch(run, (req,), views=[(n,)] * (k + 1 + (req == REQ_ADD)))
 
 

@@ -6,6 +6,7 @@ parallel variants split rows across threads.  Each row is read completely
 before it is written, which keeps the kernels correct when the output buffer
 is the input buffer (the planner's inplace pairs).
 """
+import dataclasses
 import math
 
 import numpy as np
@@ -13,7 +14,7 @@ from numba import njit, prange
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._parallel import twins as _twins, use_parallel
-from ..shared.softmax import axis_view, inv_temperature
+from ..shared.softmax import axis_view, inv_temperature, softmin_attrs
 
 
 @njit(cache=True, inline="always")
@@ -132,6 +133,11 @@ def _prepare_backward(call, log):
     fn = pick_variant(softmax_backward, softmax_backward_parallel, math.prod(view))
     return Launch(fn, (inv_temperature(call.attrs, call.out_dtypes[0]), int(log), call.req[0]),
                   views=[view, view, view])
+
+
+def prepare_softmin(call):
+    """softmin: the softmax kernel with the temperature negated."""
+    return prepare_softmax(dataclasses.replace(call, attrs=softmin_attrs(call.attrs)))
 
 
 def prepare_softmax(call):

@@ -3,7 +3,8 @@ CPU kernels use (``nbdl.kernels.shared.elemwise_exprs``): one ``cuda.jit``
 kernel per (op, layout, dtype), made on first use, with a grid-stride loop.
 
 ``T`` (the output's scalar type) is bound as a global of each kernel, so a
-float32 kernel keeps float32 constants."""
+float32 kernel keeps float32 constants; float16 arrays are computed in
+float32 (``T`` is float32 and each load converts), as on the CPU."""
 import math
 import re
 
@@ -11,7 +12,8 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.elemwise_exprs import spec_of
+from ..shared import special
+from ..shared.elemwise_exprs import spec_of, typed_scalars
 from ..shared.elemwise_plan import size_of
 from ._launch import launcher
 
@@ -42,8 +44,8 @@ def {name}(a_arr, b_arr, out, d0, d1, d2, d3, d4, n,
         q //= d2
         i1 = q % d1
         i0 = q // d1
-        a = a_arr[i0 * sa0 + i1 * sa1 + i2 * sa2 + i3 * sa3 + i4 * sa4 + j * sa5]
-        b = b_arr[i0 * sb0 + i1 * sb1 + i2 * sb2 + i3 * sb3 + i4 * sb4 + j * sb5]
+        a = {lo}a_arr[i0 * sa0 + i1 * sa1 + i2 * sa2 + i3 * sa3 + i4 * sa4 + j * sa5]{lc}
+        b = {lo}b_arr[i0 * sb0 + i1 * sb1 + i2 * sb2 + i3 * sb3 + i4 * sb4 + j * sb5]{lc}
         if req == REQ_ADD:
             out[i] += {expr}
         elif req != REQ_NULL:
@@ -51,16 +53,35 @@ def {name}(a_arr, b_arr, out, d0, d1, d2, d3, d4, n,
 '''
 
 _memo = {}
+_SPECIAL = {}
+
+
+def _special():
+    """``erfinv`` and ``digamma`` as device functions (made once, on first use)."""
+    if not _SPECIAL:
+        _SPECIAL["erfinv"] = cuda.jit(device=True)(special.erfinv)
+        _SPECIAL["digamma"] = cuda.jit(device=True)(special.digamma)
+    return _SPECIAL
 
 
 def _uses(name, expr):
     return re.search(rf"\b{name}\b", expr) is not None
 
 
+def _half(dtype):
+    """float16 arrays are computed in float32 (``T``), each load converted."""
+    return np.dtype(dtype) == np.float16
+
+
+def _load(dtype):
+    return ("T(", ")") if _half(dtype) else ("", "")
+
+
 def _compile(template, dtype, **fields):
     name = "kernel"
-    ns = {"cuda": cuda, "math": math, "np": np, "T": np.dtype(dtype).type, "REQ_ADD": REQ_ADD,
-          "REQ_NULL": REQ_NULL, "__name__": __name__}
+    t = np.float32 if _half(dtype) else np.dtype(dtype).type
+    ns = {"cuda": cuda, "math": math, "np": np, "T": t, "REQ_ADD": REQ_ADD,
+          "REQ_NULL": REQ_NULL, "__name__": __name__, **_special()}
     exec(compile(template.format(name=name, **fields), __file__, "exec"), ns)
     return cuda.jit(ns[name])
 
@@ -70,12 +91,14 @@ def map_kernel(spec, dtype, hoisted=()):
     fn = _memo.get(key)
     if fn is None:
         used = [a for a in spec.args if _uses(a, spec.expr)]
+        lo, lc = _load(dtype)
         fn = _compile(
             _MAP, dtype,
             params=", ".join(f"{a}_arr" for a in spec.args),
             scalars="".join(f"{s}, " for s in spec.scalars),
-            hoisted="".join(f"    {a} = {a}_arr[0]\n" for a in used if a in hoisted),
-            loads="".join(f"        {a} = {a}_arr[i]\n" for a in used if a not in hoisted),
+            hoisted="".join(f"    {a} = {lo}{a}_arr[0]{lc}\n" for a in used if a in hoisted),
+            loads="".join(f"        {a} = {lo}{a}_arr[i]{lc}\n" for a in used
+                          if a not in hoisted),
             expr=spec.expr)
         _memo[key] = fn
     return fn
@@ -85,14 +108,10 @@ def broadcast_kernel(spec, dtype):
     key = ("broadcast", spec, np.dtype(dtype))
     fn = _memo.get(key)
     if fn is None:
-        fn = _compile(_BROADCAST, dtype, expr=spec.expr)
+        lo, lc = _load(dtype)
+        fn = _compile(_BROADCAST, dtype, expr=spec.expr, lo=lo, lc=lc)
         _memo[key] = fn
     return fn
-
-
-def typed_scalars(call, spec):
-    t = np.dtype(call.out_dtypes[0]).type
-    return tuple(t(call.attrs[s]) for s in spec.scalars)
 
 
 def launch(kernel, n):

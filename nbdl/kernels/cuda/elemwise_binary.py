@@ -71,5 +71,6 @@ def prepare_reduce_sum_like(call):
         copy = launch(copy_kernel, no)
         return Launch(lambda x, _like, out, r: copy(x, out, r), (req,), views=views)
     groups = reduce_groups(data, like, call.where())
-    zero = np.dtype(call.out_dtypes[0]).type(0)
+    dt = np.dtype(call.out_dtypes[0])
+    zero = np.float32(0) if dt == np.float16 else dt.type(0)   # float16 sums in float32
     return Launch(launch(rsl_gather, no), gather_scalars(groups) + (zero, req), views=views)

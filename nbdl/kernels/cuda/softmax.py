@@ -1,11 +1,12 @@
 """CUDA kernels for softmax / log_softmax and their gradients: one thread per
 row of the ``(outer, n, inner)`` view (see ``nbdl.kernels.cpu.softmax``)."""
+import dataclasses
 import math
 
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.softmax import axis_view, inv_temperature
+from ..shared.softmax import axis_view, inv_temperature, softmin_attrs
 from ._launch import launcher
 
 
@@ -76,6 +77,11 @@ def _prepare(call, kernel, log, n_arrays):
     fn = _noop if call.req[0] == REQ_NULL or rows == 0 else launcher(kernel, rows)
     return Launch(fn, (inv_temperature(call.attrs, call.out_dtypes[0]), int(log), call.req[0]),
                   views=[view] * n_arrays)
+
+
+def prepare_softmin(call):
+    """softmin: the softmax kernel with the temperature negated."""
+    return prepare_softmax(dataclasses.replace(call, attrs=softmin_attrs(call.attrs)))
 
 
 def prepare_softmax(call):

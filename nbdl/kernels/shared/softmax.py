@@ -14,3 +14,10 @@ def axis_view(shape, axis):
 def inv_temperature(attrs, dtype):
     t = attrs.get("temperature")
     return np.dtype(dtype).type(1.0 if t is None else 1.0 / t)
+
+
+def softmin_attrs(attrs):
+    """softmin(x / t) is softmax(x / -t): the attributes that run softmin on
+    the softmax kernels (its gradient is softmax's with ``-t`` too)."""
+    t = attrs.get("temperature")
+    return dict(attrs, temperature=-(1.0 if t is None else t))
