@@ -20,8 +20,9 @@ def _ordered_nodes(root):
                             f"retain_graph=True to backward")
         if node.op is None:
             raise NbdlError(f"autograd.get_symbol: the history holds {node.name!r}, a node "
-                            f"with a Python backward (autograd.Function or a hybridized "
-                            f"block), which has no operator to put in a Symbol")
+                            f"with a Python backward (an autograd.Function, a hybridized "
+                            f"block, or NDArray indexing, '_index'), which has no operator "
+                            f"to put in a Symbol")
         if i < len(node.inputs):
             stack.append((node, i + 1))
             ag = getattr(node.inputs[i], "_ag", None)

@@ -134,3 +134,15 @@ def test_nd_uniform_and_normal_are_the_samplers():
     n = nd.normal(loc=5, scale=0.1, shape=(2, 300))
     assert n.shape == (2, 300)
     assert abs(float(n.asnumpy().mean()) - 5) < 0.05
+
+
+def test_get_symbol_through_reshape_and_refused_through_indexing():
+    x = nd.ones((2, 3))
+    x.attach_grad()
+    with autograd.record():
+        y = x.reshape((3, 2)) * 2
+        z = x[1] * 2
+    out = autograd.get_symbol(y).eval(var0=nd.array(np.arange(6).reshape(2, 3)))[0]
+    assert_almost_equal(out.asnumpy(), np.arange(6).reshape(3, 2) * 2)
+    with pytest.raises(nbdl.NbdlError, match="'_index'"):
+        autograd.get_symbol(z)
