@@ -241,7 +241,8 @@ class Executor:
                 if tuple(src.shape) != tuple(dst.shape):
                     raise ShapeError(f"forward: argument {k!r} is bound with shape {dst.shape} "
                                      f"but got an array of shape {tuple(src.shape)}; use "
-                                     f"executor.reshape({k}={tuple(src.shape)}) to change it")
+                                     f"executor.reshape({k}={tuple(src.shape)}) to change it "
+                                     f"(with allow_up_sizing=True if it grows)")
             for k, v in kwargs.items():
                 copy_into(arg[k]._data, v)
         which = "fwd_train" if is_train else "fwd_infer"
