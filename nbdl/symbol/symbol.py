@@ -125,6 +125,35 @@ class Symbol:
                 outs.append(node.output(i))
         return Symbol(outs)
 
+    def _gen_atomic_symbol(self):
+        """The output node's operator alone, with its attributes, for
+        composing anew (MXNet's ``Symbol._gen_atomic_symbol``).
+
+        MXNet's atomic symbol has no inputs at all; nbdl's nodes always have
+        theirs, so each input here is a fresh variable named as the op's
+        input (``data``, ``weight``, ...): composing by keyword
+        (``atomic(data=x)``) or by position replaces them as MXNet's
+        composition does, but ``list_arguments()`` lists them (MXNet: []).
+
+        Returns
+        -------
+        Symbol
+            A node of the same operator, name and attributes, with the op's
+            visible outputs.
+        """
+        nodes = {id(e.node): e.node for e in self._outputs}
+        if len(nodes) != 1:
+            raise GraphError(f"_gen_atomic_symbol: the symbol has outputs of {len(nodes)} "
+                             f"nodes; an atomic symbol is made from one operator node")
+        node = next(iter(nodes.values()))
+        if node.op is None:
+            raise GraphError(f"_gen_atomic_symbol: {node.name!r} is a variable, not an "
+                             f"operator node")
+        names = node.op.list_inputs(node.attrs) + node.op.list_aux(node.attrs)
+        atomic = make_node(node.op, [Node(None, n).output(0) for n in names], node.attr_str,
+                           name=node.name, user_attrs=node.user_attrs)
+        return Symbol([atomic.output(i) for i in range(atomic.num_visible_outputs)])
+
     def get_children(self):
         """The inputs of the output nodes, or None for a variable."""
         inputs, seen = [], set()

@@ -29,3 +29,30 @@ def test_compose_by_position_and_keyword_at_once_is_refused():
     with pytest.raises(TypeError):          # MXNet raises TypeError here
         y(sym.var("z"), x=sym.var("k"))
     assert y(x=sym.var("k")).list_arguments() == ["k"]
+
+
+def test_gen_atomic_symbol_composes_like_the_operator():
+    x = sym.var("x")
+    fc = sym.FullyConnected(x * 2, num_hidden=3, name="fc", attr={"__lr_mult__": "2"})
+    atomic = fc._gen_atomic_symbol()
+    assert atomic.name == "fc"
+    assert atomic.list_arguments() == ["data", "weight", "bias"]
+    assert atomic.attr("num_hidden") == "3" and atomic.attr("lr_mult") == "2"
+    composed = atomic(data=sym.var("q"), weight=sym.var("w"), bias=sym.var("b"))
+    assert composed.list_arguments() == ["q", "w", "b"]
+    assert fc.list_arguments() == ["x", "fc_weight", "fc_bias"]     # the original is untouched
+    qv = np.arange(10, dtype=np.float32).reshape(2, 5)
+    wv = np.ones((3, 5), np.float32)
+    out = composed.eval(q=nbdl.nd.array(qv), w=nbdl.nd.array(wv), b=nbdl.nd.ones((3,)))[0]
+    np.testing.assert_allclose(out.asnumpy(), qv @ wv.T + 1)
+    # several outputs of one node (split) stay one atomic node
+    parts = sym.split(x, num_outputs=3, axis=1, name="sp")
+    assert len(parts._gen_atomic_symbol().list_outputs()) == 3
+
+
+def test_gen_atomic_symbol_refuses_variables_and_groups():
+    x = sym.var("x")
+    with pytest.raises(nbdl.GraphError, match="'x' is a variable"):
+        x._gen_atomic_symbol()
+    with pytest.raises(nbdl.GraphError, match="outputs of 2 nodes"):
+        sym.Group([x * 2, x + 1])._gen_atomic_symbol()
