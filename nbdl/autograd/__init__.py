@@ -6,6 +6,7 @@ from .function import Function  # noqa: F401
 from .state import (is_recording, is_training, pause, predict_mode, record,  # noqa: F401
                     set_recording, set_training, train_mode)
 from .tape import Variable, check_req, record_custom  # noqa: F401
+from .tape_symbol import get_symbol  # noqa: F401
 
 
 def mark_variables(variables, gradients, grad_reqs="write"):
@@ -58,10 +59,29 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
          train_mode=True):
     """Gradients of ``heads`` with respect to ``variables``, returned as new
-    arrays (the variables' own gradient buffers are left alone).  With
-    ``create_graph=True`` the result is itself recorded, for higher orders."""
+    arrays (the variables' own gradient buffers are left alone).
+
+    Parameters
+    ----------
+    heads : NDArray or list of NDArray
+        Outputs computed under ``record()``.
+    variables : NDArray or list of NDArray
+        Arrays with gradients attached (``attach_grad`` / ``mark_variables``).
+    head_grads : NDArray or list of NDArray, optional
+        Gradients of the heads (ones when omitted).
+    retain_graph : bool, optional
+        Keep the tape for another pass (default: ``create_graph``).
+    create_graph : bool
+        Record the gradient computation itself, for higher orders.
+    train_mode : bool
+        Run the gradient ops in training mode.
+
+    Returns
+    -------
+    list of NDArray
+        One gradient per variable -- a list also when ``variables`` is one
+        NDArray, as MXNet 1.9.1 returns it (``dx, = grad(y, x)``)."""
     heads = _as_list(heads)
-    single = not isinstance(variables, (list, tuple))
     variables = _as_list(variables)
     head_grads = _as_list(head_grads) or [None] * len(heads)
     for v in variables:
@@ -77,4 +97,4 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     for v in variables:
         g = results.get(id(v))
         out.append(g if g is not None else invoke("zeros_like", [v]))
-    return out[0] if single else out
+    return out

@@ -137,6 +137,12 @@ def _op_input_grads(tn, out_grads, train_mode, need, given=None):
     inputs ``need`` leaves out).  ``given``: per input, an array its
     gradient may be written into directly (or None)."""
     if tn.op.gradient is None:
+        if tn.op.name.startswith("_backward_") and any(need):
+            # A gradient op recorded by create_graph=True that has no rule of
+            # its own: a zero gradient here would be silently wrong.
+            raise NbdlError(f"backward through {tn.op.name!r} (recorded by grad(..., "
+                            f"create_graph=True)): this gradient op has no gradient rule, so "
+                            f"this higher-order gradient is not available")
         return [None] * len(tn.inputs)
     rec = _recipe(tn, need)
     n_in, n_out = len(tn.inputs), len(tn.outputs)
@@ -299,6 +305,14 @@ def run_backward(heads, head_grads, variables, retain_graph, create_graph, train
     direct = None
     if write_into and not create_graph and not any(tn.writes_grads for tn in order):
         direct = _direct_targets(order, leads, heads, head_grads, variables, var_ids) or None
+    if create_graph:
+        # Gradient rules read the recorded outputs (exp's gradient is
+        # og * out); the node's views of them must lead back to the node for
+        # the recorded gradient to depend on the inputs through them (the
+        # view -> node -> view cycle is left to the garbage collector).
+        for tn in order:
+            for i, o in enumerate(tn.outputs):
+                o._ag = (tn, i)
     grads = {}
     with state._Scope(bool(create_graph), train_mode):
         for h, g in zip(heads, head_grads):

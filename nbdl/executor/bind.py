@@ -117,7 +117,7 @@ def _check_unique(sym):
     return classify_variables(order)
 
 
-def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs):
+def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None):
     arg_nodes, aux_nodes = _check_unique(sym)
     arg_names = [n.name for n in arg_nodes]
     wants = {n for n, g in zip(arg_names, grad_nds) if g is not None and reqs[n] != REQ_NULL}
@@ -147,7 +147,8 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs):
         external[node.output(0)] = a._data
     head_grads = [device.zeros(bg.shapes[h], bg.dtypes[h]) for h in bg.head_grads]
     grad_arrays = {n: g._data for n, g in zip(arg_names, grad_nds) if n in wants}
-    sched = compile_schedule(bg, device, reqs, external, head_grads, grad_arrays)
+    sched = compile_schedule(bg, device, reqs, external, head_grads, grad_arrays,
+                             shared_arena=shared_arena)
     if _prof.memory:
         _prof.counter(f"Executor arena: {device.device_type}/{device.device_id}",
                       _prof.CAT_STORAGE, int(sched.plan.arena_bytes))
@@ -210,36 +211,76 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, **shapes):
     return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs)
 
 
-def rebind(ex, new_shapes, partial_shaping=False):
-    """``Executor.reshape``: arguments whose shape is unchanged keep their
-    arrays (and gradient arrays); the rest are allocated anew."""
+def _resized(dev, a, shape, name, what, allow_up_sizing):
+    """``a`` itself for an unchanged shape, a view of its first elements
+    for a smaller one, a new zero array for a larger one (with
+    ``allow_up_sizing``), as MXNet's reshape shares memory."""
+    from ..ndarray import NDArray
+    shape = tuple(shape)
+    if shape == tuple(a.shape):
+        return a
+    n = int(np.prod(shape, dtype=np.int64))
+    if n > a.size:
+        if not allow_up_sizing:
+            raise BindError(f"reshape: the new shape {shape} of {what} {name!r} is larger than "
+                            f"its bound shape {tuple(a.shape)}; making a big executor and "
+                            f"then reshaping it smaller is more efficient than the reverse; "
+                            f"pass allow_up_sizing=True to allocate new arrays")
+        return NDArray(dev.zeros(shape, a.dtype), dev)
+    return NDArray(a._data.reshape(a.size)[:n].reshape(shape), dev)
+
+
+def rebind(ex, new_shapes, partial_shaping=False, allow_up_sizing=False):
+    """``Executor.reshape``, MXNet's semantics: an argument or aux state
+    whose shape is unchanged keeps its arrays (value and gradient), one that
+    gets smaller is a view of the first elements of its old arrays, one that
+    gets larger is allocated anew (only with ``allow_up_sizing``); the new
+    executor runs in the old one's memory arena when it fits, so the two
+    share memory and are not to be run in parallel.  Without
+    ``partial_shaping`` an array whose shape changes although it was not
+    named in ``new_shapes`` is an error."""
     sym = ex._symbol
-    names = ex._arg_names
+    names = ex._arg_names + ex._aux_names
     unknown = [k for k in new_shapes if k not in names]
     if unknown:
-        raise BindError(f"reshape: {unknown} are not arguments (arguments: {names})")
+        raise BindError(f"reshape: {unknown} are not arguments (arguments: {ex._arg_names})")
     order = topo_order(sym._outputs)
     arg_nodes, aux_nodes = classify_variables(order)
-    known = {n.output(0): tuple(new_shapes[n.name]) for n in arg_nodes if n.name in new_shapes}
+    known = {n.output(0): _shape_of(new_shapes[n.name], n.name)
+             for n in arg_nodes + aux_nodes if n.name in new_shapes}
     types = {n.output(0): np.dtype(a.dtype) for n, a in zip(arg_nodes, ex.arg_arrays)}
     s_table, _ = _graph.infer_all(order, arg_nodes, known, types)
     # Arguments the new shapes do not determine keep their current shapes.
-    for n, a in zip(arg_nodes, ex.arg_arrays):
+    for n, a in zip(arg_nodes + aux_nodes, ex.arg_arrays + ex.aux_arrays):
         if s_table.get(n.output(0)) is None:
             known[n.output(0)] = tuple(a.shape)
     s_table, _ = _graph.infer_all(order, arg_nodes, known, types)
-    from ..ndarray import NDArray
     dev = ex._device
+
+    def new_shape(n, a, what):
+        shp = tuple(s_table.get(n.output(0), tuple(a.shape)))
+        if shp != tuple(a.shape) and n.name not in new_shapes and not partial_shaping:
+            raise BindError(f"reshape: the shape of {what} {n.name!r}, which was not given, "
+                            f"changes from {tuple(a.shape)} to {shp}, so the new executor "
+                            f"would not share it with the old one; check the network, or "
+                            f"pass partial_shaping=True if this is intended")
+        return shp
     arg_nds, grad_nds, aux_nds = [], [], []
     for n, a, g in zip(arg_nodes, ex.arg_arrays, ex.grad_arrays):
-        shp = s_table.get(n.output(0), tuple(a.shape))
-        if tuple(shp) == tuple(a.shape):
-            arg_nds.append(a)
-            grad_nds.append(g)
-        else:
-            arg_nds.append(NDArray(dev.zeros(shp, a.dtype), dev))
-            grad_nds.append(NDArray(dev.zeros(shp, a.dtype), dev) if g is not None else None)
+        shp = new_shape(n, a, "argument")
+        arg_nds.append(_resized(dev, a, shp, n.name, "argument", allow_up_sizing))
+        grad_nds.append(None if g is None else
+                        _resized(dev, g, shp, n.name, "gradient of", allow_up_sizing))
     for n, a in zip(aux_nodes, ex.aux_arrays):
-        shp = s_table.get(n.output(0), tuple(a.shape))
-        aux_nds.append(a if tuple(shp) == tuple(a.shape) else NDArray(dev.zeros(shp, a.dtype), dev))
-    return _finish(sym, dev, arg_nds, grad_nds, aux_nds, dict(ex._grad_req))
+        shp = new_shape(n, a, "aux state")
+        aux_nds.append(_resized(dev, a, shp, n.name, "aux state", allow_up_sizing))
+    return _finish(sym, dev, arg_nds, grad_nds, aux_nds, dict(ex._grad_req),
+                   shared_arena=ex._sched.arena)
+
+
+def _shape_of(v, name):
+    if isinstance(v, (int, np.integer)):
+        v = (int(v),)
+    if not isinstance(v, (tuple, list)) or not all(isinstance(d, (int, np.integer)) for d in v):
+        raise BindError(f"reshape: the shape of {name!r} must be a tuple of ints, got {v!r}")
+    return tuple(int(d) for d in v)

@@ -8,7 +8,7 @@ import numpy as np
 from .. import config
 from .. import profiler_core as _prof
 from ..errors import BindError, ShapeError
-from ..ops.registry import REQ_NULL, serial_twin
+from ..ops.registry import serial_twin
 from . import driver as _driver
 from .. import compile_log
 
@@ -241,7 +241,8 @@ class Executor:
                 if tuple(src.shape) != tuple(dst.shape):
                     raise ShapeError(f"forward: argument {k!r} is bound with shape {dst.shape} "
                                      f"but got an array of shape {tuple(src.shape)}; use "
-                                     f"executor.reshape({k}={tuple(src.shape)}) to change it")
+                                     f"executor.reshape({k}={tuple(src.shape)}) to change it "
+                                     f"(with allow_up_sizing=True if it grows)")
             for k, v in kwargs.items():
                 copy_into(arg[k]._data, v)
         which = "fwd_train" if is_train else "fwd_infer"
@@ -256,10 +257,7 @@ class Executor:
         """Run the backward pass.  ``out_grads``: None (a head gradient of
         ones, as for a loss output), one array, or a list, one per output."""
         if not self._has_backward:
-            if any(r != REQ_NULL for r in self._grad_req.values()):
-                return
-            raise BindError("backward: the executor was bound with grad_req='null' for every "
-                            "argument (or without gradient arrays); nothing to compute")
+            return      # no gradient arrays (grad_req 'null'): nothing to do, as in MXNet
         if out_grads is None:
             for h in self._head_grads:
                 copy_into(h, 1)
@@ -303,10 +301,24 @@ class Executor:
             copy_into(dst._data, src)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
-        """A new executor for new argument shapes that shares the arrays of
-        every argument whose shape does not change (parameters)."""
+        """A new executor for new argument shapes, sharing memory with this
+        one (MXNet's ``Executor.reshape``; not to be run in parallel with it).
+
+        Parameters
+        ----------
+        partial_shaping : bool
+            Allow arrays not named in ``kwargs`` to change shape (else a
+            ``BindError`` names them).
+        allow_up_sizing : bool
+            Allow arrays to grow: those get new zero arrays (else a
+            ``BindError``); arrays whose shape is unchanged are the same
+            NDArrays, smaller ones views of the first elements of the old.
+        **kwargs : tuple of int
+            New shapes, by argument (or aux state) name.
+        """
         from .bind import rebind
-        return rebind(self, kwargs, partial_shaping=partial_shaping)
+        return rebind(self, kwargs, partial_shaping=partial_shaping,
+                      allow_up_sizing=allow_up_sizing)
 
     # -- inspection -------------------------------------------------------
     def debug_str(self):

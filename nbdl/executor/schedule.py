@@ -78,10 +78,13 @@ def _nbytes(shape, dtype):
     return n * np.dtype(dtype).itemsize
 
 
-def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, arg_grad_arrays):
+def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, arg_grad_arrays,
+                     shared_arena=None):
     """``external_arrays``: {Entry: device array} for arguments and aux;
     ``head_grad_arrays``: list aligned with ``bg.head_grads``;
-    ``arg_grad_arrays``: {arg name: device array} for arguments with gradients."""
+    ``arg_grad_arrays``: {arg name: device array} for arguments with gradients;
+    ``shared_arena``: another schedule's arena (uint8) to plan into when it
+    is large enough (``Executor.reshape``: the executors share memory)."""
     bound = bind_gradients(bg, grad_req)
     nodes = bg.fwd_nodes + bg.bwd_nodes
     ids, entries = {}, []
@@ -157,7 +160,10 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
                           outputs={ids[h] for h in bg.heads}, unwritten=unwritten)
     plan = make_plan(request)
 
-    arena = device.empty((max(plan.arena_bytes, 1),), np.uint8)
+    if shared_arena is not None and shared_arena.shape[0] >= plan.arena_bytes:
+        arena = shared_arena
+    else:
+        arena = device.empty((max(plan.arena_bytes, 1),), np.uint8)
     arrays = dict(ext)
     for e, i in ids.items():
         if i not in arrays:

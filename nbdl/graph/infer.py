@@ -88,14 +88,11 @@ def infer_shapes(order, known, partial=True):
             shp = _parse_tuple(node.user_attrs["__shape__"])
             if shp and all(d is not None and d > 0 for d in shp):
                 table[node.output(0)] = shp
+    # A shape given for a variable replaces the one it was declared with
+    # (``var('a', shape=...)``), as in MXNet's infer_shape and simple_bind.
     for e, s in known.items():
         if s is not None:
-            s = tuple(int(d) for d in s)
-            old = table.get(e)
-            if old is not None and old != s and e.node.op is None:
-                raise ShapeError(f"argument {e.node.name!r}: given shape {s} disagrees "
-                                 f"with its declared shape {old}")
-            table[e] = s
+            table[e] = tuple(int(d) for d in s)
     return _run(order, table, "infer_shape", "shape", ShapeError, partial)
 
 

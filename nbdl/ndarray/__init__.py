@@ -25,6 +25,10 @@ _internal = _namespace.make_module(__name__ + "._internal", include_hidden=True)
 random_uniform = random.uniform
 random_normal = random.normal
 random_randint = random.randint
+# and MXNet 1.x's top-level ``mx.nd.uniform`` / ``mx.nd.normal`` (the ops'
+# aliases of ``_random_uniform`` / ``_random_normal``).
+uniform = random.uniform
+normal = random.normal
 
 
 def __getattr__(name):

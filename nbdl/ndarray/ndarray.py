@@ -95,6 +95,22 @@ class NDArray:
     def stype(self):
         return "default"
 
+    def tostype(self, stype):
+        """This array in storage type ``stype`` (MXNet's ``NDArray.tostype``):
+        ``'default'`` gives a dense copy; the sparse types (``'csr'``,
+        ``'row_sparse'``) raise ``nd.sparse.SparseStorageError``, as nbdl's
+        arrays are dense.
+
+        Parameters
+        ----------
+        stype : str
+            The storage type wanted.
+        """
+        if stype == "default":
+            return self.copy()
+        from .sparse import cast_storage
+        return cast_storage(self, stype)
+
     def __len__(self):
         if not self._data.shape:
             raise TypeError("len() of a 0-d NDArray")
@@ -158,7 +174,21 @@ class NDArray:
     # this array as a gradient, and whether it was written since the Trainer's
     # last step.
     _written_in = None
-    _fresh_grad = False
+    _grad_fresh = False
+
+    @property
+    def _fresh_grad(self):
+        """Whether the gradient was written by a backward pass since the
+        flag was last cleared (MXNet's ``NDArray._fresh_grad``).  On a
+        variable (``attach_grad``) it is its gradient buffer's flag, so
+        ``x._fresh_grad`` and ``x.grad._fresh_grad`` are one flag."""
+        v = self._ag_var
+        return (v.grad if v is not None else self)._grad_fresh
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, state):
+        v = self._ag_var
+        (v.grad if v is not None else self)._grad_fresh = bool(state)
 
     def attach_grad(self, grad_req="write", stype=None):
         """Allocate a zero gradient buffer and make this array a variable

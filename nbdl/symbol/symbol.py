@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from ..base import NotImplementedForSymbol
-from ..errors import AttrError, DTypeError, GraphError, ShapeError
+from ..errors import ArgumentError, AttrError, DTypeError, GraphError, ShapeError
 from ..graph.infer import infer_shapes, infer_types
 from .. import name as _names
 from ..ops.ir import Entry, Node, classify_variables, make_node, topo_order
@@ -125,6 +125,35 @@ class Symbol:
                 outs.append(node.output(i))
         return Symbol(outs)
 
+    def _gen_atomic_symbol(self):
+        """The output node's operator alone, with its attributes, for
+        composing anew (MXNet's ``Symbol._gen_atomic_symbol``).
+
+        MXNet's atomic symbol has no inputs at all; nbdl's nodes always have
+        theirs, so each input here is a fresh variable named as the op's
+        input (``data``, ``weight``, ...): composing by keyword
+        (``atomic(data=x)``) or by position replaces them as MXNet's
+        composition does, but ``list_arguments()`` lists them (MXNet: []).
+
+        Returns
+        -------
+        Symbol
+            A node of the same operator, name and attributes, with the op's
+            visible outputs.
+        """
+        nodes = {id(e.node): e.node for e in self._outputs}
+        if len(nodes) != 1:
+            raise GraphError(f"_gen_atomic_symbol: the symbol has outputs of {len(nodes)} "
+                             f"nodes; an atomic symbol is made from one operator node")
+        node = next(iter(nodes.values()))
+        if node.op is None:
+            raise GraphError(f"_gen_atomic_symbol: {node.name!r} is a variable, not an "
+                             f"operator node")
+        names = node.op.list_inputs(node.attrs) + node.op.list_aux(node.attrs)
+        atomic = make_node(node.op, [Node(None, n).output(0) for n in names], node.attr_str,
+                           name=node.name, user_attrs=node.user_attrs)
+        return Symbol([atomic.output(i) for i in range(atomic.num_visible_outputs)])
+
     def get_children(self):
         """The inputs of the output nodes, or None for a variable."""
         inputs, seen = [], set()
@@ -207,6 +236,10 @@ class Symbol:
     def _compose(self, *args, **kwargs):
         """Replace variables of this graph in place (MXNet's ``_compose``)."""
         name = kwargs.pop("name", None)
+        if args and kwargs:     # MXNet raises TypeError here too
+            raise ArgumentError(f"compose: takes the input symbols either by position or by "
+                                f"keyword, not both (got {len(args)} by position and "
+                                f"{', '.join(map(repr, kwargs))} by keyword)")
         for k, s in list(enumerate(args)) + list(kwargs.items()):
             if not isinstance(s, Symbol):
                 raise GraphError(f"compose: argument {k!r} must be a Symbol, got {type(s).__name__}")

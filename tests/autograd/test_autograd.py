@@ -118,7 +118,7 @@ def test_grad_function_and_second_order():
     x.attach_grad()
     with autograd.record():
         y = x * x * x
-        dy = autograd.grad(y, x, create_graph=True)      # 3x^2, recorded
+        dy, = autograd.grad(y, x, create_graph=True)     # 3x^2, recorded (a list, as MXNet)
         z = nd.sum(dy)
     z.backward()
     assert_almost_equal(dy.asnumpy(), 3 * np.array([1, 4, 9], np.float32))
@@ -219,7 +219,7 @@ def test_grad_leaves_gradient_buffers_alone():
     x.grad[:] = 7.0
     with autograd.record():
         y = x * x
-    g = autograd.grad(y, x)
+    g, = autograd.grad(y, x)
     assert g is not x.grad
     np.testing.assert_array_equal(g.asnumpy(), [2.0, 4.0])
     np.testing.assert_array_equal(x.grad.asnumpy(), [7.0, 7.0])

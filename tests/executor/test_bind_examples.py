@@ -126,7 +126,7 @@ def test_copy_params_from_and_reshape_share_parameters():
     w = np.random.RandomState(0).rand(3, 4).astype(np.float32)
     ex.copy_params_from({"fc_weight": w, "fc_bias": np.ones(3, np.float32)})
     x = np.random.RandomState(1).rand(5, 4).astype(np.float32)
-    ex2 = ex.reshape(data=(5, 4))
+    ex2 = ex.reshape(allow_up_sizing=True, data=(5, 4))
     assert ex2.arg_dict["fc_weight"] is ex.arg_dict["fc_weight"]
     out = ex2.forward(data=x)[0].asnumpy()
     assert_almost_equal(out, x @ w.T + 1, rtol=1e-5)
