@@ -22,6 +22,8 @@ _internal = _namespace.make_module(__name__ + "._internal", include_hidden=True)
 random_uniform = random.uniform
 random_normal = random.normal
 random_randint = random.randint
+uniform = random.uniform      # MXNet 1.x's mx.nd.uniform / mx.nd.normal aliases
+normal = random.normal
 
 
 def __getattr__(name):

@@ -101,3 +101,43 @@ def test_residual_bidirectional_and_output_prefix():
 def test_bidirectional_output_prefix_must_be_a_string():
     with pytest.raises(nbdl.NbdlError, match="output_prefix must be a str, got 3"):
         rnn.BidirectionalCell(rnn.RNNCell(2), rnn.RNNCell(2), output_prefix=3)
+
+
+def test_valid_length_merges_outputs_unless_merge_outputs_is_false():
+    rng = np.random.default_rng(2)
+    x = nbdl.nd.array(rng.standard_normal((T, N, C)).astype(np.float32))
+    lengths = nbdl.nd.array([2, 3])
+    for cell in (rnn.RNNCell(H, input_size=C),
+                 rnn.BidirectionalCell(rnn.RNNCell(H, input_size=C), rnn.RNNCell(H, input_size=C))):
+        cell.initialize()
+        merged, _ = cell.unroll(T, x, layout="TNC", valid_length=lengths)
+        width = H * (2 if isinstance(cell, rnn.BidirectionalCell) else 1)
+        assert isinstance(merged, nbdl.nd.NDArray) and merged.shape == (T, N, width)
+        np.testing.assert_array_equal(merged.asnumpy()[2, 0], 0)         # past length 2
+        listed, _ = cell.unroll(T, x, layout="TNC", valid_length=lengths, merge_outputs=False)
+        assert isinstance(listed, list) and len(listed) == T
+        np.testing.assert_allclose(np.stack([o.asnumpy() for o in listed]), merged.asnumpy())
+        plain, _ = cell.unroll(T, x, layout="TNC")
+        assert isinstance(plain, list)
+
+
+def test_variational_dropout_cell_merges_by_default_and_contrib_names():
+    assert nbdl.gluon.contrib.rnn.VariationalDropoutCell is rnn.VariationalDropoutCell
+    assert nbdl.gluon.contrib.rnn.LSTMPCell is rnn.LSTMPCell
+    assert nbdl.gluon.contrib.rnn.Conv2DLSTMCell is rnn.Conv2DLSTMCell
+    base = rnn.RNNCell(H, input_size=C)
+    cell = nbdl.gluon.contrib.rnn.VariationalDropoutCell(base, drop_inputs=0.0)
+    cell.initialize()
+    x = nbdl.nd.array(np.random.default_rng(3).standard_normal((N, T, C)).astype(np.float32))
+    merged, _ = cell.unroll(T, x)
+    assert isinstance(merged, nbdl.nd.NDArray) and merged.shape == (N, T, H)
+    want, _ = base.unroll(T, x, merge_outputs=True)
+    np.testing.assert_allclose(merged.asnumpy(), want.asnumpy(), rtol=1e-6)
+    listed, _ = cell.unroll(T, x, merge_outputs=False)
+    assert isinstance(listed, list) and len(listed) == T
+
+
+def test_nd_uniform_and_normal_are_the_samplers():
+    assert nbdl.nd.uniform is nbdl.nd.random.uniform and nbdl.nd.normal is nbdl.nd.random.normal
+    u = nbdl.nd.uniform(shape=(1000,)).asnumpy()
+    assert u.shape == (1000,) and 0 <= u.min() and u.max() < 1 and 0.4 < u.mean() < 0.6

@@ -107,7 +107,9 @@ class _CellMixin:
             states = [call_op("SequenceLast", [_merge_time(list(per_step), 0), valid_length],
                               use_sequence_length=True, axis=0)
                       for per_step in zip(*all_states)]
-            return _mask_outputs(outputs, length, valid_length, axis, merge_outputs), states
+            # masked outputs are merged unless merge_outputs=False (MXNet 1.x)
+            return _mask_outputs(outputs, length, valid_length, axis,
+                                 merge_outputs is not False), states
         if merge_outputs:
             outputs = _merge_time(outputs, axis)
         return outputs, states
@@ -409,7 +411,7 @@ class BidirectionalCell(HybridRecurrentCell):
         outputs = [call_op("Concat", [a, b], dim=1, num_args=2,
                            name=f"{self._output_prefix}t{t}")
                    for t, (a, b) in enumerate(zip(l_out, r_out))]
-        if merge_outputs:
+        if merge_outputs or (merge_outputs is None and valid_length is not None):
             outputs = _merge_time(outputs, axis)
         return outputs, list(l_st) + list(r_st)
 
@@ -492,6 +494,31 @@ class VariationalDropoutCell(ModifierCell):
     def reset(self):
         super().reset()
         self.drop_inputs_mask = self.drop_states_mask = self.drop_outputs_mask = None
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        """As ``RecurrentCell.unroll``; without ``drop_states`` and with
+        ``merge_outputs=None`` the outputs come merged (MXNet 1.x).
+
+        Parameters
+        ----------
+        length : int
+            The number of time steps.
+        inputs : NDArray, Symbol or list of them
+            The sequence.
+        begin_state : list, optional
+            The base cell's states.
+        layout : str, default 'NTC'
+            The layout of merged inputs and outputs.
+        merge_outputs : bool or None
+            Whether to return one merged output.
+        valid_length : NDArray or Symbol, optional
+            Each sequence's length.
+        """
+        if merge_outputs is None and not self.drop_states:
+            merge_outputs = True
+        return super().unroll(length, inputs, begin_state=begin_state, layout=layout,
+                              merge_outputs=merge_outputs, valid_length=valid_length)
 
     def forward(self, inputs, states):
         if self.drop_states:
