@@ -114,6 +114,47 @@ class _RNNLayer(HybridBlock):
                 p.shape = (self._gates * self._hidden_size, ni)
         super()._infer_params(sym, names, args)
 
+    def _unfuse(self):
+        """The layer as a stack of recurrent cells (MXNet 1.x's ``_unfuse``):
+        a ``HybridSequentialRNNCell`` with one cell per layer (a
+        ``BidirectionalCell`` of two when bidirectional, ``DropoutCell``
+        between layers when ``dropout > 0``) that use this layer's Parameters,
+        so both compute the same function; unroll it with the layer's layout.
+        State clipping (LSTM ``state_clip_*``) is not carried over, as in
+        MXNet."""
+        from . import rnn_cell
+        H, P = self._hidden_size, self._projection_size
+
+        def make(d, i, ni):
+            if self._mode == "lstm" and P is not None:
+                cell = rnn_cell.LSTMPCell(H, P, input_size=ni)
+                kinds = ("i2h", "h2h", "h2r")
+            else:
+                if self._mode.startswith("rnn_"):
+                    cell = rnn_cell.RNNCell(H, activation=self._mode[4:], input_size=ni)
+                else:
+                    cls = rnn_cell.LSTMCell if self._mode == "lstm" else rnn_cell.GRUCell
+                    cell = cls(H, input_size=ni)
+                kinds = ("i2h", "h2h")
+            for g in kinds:
+                for kind in ("weight", "bias"):
+                    if g == "h2r" and kind == "bias":
+                        continue
+                    setattr(cell, f"{g}_{kind}", getattr(self, f"{d}{i}_{g}_{kind}"))
+            return cell
+
+        stack = rnn_cell.HybridSequentialRNNCell()
+        ni = self._input_size
+        for i in range(self._num_layers):
+            if self._dir == 2:
+                stack.add(rnn_cell.BidirectionalCell(make("l", i, ni), make("r", i, ni)))
+            else:
+                stack.add(make("l", i, ni))
+            if self._dropout > 0 and i != self._num_layers - 1:
+                stack.add(rnn_cell.DropoutCell(self._dropout))
+            ni = (P or H) * self._dir
+        return stack
+
     def _zero_states(self, x):
         """Zero begin states built from the (TNC) input with registered ops, so
         the same code serves eager calls and traced graphs."""
