@@ -166,3 +166,19 @@ def test_unfused_layer_computes_the_same_with_the_same_parameters(make):
         h1 = np.tanh(x.asnumpy()[0] @ p["i2h_weight"].T + p["i2h_bias"] + p["h2h_bias"])
         first = stack[0].unroll(1, [x[0]])[0][0].asnumpy()
         np.testing.assert_allclose(first, h1, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("layout", ["TNC", "NTC"])
+def test_fused_layer_without_input_size_inside_a_hybridized_parent(layout):
+    layer = rnn.LSTM(3, bidirectional=True, layout=layout)      # input size deferred
+    net = nbdl.gluon.nn.HybridSequential()
+    net.add(layer)
+    net.hybridize()
+    net.initialize(nbdl.initializer.Uniform(0.5))
+    shape = (T, N, C) if layout == "TNC" else (N, T, C)
+    x = nbdl.nd.array(np.random.default_rng(5).standard_normal(shape).astype(np.float32))
+    out = net(x)
+    assert layer.l0_i2h_weight.shape == (12, C) and layer.r0_i2h_weight.shape == (12, C)
+    assert out.shape == shape[:2] + (6,)
+    cells, _ = layer._unfuse().unroll(T, x, layout=layout, merge_outputs=True)
+    np.testing.assert_allclose(out.asnumpy(), cells.asnumpy(), rtol=1e-4, atol=1e-5)

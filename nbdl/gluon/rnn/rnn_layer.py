@@ -17,6 +17,7 @@ starts at its last valid step), outputs after them are zero and the returned
 states are those at each element's last valid step.
 """
 from ...errors import NbdlError
+from ...symbol.symbol import Symbol
 from .._trace import call_op
 from ..hybrid_block import HybridBlock
 from ..parameter import Parameter
@@ -102,6 +103,22 @@ class _RNNLayer(HybridBlock):
         func = func or nd.zeros
         return [func(info["shape"], **{"dtype": info["dtype"], **kwargs})
                 for info in self.state_info(batch_size)]
+
+    def _infer_from_traced_input(self, known):
+        """Size layer 0's i2h weights from the shape of the input this layer
+        was last traced on, inside a parent's graph (``known``: the shapes of
+        the graph's inputs and known parameters)."""
+        x = getattr(self, "_traced_input", None)
+        todo = [p for p in (getattr(self, f"{d}0_i2h_weight") for d in ["l", "r"][:self._dir])
+                if p.shape is None or not all(s > 0 for s in p.shape)]
+        if x is None or not todo:
+            return
+        inputs = x.list_inputs()
+        _, out_shapes, _ = x.infer_shape_partial(**{k: v for k, v in known.items()
+                                                    if k in inputs})
+        if out_shapes and out_shapes[0] and out_shapes[0][-1] > 0:
+            for p in todo:
+                p.shape = (self._gates * self._hidden_size, int(out_shapes[0][-1]))
 
     def _infer_params(self, sym, names, args):
         # the packed vector hides each weight's shape from graph inference:
@@ -192,6 +209,8 @@ class _RNNLayer(HybridBlock):
             raise NbdlError(f"{name}: sequence_length was given but the layer was made with "
                             f"use_sequence_length=False")
         skip_states = states is None
+        if isinstance(inputs, Symbol):
+            object.__setattr__(self, "_traced_input", inputs)   # for deferred shapes
         if self._layout == "NTC":
             inputs = call_op("SwapAxis", [inputs], dim1=0, dim2=1)
         if skip_states:
