@@ -14,10 +14,23 @@ from .errors import DeviceError
 _state = threading.local()
 
 
+class _DefaultDevice:
+    """``Device.default_ctx``: the current default device, read on the class
+    (MXNet 1.x's deprecated ``Context.default_ctx``; ``with device:`` and
+    ``current_context()`` are the supported ways)."""
+
+    def __get__(self, obj, owner=None):
+        import warnings
+        warnings.warn("Context.default_ctx has been deprecated; use Context.current_context() "
+                      "or with-blocks (with mx.cpu(1): ...)", DeprecationWarning, stacklevel=2)
+        return current_device()
+
+
 class Device:
     """A compute device: ``device_type`` is ``'cpu'`` or ``'gpu'``."""
 
     __slots__ = ("device_type", "device_id", "_old", "key")
+    default_ctx = _DefaultDevice()
 
     def __init__(self, device_type="cpu", device_id=0):
         if isinstance(device_type, Device):

@@ -326,6 +326,35 @@ class MSRAPrelu(Xavier):
 
 
 @register
+class LSTMBias(Initializer):
+    """Fills an LSTM bias of shape ``(4 * hidden,)`` with 0 except the
+    forget gate's quarter (the second of MXNet's gates i, f, g, o), which
+    gets ``forget_bias``.
+
+    Parameters
+    ----------
+    forget_bias : float, default 1.0
+        The forget gate's bias (Jozefowicz et al. 2015 recommend 1.0).
+    """
+
+    def __init__(self, forget_bias=1.0):
+        if not isinstance(forget_bias, numbers.Real) or isinstance(forget_bias, bool):
+            raise InitializerError(f"LSTMBias: forget_bias must be a number, got "
+                                   f"{forget_bias!r}")
+        super().__init__(forget_bias=forget_bias)
+        self.forget_bias = float(forget_bias)
+
+    def _init_weight(self, name, arr):
+        if arr.ndim != 1 or arr.shape[0] % 4:
+            raise InitializerError(f"LSTMBias: {str(name)!r} has shape {tuple(arr.shape)}; an "
+                                   f"LSTM bias has shape (4 * hidden,)")
+        values = np.zeros(arr.shape)
+        n = arr.shape[0] // 4
+        values[n:2 * n] = self.forget_bias
+        _write(arr, values)
+
+
+@register
 class Mixed(Initializer):
     """The first initializer whose regular expression matches the name
     (``re.match``) fills the array: ``Mixed(['.*bias', '.*'], [Zero(), Xavier()])``.
@@ -361,4 +390,5 @@ class Mixed(Initializer):
 
 
 __all__ = ["Initializer", "InitDesc", "InitializerError", "register", "alias", "create", "Zero",
-           "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier", "MSRAPrelu", "Mixed"]
+           "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier", "MSRAPrelu", "Mixed",
+           "LSTMBias"]

@@ -10,3 +10,4 @@ from . import data, metric, utils  # noqa: F401,E402
 from . import loss  # noqa: F401,E402
 from . import rnn  # noqa: F401,E402
 from . import model_zoo  # noqa: F401
+from . import contrib  # noqa: F401,E402

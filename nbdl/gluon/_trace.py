@@ -26,10 +26,11 @@ def trace():
         _state.depth -= 1
 
 
-def call_op(op_name, inputs, **attrs):
+def call_op(op_name, inputs, name=None, **attrs):
     """Run ``op_name`` on NDArrays, or add it to the graph when any input is a
-    Symbol: what layers use so that one ``forward`` serves both."""
+    Symbol: what layers use so that one ``forward`` serves both.  ``name``
+    (None: automatic) names the graph node; eager calls ignore it."""
     for x in inputs:
         if isinstance(x, Symbol):
-            return create(op_name, *inputs, **attrs)
+            return create(op_name, *inputs, name=name, **attrs)
     return invoke(op_name, list(inputs), attrs)

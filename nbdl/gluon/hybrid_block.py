@@ -200,6 +200,15 @@ class HybridBlock(Block):
             shp = table.get(vname)
             if shp:
                 p.shape = tuple(shp)
+        # blocks whose parameter shapes the graph hides (a fused RNN layer
+        # packs its weights into one vector) size them from their traced input
+        stack = [self]
+        while stack:
+            blk = stack.pop()
+            stack.extend(blk._children.values())
+            hook = getattr(blk, "_infer_from_traced_input", None)
+            if hook is not None:
+                hook(known)
         for p in params.values():
             if p._deferred_init:
                 p._finish_deferred_init()

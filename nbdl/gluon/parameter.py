@@ -16,6 +16,7 @@ While a HybridBlock traces its graph, ``data()`` returns the parameter's
 Symbol variable (``var()``) instead of an array.
 """
 import uuid
+import weakref
 import warnings
 
 import numpy as np
@@ -112,6 +113,7 @@ class Parameter:
         self._grad = None
         self._device_list = None
         self._deferred_init = ()
+        self._trainer_ref = None     # weak reference to the Trainer of this parameter
         self._differentiable = bool(differentiable)
         self._allow_deferred_init = bool(allow_deferred_init)
         self._stype = stype
@@ -370,6 +372,24 @@ class Parameter:
 
     list_ctx = list_device
 
+    # -- the trainer ------------------------------------------------------------
+    @property
+    def _trainer(self):
+        """The Trainer this parameter was last given to (None if none, or
+        once that Trainer is gone)."""
+        return self._trainer_ref() if self._trainer_ref is not None else None
+
+    def _set_trainer(self, trainer):
+        """Record the Trainer of this parameter (MXNet 1.x's ``_set_trainer``),
+        so that loading new values resets that trainer's kvstore.
+
+        Parameters
+        ----------
+        trainer : Trainer or None
+            The trainer (None: forget it).
+        """
+        self._trainer_ref = None if trainer is None else weakref.ref(trainer)
+
     # -- changes --------------------------------------------------------------
     def set_data(self, data):
         """Set the value on every device (``data``: an NDArray or array-like
@@ -385,6 +405,10 @@ class Parameter:
             return
         host = (data.asnumpy() if isinstance(data, NDArray) else data).astype(self._dtype,
                                                                               copy=False)
+        trainer = self._trainer
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore \
+                and self not in trainer._params_to_init:
+            trainer._reset_kvstore()     # the store's copy would be stale
         for arr in self._data:
             arr[...] = host
 

@@ -3,18 +3,23 @@
 ``trainer.step(batch_size)`` (after ``backward``) scales the gradients by
 ``1 / batch_size``, sums them across devices when a parameter lives on
 several, and updates every parameter whose gradient backward has written
-since the last step.  A parameter on several devices is updated once (its
-first device's copy, which holds the optimizer state) and the new value is
-copied to the other devices, so the copies stay identical.
+since the last step.
 
-Only single-machine training is supported: ``kvstore`` may be ``'device'``,
-``'local'``, None, or a KVStore from ``nbdl.kv.create``.  With a KVStore the
-gradients go through it (``pushpull``): by default (``update_on_kvstore``
-None or True) the store applies the optimizer and the trainer pulls the new
-weights, as MXNet 1.x does; with ``update_on_kvstore=False`` the store sums
-the gradients and the trainer updates.  ``save_states`` writes the optimizer's state arrays and
-hyper-parameters as a numpy ``.npz`` archive with a JSON header (never a
-pickle); ``load_states`` validates a file completely before changing anything.
+The kvstore follows MXNet 1.x: a type string (``'device'``, ``'local'``, a
+registered type) makes a store at the first step, and only when the
+parameters live on several devices (``_kvstore`` stays None otherwise); a
+KVStore instance is used as given; None means no store.  With a store the
+gradients go through it (``pushpull``): when it can run an optimizer and
+``update_on_kvstore`` is not False the store updates the weights and the
+trainer pulls them; otherwise the store sums the gradients and the
+trainer's Updaters (``_updaters``, one per device, each holding that
+device's optimizer states) update every device's copy.  Loading new values
+into a parameter (``set_data``, ``load_parameters``) resets a store that
+updates, so the next step re-initializes it from the new values.
+
+``save_states`` writes the optimizer's state arrays and hyper-parameters as
+a numpy ``.npz`` archive with a JSON header (never a pickle);
+``load_states`` validates a file completely before changing anything.
 """
 import numbers
 
@@ -22,7 +27,8 @@ import numpy as np
 
 from ..errors import NbdlError
 from .. import optimizer as opt
-from ..kvstore import KVStore
+from ..kvstore import LOCAL_TYPES, KVStoreBase
+from ..kvstore import create as create_kvstore
 from ..optimizer import state_file
 from ..optimizer.optimizer import from_config, get_config, state_structure
 from .parameter import Parameter
@@ -35,14 +41,41 @@ class TrainerError(NbdlError, ValueError):
     """Bad Trainer arguments, stale gradients, or an unusable state file."""
 
 
-class Trainer:
-    """``Trainer(params, optimizer, optimizer_params=None, kvstore='device',
-    compression_params=None, update_on_kvstore=None)``.
+class TrainerModeError(TrainerError, AssertionError):
+    """``update`` / ``allreduce_grads`` called while the kvstore updates the
+    weights (MXNet 1.x raises an AssertionError there, so this is one too)."""
 
-    ``params``: a dict ``{name: Parameter}`` (what ``Block.collect_params()``
-    returns) or a list of Parameters; a parameter shared under several names
-    is updated once.  ``optimizer``: a name (``'sgd'``) with
-    ``optimizer_params``, or an Optimizer instance."""
+
+# the parameter size above which a 'local' store leaves the update to the
+# trainer (MXNet 1.x's automatic choice)
+_LOCAL_UPDATE_LIMIT = 1024 * 1024 * 16
+
+
+class Trainer:
+    """Applies an optimizer to a set of Parameters.
+
+    Parameters
+    ----------
+    params : dict or list of Parameter
+        ``{name: Parameter}`` (what ``Block.collect_params()`` returns) or a
+        list of Parameters; a parameter shared under several names is updated
+        once.
+    optimizer : str or Optimizer
+        A name (``'sgd'``) with ``optimizer_params``, or an Optimizer.
+    optimizer_params : dict, optional
+        Keyword arguments of the optimizer.
+    kvstore : str, KVStore or None, default 'device'
+        A store type (``'device'``, ``'local'``, MXNet's single-process
+        synonyms, or a type registered with ``KVStoreBase.register``),
+        created at the first step when the parameters live on several devices
+        (``_kvstore`` is None before and for one device); a KVStore instance,
+        used as given; or None (no store: each device's copy is updated from
+        its own gradient, as in MXNet).
+    compression_params : dict, optional
+        Gradient compression, set on the store when there is one.
+    update_on_kvstore : bool or None, default None
+        Whether the store applies the optimizer; None: when the store can.
+    """
 
     def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
                  compression_params=None, update_on_kvstore=None):
@@ -64,29 +97,57 @@ class Trainer:
             seen.add(p._uuid)
             self._params.append(p)
             self._names.append(name)
-        if not isinstance(kvstore, KVStore) and kvstore not in (None, "device", "local"):
+        if not isinstance(kvstore, KVStoreBase) and kvstore is not None and not (
+                isinstance(kvstore, str) and (kvstore.lower() in LOCAL_TYPES
+                                              or kvstore.lower() in KVStoreBase.kv_registry)):
             raise TrainerError(f"Trainer: kvstore={kvstore!r} is not supported; nbdl trains on "
-                               f"one machine (kvstore 'device', 'local', None or a KVStore from "
+                               f"one machine (kvstore {', '.join(LOCAL_TYPES)}, a type registered "
+                               f"with KVStoreBase.register, None, or a KVStore from "
                                f"nbdl.kv.create), distributed kvstores are not supported")
-        if compression_params is not None and isinstance(kvstore, KVStore):
+        if compression_params is not None and isinstance(kvstore, KVStoreBase):
             kvstore.set_gradient_compression(compression_params)
-        elif compression_params is not None:
-            raise TrainerError(f"Trainer: gradient compression ({compression_params!r}) belongs "
-                               f"to distributed kvstores, which nbdl does not support")
+        elif compression_params is not None and kvstore is None:
+            raise TrainerError(f"Trainer: gradient compression ({compression_params!r}) needs a "
+                               f"kvstore, but kvstore is None")
         if update_on_kvstore not in (None, True, False):
             raise TrainerError(f"Trainer: update_on_kvstore must be None, True or False, got "
                                f"{update_on_kvstore!r}")
+        self._compression_params = None if isinstance(kvstore, KVStoreBase) \
+            else compression_params
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
-        self._kvstore = kvstore if isinstance(kvstore, KVStore) else None
-        self._update_on_kvstore = self._kvstore is not None and update_on_kvstore is not False
-        self._kv_keys = set()        # parameter indices initialized in the kvstore
-        self._kv_has_optimizer = False
+        self._contexts = self._check_contexts(strict=False)
         self._init_optimizer(optimizer, optimizer_params)
         self._scale = self._optimizer.rescale_grad
-        self._states = {}            # parameter index -> optimizer state (first device)
+        self._kv_initialized = False
+        self._kvstore = None
+        self._update_on_kvstore = None
+        self._params_to_init = []
+        self._reset_kvstore()
+        for p in self._params:
+            p._set_trainer(self)
 
     def _param_dict(self):
         return {i: p for i, p in enumerate(self._params)}
+
+    def _check_contexts(self, strict=True):
+        """The devices every parameter lives on (the same list for all, as
+        in MXNet); None when some parameter is not initialized yet and
+        ``strict`` is False."""
+        contexts, first = None, None
+        for i, p in enumerate(self._params):
+            try:
+                devices = p.list_device()
+            except NbdlError:
+                if strict:
+                    raise
+                return None
+            if contexts is not None and devices != contexts:
+                raise TrainerError(f"Trainer: all Parameters must live on the same devices, but "
+                                   f"{self._label(i)} is on {[str(d) for d in devices]} and "
+                                   f"{self._label(first)} on {[str(d) for d in contexts]}")
+            if contexts is None:
+                contexts, first = devices, i
+        return contexts
 
     def _init_optimizer(self, optimizer, optimizer_params):
         if optimizer_params is not None and not isinstance(optimizer_params, dict):
@@ -102,62 +163,159 @@ class Trainer:
         else:
             self._optimizer = opt.create(optimizer, param_dict=self._param_dict(),
                                          **(optimizer_params or {}))
+        self._updaters = [opt.get_updater(self._optimizer)
+                          for _ in range(len(self._contexts or [None]))]
+
+    def _sync_updaters(self):
+        """One Updater per device once the devices are known."""
+        self._contexts = self._check_contexts()
+        while len(self._updaters) < len(self._contexts):
+            self._updaters.append(opt.get_updater(self._optimizer))
+
+    @property
+    def _states(self):
+        """The optimizer states of the first device's copies, by parameter index."""
+        return self._updaters[0].states
 
     # -- properties -----------------------------------------------------------
     @property
     def optimizer(self):
+        """The optimizer."""
         return self._optimizer
 
     @property
     def learning_rate(self):
+        """The optimizer's current learning rate."""
         return self._optimizer.learning_rate
 
     def set_learning_rate(self, lr):
-        """Set the optimizer's learning rate (an error when it has a scheduler)."""
+        """Set the optimizer's learning rate (an error when it has a scheduler).
+
+        Parameters
+        ----------
+        lr : float
+            The new learning rate.
+        """
         self._optimizer.set_learning_rate(lr)
+
+    # -- the kvstore ------------------------------------------------------------
+    def _reset_kvstore(self):
+        """Forget the kvstore; the next step creates it again and initializes
+        every parameter in it (what loading new parameter values needs)."""
+        self._kv_initialized = False
+        self._kvstore = None
+        self._update_on_kvstore = None
+        self._params_to_init = list(self._params)
+
+    def _init_kvstore(self):
+        """Create the kvstore (MXNet 1.x's rules): a type string makes a store
+        only for parameters on several devices; the store updates the weights
+        when it can, unless ``update_on_kvstore=False`` (or a 'local' store
+        holds a parameter of over 16M elements); ``update_on_kvstore=True``
+        with a store that cannot run an optimizer is an error."""
+        self._sync_updaters()
+        config = self._kvstore_params
+        kv, update = config["kvstore"], True
+        if isinstance(kv, str):
+            if len(self._contexts) == 1:
+                kv = None        # no store needed for one device
+            else:
+                if kv.lower() == "local" and any(
+                        int(np.prod(p.shape)) > _LOCAL_UPDATE_LIMIT for p in self._params):
+                    update = False
+                kv = create_kvstore(kv)
+        if kv is None:
+            self._kvstore = self._update_on_kvstore = None
+            self._kv_initialized = True
+            return
+        update = update and kv.is_capable(KVStoreBase.OPTIMIZER)
+        if config["update_on_kvstore"] is not None:
+            update = config["update_on_kvstore"]
+        if update and not kv.is_capable(KVStoreBase.OPTIMIZER):
+            raise TrainerError(f"Trainer: update_on_kvstore=True but the kvstore "
+                               f"{type(kv).__name__} (type {kv.type!r}) cannot run an optimizer; "
+                               f"set update_on_kvstore=False when training with it")
+        if self._compression_params is not None:
+            kv.set_gradient_compression(self._compression_params)
+        if update:
+            kv.set_optimizer(self._optimizer)     # replaces any updater, as MXNet
+        self._kvstore, self._update_on_kvstore = kv, update
+        self._kv_initialized = True
+
+    def _init_params(self):
+        """Put every parameter that has data into the kvstore (broadcasting
+        its first copy to the others); deferred ones wait for a later step."""
+        waiting = []
+        if self._kvstore is not None:
+            for p in self._params_to_init:
+                if p._data is None:
+                    waiting.append(p)
+                    continue
+                data = p.list_data()
+                self._kvstore.broadcast(self._params.index(p), data[0], out=data)
+        self._params_to_init = waiting
+
+    def _prepare(self):
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params()
 
     # -- training -------------------------------------------------------------
     def step(self, batch_size, ignore_stale_grad=False):
         """One update after ``backward``: gradients are scaled by
-        ``1 / batch_size``.  A parameter whose gradient backward has not
-        written since the last step is an error, or, with
-        ``ignore_stale_grad=True``, is skipped."""
+        ``1 / batch_size``, summed over the devices through the kvstore, and
+        applied.  A parameter whose gradient backward has not written since
+        the last step is an error (nothing is changed), or, with
+        ``ignore_stale_grad=True``, is skipped.
+
+        Parameters
+        ----------
+        batch_size : int or float
+            The gradients are divided by it.
+        ignore_stale_grad : bool, default False
+            Skip stale parameters instead of raising.
+        """
         self._set_rescale(batch_size)
-        if self._update_on_kvstore:
-            self._update(ignore_stale_grad)
+        self._prepare()
+        todo = self._fresh(ignore_stale_grad)
+        if self._kvstore is not None and self._update_on_kvstore:
+            for i, p in todo:
+                self._kvstore.pushpull(i, p.list_grad(), out=p.list_data(), priority=-i)
+            self._clear_fresh(todo)
             return
-        self._allreduce_grads()
-        self._update(ignore_stale_grad)
+        self._allreduce_grads(todo)
+        self._apply(todo)
 
     def allreduce_grads(self):
-        """Sum each parameter's gradients over its devices (nothing to do for
-        parameters on one device).  For use with ``update`` instead of ``step``."""
+        """Sum each parameter's gradients over its devices through the
+        kvstore (nothing to do without one).  For use with ``update`` instead
+        of ``step``."""
+        self._prepare()
         self._check_not_on_kvstore("allreduce_grads")
-        self._allreduce_grads()
-
-    def _check_not_on_kvstore(self, method):
-        if self._update_on_kvstore:
-            raise TrainerError(f"Trainer.{method}: the parameters are updated in the kvstore; "
-                               f"use step(), or create the Trainer with update_on_kvstore=False")
-
-    def _init_kvstore(self):
-        """Initialize the kvstore's key of every parameter that has data
-        (once), and give the store the optimizer when it updates."""
-        if self._update_on_kvstore and not self._kv_has_optimizer:
-            self._kvstore.set_optimizer(self._optimizer)      # replaces any updater, as MXNet
-            self._kv_has_optimizer = True
-        for i, p in enumerate(self._params):
-            if i not in self._kv_keys and p._data is not None:
-                data = p.list_data()
-                self._kvstore.broadcast(i, data[0], out=data)
-                self._kv_keys.add(i)
+        self._allreduce_grads(self._trainable())
 
     def update(self, batch_size, ignore_stale_grad=False):
         """``step`` without the gradient reduction (call ``allreduce_grads``
-        first when parameters live on several devices)."""
+        first when parameters live on several devices).
+
+        Parameters
+        ----------
+        batch_size : int or float
+            The gradients are divided by it.
+        ignore_stale_grad : bool, default False
+            Skip stale parameters instead of raising.
+        """
+        self._prepare()
         self._check_not_on_kvstore("update")
         self._set_rescale(batch_size)
-        self._update(ignore_stale_grad)
+        self._apply(self._fresh(ignore_stale_grad))
+
+    def _check_not_on_kvstore(self, method):
+        if self._kvstore is not None and self._update_on_kvstore:
+            raise TrainerModeError(f"Trainer.{method}: the parameters are updated in the "
+                                   f"kvstore; use step(), or create the Trainer with "
+                                   f"update_on_kvstore=False")
 
     def _set_rescale(self, batch_size):
         if not isinstance(batch_size, numbers.Real) or isinstance(batch_size, bool) \
@@ -169,62 +327,47 @@ class Trainer:
     def _trainable(self):
         return [(i, p) for i, p in enumerate(self._params) if p.grad_req != "null"]
 
-    def _allreduce_grads(self):
-        if self._kvstore is not None:
-            self._init_kvstore()
-            for i, p in self._trainable():
-                if p._data is not None:
-                    self._kvstore.pushpull(i, p.list_grad())
-            return
-        for _, p in self._trainable():
-            if p._data is None or len(p._grad) < 2:
-                continue
-            total = sum(g.asnumpy() for g in p._grad)
-            for g in p._grad:
-                g[...] = total
-
-    def _update(self, ignore_stale_grad):
+    def _fresh(self, ignore_stale_grad):
+        """The trainable (index, parameter) pairs whose gradients backward has
+        written on every device; stale ones raise unless ignored."""
         todo, stale = [], []
         for i, p in self._trainable():
             grads = p.list_grad()
-            for g in grads:
-                if not g._fresh_grad:
-                    if not ignore_stale_grad:
-                        stale.append(f"{self._label(i)} on {[str(g.device) for g in grads]}")
-                    break
-            else:
-                todo.append((i, p, grads))
+            if all(g._fresh_grad for g in grads):
+                todo.append((i, p))
+            elif not ignore_stale_grad:
+                stale.append(f"{self._label(i)} on {[str(g.device) for g in grads]}")
         if stale:
             raise TrainerError(
                 f"Trainer.step: the gradients of {len(stale)} parameter(s) have not been "
                 f"updated by backward since the last step: {'; '.join(stale)}. This can mean a "
                 f"bug in the model that left these parameters unused in this iteration; if "
                 f"that is intended, call step(batch_size, ignore_stale_grad=True) to skip them")
+        return todo
+
+    @staticmethod
+    def _clear_fresh(todo):
+        for _, p in todo:
+            for g in p.list_grad():
+                g._fresh_grad = False
+
+    def _allreduce_grads(self, todo):
+        if self._kvstore is None:
+            return
+        for i, p in todo:
+            self._kvstore.pushpull(i, p.list_grad(), priority=-i)
+
+    def _apply(self, todo):
+        """Each device's Updater updates that device's copies."""
         if not todo:
             return
-        if self._update_on_kvstore:
-            self._init_kvstore()
-            for i, p, g in todo:
-                self._kvstore.pushpull(i, g, out=p.list_data())
-                for x in g:
-                    x._fresh_grad = False
-            return
-        indices, weights, grads, states = [], [], [], []
-        for i, p, g in todo:
-            w = p.list_data()[0]
-            if i not in self._states:
-                self._states[i] = self._optimizer.create_state_multi_precision(i, w)
-            indices.append(i)
-            weights.append(w)
-            grads.append(g[0])
-            states.append(self._states[i])
-        self._optimizer.update_multi_precision(indices, weights, grads, states)
-        for i, p, g in todo:
-            data = p.list_data()
-            for other in data[1:]:
-                other[...] = data[0]
-            for x in g:
-                x._fresh_grad = False
+        self._sync_updaters()
+        for k, updater in enumerate(self._updaters[:len(self._contexts)]):
+            indices = [i for i, _ in todo]
+            grads = [p.list_grad()[k] for _, p in todo]
+            weights = [p.list_data()[k] for _, p in todo]
+            updater(indices, grads, weights)
+        self._clear_fresh(todo)
 
     def _label(self, i):
         name = self._names[i]
@@ -236,8 +379,8 @@ class Trainer:
         counts to ``fname`` (a numpy ``.npz`` archive, no pickle).  When the
         kvstore updates, this is its ``save_optimizer_states(fname,
         dump_optimizer=True)``."""
+        self._prepare()
         if self._update_on_kvstore:
-            self._init_kvstore()
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
             return
         try:
@@ -265,11 +408,13 @@ class Trainer:
         file, or one that does not fit these parameters, raises a
         TrainerError and leaves the trainer as it was.  When the kvstore
         updates, this is its ``load_optimizer_states(fname)``."""
+        self._prepare()
         if self._update_on_kvstore:
-            self._init_kvstore()
             self._kvstore.load_optimizer_states(fname)
             self._optimizer = self._kvstore._updater.optimizer
             self._optimizer.param_dict = self._param_dict()
+            for updater in self._updaters:
+                updater.optimizer = self._optimizer
             return
         header, arrays = _read(fname)
         try:
@@ -290,7 +435,14 @@ class Trainer:
             raise TrainerError(f"{fname}: malformed Trainer state file ({type(e).__name__}: "
                                f"{e})") from None
         self._optimizer = optimizer
-        self._states = states
+        for k, updater in enumerate(self._updaters):
+            updater.optimizer = optimizer
+            if k == 0:
+                updater.states = states
+            else:                    # each device keeps its own copy of the states
+                device = self._contexts[k]
+                updater.states = {i: _copy_state(st, device) for i, st in states.items()}
+            updater.states_synced = {i: True for i in updater.states}
 
     def _restore_state(self, fname, optimizer, entry, arrays):
         """A new state for one saved entry, filled from the file (the trainer
@@ -326,10 +478,20 @@ class Trainer:
         return i, state
 
 
+def _copy_state(state, device):
+    """A copy of an optimizer state (None, an NDArray or nested tuples) on ``device``."""
+    if isinstance(state, (tuple, list)):
+        copied = [_copy_state(x, device) for x in state]
+        return tuple(copied) if isinstance(state, tuple) else copied
+    if state is None:
+        return None
+    return state.copyto(device)
+
+
 def _read(fname):
     """(header dict, {name: numpy array}) of a state file; every read and
     decoding error becomes a TrainerError naming the file."""
     return state_file.unpack(fname, fname, "Trainer state file", TrainerError)
 
 
-__all__ = ["Trainer", "TrainerError"]
+__all__ = ["Trainer", "TrainerError", "TrainerModeError"]

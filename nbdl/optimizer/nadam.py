@@ -26,6 +26,21 @@ class Nadam(Optimizer):
         self.epsilon = check_number("Nadam", "epsilon", epsilon, 0.0)
         self.schedule_decay = check_number("Nadam", "schedule_decay", schedule_decay, 0.0)
         self.m_schedule = {}   # index -> M_t after its last update
+        self._m_schedules = {None: self.m_schedule}     # per device, like the update counts
+
+    def _set_current_context(self, device):
+        """Switch the update counts and the momentum schedule to ``device``'s.
+
+        Parameters
+        ----------
+        device : Device or None
+            The device of the weights about to be updated.
+        """
+        self._m_schedules[self._count_device] = self.m_schedule
+        super()._set_current_context(device)
+        if device not in self._m_schedules:
+            self._m_schedules[device] = dict(self._m_schedules[None])
+        self.m_schedule = self._m_schedules[device]
 
     def create_state(self, index, weight):
         return self._zeros(weight, 2)   # (m, v)
@@ -52,5 +67,6 @@ class Nadam(Optimizer):
     def _set_extra_state(self, extra):
         try:
             self.m_schedule = {k: float(v) for k, v in extra["m_schedule"]}
+            self._m_schedules = {None: self.m_schedule}
         except (KeyError, TypeError, ValueError) as e:
             raise OptimizerError(f"Nadam: malformed saved m_schedule ({e})") from None

@@ -129,6 +129,10 @@ class Optimizer:
         self.begin_num_update = int(begin_num_update)
         self.num_update = self.begin_num_update
         self._index_update_count = {}
+        # per-device update counts (MXNet's _all_index_update_counts): a weight
+        # kept on several devices counts one update per step, not one per copy
+        self._all_index_update_counts = {None: self._index_update_count}
+        self._count_device = None
         self.param_dict = param_dict if param_dict else {}
         self.idx2name = dict(param_idx2name) if param_idx2name else {}
         self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
@@ -199,6 +203,25 @@ class Optimizer:
         return 1.0
 
     # -- counting -------------------------------------------------------------
+    def _set_current_context(self, device):
+        """Count the following updates for the copies on ``device`` (each
+        device keeps its own update counts, as in MXNet 1.x, so that updating
+        every device's copy of a weight counts one step).  A device seen for
+        the first time starts from the counts of the default slot.
+
+        Parameters
+        ----------
+        device : Device or None
+            The device of the weights about to be updated (None: the default
+            slot).
+        """
+        counts = self._all_index_update_counts
+        counts[self._count_device] = self._index_update_count   # kept even if reassigned
+        if device not in counts:
+            counts[device] = dict(counts[None])
+        self._index_update_count = counts[device]
+        self._count_device = device
+
     def _update_count(self, index):
         """Count one more update of ``index`` (or each of a list of them)."""
         for idx in index if isinstance(index, (list, tuple)) else [index]:
@@ -375,6 +398,8 @@ def from_config(cfg, param_dict=None):
         opt.wd_mult = {_key(k): float(v) for k, v in cfg["wd_mult"]}
         opt.num_update = int(cfg["num_update"])
         opt._index_update_count = {_key(k): int(v) for k, v in cfg["index_update_count"]}
+        opt._all_index_update_counts = {None: opt._index_update_count}
+        opt._count_device = None
         opt._set_extra_state(cfg["extra"])
         if cfg["lr_scheduler"] is not None:
             key, state = cfg["lr_scheduler"]

@@ -56,6 +56,8 @@ class Updater:
                                      f"weight must be lists of as many arrays")
         else:
             indices, grads, weights = [index], [grad], [weight]
+        if weights and isinstance(weights[0], NDArray):
+            self.optimizer._set_current_context(weights[0].device)
         for idx, w in zip(indices, weights):
             if not isinstance(w, NDArray):
                 raise OptimizerError(f"Updater: the weight of {idx!r} must be an NDArray, got "

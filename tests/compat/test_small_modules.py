@@ -259,6 +259,15 @@ def test_context_module():
     assert context.gpu(1).device_type == "gpu" and context.gpu(1).device_id == 1
 
 
+def test_context_default_ctx_is_the_current_device_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="default_ctx has been deprecated"):
+        assert context.Context.default_ctx == nbdl.cpu(0)
+    with nbdl.cpu(3):
+        with pytest.warns(DeprecationWarning):
+            assert context.Context.default_ctx == nbdl.cpu(3)
+            assert nbdl.cpu(0).default_ctx == nbdl.cpu(3)       # also read on an instance
+
+
 def test_tojson_writes_is_np_shape_under_numpy_shape_semantics(clean_np_flags):
     import json
     net = _fc(nbdl.sym.var("data"), name="fc")

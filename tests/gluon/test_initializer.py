@@ -177,3 +177,18 @@ def test_fills_a_gpu_array_in_the_simulator():
     init.Uniform(1.0)("w_weight", arr)
     host = arr.asnumpy()
     assert arr.context == nbdl.gpu(0) and np.abs(host).max() < 1.0 and np.unique(host).size > 1
+
+
+def test_lstm_bias_sets_only_the_forget_gate():
+    arr = nbdl.nd.ones((12,))
+    nbdl.initializer.LSTMBias(2.5)("lstm_gates", arr)      # a *_bias name gets 0s, as MXNet
+    np.testing.assert_array_equal(arr.asnumpy(), [0] * 3 + [2.5] * 3 + [0] * 6)
+    assert nbdl.initializer.create("lstmbias") == nbdl.initializer.LSTMBias()
+    # as a cell's bias initializer (MXNet 1.x: i2h_bias_initializer=mx.init.LSTMBias(f))
+    cell = nbdl.gluon.rnn.LSTMCell(2, input_size=3, i2h_bias_initializer=nbdl.init.LSTMBias(1.0))
+    cell.initialize()
+    np.testing.assert_array_equal(cell.i2h_bias.data().asnumpy(), [0, 0, 1, 1, 0, 0, 0, 0])
+    with pytest.raises(nbdl.initializer.InitializerError, match=r"shape \(6,\); an LSTM bias"):
+        nbdl.initializer.LSTMBias()("b", nbdl.nd.zeros((6,)))
+    with pytest.raises(nbdl.initializer.InitializerError, match="forget_bias must be a number"):
+        nbdl.initializer.LSTMBias("x")

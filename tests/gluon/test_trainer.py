@@ -74,26 +74,79 @@ def test_stale_gradients_raise_and_change_nothing():
         t.step(1)                                              # a's gradient is stale now
 
 
-def test_several_devices_allreduce_and_identical_copies():
+@pytest.mark.parametrize("update_on_kvstore", [None, False])
+def test_several_devices_allreduce_and_identical_copies(update_on_kvstore):
     w = _param("weight", [1.0, 1.0], device=[nbdl.cpu(0), nbdl.cpu(1)])
-    t = Trainer({"w": w}, "sgd", {"learning_rate": 0.5, "momentum": 0.5})
+    t = Trainer({"w": w}, "sgd", {"learning_rate": 0.5, "momentum": 0.5},
+                update_on_kvstore=update_on_kvstore)
+    assert t._kvstore is None and not t._kv_initialized      # made at the first step
     g0, g1 = w.list_grad()
     for _ in range(2):
         g0[...] = np.array([1.0, 2.0], np.float32)
         g1[...] = np.array([3.0, 4.0], np.float32)
         g0._fresh_grad = g1._fresh_grad = True
         t.step(2)
+    assert t._kvstore.type == "device" and t._kv_initialized
+    assert t._update_on_kvstore is (update_on_kvstore is None)
     # summed gradient [4, 6] / 2 = [2, 3]; momentum steps -0.5g then -0.75g
     np.testing.assert_allclose(w.list_data()[0].asnumpy(), [1 - 2.5, 1 - 3.75])
     np.testing.assert_array_equal(w.list_data()[1].asnumpy(), w.list_data()[0].asnumpy())
-    np.testing.assert_allclose(g1.asnumpy(), [4.0, 6.0])
+    if update_on_kvstore is None:       # the store updated: gradients untouched, states there
+        np.testing.assert_allclose(g1.asnumpy(), [3.0, 4.0])
+        assert 0 in t._kvstore._updater.states and not t._updaters[0].states
+    else:                               # the store summed the gradients; one Updater per device
+        np.testing.assert_allclose(g1.asnumpy(), [4.0, 6.0])
+        assert len(t._updaters) == 2
+        for k, upd in enumerate(t._updaters):
+            mom = upd.states[0]
+            assert mom.device == w.list_data()[k].device
+            np.testing.assert_allclose(mom.asnumpy(), [-1.5, -2.25], rtol=1e-6)
+        assert t.optimizer._index_update_count[0] == 2       # one count per step, not per copy
+
+
+def test_no_kvstore_updates_each_device_from_its_own_gradient():
+    w = _param("weight", [1.0], device=[nbdl.cpu(0), nbdl.cpu(1)])
+    t = Trainer([w], "sgd", {"learning_rate": 1.0}, kvstore=None)
+    g0, g1 = w.list_grad()
+    g0[...], g1[...] = 1.0, 3.0
+    g0._fresh_grad = g1._fresh_grad = True
+    t.step(1)
+    assert t._kvstore is None and t._update_on_kvstore is None
+    np.testing.assert_array_equal([d.asnumpy()[0] for d in w.list_data()], [0.0, -2.0])
+
+
+def test_one_device_makes_no_kvstore():
+    w = _param("weight", [1.0])
+    t = Trainer([w], "sgd", {"learning_rate": 1.0}, kvstore="local", update_on_kvstore=True)
+    _set_grad(w, [2.0])
+    t.step(1)
+    assert t._kvstore is None and t._update_on_kvstore is None and t._kv_initialized
+    np.testing.assert_array_equal(w.data().asnumpy(), [-1.0])
+
+
+def test_adam_on_two_devices_counts_each_step_once():
+    devices = [nbdl.cpu(0), nbdl.cpu(1)]
+    w2 = _param("weight", [1.0, 2.0], device=devices)
+    w1 = _param("weight", [1.0, 2.0])
+    t2 = Trainer([w2], "adam", {"learning_rate": 0.1}, update_on_kvstore=False)
+    t1 = Trainer([w1], "adam", {"learning_rate": 0.1})
+    for step in range(3):
+        g = np.array([0.5, -1.0], np.float32) * (step + 1)
+        for gr in w2.list_grad():
+            gr[...] = g / 2
+            gr._fresh_grad = True
+        _set_grad(w1, g)
+        t2.step(1)
+        t1.step(1)
+    for d in w2.list_data():
+        np.testing.assert_allclose(d.asnumpy(), w1.data().asnumpy(), rtol=1e-6)
 
 
 def test_allreduce_then_update_equals_step():
     make = lambda: _param("weight", [1.0], device=[nbdl.cpu(0), nbdl.cpu(1)])  # noqa: E731
     p1, p2 = make(), make()
     t1 = Trainer([p1], "adam")
-    t2 = Trainer([p2], "adam")
+    t2 = Trainer([p2], "adam", update_on_kvstore=False)
     for p in (p1, p2):
         _set_grad(p, [1.0])
         p.list_grad()[1][...] = 3.0
@@ -101,6 +154,10 @@ def test_allreduce_then_update_equals_step():
     t2.allreduce_grads()
     t2.update(2)
     np.testing.assert_array_equal(p1.data().asnumpy(), p2.data().asnumpy())
+    assert t1._update_on_kvstore is True
+    for method, args in ((t1.allreduce_grads, ()), (t1.update, (2,))):
+        with pytest.raises(AssertionError, match="updated in the kvstore"):
+            method(*args)
 
 
 def test_single_device_allreduce_is_a_no_op():
@@ -129,7 +186,9 @@ def test_learning_rate_and_param_lr_mult():
 
 @pytest.mark.parametrize("make, words", [
     (lambda w: Trainer([w], "sgd", kvstore="dist_sync"), "distributed kvstores are not supported"),
-    (lambda w: Trainer([w], "sgd", compression_params={"type": "2bit"}), "compression"),
+    (lambda w: Trainer([w], "sgd", kvstore=None, compression_params={"type": "2bit"}),
+     "compression.*needs a kvstore"),
+    (lambda w: Trainer([w], "sgd", kvstore="nosuchstore"), "kvstore='nosuchstore'"),
     (lambda w: Trainer(w, "sgd"), "dict of Parameters"),
     (lambda w: Trainer({"x": nbdl.nd.ones((1,))}, "sgd"), "'x' is a NDArray"),
     (lambda w: Trainer([w], opt.SGD(), {"momentum": 0.9}), "optimizer_params must be empty"),

@@ -115,3 +115,72 @@ def test_compression_params_go_to_the_kvstore_and_bad_kvstores_are_refused():
     with pytest.raises(TrainerError, match="kvstore='dist_sync' is not supported.*KVStore from "
                                            "nbdl.kv.create"):
         Trainer({"w": p}, "sgd", kvstore="dist_sync")
+
+
+# -- MXNet 1.x's trainer internals and the registered 'teststore' -----------------
+def test_teststore_sums_and_cannot_update():
+    kv = nbdl.kv.create("TestStore")
+    assert isinstance(kv, nbdl.kv.TestStore) and kv.type == "teststore"
+    assert kv.is_capable("optimizer") is False and kv.rank == 0 and kv.num_workers == 1
+    with pytest.raises(nbdl.kv.KVStoreError, match="unknown capability 'sparse'"):
+        kv.is_capable("sparse")
+    a, b = nbdl.nd.array([1.0, 2.0]), nbdl.nd.array([3.0, 5.0], device=nbdl.cpu(1))
+    kv.pushpull(0, [a, b])
+    for x in (a, b):
+        np.testing.assert_array_equal(x.asnumpy(), [4.0, 7.0])
+    out = nbdl.nd.zeros((2,))
+    kv.broadcast(0, nbdl.nd.array([9.0, 8.0]), out=out)
+    np.testing.assert_array_equal(out.asnumpy(), [9.0, 8.0])
+    with pytest.raises(nbdl.kv.KVStoreError, match=r"shape \(2,\) but an output has shape \(3,\)"):
+        kv.pushpull(0, [a], out=nbdl.nd.zeros((3,)))
+
+
+def test_trainer_with_a_store_that_cannot_update():
+    p = _param("w", W0)
+    kv = nbdl.kv.create("teststore")
+    t = Trainer([p], "sgd", SGD, kvstore=kv)
+    assert t._kvstore is None and t._update_on_kvstore is None
+    data = _train(t, p)
+    assert t._kvstore is kv and t._update_on_kvstore is False
+    for d in data:
+        np.testing.assert_allclose(d, _reference(W0), rtol=1e-6)
+    bad = Trainer([p], "sgd", kvstore=kv, update_on_kvstore=True)
+    with pytest.raises(ValueError, match="cannot run an optimizer; set update_on_kvstore=False"):
+        bad._init_kvstore()
+
+
+def test_loading_values_resets_an_updating_kvstore():
+    p = _param("w", W0)
+    t = Trainer({"w": p}, "sgd", {"learning_rate": 0.1}, kvstore="local")
+    assert p._trainer is t and t._params_to_init == [p]
+    _set_grads(p, GRADS[0])
+    t.step(1)
+    first = t._kvstore
+    assert first.type == "local" and t._update_on_kvstore and t._params_to_init == []
+    p.set_data(nbdl.nd.zeros((2, 2)))
+    assert t._kvstore is None and t._kv_initialized is False and t._params_to_init == [p]
+    _set_grads(p, GRADS[0])
+    t.step(1)
+    assert t._kvstore is not first             # a new store, initialized from the loaded zeros
+    expected = -0.1 * (np.array(GRADS[0][0]) + np.array(GRADS[0][1]))
+    for d in p.list_data():
+        np.testing.assert_allclose(d.asnumpy(), expected, rtol=1e-6)
+    p._set_trainer(None)
+    assert p._trainer is None
+
+
+def test_trainer_save_load_states_with_several_devices_fills_every_updater(tmp_path):
+    p = _param("w", W0)
+    t = Trainer([p], "sgd", SGD, update_on_kvstore=False)
+    _train(t, p)
+    fname = str(tmp_path / "s.states")
+    t.save_states(fname)
+    p2 = _param("w", p.data().asnumpy())
+    t2 = Trainer([p2], "sgd", update_on_kvstore=False)
+    t2.load_states(fname)
+    assert len(t2._updaters) == 2
+    for k, upd in enumerate(t2._updaters):
+        assert upd.optimizer is t2.optimizer
+        assert upd.states[0].device == p2.list_data()[k].device
+        np.testing.assert_array_equal(upd.states[0].asnumpy(), t._updaters[k].states[0].asnumpy())
+    assert t2._updaters[0].states[0] is not t2._updaters[1].states[0]

@@ -67,7 +67,23 @@ class _CellMixin:
         return [_zeros_like_batch(x, info["shape"][1]) for info in self.state_info()]
 
     def reset(self):
-        pass
+        """Start a new sequence: the step counter (``t0`` in the names of
+        the first step's graph nodes) restarts, here and in the child cells."""
+        object.__setattr__(self, "_counter", -1)
+        for child in self._children.values():
+            if isinstance(child, _CellMixin):
+                child.reset()
+
+    def __call__(self, *args, **kwargs):
+        object.__setattr__(self, "_counter", getattr(self, "_counter", -1) + 1)
+        return super().__call__(*args, **kwargs)
+
+    def _node(self, what):
+        """MXNet 1.x's name of a step's graph node (``rnn_t0_out``) for a
+        1.x-style cell, else None (an automatic name)."""
+        if not self._legacy:
+            return None
+        return f"{self.prefix}t{max(getattr(self, '_counter', 0), 0)}_{what}"
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
                valid_length=None):
@@ -91,7 +107,9 @@ class _CellMixin:
             states = [call_op("SequenceLast", [_merge_time(list(per_step), 0), valid_length],
                               use_sequence_length=True, axis=0)
                       for per_step in zip(*all_states)]
-            return _mask_outputs(outputs, length, valid_length, axis, merge_outputs), states
+            # masked outputs are merged unless merge_outputs=False (MXNet 1.x)
+            return _mask_outputs(outputs, length, valid_length, axis,
+                                 merge_outputs is not False), states
         if merge_outputs:
             outputs = _merge_time(outputs, axis)
         return outputs, states
@@ -130,7 +148,8 @@ class _GatedCell(HybridRecurrentCell):
 
     def _fc(self, x, kind):
         w, b = getattr(self, f"{kind}_weight").data(), getattr(self, f"{kind}_bias").data()
-        return call_op("FullyConnected", [x, w, b], num_hidden=self._gates * self._hidden_size)
+        return call_op("FullyConnected", [x, w, b], num_hidden=self._gates * self._hidden_size,
+                       name=self._node(kind))
 
     def __repr__(self):
         shape = self.i2h_weight.shape
@@ -150,7 +169,7 @@ class RNNCell(_GatedCell):
 
     def forward(self, inputs, states):
         a = call_op("elemwise_add", [self._fc(inputs, "i2h"), self._fc(states[0], "h2h")])
-        out = call_op("Activation", [a], act_type=self._activation)
+        out = call_op("Activation", [a], act_type=self._activation, name=self._node("out"))
         return out, [out]
 
 
@@ -171,8 +190,8 @@ class LSTMCell(_GatedCell):
         g = call_op("tanh", [s[2]])
         o = call_op("sigmoid", [s[3]])
         c = call_op("elemwise_add", [call_op("elemwise_mul", [f, states[1]]),
-                                     call_op("elemwise_mul", [i, g])])
-        h = call_op("elemwise_mul", [o, call_op("tanh", [c])])
+                                     call_op("elemwise_mul", [i, g])], name=self._node("state"))
+        h = call_op("elemwise_mul", [o, call_op("tanh", [c])], name=self._node("out"))
         return h, [h, c]
 
 
@@ -193,7 +212,8 @@ class GRUCell(_GatedCell):
         n = call_op("tanh", [call_op("elemwise_add", [xi[2], call_op("elemwise_mul", [r, hh[2]])])])
         # (1 - z) * n + z * h  ==  n + z * (h - n)
         out = call_op("elemwise_add", [n, call_op("elemwise_mul",
-                                                  [z, call_op("elemwise_sub", [h, n])])])
+                                                  [z, call_op("elemwise_sub", [h, n])])],
+                      name=self._node("out"))
         return out, [out]
 
 
@@ -216,6 +236,43 @@ class _SequentialMixin:
             new.extend(st)
             p += n
         return inputs, new
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        """Unroll the stack layer by layer, as MXNet 1.x does: each cell is
+        unrolled over the whole sequence on the previous cell's outputs (so
+        cells that cannot be stepped, such as BidirectionalCell, can be
+        stacked); returns ``(outputs, states)`` with every cell's states in
+        order.
+
+        Parameters
+        ----------
+        length : int
+            The number of time steps.
+        inputs : NDArray, Symbol or list of them
+            The sequence (``layout``), or one input per step.
+        begin_state : list, optional
+            The states of all the cells in order (default: zeros).
+        layout : str, default 'NTC'
+            Where the time axis of merged inputs and outputs is.
+        merge_outputs : bool or None
+            True: one merged output; False or None: a list, one per step.
+        valid_length : NDArray or Symbol, optional
+            Each sequence's length, shape (batch_size,).
+        """
+        _check_valid_length(self, valid_length)
+        self.reset()
+        cells = list(self._children.values())
+        states, p = [], 0
+        for k, cell in enumerate(cells):
+            n = len(cell.state_info())
+            begin = None if begin_state is None else list(begin_state[p:p + n])
+            p += n
+            inputs, st = cell.unroll(length, inputs, begin_state=begin, layout=layout,
+                                     merge_outputs=merge_outputs if k == len(cells) - 1 else None,
+                                     valid_length=valid_length)
+            states.extend(st)
+        return inputs, states
 
     def __len__(self):
         return len(self._children)
@@ -274,14 +331,51 @@ class ResidualCell(ModifierCell):
         out, states = self.base_cell(inputs, states)
         return call_op("elemwise_add", [out, inputs]), states
 
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        """Unroll the base cell over the sequence, then add the inputs to its
+        outputs (so a BidirectionalCell can be the base cell); parameters as
+        ``RecurrentCell.unroll``.
+
+        Parameters
+        ----------
+        length : int
+            The number of time steps.
+        inputs : NDArray, Symbol or list of them
+            The sequence.
+        begin_state : list, optional
+            The base cell's states.
+        layout : str, default 'NTC'
+            The layout of merged inputs and outputs.
+        merge_outputs : bool or None
+            Whether to return one merged output.
+        valid_length : NDArray or Symbol, optional
+            Each sequence's length; inputs past it are not added.
+        """
+        _check_valid_length(self, valid_length)
+        self.reset()
+        outputs, states = self.base_cell.unroll(length, inputs, begin_state=begin_state,
+                                                layout=layout, merge_outputs=merge_outputs,
+                                                valid_length=valid_length)
+        steps, axis = _split_time(inputs, length, layout)
+        if valid_length is not None:
+            steps = _mask_outputs(steps, length, valid_length, axis, False)
+        if isinstance(outputs, (list, tuple)):
+            return [call_op("elemwise_add", [o, x]) for o, x in zip(outputs, steps)], states
+        return call_op("elemwise_add", [outputs, _merge_time(steps, axis)]), states
+
 
 class BidirectionalCell(HybridRecurrentCell):
     """Runs ``l_cell`` forward and ``r_cell`` backward in time and concatenates
     their outputs; only ``unroll`` is defined (a single step has no direction)."""
 
-    def __init__(self, l_cell, r_cell, **kwargs):
+    def __init__(self, l_cell, r_cell, output_prefix="bi_", **kwargs):
         super().__init__(**kwargs)
+        if not isinstance(output_prefix, str):
+            raise NbdlError(f"BidirectionalCell: output_prefix must be a str, got "
+                            f"{output_prefix!r}")
         self.l_cell, self.r_cell = l_cell, r_cell
+        self._output_prefix = output_prefix
 
     def state_info(self, batch_size=0):
         return self.l_cell.state_info(batch_size) + self.r_cell.state_info(batch_size)
@@ -314,9 +408,10 @@ class BidirectionalCell(HybridRecurrentCell):
             rev = call_op("SequenceReverse", [_merge_time(r_out, 0), valid_length],
                           use_sequence_length=True, axis=0)
             r_out = _split_time(rev, length, "TNC")[0]
-        outputs = [call_op("Concat", [a, b], dim=1, num_args=2)
-                   for a, b in zip(l_out, r_out)]
-        if merge_outputs:
+        outputs = [call_op("Concat", [a, b], dim=1, num_args=2,
+                           name=f"{self._output_prefix}t{t}")
+                   for t, (a, b) in enumerate(zip(l_out, r_out))]
+        if merge_outputs or (merge_outputs is None and valid_length is not None):
             outputs = _merge_time(outputs, axis)
         return outputs, list(l_st) + list(r_st)
 
@@ -399,6 +494,31 @@ class VariationalDropoutCell(ModifierCell):
     def reset(self):
         super().reset()
         self.drop_inputs_mask = self.drop_states_mask = self.drop_outputs_mask = None
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        """As ``RecurrentCell.unroll``; without ``drop_states`` and with
+        ``merge_outputs=None`` the outputs come merged (MXNet 1.x).
+
+        Parameters
+        ----------
+        length : int
+            The number of time steps.
+        inputs : NDArray, Symbol or list of them
+            The sequence.
+        begin_state : list, optional
+            The base cell's states.
+        layout : str, default 'NTC'
+            The layout of merged inputs and outputs.
+        merge_outputs : bool or None
+            Whether to return one merged output.
+        valid_length : NDArray or Symbol, optional
+            Each sequence's length.
+        """
+        if merge_outputs is None and not self.drop_states:
+            merge_outputs = True
+        return super().unroll(length, inputs, begin_state=begin_state, layout=layout,
+                              merge_outputs=merge_outputs, valid_length=valid_length)
 
     def forward(self, inputs, states):
         if self.drop_states:

@@ -17,6 +17,7 @@ starts at its last valid step), outputs after them are zero and the returned
 states are those at each element's last valid step.
 """
 from ...errors import NbdlError
+from ...symbol.symbol import Symbol
 from .._trace import call_op
 from ..hybrid_block import HybridBlock
 from ..parameter import Parameter
@@ -103,6 +104,22 @@ class _RNNLayer(HybridBlock):
         return [func(info["shape"], **{"dtype": info["dtype"], **kwargs})
                 for info in self.state_info(batch_size)]
 
+    def _infer_from_traced_input(self, known):
+        """Size layer 0's i2h weights from the shape of the input this layer
+        was last traced on, inside a parent's graph (``known``: the shapes of
+        the graph's inputs and known parameters)."""
+        x = getattr(self, "_traced_input", None)
+        todo = [p for p in (getattr(self, f"{d}0_i2h_weight") for d in ["l", "r"][:self._dir])
+                if p.shape is None or not all(s > 0 for s in p.shape)]
+        if x is None or not todo:
+            return
+        inputs = x.list_inputs()
+        _, out_shapes, _ = x.infer_shape_partial(**{k: v for k, v in known.items()
+                                                    if k in inputs})
+        if out_shapes and out_shapes[0] and out_shapes[0][-1] > 0:
+            for p in todo:
+                p.shape = (self._gates * self._hidden_size, int(out_shapes[0][-1]))
+
     def _infer_params(self, sym, names, args):
         # the packed vector hides each weight's shape from graph inference:
         # layer 0's i2h weights take the input's feature size directly
@@ -113,6 +130,47 @@ class _RNNLayer(HybridBlock):
             if p.shape is None or not all(s > 0 for s in p.shape):
                 p.shape = (self._gates * self._hidden_size, ni)
         super()._infer_params(sym, names, args)
+
+    def _unfuse(self):
+        """The layer as a stack of recurrent cells (MXNet 1.x's ``_unfuse``):
+        a ``HybridSequentialRNNCell`` with one cell per layer (a
+        ``BidirectionalCell`` of two when bidirectional, ``DropoutCell``
+        between layers when ``dropout > 0``) that use this layer's Parameters,
+        so both compute the same function; unroll it with the layer's layout.
+        State clipping (LSTM ``state_clip_*``) is not carried over, as in
+        MXNet."""
+        from . import rnn_cell
+        H, P = self._hidden_size, self._projection_size
+
+        def make(d, i, ni):
+            if self._mode == "lstm" and P is not None:
+                cell = rnn_cell.LSTMPCell(H, P, input_size=ni)
+                kinds = ("i2h", "h2h", "h2r")
+            else:
+                if self._mode.startswith("rnn_"):
+                    cell = rnn_cell.RNNCell(H, activation=self._mode[4:], input_size=ni)
+                else:
+                    cls = rnn_cell.LSTMCell if self._mode == "lstm" else rnn_cell.GRUCell
+                    cell = cls(H, input_size=ni)
+                kinds = ("i2h", "h2h")
+            for g in kinds:
+                for kind in ("weight", "bias"):
+                    if g == "h2r" and kind == "bias":
+                        continue
+                    setattr(cell, f"{g}_{kind}", getattr(self, f"{d}{i}_{g}_{kind}"))
+            return cell
+
+        stack = rnn_cell.HybridSequentialRNNCell()
+        ni = self._input_size
+        for i in range(self._num_layers):
+            if self._dir == 2:
+                stack.add(rnn_cell.BidirectionalCell(make("l", i, ni), make("r", i, ni)))
+            else:
+                stack.add(make("l", i, ni))
+            if self._dropout > 0 and i != self._num_layers - 1:
+                stack.add(rnn_cell.DropoutCell(self._dropout))
+            ni = (P or H) * self._dir
+        return stack
 
     def _zero_states(self, x):
         """Zero begin states built from the (TNC) input with registered ops, so
@@ -151,6 +209,8 @@ class _RNNLayer(HybridBlock):
             raise NbdlError(f"{name}: sequence_length was given but the layer was made with "
                             f"use_sequence_length=False")
         skip_states = states is None
+        if isinstance(inputs, Symbol):
+            object.__setattr__(self, "_traced_input", inputs)   # for deferred shapes
         if self._layout == "NTC":
             inputs = call_op("SwapAxis", [inputs], dim1=0, dim2=1)
         if skip_states:
