@@ -148,7 +148,18 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
     for iname in names[len(inputs):]:
         e = sym_kwargs.get(iname)
         inputs.append(e if e is not None else make_variable(f"{name}_{iname}", var_attrs).output(0))
+    _set_input_var_init(op, names, inputs)
     return _symbol_of(make_node(op, inputs, attrs, name=name, user_attrs=user))
+
+
+def _set_input_var_init(op, names, inputs):
+    """Give the variables feeding ``op`` the op's default ``__init__`` where
+    they have none (MXNet: a PReLU gamma starts at 0.25), as MXNet's compose
+    does; a variable's own ``init=`` wins."""
+    for iname, e in zip(names, inputs):
+        init = op.input_var_init.get(iname)
+        if init and e.node.op is None and "__init__" not in e.node.user_attrs:
+            e.node.user_attrs["__init__"] = init
 
 
 def load_json(json_str):

@@ -79,12 +79,13 @@ def ref_adagrad(w, g, st, t, lr, wd, rs, c, hp):
 
 
 def ref_adadelta(w, g, st, t, lr, wd, rs, c, hp):
-    rho, eps = 0.9, 1e-6
-    x = clipped(rs * g, c) + wd * w
+    # MXNet 1.x: the learning rate takes no part, wd applies to the weight
+    rho, eps = 0.9, 1e-5
+    x = clipped(rs * g, c)
     st["ag"] = rho * st["ag"] + (1 - rho) * x * x
     d = np.sqrt(st["ad"] + eps) / np.sqrt(st["ag"] + eps) * x
     st["ad"] = rho * st["ad"] + (1 - rho) * d * d
-    return w - lr * d
+    return w - (d + wd * w)
 
 
 def ref_adamax(w, g, st, t, lr, wd, rs, c, hp):
@@ -141,6 +142,16 @@ def ref_signum(w, g, st, t, lr, wd, rs, c, hp):
     return (1 - lr * wd_lh) * w + lr * np.sign(st["mom"])
 
 
+def ref_ftml(w, g, st, t, lr, wd, rs, c, hp):
+    b1, b2, eps = hp.get("beta1", 0.6), hp.get("beta2", 0.999), 1e-8
+    x = clipped(rs * g + wd * w, c)
+    st["v"] = b2 * st["v"] + (1 - b2) * x * x
+    d_t = (1 - b1 ** t) / lr * (np.sqrt(st["v"] / (1 - b2 ** t)) + eps)
+    st["z"] = b1 * st["z"] + (1 - b1) * x - (d_t - b1 * st["d"]) * w
+    st["d"] = d_t
+    return -st["z"] / d_t
+
+
 # (optimizer name, constructor kwargs, reference, state names)
 CASES = [
     ("sgd", {}, ref_sgd, ()),
@@ -162,6 +173,8 @@ CASES = [
     ("signum", {}, ref_signum, ("mom",)),
     ("signum", {"momentum": 0.0}, ref_signum, ()),
     ("signum", {"wd_lh": 0.05}, ref_signum, ("mom",)),
+    ("ftml", {}, ref_ftml, ("d", "v", "z")),
+    ("ftml", {"beta1": 0.8, "beta2": 0.9}, ref_ftml, ("d", "v", "z")),
 ]
 IDS = [f"{n}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'default'}" for n, kw, _, _ in CASES]
 
