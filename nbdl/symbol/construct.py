@@ -105,7 +105,9 @@ def Group(symbols):
 def create(op_name, *args, name=None, attr=None, **kwargs):
     """``nbdl.sym.<op>(...)``: inputs by position or by input name; missing
     inputs become variables ``<name>_<input>`` (``fc1_weight``) that carry a
-    copy of the node's attributes, as MXNet's do."""
+    copy of the node's attributes, as MXNet's do.  MXNet's hidden keys given
+    as keywords (``lr_mult=0``, ``wd_mult``, ``ctx_group``, ...) are node
+    attributes ``__lr_mult__`` ..., not operator parameters."""
     from ..ops.registry import get_op
     op = get_op(op_name)
     if name is not None and not isinstance(name, str):
@@ -118,6 +120,11 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
             sym_kwargs[k] = _single(v, f"{where}: input {k!r}")
         elif is_user_attr(k):
             user[k] = attr_to_str(v)
+        elif k in HIDDEN_KEYS and k not in op.attrs:
+            # ``FullyConnected(..., lr_mult=0)``: MXNet stores ``__lr_mult__`` on
+            # the node, and the variables created for it inherit it
+            if v is not None:
+                user[user_attr_key(k)] = attr_to_str(v)
         elif v is not None:
             attrs[k] = v
     inputs = [_single(a, f"{where}: positional argument {i}") if isinstance(a, Symbol) else a
