@@ -119,6 +119,9 @@ class Optimizer:
     _hyper = ()
     # the rate when neither learning_rate nor lr_scheduler is given
     default_learning_rate = 0.01
+    # the order of a float16 weight's multi-precision state: (master, state)
+    # as MXNet's base class; SGD and NAG keep MXNet 1.x's (state, master)
+    _master_first = True
 
     def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None,
                  lr_scheduler=None, multi_precision=False, param_dict=None, begin_num_update=0,
@@ -248,14 +251,24 @@ class Optimizer:
 
     def create_state_multi_precision(self, index, weight):
         """As ``create_state``; with ``multi_precision`` a float16 weight gets
-        ``(float32 master copy, state of the master)``."""
+        ``(float32 master copy, state of the master)`` (SGD and NAG: ``(state,
+        master)``, as MXNet 1.x orders them).
+
+        Parameters
+        ----------
+        index : int or str
+            The parameter's key.
+        weight : NDArray
+            The weight the state is for.
+        """
         if np.dtype(weight.dtype) == np.float16:
             if not self.multi_precision:
                 raise OptimizerError(f"{type(self).__name__}: parameter {index!r} is float16; "
                                      f"the update kernels compute in float32/float64, so pass "
                                      f"multi_precision=True to keep a float32 master copy")
             master = _on_device(weight.asnumpy().astype(np.float32), weight.device)
-            return (master, self.create_state(index, master))
+            inner = self.create_state(index, master)
+            return (master, inner) if self._master_first else (inner, master)
         return self.create_state(index, weight)
 
     # -- updates --------------------------------------------------------------
@@ -291,7 +304,7 @@ class Optimizer:
                     raise OptimizerError(f"{type(self).__name__}: parameter {index!r} is float16 "
                                          f"but its state was not made by "
                                          f"create_state_multi_precision")
-                master, inner = state
+                master, inner = state if self._master_first else state[::-1]
                 grad32 = _on_device(grad.asnumpy().astype(np.float32), grad.device)
                 if direct:
                     self._update_one(index, master, grad32, inner)

@@ -177,3 +177,35 @@ def test_adadelta_ignores_the_learning_rate_as_mxnet_1x():
     acc_g = (1 - rho) * g.astype(np.float64) ** 2
     d = np.sqrt(eps) / np.sqrt(acc_g + eps) * g
     np.testing.assert_allclose(results[0], w0 - (d + 0.1 * w0), rtol=1e-5)
+
+
+def test_state_structures_are_mxnet_1x():
+    w = nbdl.nd.ones((2, 3))
+    n = opt.RMSProp().create_state(0, w)
+    assert isinstance(n, tuple) and len(n) == 1 and n[0].shape == (2, 3)
+    assert len(opt.RMSProp(centered=True).create_state(0, w)) == 3
+    assert opt.NAG(momentum=0.0).create_state(0, w) is None
+    assert len(opt.FTML().create_state(0, w)) == 3
+    # a bare n (what earlier nbdl versions saved) still updates
+    o = opt.RMSProp(learning_rate=0.1)
+    w1, w2 = nbdl.nd.ones((3,)), nbdl.nd.ones((3,))
+    g = nbdl.nd.array([1.0, -2.0, 0.5])
+    o.update(0, w1, g, (nbdl.nd.zeros((3,)),))
+    opt.RMSProp(learning_rate=0.1).update(0, w2, g, nbdl.nd.zeros((3,)))
+    np.testing.assert_array_equal(w1.asnumpy(), w2.asnumpy())
+
+
+def test_nag_momentum_is_lr_scaled_and_reads_the_new_weight():
+    mu, lr, wd = 0.9, 0.1, 0.1
+    w0, g = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.3, -0.8])
+    o = opt.NAG(learning_rate=lr, momentum=mu, wd=wd)
+    w = nbdl.nd.array(w0, dtype=np.float64)
+    mom = o.create_state(0, w)
+    ref_w, ref_m = w0.copy(), np.zeros(3)
+    for _ in range(3):
+        o.update(0, w, nbdl.nd.array(g, dtype=np.float64), mom)
+        new = ref_w + mu * mu * ref_m - (1 + mu) * lr * (g + wd * ref_w)
+        ref_m = mu * ref_m - lr * (g + wd * new)
+        ref_w = new
+    np.testing.assert_allclose(w.asnumpy(), ref_w, rtol=1e-12)
+    np.testing.assert_allclose(mom.asnumpy(), ref_m, rtol=1e-12)

@@ -33,9 +33,11 @@ def ref_sgd(w, g, st, t, lr, wd, rs, c, hp):
 
 
 def ref_nag(w, g, st, t, lr, wd, rs, c, hp):
-    x = clipped(rs * g, c) + wd * w
-    st["mom"] = hp["momentum"] * st["mom"] + x
-    return w - lr * (hp["momentum"] * st["mom"] + x)
+    # MXNet 1.x: the momentum holds lr-scaled steps; its decay term reads the new weight
+    mu, x = hp["momentum"], clipped(rs * g, c)
+    new = w + mu * mu * st["mom"] - (1 + mu) * lr * (x + wd * w)
+    st["mom"] = mu * st["mom"] - lr * (x + wd * new)
+    return new
 
 
 def ref_adam(w, g, st, t, lr, wd, rs, c, hp):
@@ -324,8 +326,10 @@ def test_multi_precision_float16_weights():
     w = nbdl.nd.array([1.0, 2.0, 3.0], dtype=np.float16)
     o = opt.SGD(learning_rate=0.1, momentum=0.9, multi_precision=True)
     st = o.create_state_multi_precision(0, w)
-    master, mom = st
+    mom, master = st          # SGD keeps MXNet 1.x's order: (momentum, master)
     assert master.dtype == np.float32 and mom.dtype == np.float32
+    master_first = opt.Adam(multi_precision=True).create_state_multi_precision(0, w)
+    assert master_first[0].dtype == np.float32 and isinstance(master_first[1], tuple)
     for _ in range(2):
         o.update_multi_precision([0], [w], [nbdl.nd.ones((3,), dtype=np.float16)], [st])
     want = np.array([1.0, 2.0, 3.0]) - 0.1 - (0.9 * 0.1 + 0.1)

@@ -27,12 +27,13 @@ def sgd_mom_step(w, g, mom, lr, momentum, wd, rescale, clip):
 
 
 def nag_mom_step(w, g, mom, lr, momentum, wd, rescale, clip):
+    # MXNet 1.x's nag_mom_update: the momentum holds lr-scaled steps, and its
+    # weight-decay term reads the weight after this update
     x = rescale * g
     if clip >= 0:
         x = min(max(x, -clip), clip)
-    x = x + wd * w
-    mom = momentum * mom + x
-    return w - lr * (momentum * mom + x), mom
+    w_new = w + momentum * momentum * mom - (np.float32(1.0) + momentum) * lr * (x + wd * w)
+    return w_new, momentum * mom - lr * (x + wd * w_new)
 
 
 def adam_step(w, g, mean, var, lr, beta1, beta2, epsilon, wd, rescale, clip):
