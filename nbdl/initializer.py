@@ -347,7 +347,7 @@ class LSTMBias(Initializer):
     def _init_weight(self, name, arr):
         if arr.ndim != 1 or arr.shape[0] % 4:
             raise InitializerError(f"LSTMBias: {str(name)!r} has shape {tuple(arr.shape)}; an "
-                                   f"LSTM bias has shape (4 * hidden,)")
+                                   f"LSTM bias has shape (4 * num_hidden,)")
         values = np.zeros(arr.shape)
         n = arr.shape[0] // 4
         values[n:2 * n] = self.forget_bias
@@ -389,6 +389,83 @@ class Mixed(Initializer):
         self(name, arr)
 
 
+@register
+class Bilinear(Initializer):
+    """Bilinear-upsampling weights for a ``Deconvolution``: each ``(h, w)``
+    kernel of a 4-d ``(out, in, h, w)`` array is the outer product of the
+    tent ``1 - |x / f - c|`` with ``f = ceil(w / 2)`` and
+    ``c = (2f - 1 - f % 2) / (2f)``, as MXNet's (``w`` sets both axes)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def _init_weight(self, name, arr):
+        if arr.ndim != 4:
+            raise InitializerError(f"Bilinear cannot initialize {str(name)!r} of shape "
+                                   f"{arr.shape}: it needs a 4-d (out, in, h, w) weight")
+        h, w = arr.shape[2], arr.shape[3]
+        f = np.ceil(w / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        tx = 1 - np.abs(np.arange(w) / f - c)
+        ty = 1 - np.abs(np.arange(h) / f - c)
+        kernel = (ty[:, None] * tx[None, :]).astype(np.float32)
+        _write(arr, np.broadcast_to(kernel, arr.shape))
+
+
+class Load:
+    """Fills parameters from saved arrays, falling back to ``default_init``
+    for names not there.  ``arg:``/``aux:`` prefixes (``Module.save_params``
+    files) are dropped from the saved names.
+
+    Parameters
+    ----------
+    param : str or dict of str to NDArray
+        A file written by ``nbdl.nd.save`` / MXNet's ``mx.nd.save`` (read as
+        arrays only; nothing in it runs), or a name -> array dict.
+    default_init : Initializer, optional
+        For names not in ``param``; without it such a name is an error.
+    verbose : bool
+        Log where each parameter came from.
+    """
+
+    def __init__(self, param, default_init=None, verbose=False):
+        from .ndarray import NDArray
+        if isinstance(param, str):
+            from .ndarray import load as _load
+            param = _load(param)
+        if not isinstance(param, dict):
+            raise InitializerError(f"Load: param must be a file name or a dict of name -> "
+                                   f"NDArray, got {type(param).__name__}")
+        self.param = {}
+        for name, arr in param.items():
+            if not isinstance(arr, (NDArray, np.ndarray)):
+                raise InitializerError(f"Load: param[{name!r}] must be an array, got "
+                                       f"{type(arr).__name__}")
+            key = name[4:] if name.startswith(("arg:", "aux:")) else name
+            self.param[key] = arr
+        self.default_init = default_init
+        self.verbose = bool(verbose)
+
+    def __call__(self, name, arr):
+        import logging
+        key = str(name)
+        if key in self.param:
+            src = self.param[key]
+            if tuple(src.shape) != tuple(arr.shape):
+                raise InitializerError(f"Load: parameter {key!r} has shape {tuple(arr.shape)} "
+                                       f"but the loaded array has {tuple(src.shape)}")
+            _write(arr, src.asnumpy() if hasattr(src, "asnumpy") else src)
+            if self.verbose:
+                logging.info("Initialized %s by loading", key)
+            return
+        if self.default_init is None:
+            raise InitializerError(f"Load: parameter {key!r} is not in the loaded arrays and "
+                                   f"no default_init was given")
+        self.default_init(name, arr)
+        if self.verbose:
+            logging.info("Initialized %s by default", key)
+
+
 __all__ = ["Initializer", "InitDesc", "InitializerError", "register", "alias", "create", "Zero",
            "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier", "MSRAPrelu", "Mixed",
-           "LSTMBias"]
+           "Bilinear", "LSTMBias", "Load"]

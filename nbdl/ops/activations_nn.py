@@ -131,6 +131,7 @@ register(OpDef(
     name="LeakyReLU", input_names=_leaky_inputs, attrs=dict(LEAKY_ATTRS),
     infer_shape=_leaky_shape, infer_type=same_type, gradient=_leaky_grad,
     inplace=_leaky_inplace, kernels=_kernels("prepare_leaky_relu"), supports_add=True,
+    input_var_init={"gamma": '["Constant", {"value": 0.25}]'},
     doc="leaky / prelu / elu / selu / gelu (erf) / gelu_tanh activations."),
     aliases=("_npx_leaky_relu",))
 

@@ -174,6 +174,7 @@ register(OpDef(
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"},
     inplace=_data_inplace,
     supports_add=True, train_aware=True, mutates_aux=True,
+    input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
     doc="Batch normalisation over every axis but ``axis``; updates the moving "
         "statistics in place in training."))
 

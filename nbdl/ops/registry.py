@@ -118,6 +118,9 @@ class OpDef:
     int_inputs: tuple = ()                # inputs that may also be integer (labels, indices)
     hidden: bool = False                  # internal op (_backward_*): not exported to nd/sym namespaces
     eager_only: bool = False              # output shape depends on values: no kernels (docs/ops.md)
+    # input name -> the ``__init__`` (initializer JSON) that a variable feeding that input
+    # gets when composed without one (MXNet's FSetInputVarAttrOnCompose: prelu gamma 0.25)
+    input_var_init: dict = field(default_factory=dict)
     doc: str = ""
     _prepared: dict = field(default_factory=dict, repr=False)     # device -> prepare
     _temp_rules: dict = field(default_factory=dict, repr=False)   # device -> temp rule

@@ -230,3 +230,63 @@ _register_regression(
     "MAERegressionOutput", "mae", "_backward_mae_reg_out",
     "Identity forward; backward sign(out - label) * grad_scale / num_output, "
     "ignoring the head gradient.")
+
+
+# -- MakeLoss ---------------------------------------------------------------------
+
+MAKE_LOSS_ATTRS = {
+    "grad_scale": Attr("float", 1.0, doc="The gradient of every element."),
+    "valid_thresh": Attr("float", 0.0, doc="Elements above it count as valid ('valid')."),
+    "normalization": Attr("str", "null", choices=("null", "batch", "valid"),
+                          doc="Divide the gradient by 1, the batch size, or the number of "
+                              "elements above valid_thresh (at least 1)."),
+}
+
+
+def _make_loss_shape(attrs, in_shapes, out_shapes):
+    d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    return [d], [d]
+
+
+def _make_loss_type(attrs, in_types, out_types):
+    d = in_types[0] if in_types[0] is not None else out_types[0]
+    return [d], [d]
+
+
+def _make_loss_grad(node, out_grads):
+    """``grad_scale`` everywhere, divided by the batch size or the valid
+    count: built from ones_like, sums and broadcast_div (no kernel of its own)."""
+    x = node.inputs[0]
+    attrs = node.attrs
+    name = node.name
+
+    def op(op_name, inputs, suffix, **kw):
+        return make_node(op_name, inputs, kw, name=f"{name}_{suffix}").output(0)
+
+    ones = op("ones_like", [x], "backward_ones")
+    grad = op("_mul_scalar", [ones], "backward_scale", scalar=attrs["grad_scale"])
+    if attrs["normalization"] == "batch":
+        count = op("sum", [ones], "backward_batch", axis=(0,), keepdims=True)
+    elif attrs["normalization"] == "valid":
+        valid = op("_greater_scalar", [x], "backward_valid", scalar=attrs["valid_thresh"])
+        total = op("sum", [valid], "backward_count", keepdims=True)
+        count = op("_maximum_scalar", [total], "backward_count1", scalar=1.0)
+    else:
+        return [grad]
+    return [op("broadcast_div", [grad, count], "backward")]
+
+
+register(OpDef(
+    name="MakeLoss",
+    input_names=("data",),
+    attrs=dict(MAKE_LOSS_ATTRS),
+    infer_shape=_make_loss_shape, infer_type=_make_loss_type,
+    gradient=_make_loss_grad,
+    inplace=lambda attrs: [(0, 0)],
+    kernels={"cpu": "nbdl.kernels.cpu.elemwise_unary:prepare_copy",
+             "cuda": "nbdl.kernels.cuda.elemwise_unary:prepare_copy"},
+    supports_add=True, loss_output=True,
+    doc="Marks its input as a loss: identity forward; backward ``grad_scale`` "
+        "(over the batch size or the valid count by ``normalization``), "
+        "ignoring the head gradient."),
+    aliases=("make_loss",))

@@ -1,21 +1,31 @@
-"""AdaDelta (MXNet 2.0's update, which honours the learning rate)."""
+"""AdaDelta (Zeiler 2012) as MXNet 1.x updates it."""
 from .optimizer import Optimizer, check_number, register
 
 
 @register
 class AdaDelta(Optimizer):
-    """AdaDelta.  With ``g = clip(rescale_grad * grad) + wd * w``:
+    """AdaDelta.  With ``g = clip(rescale_grad * grad)``:
     ``acc_g = rho * acc_g + (1 - rho) * g**2``,
     ``d = sqrt(acc_delta + epsilon) / sqrt(acc_g + epsilon) * g``,
-    ``acc_delta = rho * acc_delta + (1 - rho) * d**2`` and ``w -= lr * d``.
+    ``acc_delta = rho * acc_delta + (1 - rho) * d**2`` and
+    ``w -= d + wd * w``.
 
-    This is MXNet 2.0's form (default ``learning_rate=1.0``); MXNet 1.x
-    ignored the learning rate and applied weight decay to the weight instead."""
+    As in MXNet 1.x the learning rate takes no part (AdaDelta's step size is
+    its own), so ``Module``'s default ``learning_rate=0.01`` changes nothing.
 
-    default_learning_rate = 1.0
+    Parameters
+    ----------
+    rho : float
+        Decay rate of both running averages, in [0, 1].
+    epsilon : float
+        Added under both square roots (> 0).
+    **kwargs
+        The ``Optimizer`` arguments (``wd``, ``rescale_grad``, ``clip_gradient``, ...).
+    """
+
     _hyper = ("rho", "epsilon")
 
-    def __init__(self, learning_rate=None, rho=0.9, epsilon=1e-6, **kwargs):
+    def __init__(self, learning_rate=None, rho=0.9, epsilon=1e-5, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.rho = check_number("AdaDelta", "rho", rho, 0.0, 1.0)
         self.epsilon = check_number("AdaDelta", "epsilon", epsilon, 0.0, low_open=True)
@@ -26,4 +36,4 @@ class AdaDelta(Optimizer):
     def _step(self, index, weight, grad, state, lr, wd):
         acc_g, acc_delta = state
         self._run("adadelta_update", weight, [weight, grad, acc_g, acc_delta],
-                  [lr, self.rho, self.epsilon, wd, self.rescale_grad, self._clip])
+                  [self.rho, self.epsilon, wd, self.rescale_grad, self._clip])

@@ -4,15 +4,21 @@ from .optimizer import Optimizer, check_number, register
 
 @register
 class NAG(Optimizer):
-    """SGD with Nesterov momentum.  With ``g = clip(rescale_grad * grad) + wd * w``:
-    ``mom = momentum * mom + g`` and ``w -= lr * (momentum * mom + g)``
-    (plain SGD when ``momentum == 0``)."""
+    """SGD with Nesterov momentum, as MXNet 1.x's ``nag_mom_update``.  With
+    ``x = clip(rescale_grad * grad)``:
+    ``w' = w + momentum**2 * mom - (1 + momentum) * lr * (x + wd * w)`` and
+    ``mom = momentum * mom - lr * (x + wd * w')`` (plain SGD when
+    ``momentum == 0``).  The momentum holds steps already scaled by the
+    learning rate, and its weight decay reads the new weight, as in MXNet 1.x,
+    so states compare with MXNet's."""
 
     _hyper = ("momentum",)
 
     def __init__(self, learning_rate=None, momentum=0.0, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.momentum = check_number("NAG", "momentum", momentum, 0.0, 1.0)
+
+    _master_first = False    # multi-precision state (momentum, master), as MXNet 1.x
 
     def create_state(self, index, weight):
         return self._zeros(weight) if self.momentum != 0.0 else None

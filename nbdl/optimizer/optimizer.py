@@ -15,6 +15,7 @@ from ``nbdl.kernels.<cpu|cuda>.optimizer`` through ``self._run``.
 """
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -30,20 +31,46 @@ class OptimizerError(NbdlError, ValueError):
     cannot use."""
 
 
+class LearningRateConflict(OptimizerError, UserWarning):
+    """``set_learning_rate`` on an optimizer whose rate comes from its
+    ``lr_scheduler``.  A ``UserWarning`` too, which is what MXNet 1.x raises
+    there, so code catching that keeps working."""
+
+
 _REGISTRY = {}
 
 
 def register(klass):
-    """Class decorator: make ``klass`` creatable by its lower-case name."""
+    """Class decorator: make ``klass`` creatable by its lower-case name.
+
+    Parameters
+    ----------
+    klass : type
+        An ``Optimizer`` subclass.  Registering a second class under a name
+        already taken replaces the first with a warning, as in MXNet.
+    """
     if not (isinstance(klass, type) and issubclass(klass, Optimizer)):
         raise OptimizerError(f"register: expected an Optimizer subclass, got {klass!r}")
-    _REGISTRY[klass.__name__.lower()] = klass
+    name = klass.__name__.lower()
+    old = _REGISTRY.get(name)
+    if old is not None and old is not klass:
+        warnings.warn(f"register: optimizer {klass.__module__}.{klass.__name__} replaces "
+                      f"{old.__module__}.{old.__name__} under the name {name!r}", stacklevel=2)
+    _REGISTRY[name] = klass
     return klass
 
 
 def create(name, **kwargs):
     """An optimizer by registered name (``create('sgd', momentum=0.9)``);
-    an Optimizer instance is returned as is."""
+    an Optimizer instance is returned as is.
+
+    Parameters
+    ----------
+    name : str or Optimizer
+        A registered name, case-insensitive (``'sgd'``, ``'Adam'``, ...).
+    **kwargs
+        The optimizer's constructor arguments.
+    """
     if isinstance(name, Optimizer):
         if kwargs:
             raise OptimizerError(f"create: keyword arguments {sorted(kwargs)} given with an "
@@ -92,6 +119,9 @@ class Optimizer:
     _hyper = ()
     # the rate when neither learning_rate nor lr_scheduler is given
     default_learning_rate = 0.01
+    # the order of a float16 weight's multi-precision state: (master, state)
+    # as MXNet's base class; SGD and NAG keep MXNet 1.x's (state, master)
+    _master_first = True
 
     def __init__(self, learning_rate=None, wd=0.0, rescale_grad=1.0, clip_gradient=None,
                  lr_scheduler=None, multi_precision=False, param_dict=None, begin_num_update=0,
@@ -148,9 +178,17 @@ class Optimizer:
         return self.lr
 
     def set_learning_rate(self, lr):
+        """Set the rate used when there is no ``lr_scheduler``.
+
+        Parameters
+        ----------
+        lr : float
+            The new learning rate (>= 0).  With an ``lr_scheduler`` this raises
+            ``LearningRateConflict`` (a ``UserWarning``, as MXNet 1.x raises).
+        """
         if self.lr_scheduler is not None:
-            raise OptimizerError(f"{type(self).__name__}: the learning rate comes from its "
-                                 f"lr_scheduler; set_learning_rate({lr}) would be ignored")
+            raise LearningRateConflict(f"{type(self).__name__}: the learning rate comes from its "
+                                       f"lr_scheduler; set_learning_rate({lr}) would be ignored")
         self.lr = check_number(type(self).__name__, "learning_rate", lr, 0.0)
 
     def set_lr_mult(self, args_lr_mult):
@@ -236,14 +274,24 @@ class Optimizer:
 
     def create_state_multi_precision(self, index, weight):
         """As ``create_state``; with ``multi_precision`` a float16 weight gets
-        ``(float32 master copy, state of the master)``."""
+        ``(float32 master copy, state of the master)`` (SGD and NAG: ``(state,
+        master)``, as MXNet 1.x orders them).
+
+        Parameters
+        ----------
+        index : int or str
+            The parameter's key.
+        weight : NDArray
+            The weight the state is for.
+        """
         if np.dtype(weight.dtype) == np.float16:
             if not self.multi_precision:
                 raise OptimizerError(f"{type(self).__name__}: parameter {index!r} is float16; "
                                      f"the update kernels compute in float32/float64, so pass "
                                      f"multi_precision=True to keep a float32 master copy")
             master = _on_device(weight.asnumpy().astype(np.float32), weight.device)
-            return (master, self.create_state(index, master))
+            inner = self.create_state(index, master)
+            return (master, inner) if self._master_first else (inner, master)
         return self.create_state(index, weight)
 
     # -- updates --------------------------------------------------------------
@@ -260,23 +308,36 @@ class Optimizer:
 
     def update_multi_precision(self, indices, weights, grads, states):
         """``update``, going through the float32 master copy for float16
-        weights when ``multi_precision`` is on."""
-        # a subclass that overrides ``update`` gets every call through it
+        weights when ``multi_precision`` is on.
+
+        Parameters
+        ----------
+        indices : int or list of int
+            One index (MXNet 1.x) or a list of them (multi-tensor form).
+        weights, grads : NDArray or list of NDArray
+        states : state or list of states
+            What ``create_state_multi_precision`` returned for each weight.
+        """
+        # a subclass that overrides ``update`` gets every call through it, one
+        # parameter at a time with a single index, as MXNet 1.x calls it
         direct = type(self).update is Optimizer.update
         for index, weight, grad, state in _zip_args(indices, weights, grads, states):
             if self.multi_precision and np.dtype(weight.dtype) == np.float16:
-                if not (isinstance(state, tuple) and len(state) == 2):
+                if not (isinstance(state, (tuple, list)) and len(state) == 2):
                     raise OptimizerError(f"{type(self).__name__}: parameter {index!r} is float16 "
                                          f"but its state was not made by "
                                          f"create_state_multi_precision")
-                master, inner = state
+                master, inner = state if self._master_first else state[::-1]
                 grad32 = _on_device(grad.asnumpy().astype(np.float32), grad.device)
-                self.update([index], [master], [grad32], [inner])
+                if direct:
+                    self._update_one(index, master, grad32, inner)
+                else:
+                    self.update(index, master, grad32, inner)
                 weight[...] = master.asnumpy().astype(np.float16)
             elif direct:
                 self._update_one(index, weight, grad, state)
             else:
-                self.update([index], [weight], [grad], [state])
+                self.update(index, weight, grad, state)
 
     def _step(self, index, weight, grad, state, lr, wd):
         raise OptimizerError(f"{type(self).__name__} does not define _step(index, weight, grad, "
@@ -351,6 +412,8 @@ class Optimizer:
     # MXNet's spellings: ``mx.optimizer.Optimizer.register`` / ``create_optimizer``
     register = staticmethod(register)
     create_optimizer = staticmethod(create)
+    # MXNet 1.x's registry, name -> class (the same dict ``create`` reads)
+    opt_registry = _REGISTRY
 
 
 def _hyper_args(opt):

@@ -29,8 +29,8 @@ class RMSProp(Optimizer):
         self._clip_weights = _optional_bound("RMSProp", "clip_weights", clip_weights)
 
     def create_state(self, index, weight):
-        # centered: (n, g, delta); plain: n
-        return self._zeros(weight, 3) if self.centered else self._zeros(weight)
+        # centered: (n, g, delta); plain: (n,), the 1-tuple MXNet 1.x makes
+        return self._zeros(weight, 3) if self.centered else (self._zeros(weight),)
 
     def _step(self, index, weight, grad, state, lr, wd):
         if self.centered:
@@ -39,6 +39,8 @@ class RMSProp(Optimizer):
                       [lr, self.gamma1, self.gamma2, self.epsilon, wd, self.rescale_grad,
                        self._clip, self._clip_weights])
         else:
-            self._run("rmsprop_update", weight, [weight, grad, state],
+            # (n,); a bare n is what earlier nbdl versions saved
+            n = state[0] if isinstance(state, (tuple, list)) else state
+            self._run("rmsprop_update", weight, [weight, grad, n],
                       [lr, self.gamma1, self.epsilon, wd, self.rescale_grad, self._clip,
                        self._clip_weights])

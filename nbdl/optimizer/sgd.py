@@ -20,6 +20,8 @@ class SGD(Optimizer):
         self.momentum = check_number("SGD", "momentum", momentum, 0.0, 1.0)
         self.lazy_update = bool(lazy_update)
 
+    _master_first = False    # multi-precision state (momentum, master), as MXNet 1.x
+
     def create_state(self, index, weight):
         return self._zeros(weight) if self.momentum != 0.0 else None
 

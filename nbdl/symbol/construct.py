@@ -105,7 +105,9 @@ def Group(symbols):
 def create(op_name, *args, name=None, attr=None, **kwargs):
     """``nbdl.sym.<op>(...)``: inputs by position or by input name; missing
     inputs become variables ``<name>_<input>`` (``fc1_weight``) that carry a
-    copy of the node's attributes, as MXNet's do."""
+    copy of the node's attributes, as MXNet's do.  MXNet's hidden keys given
+    as keywords (``lr_mult=0``, ``wd_mult``, ``ctx_group``, ...) are node
+    attributes ``__lr_mult__`` ..., not operator parameters."""
     from ..ops.registry import get_op
     op = get_op(op_name)
     if name is not None and not isinstance(name, str):
@@ -118,6 +120,11 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
             sym_kwargs[k] = _single(v, f"{where}: input {k!r}")
         elif is_user_attr(k):
             user[k] = attr_to_str(v)
+        elif k in HIDDEN_KEYS and k not in op.attrs:
+            # ``FullyConnected(..., lr_mult=0)``: MXNet stores ``__lr_mult__`` on
+            # the node, and the variables created for it inherit it
+            if v is not None:
+                user[user_attr_key(k)] = attr_to_str(v)
         elif v is not None:
             attrs[k] = v
     inputs = [_single(a, f"{where}: positional argument {i}") if isinstance(a, Symbol) else a
@@ -148,7 +155,18 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
     for iname in names[len(inputs):]:
         e = sym_kwargs.get(iname)
         inputs.append(e if e is not None else make_variable(f"{name}_{iname}", var_attrs).output(0))
+    _set_input_var_init(op, names, inputs)
     return _symbol_of(make_node(op, inputs, attrs, name=name, user_attrs=user))
+
+
+def _set_input_var_init(op, names, inputs):
+    """Give the variables feeding ``op`` the op's default ``__init__`` where
+    they have none (MXNet: a PReLU gamma starts at 0.25), as MXNet's compose
+    does; a variable's own ``init=`` wins."""
+    for iname, e in zip(names, inputs):
+        init = op.input_var_init.get(iname)
+        if init and e.node.op is None and "__init__" not in e.node.user_attrs:
+            e.node.user_attrs["__init__"] = init
 
 
 def load_json(json_str):

@@ -192,3 +192,100 @@ def test_lstm_bias_sets_only_the_forget_gate():
         nbdl.initializer.LSTMBias()("b", nbdl.nd.zeros((6,)))
     with pytest.raises(nbdl.initializer.InitializerError, match="forget_bias must be a number"):
         nbdl.initializer.LSTMBias("x")
+
+
+# -- MXNet 1.x's Bilinear, LSTMBias and Load -----------------------------------
+
+def _np_bilinear(shape):
+    """Bilinear upsampling kernel per element, as MXNet documents it."""
+    f = np.ceil(shape[3] / 2.0)
+    c = (2 * f - 1 - f % 2) / (2.0 * f)
+    out = np.zeros(shape)
+    for idx in np.ndindex(*shape):
+        y, x = idx[2], idx[3]
+        out[idx] = (1 - abs(x / f - c)) * (1 - abs(y / f - c))
+    return out
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 4, 4), (2, 3, 3, 3), (1, 2, 5, 4), (1, 1, 2, 6)])
+def test_bilinear_matches_the_upsampling_kernel(shape):
+    got = _fill(init.Bilinear(), shape, name="upsampling0_weight")
+    np.testing.assert_allclose(got, _np_bilinear(shape), rtol=1e-6)
+    if shape == (1, 1, 4, 4):
+        tent = np.array([0.25, 0.75, 0.75, 0.25])
+        np.testing.assert_array_equal(got[0, 0], np.outer(tent, tent))
+
+
+def test_bilinear_needs_a_4d_weight_and_round_trips():
+    with pytest.raises(InitializerError, match="Bilinear.*'w'.*4-d"):
+        _fill(init.Bilinear(), (3, 4), name="w")
+    assert isinstance(init.create(init.Bilinear().dumps()), init.Bilinear)
+    assert isinstance(init.create("bilinear"), init.Bilinear)
+
+
+def test_lstmbias_sets_only_the_forget_gate():
+    got = _fill(init.LSTMBias(forget_bias=2.5), (12,), name="lstm_i2h_forget")
+    np.testing.assert_array_equal(got, [0] * 3 + [2.5] * 3 + [0] * 6)
+    # called directly on a '*bias' name the naming rule wins (zeros), as in MXNet
+    np.testing.assert_array_equal(_fill(init.LSTMBias(), (8,), name="l_bias"), [0] * 8)
+    # a Gluon parameter's init
+    p = nbdl.gluon.Parameter("h2h_bias", shape=(8,), init=init.LSTMBias(forget_bias=3.0))
+    p.initialize()
+    np.testing.assert_array_equal(p.data().asnumpy(), [0, 0, 3, 3, 0, 0, 0, 0])
+    # as a parameter's own init it overrides the bias rule (zeros)
+    arr = nbdl.nd.ones((8,))
+    init.Uniform()(InitDesc("l0_bias", {"__init__": init.LSTMBias().dumps()}), arr)
+    np.testing.assert_array_equal(arr.asnumpy(), [0, 0, 1, 1, 0, 0, 0, 0])
+    with pytest.raises(InitializerError, match="4 \\* num_hidden"):
+        _fill(init.LSTMBias(), (6,), name="b")
+    with pytest.raises(InitializerError, match="forget_bias"):
+        init.LSTMBias(forget_bias="big")
+
+
+def test_load_from_a_dict_and_a_file(tmp_path):
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.array([7.0, 8.0], np.float32)
+    params = {"arg:fc_weight": nbdl.nd.array(w), "aux:bn_moving_mean": nbdl.nd.array(b)}
+    fname = str(tmp_path / "p.params")
+    nbdl.nd.save(fname, params)
+    for source in (params, fname):
+        loader = init.Load(source, default_init=init.Constant(3.0))
+        np.testing.assert_array_equal(_fill(loader, (2, 3), name="fc_weight"), w)
+        np.testing.assert_array_equal(_fill(loader, (2,), name="bn_moving_mean"), b)
+        np.testing.assert_array_equal(_fill(loader, (4,), name="other_weight"), [3.0] * 4)
+    with pytest.raises(InitializerError, match="'fc_weight' has shape \\(3, 2\\).*\\(2, 3\\)"):
+        _fill(init.Load(params), (3, 2), name="fc_weight")
+    with pytest.raises(InitializerError, match="'missing'.*no default_init"):
+        _fill(init.Load(params), (2,), name="missing")
+    with pytest.raises(InitializerError, match="file name or a dict"):
+        init.Load([1, 2])
+
+
+def test_op_default_init_on_composed_variables():
+    data = nbdl.sym.Variable("data")
+    prelu = nbdl.sym.LeakyReLU(data=data, act_type="prelu", name="act")
+    attrs = prelu.attr_dict()
+    assert json.loads(attrs["act_gamma"]["__init__"]) == ["Constant", {"value": 0.25}]
+    bn = nbdl.sym.BatchNorm(data=data, name="bn")
+    assert bn.attr_dict()["bn_moving_var"]["__init__"] == '["one", {}]'
+    assert bn.attr_dict()["bn_moving_mean"]["__init__"] == '["zero", {}]'
+    assert "__init__" not in bn.attr_dict().get("bn_gamma", {})
+    # an explicit variable without init gets the default; one with init keeps its own
+    g = nbdl.sym.Variable("g")
+    nbdl.sym.LeakyReLU(data=data, gamma=g, act_type="prelu")
+    assert g.attr("__init__") == '["Constant", {"value": 0.25}]'
+    g1 = nbdl.sym.Variable("g1", init=init.One())
+    nbdl.sym.LeakyReLU(data=data, gamma=g1, act_type="prelu")
+    assert json.loads(g1.attr("__init__"))[0] == "one"
+    # leaky (no gamma input) adds nothing
+    leaky = nbdl.sym.LeakyReLU(data=data, act_type="leaky")
+    assert leaky.list_arguments() == ["data"]
+
+
+def test_module_init_params_uses_the_op_default():
+    data = nbdl.sym.Variable("data")
+    net = nbdl.sym.LeakyReLU(data=data, act_type="prelu", name="p")
+    mod = nbdl.mod.Module(net, label_names=None)
+    mod.bind(data_shapes=[("data", (4, 6))])
+    mod.init_params(initializer=init.Uniform(1.0))
+    np.testing.assert_array_equal(mod.get_params()[0]["p_gamma"].asnumpy(), [0.25] * 6)

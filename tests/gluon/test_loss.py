@@ -125,9 +125,11 @@ ELEMENTWISE = {
     "bce_from_sigmoid": (gloss.SigmoidBCELoss, {"from_sigmoid": True}, unit, bits,
                          lambda p, l: -(l * np.log(p + 1e-12) + (1 - l) * np.log(1 - p + 1e-12))),
     "kldiv": (gloss.KLDivLoss, {}, normal, unit, lambda p, l: l * (np.log(l + 1e-12) - p)),
-    "poisson": (gloss.PoissonNLLLoss, {}, normal, counts, lambda p, l: np.exp(p) - l * p),
-    "poisson_rate_full": (gloss.PoissonNLLLoss, {"from_logits": False, "compute_full": True},
-                          rates, counts,
+}
+# PoissonNLLLoss returns one number (the mean over every element), as MXNet's
+POISSON = {
+    "poisson": ({}, normal, counts, lambda p, l: np.exp(p) - l * p),
+    "poisson_rate_full": ({"from_logits": False, "compute_full": True}, rates, counts,
                           lambda p, l: p - l * np.log(p + 1e-8) + stirling(l)),
 }
 
@@ -174,6 +176,27 @@ def test_elementwise_gradient_and_hybridized(name, rng):
     assert_almost_equal(out_h, out, rtol=1e-12, atol=1e-14, names=("hybridized", "eager"))
     for gh, g in zip(grads_h, grads):
         assert_almost_equal(gh, g, rtol=1e-12, atol=1e-14, names=("hybridized grad", "eager"))
+
+
+@pytest.mark.parametrize("name", sorted(POISSON))
+def test_poisson_nll_is_the_mean_over_every_element(name, rng):
+    kwargs, pgen, lgen, f = POISSON[name]
+    block = gloss.PoissonNLLLoss(weight=2.5, **kwargs)
+    pred, label, sw = pgen(rng, (4, 3)), lgen(rng, (4, 3)), rng.uniform(0.5, 2.0, (4, 1))
+
+    def ref(p, lab, s):
+        return np.array([np.mean(weighting(f(p, lab), 2.5, s))])
+    out, grads = run(block, [pred, label, sw], grad_idx=(0, 2), head=np.array([1.3]))
+    assert out.shape == (1,)
+    assert_almost_equal(out, ref(pred, label, sw), rtol=1e-10, atol=1e-12)
+    for k, i in enumerate((0, 2)):
+        assert_almost_equal(grads[k], numeric_grad(ref, [pred, label, sw], i, np.array([1.3])),
+                            rtol=1e-5, atol=1e-7)
+    block.hybridize()
+    out_h, _ = run(block, [pred, label, sw], grad_idx=(0,), head=np.array([1.3]))
+    assert_almost_equal(out_h, out, rtol=1e-12, atol=1e-14)
+    assert float(block(nd(pred), nd(label)).asscalar()) == pytest.approx(
+        2.5 * float(np.mean(f(pred, label))), rel=1e-10)
 
 
 @pytest.mark.parametrize("name", ["l2", "huber", "bce", "kldiv"])
@@ -458,3 +481,51 @@ def test_repr_and_defaults():
 def test_shape_mismatch_names_the_shapes(rng):
     with pytest.raises(nbdl.ShapeError, match=r"\(4, 3\)"):
         gloss.L1Loss()(nd(rng.normal(size=(4, 3))), nd(rng.normal(size=(5,))))
+
+
+# -- SDMLLoss (MXNet 1.9.1's number: the KL divergence per sample) -------------------
+
+def np_sdml(x1, x2, s=0.3, weight=1.0):
+    n = x1.shape[0]
+    dist = ((x1[:, None, :] - x2[None, :, :]) ** 2).sum(axis=2)
+    z = -dist - (-dist).max(axis=1, keepdims=True)
+    log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    labels = np.eye(n) * (1 - s) + (1 - np.eye(n)) * s / (n - 1)
+    return weight * (labels * (np.log(labels + 1e-12) - log_p)).sum(axis=1)
+
+
+def test_sdml_loss_forward_gradient_and_hybridized(rng):
+    x1 = rng.uniform(-1, 1, (4, 3))
+    x2 = x1 + rng.uniform(-0.3, 0.3, (4, 3))
+    block = gloss.SDMLLoss(smoothing_parameter=0.2, weight=1.5)
+
+    def ref(a, b):
+        return np_sdml(a, b, 0.2, 1.5)
+    head = rng.uniform(0.5, 1.5, 4)
+    out, grads = run(block, [x1, x2], grad_idx=(0, 1), head=head)
+    assert out.shape == (4,)
+    assert_almost_equal(out, ref(x1, x2), rtol=1e-10, atol=1e-12)
+    for k in (0, 1):
+        assert_almost_equal(grads[k], numeric_grad(ref, [x1, x2], k, head), rtol=1e-5, atol=1e-7)
+    block.hybridize()
+    out_h, grads_h = run(block, [x1, x2], grad_idx=(0,), head=head)
+    assert_almost_equal(out_h, out, rtol=1e-12, atol=1e-14)
+    assert_almost_equal(grads_h[0], grads[0], rtol=1e-12, atol=1e-14)
+
+
+def test_sdml_aligned_pairs_give_a_lower_loss(rng):
+    x1 = rng.uniform(-1, 1, (5, 8))
+    aligned = gloss.SDMLLoss()(nd(x1), nd(x1 + 0.01)).asnumpy()
+    shuffled = gloss.SDMLLoss()(nd(x1), nd(x1[::-1] + 0.01)).asnumpy()
+    assert aligned.mean() < shuffled.mean()
+
+
+def test_sdml_loss_errors():
+    with pytest.raises(nbdl.errors.ShapeError, match="SDMLLoss.*\\(3, 2\\) and \\(3, 4\\)"):
+        gloss.SDMLLoss()(nd(np.ones((3, 2))), nd(np.ones((3, 4))))
+    with pytest.raises(nbdl.errors.ShapeError, match="batch >= 2"):
+        gloss.SDMLLoss()(nd(np.ones((1, 2))), nd(np.ones((1, 2))))
+    with pytest.raises(nbdl.errors.AttrError, match="smoothing_parameter"):
+        gloss.SDMLLoss(smoothing_parameter=1.0)
+    with pytest.raises(nbdl.errors.AttrError, match="batch_axis"):
+        gloss.SDMLLoss(batch_axis=1)

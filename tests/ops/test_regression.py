@@ -300,3 +300,48 @@ def test_regression_cuda_matches_cpu(name, rng):
     cpu_gpu_agree(reg(name, grad_scale=2.0),
                   {"data": rng.uniform(-1, 1, (3, 2)).astype(np.float32),
                    "label": rng.uniform(-1, 1, (3, 2)).astype(np.float32)}, ["data"])
+
+
+# -- MakeLoss ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("normalization, scale", [("null", 1.0), ("batch", 1 / 3), ("valid", 1 / 5)])
+def test_make_loss_forward_identity_backward_constant(normalization, scale):
+    x = np.array([[1.0, -2.0, 3.0, 0.0], [0.5, -1.0, 2.0, 4.0], [-3.0, 0.0, 0.2, -0.1]])
+    data = nbdl.sym.Variable("data")
+    sym = nbdl.sym.MakeLoss(data, grad_scale=2.0, normalization=normalization, valid_thresh=0.3)
+    # the head gradient is ignored; 'valid' counts the 5 elements above 0.3
+    check_symbolic_forward(sym, {"data": x}, [x])
+    check_symbolic_backward(sym, {"data": x}, [np.full_like(x, 7.0)],
+                            {"data": np.full_like(x, 2.0 * scale)}, rtol=1e-12, atol=0)
+
+
+def test_make_loss_valid_count_is_at_least_one_and_names():
+    x = np.array([[-1.0, -2.0]])
+    sym = nbdl.sym.make_loss(nbdl.sym.Variable("data"), normalization="valid")
+    check_symbolic_backward(sym, {"data": x}, [np.ones_like(x)], {"data": np.ones_like(x)})
+    assert get_op("make_loss") is get_op("MakeLoss")
+    with pytest.raises(nbdl.errors.AttrError, match="normalization"):
+        nbdl.sym.MakeLoss(nbdl.sym.Variable("data"), normalization="sum")
+
+
+def test_make_loss_eager_autograd_and_json_round_trip():
+    x = nbdl.nd.array([[1.0, -2.0, 3.0], [0.5, -1.0, 2.0]])
+    x.attach_grad()
+    with nbdl.autograd.record():
+        y = nbdl.nd.make_loss(x * 2, normalization="batch")
+    y.backward()
+    np.testing.assert_allclose(y.asnumpy(), x.asnumpy() * 2)
+    np.testing.assert_allclose(x.grad.asnumpy(), np.full((2, 3), 2.0 / 2))
+    sym = nbdl.sym.make_loss(nbdl.sym.Variable("a") * 3, grad_scale=0.5, name="loss")
+    back = nbdl.sym.load_json(sym.tojson())
+    assert back.list_outputs() == ["loss_output"]
+    check_symbolic_backward(back, {"a": np.ones((2, 2))}, [np.zeros((2, 2))],
+                            {"a": np.full((2, 2), 1.5)})
+
+
+def test_make_loss_cuda_simulator_matches_cpu():
+    x = np.array([[1.0, -2.0, 3.0], [0.5, -1.0, 2.0]], np.float32)
+    sym = nbdl.sym.MakeLoss(nbdl.sym.Variable("data"), normalization="valid", grad_scale=3.0)
+    for device in (cpu(), gpu(0)):
+        check_symbolic_backward(sym, {"data": x}, [np.ones_like(x)],
+                                {"data": np.full_like(x, 3.0 / 4)}, device=device)

@@ -33,9 +33,11 @@ def ref_sgd(w, g, st, t, lr, wd, rs, c, hp):
 
 
 def ref_nag(w, g, st, t, lr, wd, rs, c, hp):
-    x = clipped(rs * g, c) + wd * w
-    st["mom"] = hp["momentum"] * st["mom"] + x
-    return w - lr * (hp["momentum"] * st["mom"] + x)
+    # MXNet 1.x: the momentum holds lr-scaled steps; its decay term reads the new weight
+    mu, x = hp["momentum"], clipped(rs * g, c)
+    new = w + mu * mu * st["mom"] - (1 + mu) * lr * (x + wd * w)
+    st["mom"] = mu * st["mom"] - lr * (x + wd * new)
+    return new
 
 
 def ref_adam(w, g, st, t, lr, wd, rs, c, hp):
@@ -79,12 +81,13 @@ def ref_adagrad(w, g, st, t, lr, wd, rs, c, hp):
 
 
 def ref_adadelta(w, g, st, t, lr, wd, rs, c, hp):
-    rho, eps = 0.9, 1e-6
-    x = clipped(rs * g, c) + wd * w
+    # MXNet 1.x: the learning rate takes no part, wd applies to the weight
+    rho, eps = 0.9, 1e-5
+    x = clipped(rs * g, c)
     st["ag"] = rho * st["ag"] + (1 - rho) * x * x
     d = np.sqrt(st["ad"] + eps) / np.sqrt(st["ag"] + eps) * x
     st["ad"] = rho * st["ad"] + (1 - rho) * d * d
-    return w - lr * d
+    return w - (d + wd * w)
 
 
 def ref_adamax(w, g, st, t, lr, wd, rs, c, hp):
@@ -141,6 +144,16 @@ def ref_signum(w, g, st, t, lr, wd, rs, c, hp):
     return (1 - lr * wd_lh) * w + lr * np.sign(st["mom"])
 
 
+def ref_ftml(w, g, st, t, lr, wd, rs, c, hp):
+    b1, b2, eps = hp.get("beta1", 0.6), hp.get("beta2", 0.999), 1e-8
+    x = clipped(rs * g + wd * w, c)
+    st["v"] = b2 * st["v"] + (1 - b2) * x * x
+    d_t = (1 - b1 ** t) / lr * (np.sqrt(st["v"] / (1 - b2 ** t)) + eps)
+    st["z"] = b1 * st["z"] + (1 - b1) * x - (d_t - b1 * st["d"]) * w
+    st["d"] = d_t
+    return -st["z"] / d_t
+
+
 # (optimizer name, constructor kwargs, reference, state names)
 CASES = [
     ("sgd", {}, ref_sgd, ()),
@@ -162,6 +175,8 @@ CASES = [
     ("signum", {}, ref_signum, ("mom",)),
     ("signum", {"momentum": 0.0}, ref_signum, ()),
     ("signum", {"wd_lh": 0.05}, ref_signum, ("mom",)),
+    ("ftml", {}, ref_ftml, ("d", "v", "z")),
+    ("ftml", {"beta1": 0.8, "beta2": 0.9}, ref_ftml, ("d", "v", "z")),
 ]
 IDS = [f"{n}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'default'}" for n, kw, _, _ in CASES]
 
@@ -311,8 +326,10 @@ def test_multi_precision_float16_weights():
     w = nbdl.nd.array([1.0, 2.0, 3.0], dtype=np.float16)
     o = opt.SGD(learning_rate=0.1, momentum=0.9, multi_precision=True)
     st = o.create_state_multi_precision(0, w)
-    master, mom = st
+    mom, master = st          # SGD keeps MXNet 1.x's order: (momentum, master)
     assert master.dtype == np.float32 and mom.dtype == np.float32
+    master_first = opt.Adam(multi_precision=True).create_state_multi_precision(0, w)
+    assert master_first[0].dtype == np.float32 and isinstance(master_first[1], tuple)
     for _ in range(2):
         o.update_multi_precision([0], [w], [nbdl.nd.ones((3,), dtype=np.float16)], [st])
     want = np.array([1.0, 2.0, 3.0]) - 0.1 - (0.9 * 0.1 + 0.1)

@@ -1,6 +1,7 @@
 """The Symbol API (MXNet 1.x): variables, composition, naming, queries,
 inference, attributes, copies."""
 import copy
+import json
 import pickle
 import re
 
@@ -356,3 +357,22 @@ def test_make_node_symbols_interoperate():
     s = nbdl.sym.Symbol([node.output(0)])
     assert s.list_arguments() == ["x"] and s.list_outputs() == ["c_output"]
     assert sym.identity(x, name="i").attr("op_name") == "_copy"
+
+
+def test_hidden_keys_given_to_an_op_are_node_attributes_inherited_by_its_variables():
+    from nbdl import optimizer as opt
+    data = nbdl.sym.Variable("data")
+    bias = nbdl.sym.Variable("fc1_bias", lr_mult=1.0)
+    fc1 = nbdl.sym.FullyConnected(data=data, bias=bias, name="fc1", num_hidden=4, lr_mult=0)
+    fc2 = nbdl.sym.FullyConnected(data=fc1, name="fc2", num_hidden=3, wd_mult=0.5)
+    attrs = fc2.attr_dict()
+    assert attrs["fc1"]["__lr_mult__"] == "0" and attrs["fc1_weight"]["__lr_mult__"] == "0"
+    assert attrs["fc1_bias"]["__lr_mult__"] == "1.0"     # its own attribute wins
+    assert attrs["fc2_weight"]["__wd_mult__"] == "0.5" == attrs["fc2_bias"]["__wd_mult__"]
+    # not an operator parameter: the JSON keeps only the __key__ form
+    node = [n for n in json.loads(fc2.tojson())["nodes"] if n["name"] == "fc1"][0]
+    assert node["attrs"] == {"__lr_mult__": "0", "num_hidden": "4"}
+    names = [n for n in fc2.list_arguments() if n != "data"]
+    o = opt.SGD(sym=fc2, param_idx2name=dict(enumerate(names)))
+    assert o.lr_mult == {"fc1_weight": 0.0, "fc1_bias": 1.0}
+    assert o.wd_mult == {"fc1_bias": 0.0, "fc2_weight": 0.5, "fc2_bias": 0.5}

@@ -8,10 +8,10 @@ from .classification import (HingeLoss, KLDivLoss, LogisticLoss, SigmoidBCELoss,
                              SigmoidBinaryCrossEntropyLoss, SoftmaxCELoss, SoftmaxCrossEntropyLoss,
                              SquaredHingeLoss)
 from .ctc import CTCLoss  # noqa: F401
-from .embedding import CosineEmbeddingLoss, TripletLoss  # noqa: F401
+from .embedding import CosineEmbeddingLoss, SDMLLoss, TripletLoss  # noqa: F401
 from .regression import HuberLoss, L1Loss, L2Loss, PoissonNLLLoss  # noqa: F401
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
            "SoftmaxCrossEntropyLoss", "SoftmaxCELoss", "KLDivLoss", "CTCLoss", "HuberLoss",
            "HingeLoss", "SquaredHingeLoss", "LogisticLoss", "TripletLoss", "PoissonNLLLoss",
-           "CosineEmbeddingLoss"]
+           "CosineEmbeddingLoss", "SDMLLoss"]

@@ -1,4 +1,6 @@
-"""Embedding losses: TripletLoss, CosineEmbeddingLoss."""
+"""Embedding losses: TripletLoss, CosineEmbeddingLoss, SDMLLoss."""
+from ...errors import AttrError, ShapeError
+from ...ndarray.ndarray import NDArray
 from ._base import Loss, apply_weighting, batch_mean, check_number, op, reshape_like
 
 # lower bound of |x| * |y| in the cosine similarity, as Gluon's
@@ -63,3 +65,58 @@ class CosineEmbeddingLoss(Loss):
         yy = op("sum", op("square", y), axis=(axis,))
         norms = op("sqrt", op("_maximum_scalar", op("elemwise_mul", xx, yy), scalar=_EPS * _EPS))
         return op("elemwise_div", dot, norms)
+
+
+class SDMLLoss(Loss):
+    """Smoothed Deep Metric Learning loss (Bonadiman, Kumar & Mittal 2019) of
+    two aligned batches ``x1``, ``x2`` of shape ``(batch, dim)``: row ``i`` of
+    ``x2`` is the positive pair of row ``i`` of ``x1``, every other row a
+    negative.  With ``D[i, j] = sum((x1[i] - x2[j])**2)`` and the smoothed
+    identity ``L`` (``1 - s`` on the diagonal, ``s / (batch - 1)`` elsewhere),
+    the loss of sample ``i`` is the KL divergence, the sum over ``j`` of
+    ``L[i, j] * (log(L[i, j]) - log_softmax(-D, axis=1)[i, j])``, times
+    ``weight`` (MXNet 1.9.1's number; Gluon 2.0's SDMLLoss divides it by the
+    batch size, through its KLDivLoss's mean).
+
+    Parameters
+    ----------
+    smoothing_parameter : float
+        The probability mass ``s`` spread over the negatives, in [0, 1).
+    weight : float or None
+        Scales the loss (MXNet 1.x accepted it but did not apply it).
+    batch_axis : int
+        Must be 0: the rows are the samples.
+
+    ``forward(x1, x2)`` returns one loss per sample, shape ``(batch,)``; a
+    batch needs at least 2 samples.
+    """
+
+    def __init__(self, smoothing_parameter=0.3, weight=1., batch_axis=0, **kwargs):
+        super().__init__(weight, batch_axis, **kwargs)
+        self._smoothing = check_number("SDMLLoss", "smoothing_parameter", smoothing_parameter)
+        if not 0.0 <= self._smoothing < 1.0:
+            raise AttrError(f"SDMLLoss: smoothing_parameter must be in [0, 1), got "
+                            f"{smoothing_parameter!r}")
+        if batch_axis != 0:
+            raise AttrError(f"SDMLLoss: batch_axis must be 0 (rows are samples), got "
+                            f"{batch_axis!r}")
+
+    def forward(self, x1, x2):
+        if isinstance(x1, NDArray) and isinstance(x2, NDArray):
+            if x1.ndim != 2 or tuple(x1.shape) != tuple(x2.shape) or x1.shape[0] < 2:
+                raise ShapeError(f"SDMLLoss: x1 and x2 must both be (batch, dim) with batch >= "
+                                 f"2, got {tuple(x1.shape)} and {tuple(x2.shape)}")
+        s = self._smoothing
+        diff = op("broadcast_sub", op("expand_dims", x1, axis=1), op("expand_dims", x2, axis=0))
+        dist = op("sum", op("square", diff), axis=(2,))               # (batch, batch)
+        ones = op("ones_like", dist)
+        gold = op("diag", op("diag", ones))                            # identity
+        n = op("sum", ones, axis=(1,), keepdims=True)                  # (batch, 1): batch
+        off = op("_rdiv_scalar", op("_minus_scalar", n, scalar=1.0), scalar=s)
+        labels = op("elemwise_add", op("_mul_scalar", gold, scalar=1.0 - s),
+                    op("broadcast_mul", op("_rminus_scalar", gold, scalar=1.0), off))
+        log_p = op("log_softmax", op("negative", dist), axis=1)
+        log_l = op("log", op("_plus_scalar", labels, scalar=1e-12))
+        loss = op("elemwise_mul", labels, op("elemwise_sub", log_l, log_p))
+        loss = apply_weighting(loss, self._weight, None)
+        return op("sum", loss, axis=(1,))

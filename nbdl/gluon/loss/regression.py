@@ -68,9 +68,10 @@ class PoissonNLLLoss(Loss):
     target + 0.5 * log(2 * pi * target)``, where ``target > 1``.
 
     ``forward(pred, target, sample_weight=None, epsilon=None)``: ``epsilon``
-    (a number) overrides the constructor's.  Gluon returns the mean over
-    the whole batch; nbdl returns one loss per sample like every other loss
-    (their mean is Gluon's number)."""
+    (a number) overrides the constructor's.  As in MXNet (1.x and Gluon
+    2.0) the result is one number, the mean over every element (``batch_axis``
+    is accepted and changes nothing), unlike the other losses' one value per
+    sample."""
 
     def __init__(self, weight=None, from_logits=True, batch_axis=0, compute_full=False,
                  epsilon=1e-08, **kwargs):
@@ -99,4 +100,4 @@ class PoissonNLLLoss(Loss):
             mask = op("_greater_scalar", target, scalar=1.0)
             loss = op("elemwise_add", loss, op("elemwise_mul", stirling, mask))
         loss = apply_weighting(loss, self._weight, sample_weight)
-        return batch_mean(loss, self._batch_axis)
+        return op("mean", loss)

@@ -38,6 +38,8 @@ lamb_direction = njit(cache=True)(_steps.lamb_direction)
 ftrl_step = njit(cache=True)(_steps.ftrl_step)
 signsgd_step = njit(cache=True)(_steps.signsgd_step)
 signum_step = njit(cache=True)(_steps.signum_step)
+ftml_step = njit(cache=True)(_steps.ftml_step)
+sgld_step = njit(cache=True)(_steps.sgld_step)
 
 
 # -- in-place updates over flat arrays ---------------------------------------------
@@ -98,9 +100,9 @@ def adagrad_update(w, g, history, lr, epsilon, wd, rescale, clip):
 
 
 @njit(cache=True)
-def adadelta_update(w, g, acc_g, acc_delta, lr, rho, epsilon, wd, rescale, clip):
+def adadelta_update(w, g, acc_g, acc_delta, rho, epsilon, wd, rescale, clip):
     for i in range(w.size):
-        w[i], acc_g[i], acc_delta[i] = adadelta_step(w[i], g[i], acc_g[i], acc_delta[i], lr,
+        w[i], acc_g[i], acc_delta[i] = adadelta_step(w[i], g[i], acc_g[i], acc_delta[i],
                                                      rho, epsilon, wd, rescale, clip)
 
 
@@ -158,3 +160,16 @@ def signsgd_update(w, g, lr, wd):
 def signum_update(w, g, mom, lr, momentum, wd, rescale, clip, wd_lh):
     for i in range(w.size):
         w[i], mom[i] = signum_step(w[i], g[i], mom[i], lr, momentum, wd, rescale, clip, wd_lh)
+
+
+@njit(cache=True)
+def ftml_update(w, g, d, v, z, lr, beta1, beta2, epsilon, wd, rescale, clip, coef1, coef2):
+    for i in range(w.size):
+        w[i], d[i], v[i], z[i] = ftml_step(w[i], g[i], d[i], v[i], z[i], lr, beta1, beta2,
+                                           epsilon, wd, rescale, clip, coef1, coef2)
+
+
+@njit(cache=True)
+def sgld_update(w, g, noise, lr, wd, rescale, clip):
+    for i in range(w.size):
+        w[i] = sgld_step(w[i], g[i], noise[i], lr, wd, rescale, clip)

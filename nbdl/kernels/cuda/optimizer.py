@@ -35,6 +35,8 @@ _lamb_direction = _device(_steps.lamb_direction)
 _ftrl = _device(_steps.ftrl_step)
 _signsgd = _device(_steps.signsgd_step)
 _signum = _device(_steps.signum_step)
+_ftml = _device(_steps.ftml_step)
+_sgld = _device(_steps.sgld_step)
 
 
 def _launch(kernel, n, *args):
@@ -117,9 +119,9 @@ def _adagrad_kernel(w, g, history, lr, epsilon, wd, rescale, clip):
 
 
 @cuda.jit
-def _adadelta_kernel(w, g, acc_g, acc_delta, lr, rho, epsilon, wd, rescale, clip):
+def _adadelta_kernel(w, g, acc_g, acc_delta, rho, epsilon, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b, c = _adadelta(w[i], g[i], acc_g[i], acc_delta[i], lr, rho, epsilon, wd, rescale,
+        a, b, c = _adadelta(w[i], g[i], acc_g[i], acc_delta[i], rho, epsilon, wd, rescale,
                             clip)
         w[i] = a
         acc_g[i] = b
@@ -208,6 +210,23 @@ def _signum_kernel(w, g, mom, lr, momentum, wd, rescale, clip, wd_lh):
         mom[i] = b
 
 
+@cuda.jit
+def _ftml_kernel(w, g, d, v, z, lr, beta1, beta2, epsilon, wd, rescale, clip, coef1, coef2):
+    for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
+        a, b, c, e = _ftml(w[i], g[i], d[i], v[i], z[i], lr, beta1, beta2, epsilon, wd, rescale,
+                           clip, coef1, coef2)
+        w[i] = a
+        d[i] = b
+        v[i] = c
+        z[i] = e
+
+
+@cuda.jit
+def _sgld_kernel(w, g, noise, lr, wd, rescale, clip):
+    for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
+        w[i] = _sgld(w[i], g[i], noise[i], lr, wd, rescale, clip)
+
+
 # -- the CPU module's interface --------------------------------------------------
 
 
@@ -285,3 +304,11 @@ def signsgd_update(w, g, *scalars):
 
 def signum_update(w, g, mom, *scalars):
     _launch(_signum_kernel, w.size, w, g, mom, *scalars)
+
+
+def ftml_update(w, g, d, v, z, *scalars):
+    _launch(_ftml_kernel, w.size, w, g, d, v, z, *scalars)
+
+
+def sgld_update(w, g, noise, *scalars):
+    _launch(_sgld_kernel, w.size, w, g, noise, *scalars)

@@ -27,12 +27,13 @@ def sgd_mom_step(w, g, mom, lr, momentum, wd, rescale, clip):
 
 
 def nag_mom_step(w, g, mom, lr, momentum, wd, rescale, clip):
+    # MXNet 1.x's nag_mom_update: the momentum holds lr-scaled steps, and its
+    # weight-decay term reads the weight after this update
     x = rescale * g
     if clip >= 0:
         x = min(max(x, -clip), clip)
-    x = x + wd * w
-    mom = momentum * mom + x
-    return w - lr * (momentum * mom + x), mom
+    w_new = w + momentum * momentum * mom - (np.float32(1.0) + momentum) * lr * (x + wd * w)
+    return w_new, momentum * mom - lr * (x + wd * w_new)
 
 
 def adam_step(w, g, mean, var, lr, beta1, beta2, epsilon, wd, rescale, clip):
@@ -89,16 +90,16 @@ def adagrad_step(w, g, history, lr, epsilon, wd, rescale, clip):
     return w - lr * (x / math.sqrt(history + epsilon) + wd * w), history
 
 
-def adadelta_step(w, g, acc_g, acc_delta, lr, rho, epsilon, wd, rescale, clip):
+def adadelta_step(w, g, acc_g, acc_delta, rho, epsilon, wd, rescale, clip):
+    # MXNet 1.x: no learning rate; weight decay applied to the weight directly
     x = rescale * g
     if clip >= 0:
         x = min(max(x, -clip), clip)
-    x = x + wd * w
     one = np.float32(1.0)
     acc_g = rho * acc_g + (one - rho) * x * x
     d = math.sqrt(acc_delta + epsilon) / math.sqrt(acc_g + epsilon) * x
     acc_delta = rho * acc_delta + (one - rho) * d * d
-    return w - lr * d, acc_g, acc_delta
+    return w - (d + wd * w), acc_g, acc_delta
 
 
 def adamax_step(w, g, m, u, lr, beta1, beta2, wd, rescale, clip):
@@ -176,3 +177,23 @@ def signum_step(w, g, mom, lr, momentum, wd, rescale, clip, wd_lh):
     elif mom < 0:
         w = w - lr
     return w, mom
+
+
+def ftml_step(w, g, d, v, z, lr, beta1, beta2, epsilon, wd, rescale, clip, coef1, coef2):
+    """FTML (Zheng & Kwok 2017); ``coef1 = 1 - beta1**t``, ``coef2 = 1 - beta2**t``."""
+    x = rescale * g + wd * w
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    one = np.float32(1.0)
+    v = beta2 * v + (one - beta2) * x * x
+    d_t = coef1 / lr * (math.sqrt(v / coef2) + epsilon)
+    z = beta1 * z + (one - beta1) * x - (d_t - beta1 * d) * w
+    return -z / d_t, d_t, v, z
+
+
+def sgld_step(w, g, noise, lr, wd, rescale, clip):
+    """SGLD: half a gradient step plus the given N(0, lr) noise."""
+    x = rescale * g
+    if clip >= 0:
+        x = min(max(x, -clip), clip)
+    return w - lr / np.float32(2.0) * (x + wd * w) + noise
