@@ -217,3 +217,29 @@ def test_a_dead_worker_fails_fast_instead_of_waiting_for_the_timeout():
         assert time.monotonic() - start < 10
     finally:
         loader.close()
+
+
+_DROP_IN_FLIGHT = """
+import numpy as np, nbdl
+data = np.random.RandomState(0).rand(999, 2000)        # 8 x 2000 float64 batches: 128 KB
+for _ in range(4):
+    loader = nbdl.gluon.data.DataLoader(data, batch_size=8, num_workers=8)
+    it = iter(loader)
+    first = next(it)
+    assert first.shape == (8, 2000) and np.array_equal(first.asnumpy(), data[:8])
+    del it, loader                                      # batches still in flight
+print("done")
+"""
+
+
+def test_dropping_a_loader_with_large_batches_in_flight_does_not_hang(tmp_path):
+    # Pool.terminate used to deadlock here: a worker blocked sending a batch
+    # larger than the pipe's buffer kept the result queue's lock.  A fresh
+    # process, so that a regression fails by timeout instead of hanging the suite.
+    import subprocess
+    import sys
+    script = tmp_path / "drop.py"
+    script.write_text(_DROP_IN_FLIGHT)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr[-2000:]

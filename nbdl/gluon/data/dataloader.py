@@ -133,7 +133,7 @@ class DataLoader:
                 self._worker_pids = _worker_pids(self._pool)
             # Terminates the pool when the loader is collected or, at the
             # latest, at interpreter exit (before modules are torn down).
-            self._pool_finalizer = weakref.finalize(self, self._pool.terminate)
+            self._pool_finalizer = weakref.finalize(self, _stop_pool, self._pool)
         return self._pool
 
     def _dead_worker(self):
@@ -171,6 +171,9 @@ class DataLoader:
         if hung and self._thread_pool:
             finalizer.detach()
             pool.close()
+        elif hung:
+            finalizer.detach()
+            _stop_pool(pool, wait=0.0)      # the hung batch will not arrive
         else:
             finalizer()
 
@@ -235,11 +238,24 @@ class _PoolIter:
         self._index += 1
         return self._loader._finish(value)
 
-
     def _fail(self):
         """Stop the workers (one may hang or be gone); a new pass starts fresh ones."""
         self._pending.clear()
         self._loader._drop_pool(hung=True)
+
+
+def _stop_pool(pool, wait=10.0):
+    """Stop ``pool``'s workers.  ``Pool.terminate`` deadlocks while a worker is
+    blocked sending a result larger than the pipe's buffer (the result thread
+    stops reading, the worker keeps the queue's lock, terminate waits for it),
+    which is what dropping an iterator with batches still in flight does: so
+    the in-flight batches are let arrive first (at most ``wait`` seconds),
+    then the workers are terminated."""
+    pool.close()
+    deadline = time.monotonic() + wait
+    while getattr(pool, "_cache", None) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    pool.terminate()
 
 
 def _worker_pids(pool):
