@@ -6,8 +6,8 @@ from .parameter_dict import MissingParameterError, ParameterDict  # noqa: F401
 from .trainer import Trainer, TrainerError  # noqa: F401
 from .symbol_block import SymbolBlock  # noqa: F401
 from . import nn  # noqa: F401
-from . import data, metric, utils  # noqa: F401,E402
-from . import loss  # noqa: F401,E402
-from . import rnn  # noqa: F401,E402
+from . import data, metric, utils  # noqa: F401
+from . import loss  # noqa: F401
+from . import rnn  # noqa: F401
 from . import model_zoo  # noqa: F401
-from . import contrib  # noqa: F401,E402
+from . import contrib  # noqa: F401
