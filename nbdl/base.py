@@ -51,7 +51,28 @@ def _as_list(obj):
     return [obj]
 
 
-class NotImplementedForSymbol(GraphError):
+class _UnsupportedCall:
+    """What ``NotImplementedForSymbol`` and ``NotSupportedForSparseNDArray``
+    share: the call they describe, and MXNet's message for it (``_where``
+    names what the function does not support)."""
+    _where = ""
+
+    def __init__(self, function, alias=None, *args):
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self):
+        msg = f"Function {self.function}"
+        if self.alias:
+            msg += f' (namely operator "{self.alias}")'
+        if self.args:
+            msg += f" with arguments ({', '.join(self.args)})"
+        return msg + f" is not {self._where} and only available in NDArray."
+
+
+class NotImplementedForSymbol(_UnsupportedCall, GraphError):
     """A function that works on NDArrays but not on Symbols (``bool(sym)``).
     An ``MXNetError`` (``NbdlError``) and a ``GraphError``.
 
@@ -64,23 +85,10 @@ class NotImplementedForSymbol(GraphError):
     *args
         The arguments it was called with (only their types are kept).
     """
-
-    def __init__(self, function, alias=None, *args):
-        super().__init__()
-        self.function = getattr(function, "__name__", str(function))
-        self.alias = alias
-        self.args = [str(type(a)) for a in args]
-
-    def __str__(self):
-        msg = f"Function {self.function}"
-        if self.alias:
-            msg += f' (namely operator "{self.alias}")'
-        if self.args:
-            msg += f" with arguments ({', '.join(self.args)})"
-        return msg + " is not implemented for Symbol and only available in NDArray."
+    _where = "implemented for Symbol"
 
 
-class NotSupportedForSparseNDArray(MXNetError):
+class NotSupportedForSparseNDArray(_UnsupportedCall, MXNetError):
     """A function that sparse NDArrays do not support (nbdl is dense only,
     so nbdl itself never raises it; it exists for code that catches it).
 
@@ -93,20 +101,7 @@ class NotSupportedForSparseNDArray(MXNetError):
     *args
         The arguments it was called with (only their types are kept).
     """
-
-    def __init__(self, function, alias=None, *args):
-        super().__init__()
-        self.function = getattr(function, "__name__", str(function))
-        self.alias = alias
-        self.args = [str(type(a)) for a in args]
-
-    def __str__(self):
-        msg = f"Function {self.function}"
-        if self.alias:
-            msg += f' (namely operator "{self.alias}")'
-        if self.args:
-            msg += f" with arguments ({', '.join(self.args)})"
-        return msg + " is not supported for SparseNDArray and only available in NDArray."
+    _where = "supported for SparseNDArray"
 
 
 __all__ = ["MXNetError", "string_types", "integer_types", "numeric_types", "mx_real_t",
