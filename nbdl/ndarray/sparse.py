@@ -10,6 +10,7 @@ function that would make or transform a sparse array raises
 ``SparseStorageError`` naming itself.  Dense code is unaffected.
 """
 from ..errors import NbdlError
+from .creation import empty as _dense_empty, zeros as _dense_zeros
 from .ndarray import NDArray
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "SparseStorageError",
@@ -116,8 +117,7 @@ def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
         Device and dtype of a dense result.
     """
     if stype in (None, "default"):
-        from .creation import zeros as _dense
-        return _dense(shape, ctx=ctx, dtype=dtype, **kwargs)
+        return _dense_zeros(shape, ctx=ctx, dtype=dtype, **kwargs)
     _refuse(f"zeros(stype={stype!r})")
 
 
@@ -135,8 +135,7 @@ def empty(stype, shape, ctx=None, dtype=None):
         Device and dtype of a dense result.
     """
     if stype in (None, "default"):
-        from .creation import empty as _dense
-        return _dense(shape, ctx=ctx, dtype=dtype)
+        return _dense_empty(shape, ctx=ctx, dtype=dtype)
     _refuse(f"empty(stype={stype!r})")
 
 

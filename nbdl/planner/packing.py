@@ -102,8 +102,8 @@ def pack_greedy(name: str, starts, ends, sizes):
     order_fn, best_fit = GREEDY_PACKERS[name]
     order = order_fn(starts, ends, sizes)
     if len(sizes) >= COMPILED_MIN_GROUPS:
-        offsets, arena = place(order.astype(np.int64), starts.astype(np.int64),
-                               ends.astype(np.int64), sizes.astype(np.int64), best_fit)
+        as64 = [a.astype(np.int64, copy=False) for a in (order, starts, ends, sizes)]
+        offsets, arena = place(*as64, best_fit)
         return offsets, int(arena)
     return _place(order, starts, ends, sizes, best_fit)
 
