@@ -36,6 +36,7 @@ from . import visualization  # noqa: F401
 from . import visualization as viz  # noqa: F401
 from . import module  # noqa: F401
 from . import module as mod  # noqa: F401
+from . import onnx  # noqa: F401  (export_model / import_model; needs the onnx extra only when called)
 from . import base, context, name, attribute, util, runtime  # noqa: F401  (MXNet 1.x's small modules)
 from .attribute import AttrScope  # noqa: F401
 from .base import MXNetError  # noqa: F401
