@@ -52,7 +52,7 @@ def box_nms_kernel(data, out, rec, order, tmp, scores, areas, out_s, rec_s, topk
         return
     for b in range(B):
         nms_batch(data, o, r, order, tmp, scores, areas, b, topk, vt, th, cs, si, ii, bg,
-                    force, in_fmt, out_fmt, zero, half)
+                  force, in_fmt, out_fmt, zero, half)
 
 
 @njit(cache=True, error_model="numpy")
@@ -107,7 +107,7 @@ def box_encode_kernel(samples, matches, anchors, refs, means, stds, targets, mas
     k = m_s if req1 == REQ_NULL else masks
     for i in range(samples.shape[0]):
         box_encode_one(samples, matches, anchors, refs, means, stds, t, k, i, n, zero, half,
-                         one)
+                       one)
 
 
 @njit(cache=True, error_model="numpy")
@@ -142,9 +142,9 @@ def mbox_target_kernel(anchors, labels, cls_preds, loc_t, loc_m, cls_t, overlaps
     c = s2 if req2 == REQ_NULL else cls_t
     for b in range(labels.shape[0]):
         code = mbox_target_batch(anchors, labels, cls_preds, a, m, c, overlaps, max_iou, best,
-                                   flags, gt_flags, neg_keys, neg_idx, neg_tmp, b,
-                                   overlap_threshold, ignore_label, ratio, neg_thresh, min_neg,
-                                   vx, vy, vw, vh, zero)
+                                 flags, gt_flags, neg_keys, neg_idx, neg_tmp, b,
+                                 overlap_threshold, ignore_label, ratio, neg_thresh, min_neg,
+                                 vx, vy, vw, vh, zero)
         if code == ERR_LABEL_PADDING:
             raise DetectionInputError(LABEL_PADDING_MSG)
         if code == ERR_NEG_MINING:
@@ -159,8 +159,8 @@ def mbox_detection_kernel(cls_prob, loc_pred, anchors, out, buf, keys, order, tm
         return
     for b in range(cls_prob.shape[0]):
         mbox_detection_batch(cls_prob, loc_pred, anchors, out, buf, keys, order, tmp, b,
-                               clip, threshold, nms_threshold, force, nms_topk, vx, vy, vw, vh,
-                               zero, one, half)
+                             clip, threshold, nms_threshold, force, nms_topk, vx, vy, vw, vh,
+                             zero, one, half)
 
 
 @njit(cache=True, error_model="numpy")
@@ -173,8 +173,8 @@ def proposal_kernel(cls_prob, bbox_pred, im_info, out, out_score, props, keys, o
     s = score_s if req1 == REQ_NULL else out_score
     for b in range(cls_prob.shape[0]):
         code = proposal_batch(cls_prob, bbox_pred, im_info, o, s, props, keys, order, tmp,
-                                ordered, area, supp, keep, base, b, stride, pre, post,
-                                post_param, thresh, rpn_min_size, iou_loss)
+                              ordered, area, supp, keep, base, b, stride, pre, post,
+                              post_param, thresh, rpn_min_size, iou_loss)
         if code == ERR_REAL_SIZE:
             raise DetectionInputError(REAL_SIZE_MSG)
 
