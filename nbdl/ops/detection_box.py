@@ -14,13 +14,19 @@ from .ir import make_node
 from .registry import Attr, OpDef, register, shape_error
 
 KERNELS = "nbdl.kernels.{}.detection:{}"
-BOX_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+BOX_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 FORMATS = ("corner", "center")
 
 
 def kernels(prepare):
     """The op's kernel paths: ``prepare`` in this family's CPU and CUDA modules."""
     return {"cpu": KERNELS.format("cpu", prepare), "cuda": KERNELS.format("cuda", prepare)}
+
+
+def temps(rule):
+    """The op's temp rule paths: ``rule`` in this family's CPU and CUDA modules (their
+    scratch plus float32 mirrors of float16 arrays)."""
+    return {"cpu": KERNELS.format("cpu", rule), "cuda": KERNELS.format("cuda", rule)}
 
 
 def zero_grads(node, out_grads):
@@ -102,8 +108,7 @@ def _nms_grad(node, out_grads):
 register(OpDef(
     name="_contrib_box_nms", attrs=NMS_ATTRS, num_outputs=2, num_visible_outputs=1,
     infer_shape=_nms_shape, infer_type=same_type_all(1, 2), gradient=_nms_grad,
-    temp={"cpu": KERNELS.format("cpu", "temp_box_nms"),
-          "cuda": KERNELS.format("cuda", "temp_box_nms")},
+    temp=temps("temp_box_nms"),
     kernels=kernels("prepare_box_nms"), dtypes=BOX_DTYPES,
     doc="Non-maximum suppression over (..., N, W) boxes [id, score, x0, y0, x1, y1, ...]: "
         "per batch item, boxes with score > valid_thresh (and id != background_id when "
@@ -124,7 +129,8 @@ def _nms_backward_shape(attrs, in_shapes, out_shapes):
 register(OpDef(
     name="_backward_contrib_box_nms", input_names=("out_grad", "index"),
     infer_shape=_nms_backward_shape, infer_type=same_type_all(2, 1),
-    kernels=kernels("prepare_box_nms_backward"), dtypes=BOX_DTYPES, hidden=True,
+    kernels=kernels("prepare_box_nms_backward"), temp=temps("temp_box_nms_backward"),
+    dtypes=BOX_DTYPES, hidden=True,
     doc="box_nms's gradient: in_grad[index[i]] = out_grad[i] for index[i] >= 0, 0 elsewhere."))
 
 
@@ -146,7 +152,7 @@ register(OpDef(
     name="_contrib_box_iou", input_names=("lhs", "rhs"),
     attrs={"format": Attr("str", "corner", choices=FORMATS)},
     infer_shape=_iou_shape, infer_type=same_type_all(2, 1), gradient=zero_grads,
-    kernels=kernels("prepare_box_iou"), dtypes=BOX_DTYPES,
+    kernels=kernels("prepare_box_iou"), temp=temps("temp_box_iou"), dtypes=BOX_DTYPES,
     doc="Intersection over union of every lhs box (..., 4) with every rhs box (..., 4): "
         "shape lhs.shape[:-1] + rhs.shape[:-1]; 0 for disjoint boxes.  Zero gradient."))
 
@@ -170,8 +176,7 @@ register(OpDef(
            "topk": Attr("int", -1)},
     num_outputs=2, infer_shape=_matching_shape, infer_type=same_type_all(1, 2),
     gradient=zero_grads,
-    temp={"cpu": KERNELS.format("cpu", "temp_bipartite"),
-          "cuda": KERNELS.format("cuda", "temp_bipartite")},
+    temp=temps("temp_bipartite"),
     kernels=kernels("prepare_bipartite"), dtypes=BOX_DTYPES,
     doc="Greedy bipartite matching of an (..., N, M) score matrix: pairs taken in "
         "descending score order (ascending with is_ascend; stable) while both row and "
@@ -214,8 +219,7 @@ register(OpDef(
     input_names=("samples", "matches", "anchors", "refs", "means", "stds"),
     num_outputs=2, infer_shape=_encode_shape, infer_type=same_type_all(6, 2),
     gradient=zero_grads, kernels=kernels("prepare_box_encode"), dtypes=BOX_DTYPES,
-    temp={"cpu": KERNELS.format("cpu", "temp_box_encode"),
-          "cuda": KERNELS.format("cuda", "temp_box_encode")},
+    temp=temps("temp_box_encode"),
     doc="Regression targets of corner anchors (B, N, 4) against their matched corner refs "
         "(B, M, 4): ((dx / w - means) / stds, (log(w_ref / w) - means) / stds) for "
         "samples > 0.5, 0 elsewhere; the second output is the 0/1 mask.  A positive "
@@ -243,10 +247,10 @@ register(OpDef(
            "std3": Attr("float", 1.0), "clip": Attr("float", -1.0),
            "format": Attr("str", "center", choices=FORMATS)},
     infer_shape=_decode_shape, infer_type=same_type_all(2, 1), gradient=zero_grads,
-    kernels=kernels("prepare_box_decode"), dtypes=BOX_DTYPES,
+    kernels=kernels("prepare_box_decode"), temp=temps("temp_box_decode"), dtypes=BOX_DTYPES,
     doc="Corner boxes from (B, N, 4) offsets and (1, N, 4) anchors (format: the anchors' "
         "encoding): centre x * std0 * w + x_a, size exp(min(d * std, clip)) * w_a (clip "
         "applied when > 0).  Zero gradient."))
 
 
-__all__ = ["kernels", "zero_grads", "same_type_all", "nms_check", "FORMATS", "BOX_DTYPES"]
+__all__ = ["kernels", "temps", "zero_grads", "same_type_all", "nms_check", "FORMATS", "BOX_DTYPES"]

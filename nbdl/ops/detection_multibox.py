@@ -13,7 +13,7 @@ import ast
 import numpy as np
 
 from ..errors import AttrError, NbdlError
-from .detection_box import kernels, same_type_all, zero_grads, KERNELS
+from .detection_box import BOX_DTYPES, kernels, same_type_all, temps, zero_grads
 from .registry import Attr, OpDef, register, shape_error
 
 F32 = (np.dtype(np.float32),)
@@ -49,10 +49,6 @@ def floats(attrs, name, where):
         return tuple(float(x) for x in v)
     except (TypeError, ValueError):
         raise AttrError(f"{where}: {name}={attrs[name]!r} is not a tuple of floats") from None
-
-
-def _temp(prepare):
-    return {"cpu": KERNELS.format("cpu", prepare), "cuda": KERNELS.format("cuda", prepare)}
 
 
 # -- _contrib_MultiBoxPrior -----------------------------------------------------------------
@@ -92,7 +88,8 @@ register(OpDef(
            "clip": Attr("bool", False), "steps": Attr("str", "(-1.0, -1.0)"),
            "offsets": Attr("str", "(0.5, 0.5)")},
     infer_shape=_prior_shape, infer_type=same_type_all(1, 1), gradient=zero_grads,
-    kernels=kernels("prepare_multibox_prior"), shape_inputs=(0,),
+    kernels=kernels("prepare_multibox_prior"), shape_inputs=(0,), dtypes=BOX_DTYPES,
+    temp=temps("temp_multibox_prior"),
     doc="SSD anchor boxes (1, H*W*(len(sizes)+len(ratios)-1), 4) in corner format for a "
         "(B, C, H, W) feature map: per location every size at the first ratio, then every "
         "other ratio at the first size; steps -1 means 1/H, 1/W; clip clips to [0, 1].  "
@@ -140,7 +137,8 @@ register(OpDef(
            "minimum_negative_samples": Attr("int", 0),
            "variances": Attr("str", "(0.1, 0.1, 0.2, 0.2)")},
     infer_shape=_target_shape, infer_type=same_type_all(3, 3), gradient=zero_grads,
-    temp=_temp("temp_multibox_target"), kernels=kernels("prepare_multibox_target"),
+    temp=temps("temp_multibox_target"), kernels=kernels("prepare_multibox_target"),
+    dtypes=BOX_DTYPES,
     doc="SSD training targets: each ground truth (label rows [cls, x0, y0, x1, y1], "
         "padded with -1) matched greedily to its best anchor, then every other anchor "
         "with IoU > overlap_threshold to its best ground truth; negatives are all others, "
@@ -183,7 +181,8 @@ register(OpDef(
            "force_suppress": Attr("bool", False),
            "variances": Attr("str", "(0.1, 0.1, 0.2, 0.2)"), "nms_topk": Attr("int", -1)},
     infer_shape=_detection_shape, infer_type=same_type_all(3, 1), gradient=zero_grads,
-    temp=_temp("temp_multibox_detection"), kernels=kernels("prepare_multibox_detection"),
+    temp=temps("temp_multibox_detection"), kernels=kernels("prepare_multibox_detection"),
+    dtypes=BOX_DTYPES,
     doc="SSD detections (B, A, 6) [class, score, x0, y0, x1, y1]: per anchor the best "
         "non-background class (class 0 is background whatever background_id says, as in "
         "MXNet) if its probability reaches threshold, the box decoded from loc_pred with "
@@ -247,7 +246,7 @@ for _name, _multi in (("_contrib_Proposal", False), ("_contrib_MultiProposal", T
         num_visible_outputs=lambda attrs: 2 if attrs["output_score"] else 1,
         output_names=("output", "score"), attrs=dict(PROPOSAL_ATTRS),
         infer_shape=proposal_shape(_name, _multi), infer_type=same_type_all(3, 2),
-        gradient=zero_grads, temp=_temp("temp_proposal"), kernels=kernels("prepare_proposal"),
+        gradient=zero_grads, temp=temps("temp_proposal"), kernels=kernels("prepare_proposal"),
         dtypes=F32,
         doc="Faster R-CNN region proposals (float32): anchors from scales x ratios at every "
             "feature_stride, shifted by bbox_pred (or added, iou_loss), clipped to im_info's "

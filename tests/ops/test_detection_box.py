@@ -156,8 +156,35 @@ def test_box_nms_errors():
         nd.contrib.box_nms(nd.zeros((2, 6)), score_index=3)
     with pytest.raises(ShapeError, match="_contrib_box_nms: data must have at least 2 dims"):
         nd.contrib.box_nms(nd.zeros((6,)))
-    with pytest.raises(DTypeError, match="_contrib_box_nms.*float16"):
-        nd.contrib.box_nms(nd.zeros((2, 6), dtype=np.float16))
+    with pytest.raises(DTypeError, match="_contrib_box_nms: dtype int32 is not supported"):
+        nd.contrib.box_nms(nd.zeros((2, 6), dtype=np.int32))
+
+
+def test_box_ops_float16():
+    # float16 is computed in float32 and rounded once per output value
+    rng = np.random.RandomState(12)
+    d = nms_data(rng, B=1, N=6).astype(np.float16)
+    x = nd.array(d, dtype=np.float16)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.contrib.box_nms(x, overlap_thresh=0.3)
+    assert y.dtype == np.float16
+    want, kept = ref_nms(d[0].astype(np.float64), thresh=0.3)
+    np.testing.assert_allclose(y.asnumpy()[0], want, rtol=1e-3)
+    y.backward(nd.ones(y.shape, dtype=np.float16))
+    g = np.zeros(d.shape[1:])
+    g[kept] = 1
+    np.testing.assert_array_equal(x.grad.asnumpy()[0], g)
+    lhs, rhs = rand_boxes(rng, 3).astype(np.float16), rand_boxes(rng, 2).astype(np.float16)
+    out = nd.contrib.box_iou(nd.array(lhs, dtype=np.float16), nd.array(rhs, dtype=np.float16))
+    assert out.dtype == np.float16
+    want = [[ref_iou(a, b) for b in rhs.astype(np.float64)] for a in lhs.astype(np.float64)]
+    np.testing.assert_allclose(out.asnumpy(), want, rtol=2e-3, atol=1e-3)
+    r, c = nd.contrib.bipartite_matching(nd.array([[0.5, 0.6], [0.1, 0.2], [0.3, 0.4]],
+                                                  dtype=np.float16), threshold=1e-12)
+    assert r.dtype == np.float16
+    np.testing.assert_array_equal(r.asnumpy(), [1, -1, 0])
+    np.testing.assert_array_equal(c.asnumpy(), [2, 0])
 
 
 # -- box_iou ------------------------------------------------------------------------------------

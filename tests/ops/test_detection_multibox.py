@@ -221,8 +221,8 @@ def ref_detection(cls_prob, loc_pred, anchors, clip=True, threshold=0.01, nms_th
     return out
 
 
-@pytest.mark.parametrize("kw", [{}, {"force_suppress": True}, {"clip": False, "threshold": 0.3,
-                                                              "nms_threshold": 0.3},
+@pytest.mark.parametrize("kw", [{}, {"force_suppress": True},
+                                {"clip": False, "threshold": 0.3, "nms_threshold": 0.3},
                                 {"nms_threshold": 0}])
 def test_multibox_detection(kw):
     rng = np.random.RandomState(1)

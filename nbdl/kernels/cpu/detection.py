@@ -2,6 +2,7 @@
 box_encode/decode, MultiBoxPrior/Target/Detection, (Multi)Proposal): the
 routines of ``nbdl.kernels.shared.detection`` compiled with ``njit``, looped
 over batch items, boxes or locations here."""
+import numpy as np
 from numba import njit
 
 from ...ops.detection_multibox import (LABEL_PADDING_MSG, NEG_MINING_MSG, REAL_SIZE_MSG,
@@ -26,12 +27,16 @@ nms_batch = _K.nms_batch
 prior_location = _K.prior_location
 proposal_batch = _K.proposal_batch
 
-temp_box_nms = plan.temp_box_nms
-temp_box_encode = plan.temp_box_encode
-temp_bipartite = plan.temp_bipartite
-temp_multibox_target = plan.temp_multibox_target
-temp_multibox_detection = plan.temp_multibox_detection
-temp_proposal = plan.temp_proposal
+temp_box_nms = plan.with_half(plan.temp_box_nms)
+temp_box_nms_backward = plan.with_half(None)
+temp_box_iou = plan.with_half(None)
+temp_bipartite = plan.with_half(plan.temp_bipartite)
+temp_box_encode = plan.with_half(plan.temp_box_encode)
+temp_box_decode = plan.with_half(None)
+temp_multibox_prior = plan.with_half(None)
+temp_multibox_target = plan.with_half(plan.temp_multibox_target)
+temp_multibox_detection = plan.with_half(plan.temp_multibox_detection)
+temp_proposal = plan.with_half(plan.temp_proposal)
 
 
 @njit(cache=True, error_model="numpy")
@@ -184,43 +189,69 @@ def _launch(fn, args):
     return Launch(fn, scalars, views=views)
 
 
-def prepare_box_nms(call):
+def _prepare_box_nms(call):
     return _launch(box_nms_kernel, box_nms_args(call))
 
 
-def prepare_box_nms_backward(call):
+def _prepare_box_nms_backward(call):
     n = plan.size_of(call.in_shapes[0][:-1])
     w = int(call.in_shapes[0][-1])
     return Launch(box_nms_backward_kernel, (call.req[0],), views=[(n, w), (n,), (n, w)])
 
 
-def prepare_box_iou(call):
+def _prepare_box_iou(call):
     return _launch(box_iou_kernel, box_iou_args(call))
 
 
-def prepare_bipartite(call):
+def _prepare_bipartite(call):
     return _launch(bipartite_kernel, bipartite_args(call))
 
 
-def prepare_box_encode(call):
+def _prepare_box_encode(call):
     return _launch(box_encode_kernel, box_encode_args(call))
 
 
-def prepare_box_decode(call):
+def _prepare_box_decode(call):
     return _launch(box_decode_kernel, box_decode_args(call))
 
 
-def prepare_multibox_prior(call):
+def _prepare_multibox_prior(call):
     return _launch(prior_kernel, prior_args(call))
 
 
-def prepare_multibox_target(call):
+def _prepare_multibox_target(call):
     return _launch(mbox_target_kernel, mbox_target_args(call))
 
 
-def prepare_multibox_detection(call):
+def _prepare_multibox_detection(call):
     return _launch(mbox_detection_kernel, mbox_detection_args(call))
 
 
-def prepare_proposal(call):
+def _prepare_proposal(call):
     return _launch(proposal_kernel, proposal_args(call))
+
+
+def _copy(dst, src):
+    """float16 <-> float32 copy of two same-size host arrays."""
+    np.copyto(dst.reshape(-1), src.reshape(-1), casting="unsafe")
+
+
+def _with_half(prepare, rule):
+    """``prepare``, or for a float16 call the float32 kernel on mirrors."""
+    def prep(call):
+        if plan.has_half(call):
+            return plan.half_launch(call, prepare, _copy, rule)
+        return prepare(call)
+    return prep
+
+
+prepare_box_nms = _with_half(_prepare_box_nms, plan.temp_box_nms)
+prepare_box_nms_backward = _with_half(_prepare_box_nms_backward, None)
+prepare_box_iou = _with_half(_prepare_box_iou, None)
+prepare_bipartite = _with_half(_prepare_bipartite, plan.temp_bipartite)
+prepare_box_encode = _with_half(_prepare_box_encode, plan.temp_box_encode)
+prepare_box_decode = _with_half(_prepare_box_decode, None)
+prepare_multibox_prior = _with_half(_prepare_multibox_prior, None)
+prepare_multibox_target = _with_half(_prepare_multibox_target, plan.temp_multibox_target)
+prepare_multibox_detection = _with_half(_prepare_multibox_detection, plan.temp_multibox_detection)
+prepare_proposal = _with_half(_prepare_proposal, plan.temp_proposal)

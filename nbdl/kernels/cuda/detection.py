@@ -36,12 +36,16 @@ mbox_target_batch = _K.mbox_target_batch
 mbox_detection_batch = _K.mbox_detection_batch
 proposal_batch = _K.proposal_batch
 
-temp_box_nms = plan.temp_box_nms
-temp_box_encode = plan.temp_box_encode
-temp_bipartite = plan.temp_bipartite
-temp_multibox_target = plan.temp_multibox_target
-temp_multibox_detection = plan.temp_multibox_detection
-temp_proposal = plan.temp_proposal
+temp_box_nms = plan.with_half(plan.temp_box_nms)
+temp_box_nms_backward = plan.with_half(None)
+temp_box_iou = plan.with_half(None)
+temp_bipartite = plan.with_half(plan.temp_bipartite)
+temp_box_encode = plan.with_half(plan.temp_box_encode)
+temp_box_decode = plan.with_half(None)
+temp_multibox_prior = plan.with_half(None)
+temp_multibox_target = plan.with_half(plan.temp_multibox_target)
+temp_multibox_detection = plan.with_half(plan.temp_multibox_detection)
+temp_proposal = plan.with_half(plan.temp_proposal)
 
 
 def _run(kernel, n, *args):
@@ -185,7 +189,7 @@ def _raise_status(status, messages):
             raise DetectionInputError(msg)
 
 
-def prepare_box_nms(call):
+def _prepare_box_nms(call):
     views, scalars = box_nms_args(call)
     B = views[0][0]
 
@@ -195,7 +199,7 @@ def prepare_box_nms(call):
     return Launch(fn, (), views=views)
 
 
-def prepare_box_nms_backward(call):
+def _prepare_box_nms_backward(call):
     n = plan.size_of(call.in_shapes[0][:-1])
     w = int(call.in_shapes[0][-1])
     req = call.req[0]
@@ -207,7 +211,7 @@ def prepare_box_nms_backward(call):
     return Launch(fn, (), views=[(n, w), (n,), (n, w)])
 
 
-def prepare_box_iou(call):
+def _prepare_box_iou(call):
     views, scalars = box_iou_args(call)
     n = views[2][0] * views[2][1]
 
@@ -217,7 +221,7 @@ def prepare_box_iou(call):
     return Launch(fn, (), views=views)
 
 
-def prepare_bipartite(call):
+def _prepare_bipartite(call):
     views, scalars = bipartite_args(call)
     B = views[0][0]
 
@@ -227,7 +231,7 @@ def prepare_bipartite(call):
     return Launch(fn, (), views=views)
 
 
-def prepare_box_encode(call):
+def _prepare_box_encode(call):
     views, scalars = box_encode_args(call)
     n = views[0][0]
     m = views[3][1]
@@ -243,7 +247,7 @@ def prepare_box_encode(call):
     return Launch(fn, (), views=views)
 
 
-def prepare_box_decode(call):
+def _prepare_box_decode(call):
     views, scalars = box_decode_args(call)
     n = views[0][0]
 
@@ -253,7 +257,7 @@ def prepare_box_decode(call):
     return Launch(fn, (), views=views)
 
 
-def prepare_multibox_prior(call):
+def _prepare_multibox_prior(call):
     views, scalars = prior_args(call)
     n = views[1][0] // len(scalars[5])
 
@@ -263,7 +267,7 @@ def prepare_multibox_prior(call):
     return Launch(fn, (), views=views)
 
 
-def prepare_multibox_target(call):
+def _prepare_multibox_target(call):
     views, scalars = mbox_target_args(call)
     B = int(call.in_shapes[1][0])
 
@@ -276,7 +280,7 @@ def prepare_multibox_target(call):
     return Launch(fn, (), views=views)
 
 
-def prepare_multibox_detection(call):
+def _prepare_multibox_detection(call):
     views, scalars = mbox_detection_args(call)
     B = int(call.in_shapes[0][0])
 
@@ -286,7 +290,7 @@ def prepare_multibox_detection(call):
     return Launch(fn, (), views=views)
 
 
-def prepare_proposal(call):
+def _prepare_proposal(call):
     views, scalars = proposal_args(call)
     B = int(call.in_shapes[0][0])
 
@@ -296,3 +300,35 @@ def prepare_proposal(call):
         _run(_proposal, B, *arrays, *scalars)
         _raise_status(arrays[13], ((ERR_REAL_SIZE, REAL_SIZE_MSG),))
     return Launch(fn, (), views=views)
+
+
+@cuda.jit
+def _convert(dst, src):
+    for i in range(cuda.grid(1), dst.size, cuda.gridsize(1)):
+        dst[i] = src[i]
+
+
+def _copy(dst, src):
+    """float16 <-> float32 copy of two same-size device arrays."""
+    _run(_convert, dst.size, dst.reshape(dst.size), src.reshape(src.size))
+
+
+def _with_half(prepare, rule):
+    """``prepare``, or for a float16 call the float32 kernel on mirrors."""
+    def prep(call):
+        if plan.has_half(call):
+            return plan.half_launch(call, prepare, _copy, rule)
+        return prepare(call)
+    return prep
+
+
+prepare_box_nms = _with_half(_prepare_box_nms, plan.temp_box_nms)
+prepare_box_nms_backward = _with_half(_prepare_box_nms_backward, None)
+prepare_box_iou = _with_half(_prepare_box_iou, None)
+prepare_bipartite = _with_half(_prepare_bipartite, plan.temp_bipartite)
+prepare_box_encode = _with_half(_prepare_box_encode, plan.temp_box_encode)
+prepare_box_decode = _with_half(_prepare_box_decode, None)
+prepare_multibox_prior = _with_half(_prepare_multibox_prior, None)
+prepare_multibox_target = _with_half(_prepare_multibox_target, plan.temp_multibox_target)
+prepare_multibox_detection = _with_half(_prepare_multibox_detection, plan.temp_multibox_detection)
+prepare_proposal = _with_half(_prepare_proposal, plan.temp_proposal)
