@@ -148,6 +148,16 @@ def test_box_nms_symbol_and_hidden_index_output():
     assert out_shapes == [(2, 7, 6)]
 
 
+def test_box_nms_bound_without_reading_the_index():
+    # the hidden index output is unread (REQ_NULL): the kernel writes scratch instead
+    d = nms_data(np.random.RandomState(13), B=2, N=6)
+    s = sym.contrib.box_nms(sym.var("data"), overlap_thresh=0.3) * 2
+    ex = s.simple_bind(nbdl.cpu(), data=d.shape, grad_req="null")
+    out = ex.forward(data=nd.array(d))[0].asnumpy()
+    want = nd.contrib.box_nms(nd.array(d), overlap_thresh=0.3).asnumpy() * 2
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
 def test_box_nms_errors():
     with pytest.raises(ShapeError, match=r"_contrib_box_nms: the last dimension of data must "
                                          r"have at least 6 elements.*\(2, 5\)"):
@@ -353,6 +363,10 @@ def test_box_ops_cpu_vs_cuda():
     check_consistency(sym.contrib.box_iou(sym.var("lhs"), sym.var("rhs"), format="center"),
                       {"lhs": rand_boxes(rng, 3).astype(np.float32),
                        "rhs": rand_boxes(rng, 2).astype(np.float32)}, grad=False)
+    check_consistency(sym.contrib.box_iou(sym.var("lhs"), sym.var("rhs")),        # float16
+                      {"lhs": rand_boxes(rng, 3).astype(np.float16),
+                       "rhs": rand_boxes(rng, 2).astype(np.float16)}, grad=False, rtol=1e-3,
+                      atol=1e-3)
     check_consistency(sym.contrib.bipartite_matching(sym.var("data"), threshold=0.2)[1],
                       {"data": rng.uniform(0, 1, (2, 3, 4)).astype(np.float32)}, grad=False)
     names = ["samples", "matches", "anchors", "refs", "means", "stds"]

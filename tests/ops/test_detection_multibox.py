@@ -58,6 +58,23 @@ def test_multibox_prior_symbol_json_strings_float64_and_errors():
         nd.contrib.MultiBoxPrior(nd.zeros((1, 1, 2, 2)), offsets=(1.5, 0.5))
 
 
+def test_multibox_float16():
+    out = nd.contrib.MultiBoxPrior(nd.zeros((1, 1, 2, 3), dtype=np.float16), sizes=(0.5, 0.2),
+                                   ratios=(1, 2), clip=True)
+    assert out.dtype == np.float16
+    np.testing.assert_allclose(out.asnumpy(), ref_prior(2, 3, (0.5, 0.2), (1, 2), clip=True),
+                               rtol=1e-3, atol=1e-3)
+    anchors, labels, cls_preds = target_inputs()
+    outs = nd.contrib.MultiBoxTarget(*[nd.array(x, dtype=np.float16) for x in
+                                       (anchors[None], labels, cls_preds)])
+    want = ref_target(anchors.astype(np.float16).astype(np.float64),
+                      labels.astype(np.float16).astype(np.float64),
+                      cls_preds.astype(np.float16).astype(np.float64))
+    for got, w in zip(outs, want):
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-2, atol=1e-2)
+
+
 # -- MultiBoxTarget -------------------------------------------------------------------------------
 
 def ref_iou(a, g):
