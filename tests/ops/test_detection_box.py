@@ -11,7 +11,7 @@ import nbdl
 from nbdl import autograd
 from nbdl.errors import DTypeError, ShapeError
 from nbdl.ops.indexing import IndexOutOfRange
-from nbdl.testing import check_consistency
+from nbdl.testing import check_consistency, check_numeric_gradient
 
 sym, nd = nbdl.sym, nbdl.nd
 
@@ -132,6 +132,14 @@ def test_box_nms_mxnet_doc_example_and_gradient():
     y.backward(nd.array(np.repeat([[0.1], [0.2], [0.3], [0.4]], 6, 1)))
     np.testing.assert_allclose(x.grad.asnumpy(), np.array([[0.2] * 6, [0] * 6, [0] * 6,
                                                            [0.1] * 6]), rtol=1e-6)
+
+
+def test_box_nms_numeric_gradient():
+    # scores far apart and IoUs far from the threshold: small steps move no box across
+    x = np.array([[0, 0.9, 0.1, 0.1, 0.3, 0.3], [1, 0.7, 0.12, 0.1, 0.3, 0.32],
+                  [0, 0.5, 0.5, 0.5, 0.7, 0.8], [2, 0.3, 0.6, 0.1, 0.9, 0.3]])
+    check_numeric_gradient(sym.contrib.box_nms(sym.var("data"), overlap_thresh=0.5) * 1,
+                           {"data": x}, numeric_eps=1e-4, rtol=1e-3, atol=1e-4)
 
 
 def test_box_nms_topk_zero_copies_and_all_filtered():

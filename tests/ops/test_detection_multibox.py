@@ -12,6 +12,18 @@ from nbdl.errors import AttrError, DTypeError, ShapeError
 from nbdl.ops.detection_multibox import DetectionInputError
 from nbdl.testing import check_consistency
 
+# an SSD head as MXNet 1.9.1 writes it (sym.tojson()): prior -> detection -> box_nms
+SSD_JSON = (
+    '{"nodes": [{"op": "null", "name": "cls_prob", "inputs": []}, {"op": "null", "name": '
+    '"loc_pred", "inputs": []}, {"op": "null", "name": "data", "inputs": []}, {"op": '
+    '"_contrib_MultiBoxPrior", "name": "prior", "attrs": {"clip": "True", "ratios": "(1, 2)", '
+    '"sizes": "(0.5, 0.25)"}, "inputs": [[2, 0, 0]]}, {"op": "_contrib_MultiBoxDetection", '
+    '"name": "det", "attrs": {"force_suppress": "False", "nms_threshold": "0.45", "nms_topk": '
+    '"20"}, "inputs": [[0, 0, 0], [1, 0, 0], [3, 0, 0]]}, {"op": "_contrib_box_nms", "name": '
+    '"nms", "attrs": {"id_index": "0", "overlap_thresh": "0.3", "topk": "10"}, "inputs": '
+    '[[4, 0, 0]]}], "arg_nodes": [0, 1, 2], "node_row_ptr": [0, 1, 2, 3, 4, 5, 7], "heads": '
+    '[[5, 0, 0]], "attrs": {"mxnet_version": ["int", 10901]}}')
+
 sym, nd = nbdl.sym, nbdl.nd
 
 
@@ -266,6 +278,26 @@ def test_multibox_detection_topk_rows_and_errors():
     np.testing.assert_allclose(out[0, 2, 2:], anchors[0, 2], rtol=1e-6)
     with pytest.raises(ShapeError, match=r"_contrib_MultiBoxDetection: loc_pred must be"):
         nd.contrib.MultiBoxDetection(nd.array(prob), nd.zeros((1, 8)), nd.array(anchors))
+
+
+def test_ssd_head_from_mxnet_json():
+    s = sym.load_json(SSD_JSON)
+    assert s.list_outputs() == ["nms_output0"]
+    rng = np.random.RandomState(4)
+    prob = rng.uniform(0, 1, (1, 3, 12)).astype(np.float32)
+    prob /= prob.sum(1, keepdims=True)
+    loc = rng.normal(0, 1, (1, 48)).astype(np.float32)
+    ex = s.bind(nbdl.cpu(), {"data": nd.zeros((1, 2, 2, 2)), "cls_prob": nd.array(prob),
+                             "loc_pred": nd.array(loc)})
+    out = ex.forward()[0].asnumpy()
+    anchors = np.clip(ref_prior(2, 2, (0.5, 0.25), (1, 2)), 0, 1)[0]
+    det = ref_detection(prob.astype(np.float64), loc.astype(np.float64), anchors,
+                        nms_threshold=0.45, nms_topk=20)
+    assert (out[0, :, 0] >= 0).sum() > 1
+    # box_nms itself is checked against its reference in test_detection_box.py
+    want = nd.contrib.box_nms(nd.array(det.astype(np.float32)), overlap_thresh=0.3, topk=10,
+                              id_index=0).asnumpy()
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
 
 
 # -- Proposal / MultiProposal ---------------------------------------------------------------------
