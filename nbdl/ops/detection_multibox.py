@@ -2,7 +2,9 @@
 ``nbdl.kernels.*.detection``): _contrib_MultiBoxPrior, _contrib_MultiBoxTarget,
 _contrib_MultiBoxDetection, _contrib_Proposal and _contrib_MultiProposal.
 
-All five have zero gradients in MXNet (MultiBoxTarget's legacy backward
+All five are float32 only, as in MXNet 1.9.1 (legacy operators without a
+type rule: MXNet refuses float16 and float64 inputs).  All five have zero
+gradients in MXNet (MultiBoxTarget's legacy backward
 writes only cls_pred's; nbdl gives every input a zero gradient).  The tuple
 attributes (sizes, ratios, steps, offsets, variances, scales) hold floats and
 are kept as MXNet's strings (``"(0.1, 0.1, 0.2, 0.2)"``), parsed by
@@ -13,7 +15,7 @@ import ast
 import numpy as np
 
 from ..errors import AttrError, NbdlError
-from .detection_box import BOX_DTYPES, kernels, same_type_all, temps, zero_grads
+from .detection_box import kernels, same_type_all, temps, zero_grads
 from .registry import Attr, OpDef, register, shape_error
 
 F32 = (np.dtype(np.float32),)
@@ -88,7 +90,7 @@ register(OpDef(
            "clip": Attr("bool", False), "steps": Attr("str", "(-1.0, -1.0)"),
            "offsets": Attr("str", "(0.5, 0.5)")},
     infer_shape=_prior_shape, infer_type=same_type_all(1, 1), gradient=zero_grads,
-    kernels=kernels("prepare_multibox_prior"), shape_inputs=(0,), dtypes=BOX_DTYPES,
+    kernels=kernels("prepare_multibox_prior"), shape_inputs=(0,), dtypes=F32,
     temp=temps("temp_multibox_prior"),
     doc="SSD anchor boxes (1, H*W*(len(sizes)+len(ratios)-1), 4) in corner format for a "
         "(B, C, H, W) feature map: per location every size at the first ratio, then every "
@@ -138,7 +140,7 @@ register(OpDef(
            "variances": Attr("str", "(0.1, 0.1, 0.2, 0.2)")},
     infer_shape=_target_shape, infer_type=same_type_all(3, 3), gradient=zero_grads,
     temp=temps("temp_multibox_target"), kernels=kernels("prepare_multibox_target"),
-    dtypes=BOX_DTYPES,
+    dtypes=F32,
     doc="SSD training targets: each ground truth (label rows [cls, x0, y0, x1, y1], "
         "padded with -1) matched greedily to its best anchor, then every other anchor "
         "with IoU > overlap_threshold to its best ground truth; negatives are all others, "
@@ -182,7 +184,7 @@ register(OpDef(
            "variances": Attr("str", "(0.1, 0.1, 0.2, 0.2)"), "nms_topk": Attr("int", -1)},
     infer_shape=_detection_shape, infer_type=same_type_all(3, 1), gradient=zero_grads,
     temp=temps("temp_multibox_detection"), kernels=kernels("prepare_multibox_detection"),
-    dtypes=BOX_DTYPES,
+    dtypes=F32,
     doc="SSD detections (B, A, 6) [class, score, x0, y0, x1, y1]: per anchor the best "
         "non-background class (class 0 is background whatever background_id says, as in "
         "MXNet) if its probability reaches threshold, the box decoded from loc_pred with "

@@ -54,14 +54,13 @@ def test_multibox_prior(kw):
     np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-5, atol=1e-6)
 
 
-def test_multibox_prior_symbol_json_strings_float64_and_errors():
+def test_multibox_prior_symbol_json_strings_zero_grad_and_errors():
     s = sym.contrib.MultiBoxPrior(sym.var("data"), sizes="(0.3,0.2)", ratios="[1,2]")
     assert s.infer_shape(data=(1, 8, 2, 2))[1] == [(1, 12, 4)]
-    x = nd.zeros((1, 1, 2, 2), dtype=np.float64)
+    x = nd.zeros((1, 1, 2, 2))
     x.attach_grad()
     with autograd.record():
         y = nd.contrib.MultiBoxPrior(x, sizes=(0.3, 0.2))
-    assert y.dtype == np.float64
     y.backward()
     assert (x.grad.asnumpy() == 0).all()
     with pytest.raises(ShapeError, match=r"_contrib_MultiBoxPrior: data must be 4-d"):
@@ -70,21 +69,13 @@ def test_multibox_prior_symbol_json_strings_float64_and_errors():
         nd.contrib.MultiBoxPrior(nd.zeros((1, 1, 2, 2)), offsets=(1.5, 0.5))
 
 
-def test_multibox_float16():
-    out = nd.contrib.MultiBoxPrior(nd.zeros((1, 1, 2, 3), dtype=np.float16), sizes=(0.5, 0.2),
-                                   ratios=(1, 2), clip=True)
-    assert out.dtype == np.float16
-    np.testing.assert_allclose(out.asnumpy(), ref_prior(2, 3, (0.5, 0.2), (1, 2), clip=True),
-                               rtol=1e-3, atol=1e-3)
-    anchors, labels, cls_preds = target_inputs()
-    outs = nd.contrib.MultiBoxTarget(*[nd.array(x, dtype=np.float16) for x in
-                                       (anchors[None], labels, cls_preds)])
-    want = ref_target(anchors.astype(np.float16).astype(np.float64),
-                      labels.astype(np.float16).astype(np.float64),
-                      cls_preds.astype(np.float16).astype(np.float64))
-    for got, w in zip(outs, want):
-        assert got.dtype == np.float16
-        np.testing.assert_allclose(got.asnumpy(), w, rtol=1e-2, atol=1e-2)
+def test_multibox_ops_are_float32_only():
+    # MXNet 1.9.1's legacy MultiBox operators take float32 only
+    with pytest.raises(DTypeError, match="_contrib_MultiBoxPrior: dtype float16"):
+        nd.contrib.MultiBoxPrior(nd.zeros((1, 1, 2, 3), dtype=np.float16))
+    with pytest.raises(DTypeError, match="_contrib_MultiBoxDetection: dtype float64"):
+        nd.contrib.MultiBoxDetection(*[nd.zeros(s, dtype=np.float64)
+                                       for s in ((1, 2, 3), (1, 12), (1, 3, 4))])
 
 
 # -- MultiBoxTarget -------------------------------------------------------------------------------

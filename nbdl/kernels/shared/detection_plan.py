@@ -195,8 +195,6 @@ def half_launch(call, prepare32, copy, rule):
     n_in, n_out = len(call.in_shapes), len(call.out_shapes)
     n_base = len(rule(c32)) if rule is not None else 0
     ins_h, outs_h = _half_slots(call)
-    shape_only = [i for i in call.op.list_shape_inputs(call.attrs)
-                  if np.dtype(call.in_dtypes[i]) == F16]
     req = list(call.req)
 
     def fn(*arrays):
@@ -204,8 +202,6 @@ def half_launch(call, prepare32, copy, rule):
         outs = list(arrays[n_in:n_in + n_out])
         temps = arrays[n_in + n_out:]
         mirrors = iter(temps[n_base:])
-        for i in shape_only:                 # read for its shape only: any typable view
-            ins[i] = ins[i].view(np.uint16)
         for i in ins_h:
             m = next(mirrors)
             copy(m, ins[i])
