@@ -102,6 +102,14 @@ register(OpDef(
 # -- _contrib_MultiBoxTarget ----------------------------------------------------------------
 
 def variances(attrs, where):
+    """The 4 variances (x, y, w, h) of attribute ``variances``; AttrError otherwise.
+
+    Parameters
+    ----------
+    attrs : dict
+        The parsed attributes.
+    where : str
+        The op name for the message."""
     v = floats(attrs, "variances", where)
     if len(v) != 4:
         raise AttrError(f"{where}: variances={v} must hold 4 values")

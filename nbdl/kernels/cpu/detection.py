@@ -78,6 +78,7 @@ def box_nms_backward_kernel(og, rec, ig, req):
 
 @njit(cache=True, error_model="numpy")
 def box_iou_kernel(lhs, rhs, out, fmt, zero, half, req):
+    """out[i, j] = IoU of lhs row i and rhs row j."""
     if req == REQ_NULL:
         return
     for i in range(lhs.shape[0]):
@@ -88,6 +89,7 @@ def box_iou_kernel(lhs, rhs, out, fmt, zero, half, req):
 @njit(cache=True, error_model="numpy")
 def bipartite_kernel(score, rows, cols, order, tmp, rows_s, cols_s, N, M, threshold,
                      is_ascend, topk, req0, req1):
+    """bipartite_matching of every batch item of score (B, N*M)."""
     if req0 == REQ_NULL and req1 == REQ_NULL:
         return
     r = rows_s if req0 == REQ_NULL else rows
@@ -99,6 +101,8 @@ def bipartite_kernel(score, rows, cols, order, tmp, rows_s, cols_s, N, M, thresh
 @njit(cache=True, error_model="numpy")
 def box_encode_kernel(samples, matches, anchors, refs, means, stds, targets, masks, t_s, m_s,
                       n, zero, half, one, req0, req1):
+    """box_encode over the flat (B*N) anchors; raises IndexOutOfRange for a positive sample matched
+    outside refs."""
     m = refs.shape[1]
     for i in range(samples.shape[0]):
         if samples[i] > half:
@@ -117,6 +121,7 @@ def box_encode_kernel(samples, matches, anchors, refs, means, stds, targets, mas
 
 @njit(cache=True, error_model="numpy")
 def box_decode_kernel(x, anchors, out, n, s0, s1, s2, s3, clip, has_clip, fmt, half, req):
+    """box_decode over the flat (B*N, 4) offsets."""
     if req == REQ_NULL:
         return
     for i in range(x.shape[0]):
@@ -125,6 +130,7 @@ def box_decode_kernel(x, anchors, out, n, s0, s1, s2, s3, clip, has_clip, fmt, h
 
 @njit(cache=True, error_model="numpy")
 def prior_kernel(like, out, W, sy, sx, oy, ox, hw, hh, clip, zero, one, req):
+    """MultiBoxPrior's anchors of every location, clipped to [0, 1] with ``clip``."""
     if req == REQ_NULL:
         return
     for loc in range(out.shape[0] // len(hw)):
@@ -140,6 +146,7 @@ def mbox_target_kernel(anchors, labels, cls_preds, loc_t, loc_m, cls_t, overlaps
                        best, flags, gt_flags, neg_keys, neg_idx, neg_tmp, status, s0, s1, s2,
                        overlap_threshold, ignore_label, ratio, neg_thresh, min_neg, vx, vy,
                        vw, vh, zero, req0, req1, req2):
+    """MultiBoxTarget of every batch item; raises DetectionInputError on MXNet's CHECK failures."""
     if req0 == REQ_NULL and req1 == REQ_NULL and req2 == REQ_NULL:
         return
     a = s0 if req0 == REQ_NULL else loc_t
@@ -160,6 +167,7 @@ def mbox_target_kernel(anchors, labels, cls_preds, loc_t, loc_m, cls_t, overlaps
 def mbox_detection_kernel(cls_prob, loc_pred, anchors, out, buf, keys, order, tmp, clip,
                           threshold, nms_threshold, force, nms_topk, vx, vy, vw, vh, zero, one,
                           half, req):
+    """MultiBoxDetection of every batch item."""
     if req == REQ_NULL:
         return
     for b in range(cls_prob.shape[0]):
@@ -172,6 +180,7 @@ def mbox_detection_kernel(cls_prob, loc_pred, anchors, out, buf, keys, order, tm
 def proposal_kernel(cls_prob, bbox_pred, im_info, out, out_score, props, keys, order, tmp,
                     ordered, area, supp, keep, status, out_s, score_s, base, stride, pre, post,
                     post_param, thresh, rpn_min_size, iou_loss, req0, req1):
+    """(Multi)Proposal of every image; raises DetectionInputError when im_info exceeds the feature map."""
     if req0 == REQ_NULL and req1 == REQ_NULL:
         return
     o = out_s if req0 == REQ_NULL else out

@@ -26,6 +26,7 @@ def _none(call):
 
 
 def box_nms_args(call):
+    """(views, scalars) of the box_nms kernels for ``call``."""
     a = call.attrs
     B, N, W = plan.nms_layout(call)
     t = _t(call)
@@ -39,6 +40,7 @@ def box_nms_args(call):
 
 
 def box_iou_args(call):
+    """(views, scalars) of the box_iou kernels for ``call``."""
     lhs, rhs = call.in_shapes
     L, R = plan.size_of(lhs[:-1]), plan.size_of(rhs[:-1])
     t = _t(call)
@@ -47,6 +49,7 @@ def box_iou_args(call):
 
 
 def bipartite_args(call):
+    """(views, scalars) of the bipartite kernels for ``call``."""
     a = call.attrs
     B, N, M = plan.matching_layout(call)
     t = _t(call)
@@ -56,6 +59,7 @@ def bipartite_args(call):
 
 
 def box_encode_args(call):
+    """(views, scalars) of the box_encode kernels for ``call``."""
     B, N, M = plan.encode_layout(call)
     t = _t(call, 2)
     views = [(B * N,), (B * N,), (B * N, 4), (B, M, 4), (4,), (4,), (B * N, 4), (B * N, 4)]
@@ -63,6 +67,7 @@ def box_encode_args(call):
 
 
 def box_decode_args(call):
+    """(views, scalars) of the box_decode kernels for ``call``."""
     a = call.attrs
     B, N = int(call.in_shapes[0][0]), int(call.in_shapes[0][1])
     t = _t(call)
@@ -73,6 +78,7 @@ def box_decode_args(call):
 
 
 def prior_args(call):
+    """(views, scalars) of the prior kernels for ``call``."""
     sizes, ratios, steps, offsets = prior_params(call.attrs)
     H, W = int(call.in_shapes[0][2]), int(call.in_shapes[0][3])
     if steps[0] <= 0 or steps[1] <= 0:
@@ -88,6 +94,7 @@ def prior_args(call):
 
 
 def mbox_target_args(call):
+    """(views, scalars) of the mbox_target kernels for ``call``."""
     a = call.attrs
     A = int(call.in_shapes[0][1])
     t = _t(call)
@@ -100,6 +107,7 @@ def mbox_target_args(call):
 
 
 def mbox_detection_args(call):
+    """(views, scalars) of the mbox_detection kernels for ``call``."""
     a = call.attrs
     A = int(call.in_shapes[0][2])
     t = _t(call)
@@ -111,6 +119,7 @@ def mbox_detection_args(call):
 
 
 def proposal_args(call):
+    """(views, scalars) of the proposal kernels for ``call``."""
     a = call.attrs
     B, A, H, W, cnt, pre, post = plan.proposal_sizes(call)
     P = int(a["rpn_post_nms_top_n"])

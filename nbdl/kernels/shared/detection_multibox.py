@@ -18,11 +18,13 @@ def clip01(v, zero, one):
 
 
 def cmax(a, b):
+    """``std::max(a, b)``: ``a`` unless ``a < b`` (so NaN handling follows MXNet's C++)."""
     # std::max(a, b): a unless a < b
     return b if a < b else a
 
 
 def cmin(a, b):
+    """``std::min(a, b)``: ``a`` unless ``b < a``."""
     # std::min(a, b): a unless b < a
     return b if b < a else a
 

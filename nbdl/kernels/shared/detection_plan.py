@@ -55,6 +55,7 @@ F32 = np.dtype(np.float32)
 
 
 def size_of(shape):
+    """Number of elements of ``shape``."""
     n = 1
     for d in shape:
         n *= int(d)
@@ -77,6 +78,8 @@ def nms_layout(call):
 
 
 def temp_box_nms(call):
+    """box_nms's scratch: sort order and merge buffer (B, N) int32, scores and areas (B, N), stand-ins
+    for unread outputs."""
     B, N, W = nms_layout(call)
     dt = call.in_dtypes[0]
     return [((B, N), I32), ((B, N), I32), ((B, N), dt), ((B, N), dt),
@@ -90,6 +93,7 @@ def encode_layout(call):
 
 
 def temp_box_encode(call):
+    """box_encode's stand-ins for unread outputs."""
     B, N, _ = encode_layout(call)
     dt = call.in_dtypes[2]
     return [scratch_for(call, 0, (B * N, 4), dt), scratch_for(call, 1, (B * N, 4), dt)]
@@ -102,6 +106,8 @@ def matching_layout(call):
 
 
 def temp_bipartite(call):
+    """bipartite_matching's scratch: sort order and merge buffer (B, N*M) int32, stand-ins for unread
+    outputs."""
     B, N, M = matching_layout(call)
     dt = call.in_dtypes[0]
     return [((B, N * M), I32), ((B, N * M), I32),
@@ -109,6 +115,8 @@ def temp_bipartite(call):
 
 
 def temp_multibox_target(call):
+    """MultiBoxTarget's scratch (see ``mbox_target_batch``), a status per batch item, stand-ins for
+    unread outputs."""
     A = int(call.in_shapes[0][1])
     B, L = int(call.in_shapes[1][0]), int(call.in_shapes[1][1])
     dt = call.in_dtypes[0]
@@ -119,6 +127,8 @@ def temp_multibox_target(call):
 
 
 def temp_multibox_detection(call):
+    """MultiBoxDetection's scratch: the unsorted rows (B, A, 6), sort keys (B, A), order and merge
+    buffer (B, A) int32."""
     B, _, A = (int(x) for x in call.in_shapes[0])
     dt = call.in_dtypes[0]
     return [((B, A, 6), dt), ((B, A), dt), ((B, A), I32), ((B, A), I32)]
@@ -137,6 +147,8 @@ def proposal_sizes(call):
 
 
 def temp_proposal(call):
+    """(Multi)Proposal's scratch (see ``proposal_batch``), a status per image, stand-ins for unread
+    outputs."""
     B, A, H, W, cnt, pre, post = proposal_sizes(call)
     P = call.attrs["rpn_post_nms_top_n"]
     return [((B, cnt, 5), F32), ((B, cnt), F32), ((B, cnt), I32), ((B, cnt), I32),
@@ -151,6 +163,7 @@ F16 = np.dtype(np.float16)
 
 
 def has_half(call):
+    """Whether any input or output of ``call`` is float16."""
     return any(d is not None and np.dtype(d) == F16
                for d in list(call.in_dtypes) + list(call.out_dtypes))
 
