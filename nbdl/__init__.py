@@ -26,6 +26,7 @@ from . import autograd  # noqa: F401
 from . import initializer, lr_scheduler, optimizer  # noqa: F401
 from . import init  # noqa: F401  (the same module as nbdl.initializer)
 from . import np, npx  # noqa: F401
+from . import contrib  # noqa: F401  (mx.contrib.nd / mx.contrib.sym)
 from . import gluon  # noqa: F401
 from . import io, recordio, callback  # noqa: F401
 from . import kvstore  # noqa: F401

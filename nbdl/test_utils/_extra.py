@@ -161,5 +161,12 @@ def rand_coord_2d(x_low, x_high, y_low, y_high):
             np.random.randint(y_low, y_high, dtype=np.int64))
 
 
-__all__ = ["assert_allclose", "assert_almost_equal_with_err", "retry", "simple_forward",
+def is_aarch64_run():
+    """Whether this runs on an aarch64 machine (MXNet's helper, used to skip
+    tests there)."""
+    import platform
+    return platform.machine() == "aarch64"
+
+
+__all__ = ["is_aarch64_run", "assert_allclose", "assert_almost_equal_with_err", "retry", "simple_forward",
            "same_symbol_structure", "collapse_sum_like", "list_gpus", "rand_coord_2d"]

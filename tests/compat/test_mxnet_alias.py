@@ -175,8 +175,8 @@ def test_aliased_modules_are_nbdls_objects(tmp_path, no_real_mxnet):
     assert lines[0] == "[]", lines[0]           # no failed identity check
     assert lines[1] == "True"
     contrib, own, missing = lines[2:5]
-    assert contrib.startswith("ModuleNotFoundError | No module named 'mxnet.contrib'")
-    assert "nbdl's alias" in contrib and "'nbdl.contrib'" in contrib
+    assert contrib.startswith("ModuleNotFoundError | No module named 'mxnet.contrib.onnx'")
+    assert "nbdl's alias" in contrib and "'nbdl.contrib.onnx'" in contrib
     assert own.startswith("ModuleNotFoundError | No module named 'mxnet.mxnet'")
     assert "nbdl.mxnet" in own
     assert missing.startswith("ImportError | cannot import name 'no_such_thing' from 'nbdl'")
