@@ -1,0 +1,143 @@
+"""CPU kernels of the pdf ops (rules in nbdl.ops.random_pdf, math in
+nbdl.kernels.shared.random_pdf).
+
+Views: samples ``(n, s)`` (n parameter sets, s samples each), parameters
+``(n,)``; Dirichlet's samples ``(n, s, k)`` and alpha ``(n, k)``.  The
+parameters' gradients are summed over their samples in float64.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from ...ops.registry import REQ_NULL, Launch
+from ..shared.random import DIST_CODES
+from ..shared.random_pdf import dirichlet_lpdf, log_pdf, pdf_grads, psi
+
+
+@njit(cache=True)
+def pdf_forward(sample, p1, p2, out, dist, is_log, req):
+    if req == REQ_NULL:
+        return
+    n, s = sample.shape
+    for i in range(n):
+        a = np.float64(p1[i])
+        b = np.float64(p2[i])
+        for j in range(s):
+            v = log_pdf(dist, np.float64(sample[i, j]), a, b)
+            out[i, j] = v if is_log else math.exp(v)
+
+
+@njit(cache=True)
+def pdf_forward_one(sample, p1, out, dist, is_log, req):
+    pdf_forward(sample, p1, p1, out, dist, is_log, req)
+
+
+@njit(cache=True)
+def pdf_backward(og, sample, p1, p2, pdf, gs, g1, g2, dist, is_log, req_s, req_1, req_2):
+    n, s = sample.shape
+    for i in range(n):
+        a = np.float64(p1[i])
+        b = np.float64(p2[i])
+        acc1 = 0.0
+        acc2 = 0.0
+        for j in range(s):
+            sc = np.float64(og[i, j]) if is_log else np.float64(og[i, j]) * np.float64(pdf[i, j])
+            gx, ga, gb = pdf_grads(dist, np.float64(sample[i, j]), a, b, sc)
+            if req_s != REQ_NULL:
+                gs[i, j] = gx
+            acc1 += ga
+            acc2 += gb
+        if req_1 != REQ_NULL:
+            g1[i] = acc1
+        if req_2 != REQ_NULL:
+            g2[i] = acc2
+
+
+@njit(cache=True)
+def pdf_backward_one(og, sample, p1, pdf, gs, g1, scratch, dist, is_log, req_s, req_1):
+    pdf_backward(og, sample, p1, p1, pdf, gs, g1, scratch, dist, is_log, req_s, req_1, REQ_NULL)
+
+
+@njit(cache=True)
+def dirichlet_forward(sample, alpha, out, is_log, req):
+    if req == REQ_NULL:
+        return
+    n, s, _ = sample.shape
+    for i in range(n):
+        for j in range(s):
+            v = dirichlet_lpdf(sample, alpha, i, j)
+            out[i, j] = v if is_log else math.exp(v)
+
+
+@njit(cache=True)
+def dirichlet_backward(og, sample, alpha, pdf, gs, ga, is_log, req_s, req_a):
+    n, s, k = sample.shape
+    for i in range(n):
+        sum_a = 0.0
+        for c in range(k):
+            sum_a += np.float64(alpha[i, c])
+        psi_sum = psi(sum_a)
+        for c in range(k):
+            ac = np.float64(alpha[i, c])
+            acc = 0.0
+            for j in range(s):
+                sc = np.float64(og[i, j]) if is_log else np.float64(og[i, j]) * np.float64(pdf[i, j])
+                x = np.float64(sample[i, j, c])
+                acc += sc * (math.log(x) + psi_sum - psi(ac))
+                if req_s != REQ_NULL:
+                    gs[i, j, c] = sc * (ac - 1.0) / x
+            if req_a != REQ_NULL:
+                ga[i, c] = acc
+
+
+def _size(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+def pdf_views(sample_shape, param_shape, vector):
+    """(sample view, parameter view, output view) of a pdf op."""
+    if vector:
+        k = int(sample_shape[-1])
+        n = _size(param_shape[:-1])
+        s = _size(sample_shape[:-1]) // n if n else 0
+        return (n, s, k), (n, k), (n, s)
+    n = _size(param_shape)
+    s = _size(sample_shape) // n if n else 0
+    return (n, s), (n,), (n, s)
+
+
+def dist_of(opname):
+    return opname.replace("_backward_pdf_", "").replace("_random_pdf_", "")
+
+
+def prepare_pdf(call):
+    dist = dist_of(call.op.name)
+    sv, pv, ov = pdf_views(call.in_shapes[0], call.in_shapes[1], dist == "dirichlet")
+    is_log = bool(call.attrs["is_log"])
+    req = int(call.req[0])
+    if dist == "dirichlet":
+        return Launch(dirichlet_forward, (is_log, req), views=[sv, pv, ov])
+    code = int(DIST_CODES[dist])
+    if len(call.in_shapes) == 2:
+        return Launch(pdf_forward_one, (code, is_log, req), views=[sv, pv, ov])
+    return Launch(pdf_forward, (code, is_log, req), views=[sv, pv, pv, ov])
+
+
+def prepare_pdf_backward(call):
+    dist = dist_of(call.op.name)
+    sv, pv, ov = pdf_views(call.in_shapes[1], call.in_shapes[2], dist == "dirichlet")
+    is_log = bool(call.attrs["is_log"])
+    req = [int(r) for r in call.req]
+    if dist == "dirichlet":
+        return Launch(dirichlet_backward, (is_log, req[0], req[1]),
+                      views=[ov, sv, pv, ov, sv, pv])
+    code = int(DIST_CODES[dist])
+    if len(call.in_shapes) == 4:
+        return Launch(pdf_backward_one, (code, is_log, req[0], req[1]),
+                      views=[ov, sv, pv, ov, sv, pv, pv])
+    return Launch(pdf_backward, (code, is_log, req[0], req[1], req[2]),
+                  views=[ov, sv, pv, pv, ov, sv, pv, pv])
