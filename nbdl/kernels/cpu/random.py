@@ -14,8 +14,9 @@ import numpy as np
 from numba import njit
 
 from ...ops.registry import REQ_NULL, Launch
-from ..shared.random import (DIST_UNIFORM, draw, fit_uniform, key_from, pick, randint,
-                             sample_code, scalar_params, uniform01, uniform_below)
+from ..shared.random import (DIST_UNIFORM, draw, fit_uniform, key_from, multinomial_views, pick,
+                             randint, sample_code, sample_views, scalar_params, shuffle_views,
+                             uniform01, uniform_below)
 
 _KEY_RANGE = 2 ** 62
 
@@ -150,14 +151,6 @@ def prepare_random_like(call):
     return Launch(random_like, (int(code), a, b, int(call.req[0])), views=[(n,), (n,)])
 
 
-def sample_views(call):
-    """(parameter view, output view, draws per parameter) of a ``_sample_`` op."""
-    n = _size(call.in_shapes[0])
-    total = _size(call.out_shapes[0])
-    per = total // n if n else 0
-    return (n,), (total,), per
-
-
 def prepare_sample(call):
     pview, oview, per = sample_views(call)
     code = sample_code(call.op.name)
@@ -178,13 +171,6 @@ def prepare_randint(call):
                                  int(call.req[0])), views=[(n,)])
 
 
-def multinomial_views(in_shape, out_shape):
-    k = int(in_shape[-1])
-    rows = _size(in_shape[:-1])
-    m = _size(out_shape) // rows if rows else 0
-    return (rows, k), (rows, m)
-
-
 def prepare_multinomial(call):
     dview, oview = multinomial_views(call.in_shapes[0], call.out_shapes[0])
     if call.attrs["get_prob"]:
@@ -199,14 +185,6 @@ def prepare_multinomial_backward(call):
                   views=[oview, dview, oview, dview])
 
 
-def shuffle_views(shape):
-    shape = tuple(shape)
-    rows = int(shape[0]) if shape else 1
-    rest = _size(shape[1:]) if shape else 1
-    return (rows, rest), (rows,)
-
-
 def prepare_shuffle(call):
     dview, pview = shuffle_views(call.in_shapes[0])
     return Launch(shuffle, (int(call.req[0]),), views=[dview, dview, pview])
-

@@ -12,7 +12,7 @@ from numba import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ..shared.random import DIST_CODES
-from ..shared.random_pdf import dirichlet_lpdf, log_pdf, pdf_grads, psi
+from ..shared.random_pdf import dirichlet_lpdf, dist_of, log_pdf, pdf_grads, pdf_views, psi
 
 
 @njit(cache=True)
@@ -89,29 +89,6 @@ def dirichlet_backward(og, sample, alpha, pdf, gs, ga, is_log, req_s, req_a):
                     gs[i, j, c] = sc * (ac - 1.0) / x
             if req_a != REQ_NULL:
                 ga[i, c] = acc
-
-
-def _size(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
-
-
-def pdf_views(sample_shape, param_shape, vector):
-    """(sample view, parameter view, output view) of a pdf op."""
-    if vector:
-        k = int(sample_shape[-1])
-        n = _size(param_shape[:-1])
-        s = _size(sample_shape[:-1]) // n if n else 0
-        return (n, s, k), (n, k), (n, s)
-    n = _size(param_shape)
-    s = _size(sample_shape) // n if n else 0
-    return (n, s), (n,), (n, s)
-
-
-def dist_of(opname):
-    return opname.replace("_backward_pdf_", "").replace("_random_pdf_", "")
 
 
 def prepare_pdf(call):

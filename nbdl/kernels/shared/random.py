@@ -236,3 +236,32 @@ _PARAM_NAMES = {"uniform": ("low", "high"), "normal": ("loc", "scale"),
                 "gamma": ("alpha", "beta"), "exponential": ("lam",), "poisson": ("lam",),
                 "negative_binomial": ("k", "p"),
                 "generalized_negative_binomial": ("mu", "alpha")}
+
+
+def _size(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+def sample_views(call):
+    """(parameter view, output view, draws per parameter) of a ``_sample_`` op."""
+    n = _size(call.in_shapes[0])
+    total = _size(call.out_shapes[0])
+    per = total // n if n else 0
+    return (n,), (total,), per
+
+
+def multinomial_views(in_shape, out_shape):
+    k = int(in_shape[-1])
+    rows = _size(in_shape[:-1])
+    m = _size(out_shape) // rows if rows else 0
+    return (rows, k), (rows, m)
+
+
+def shuffle_views(shape):
+    shape = tuple(shape)
+    rows = int(shape[0]) if shape else 1
+    rest = _size(shape[1:]) if shape else 1
+    return (rows, rest), (rows,)

@@ -87,3 +87,26 @@ def dirichlet_lpdf(sample, alpha, n, s):
         sum_a += aj
         acc += (aj - 1.0) * math.log(float(sample[n, s, j])) - math.lgamma(aj)
     return acc + math.lgamma(sum_a)
+
+
+def _size(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+def pdf_views(sample_shape, param_shape, vector):
+    """(sample view, parameter view, output view) of a pdf op."""
+    if vector:
+        k = int(sample_shape[-1])
+        n = _size(param_shape[:-1])
+        s = _size(sample_shape[:-1]) // n if n else 0
+        return (n, s, k), (n, k), (n, s)
+    n = _size(param_shape)
+    s = _size(sample_shape) // n if n else 0
+    return (n, s), (n,), (n, s)
+
+
+def dist_of(opname):
+    return opname.replace("_backward_pdf_", "").replace("_random_pdf_", "")
