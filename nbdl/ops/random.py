@@ -86,15 +86,21 @@ def check_params(opname, dist, attrs):
 
 
 def _checked_inputs(opname, dist, names=()):
+    # the first rule run on parsed attributes: bad values fail at graph build
     def input_names(attrs):
-        if dist is not None:
-            check_params(opname, dist, attrs)
+        check_params(opname, dist, attrs)
         return list(names)
     return input_names
 
 
-def _zero_input_shape(opname):
+def _zero_input_shape(opname, dist):
     def rule(attrs, in_shapes, out_shapes):
+        if dist == "randint":
+            if not attrs["low"] < attrs["high"]:
+                raise AttrError(f"{opname}: low={attrs['low']} must be below "
+                                f"high={attrs['high']}")
+        else:
+            check_params(opname, dist, attrs)
         shape = tuple(attrs["shape"])
         if any(s is None or s < 0 for s in shape):
             raise shape_error(opname, f"shape={shape} must hold non-negative sizes")
@@ -140,10 +146,10 @@ for _dist in DISTRIBUTIONS:
     _aliases = (f"random_{_dist}",) + (("uniform",) if _dist == "uniform" else ()) + \
         (("normal",) if _dist == "normal" else ())
     register(OpDef(
-        name=_name, input_names=_checked_inputs(_name, _dist),
+        name=_name, input_names=(),
         attrs=dict(_param_attrs(_dist), shape=_SHAPE, ctx=_CTX,
                    dtype=_dtype_attr(SAMPLE_DTYPE_CHOICES)),
-        infer_shape=_zero_input_shape(_name),
+        infer_shape=_zero_input_shape(_name, _dist),
         infer_type=_zero_input_type(_name, "float32", SAMPLE_DTYPE_CHOICES[1:]),
         gradient=_no_grad, kernels=_kernels("prepare_random"),
         doc=f"Samples of the {_dist.replace('_', ' ')} distribution with parameters "
@@ -172,19 +178,13 @@ for _dist in DISTRIBUTIONS:
 
 # -- _random_randint -------------------------------------------------------------------
 
-def _randint_inputs(attrs):
-    if not attrs["low"] < attrs["high"]:
-        raise AttrError(f"_random_randint: low={attrs['low']} must be below high={attrs['high']}")
-    return []
-
-
 register(OpDef(
-    name="_random_randint", input_names=_randint_inputs,
+    name="_random_randint", input_names=(),
     attrs={"low": Attr("int", doc="Lower bound (included)."),
            "high": Attr("int", doc="Upper bound (excluded)."),
            "shape": _SHAPE, "ctx": _CTX,
            "dtype": _dtype_attr(("None", "int32", "int64"), doc="int32 (None) or int64.")},
-    infer_shape=_zero_input_shape("_random_randint"),
+    infer_shape=_zero_input_shape("_random_randint", "randint"),
     infer_type=_zero_input_type("_random_randint", "int32", ("int32", "int64")),
     gradient=_no_grad, kernels=_kernels("prepare_randint"), dtypes=INTS,
     doc="Uniform integers in [low, high) of shape ``shape``."),
