@@ -18,8 +18,8 @@ MXNet 1.9.1's ops, names and attributes:
 
 No sampler has a gradient (MXNet's give zeros) except
 ``_sample_multinomial``'s log-probability.  Sampler outputs are float32 or
-float64 (float16 is accepted by the attribute, as MXNet's, and refused by the
-kernels with a DTypeError).
+float64, or float16 on the CPU (the CUDA kernels refuse float16 with a
+DTypeError).
 """
 import numpy as np
 
@@ -29,6 +29,7 @@ from .ir import make_node
 from .registry import OpDef, register, shape_error
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+HALF_FLOATS = (np.dtype(np.float16),) + FLOATS
 INTS = (np.dtype(np.int32), np.dtype(np.int64))
 SAMPLE_DTYPE_CHOICES = ("None", "float16", "float32", "float64")
 
@@ -151,7 +152,7 @@ for _dist in DISTRIBUTIONS:
                    dtype=_dtype_attr(SAMPLE_DTYPE_CHOICES)),
         infer_shape=_zero_input_shape(_name, _dist),
         infer_type=_zero_input_type(_name, "float32", SAMPLE_DTYPE_CHOICES[1:]),
-        gradient=_no_grad, kernels=_kernels("prepare_random"),
+        gradient=_no_grad, kernels=_kernels("prepare_random"), dtypes=HALF_FLOATS,
         doc=f"Samples of the {_dist.replace('_', ' ')} distribution with parameters "
             f"{', '.join(n for n, _, _ in DISTRIBUTIONS[_dist])} (attributes), of shape "
             f"``shape``."), aliases=_aliases)
@@ -172,6 +173,7 @@ for _dist in DISTRIBUTIONS:
         name=_like, input_names=_checked_inputs(_like, _dist, ("data",)),
         attrs=_param_attrs(_dist), infer_shape=_like_shape, infer_type=_like_type,
         gradient=_no_grad, shape_inputs=(0,), kernels=_kernels("prepare_random_like"),
+        dtypes=HALF_FLOATS,
         doc=f"Samples of the {_dist.replace('_', ' ')} distribution of ``data``'s shape and "
             f"dtype (``data`` is read for its shape only)."))
 
@@ -242,7 +244,7 @@ for _dist, _inputs in SAMPLE_INPUTS.items():
         attrs={"shape": Attr("tuple", (), doc="Shape drawn per parameter element."),
                "dtype": _dtype_attr(SAMPLE_DTYPE_CHOICES)},
         infer_shape=_sample_shape(_name), infer_type=_sample_type(_name),
-        gradient=_no_grad, kernels=_kernels("prepare_sample"),
+        gradient=_no_grad, kernels=_kernels("prepare_sample"), dtypes=HALF_FLOATS,
         doc=f"Samples of {_dist.replace('_', ' ')} distributions whose parameters "
             f"({', '.join(_inputs)}) are arrays: ``shape`` draws per element, output shape "
             f"``{_inputs[0]}.shape + shape``."), aliases=(f"sample_{_dist}",))
@@ -273,8 +275,8 @@ def _multinomial_shape(attrs, in_shapes, out_shapes):
 
 def _multinomial_type(attrs, in_types, out_types):
     t = in_types[0]
-    if t is not None and np.dtype(t) not in FLOATS:
-        raise DTypeError(f"_sample_multinomial: data dtype {np.dtype(t)} is not float32/float64")
+    if t is not None and np.dtype(t) not in HALF_FLOATS:
+        raise DTypeError(f"_sample_multinomial: data dtype {np.dtype(t)} is not a float dtype")
     o = np.dtype(attrs["dtype"])
     return [t], ([o, t] if attrs["get_prob"] else [o])
 
@@ -298,7 +300,7 @@ register(OpDef(
                          doc="Dtype of the drawn indices.")},
     infer_shape=_multinomial_shape, infer_type=_multinomial_type,
     gradient=_multinomial_grad, kernels=_kernels("prepare_multinomial"),
-    dtypes=FLOATS + (np.dtype(np.int32), np.dtype(np.uint8)),
+    dtypes=HALF_FLOATS + (np.dtype(np.int32), np.dtype(np.uint8)),
     doc="Indices drawn from the categorical distributions on data's last axis "
         "(probabilities), ``shape`` per distribution; with get_prob also log(p) of each draw."),
     aliases=("sample_multinomial",))

@@ -14,6 +14,7 @@ import numpy as np
 from numba import config as numba_config
 from numba import cuda
 
+from ...errors import DTypeError
 from ...ops.registry import REQ_NULL, Launch
 from ..shared.random import (DIST_UNIFORM, draw, fit_uniform, multinomial_views, pick, randint,
                              sample_code, sample_views, scalar_params, shuffle_views, uniform01,
@@ -113,10 +114,19 @@ def _nothing(*arrays):
 
 
 def _device_id(call):
+    _no_half(call)
     return call.device.device_id if call.device is not None else 0
 
 
+def _no_half(call):
+    for d in list(call.in_dtypes) + list(call.out_dtypes):
+        if np.dtype(d) == np.float16:
+            raise DTypeError(f"{call.op.name}: float16 is not supported by the CUDA samplers "
+                             f"(float32/float64 are; the CPU kernels take float16)")
+
+
 def prepare_random(call, like=False):
+    _no_half(call)
     code, a, b = scalar_params(call.op.name, call.attrs)
     n = _size(call.out_shapes[0])
     views = [(n,), (n,)] if like else [(n,)]
@@ -135,6 +145,7 @@ def prepare_random_like(call):
 
 
 def prepare_sample(call):
+    _no_half(call)
     pview, oview, per = sample_views(call)
     code = int(sample_code(call.op.name))
     two = len(call.in_shapes) == 2
@@ -166,6 +177,7 @@ def prepare_randint(call):
 
 
 def prepare_multinomial(call):
+    _no_half(call)
     dview, oview = multinomial_views(call.in_shapes[0], call.out_shapes[0])
     with_prob = bool(call.attrs["get_prob"])
     views = [dview, oview, oview] if with_prob else [dview, oview]

@@ -98,6 +98,21 @@ def test_ranges_and_default_dtypes():
     assert nd.random.uniform().shape == (1,)
 
 
+def test_float16_on_cpu():
+    nbdl.random.seed(4)
+    u = nd.random.uniform(-1, 1, shape=(4000,), dtype="float16")
+    assert u.dtype is np.float16
+    a = u.asnumpy().astype(np.float64)
+    assert a.min() >= -1 and a.max() < 1
+    _check_moments(a, 0.0, 1 / 3, "float16 uniform")
+    mu = nd.array([0.0, 4.0], dtype=np.float16)
+    x = nd.random.normal(mu, 1.0, shape=(2000,), dtype="float16").asnumpy().astype(np.float64)
+    _check_moments(x[1], 4.0, 1.0, "float16 sample_normal")
+    i, lp = nd.random.multinomial(nd.array([0.25, 0.75], dtype=np.float16), shape=(4000,),
+                                  get_prob=True)
+    assert lp.dtype is np.float16 and abs(i.asnumpy().mean() - 0.75) < 5 * np.sqrt(0.1875 / 4000)
+
+
 def test_sample_ops_per_element():
     nbdl.random.seed(3)
     mu = nd.array([0.0, 10.0], dtype=np.float64)
@@ -141,7 +156,9 @@ def test_like_ops_take_shape_and_dtype():
 
 def test_bad_arguments_raise_nbdl_errors():
     with pytest.raises(DTypeError, match="float16"):
-        nd.random.uniform(shape=(2,), dtype="float16")
+        nd.random.uniform(shape=(2,), dtype="float16", ctx=gpu(0))
+    with pytest.raises(AttrError, match="_random_uniform"):
+        nd.random.uniform(shape=(2,), dtype="int32")
     with pytest.raises(AttrError, match="_random_randint"):
         nd._random_randint(low=3, high=3, shape=(2,))
     with pytest.raises(AttrError, match="scale"):
