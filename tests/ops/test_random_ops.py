@@ -381,6 +381,16 @@ def _pdf_case(dist, rng):
 
 PDFS = ["uniform", "normal", "gamma", "exponential", "poisson", "negative_binomial",
         "generalized_negative_binomial", "dirichlet"]
+PDF_OPS = ["_random_pdf_uniform", "_random_pdf_normal", "_random_pdf_gamma",
+           "_random_pdf_exponential", "_random_pdf_poisson", "_random_pdf_negative_binomial",
+           "_random_pdf_generalized_negative_binomial", "_random_pdf_dirichlet"]
+
+
+def test_pdf_ops_registered_with_gradients():
+    for name, dist in zip(PDF_OPS, PDFS):
+        op = get_op(name)
+        assert op.gradient is not None and get_op(f"_backward_pdf_{dist}").hidden
+        assert op.list_inputs({})[0] == "sample" and "is_log" in op.attrs
 PDF_INPUTS = {"uniform": ["low", "high"], "normal": ["mu", "sigma"], "gamma": ["alpha", "beta"],
               "exponential": ["lam"], "poisson": ["lam"], "negative_binomial": ["k", "p"],
               "generalized_negative_binomial": ["mu", "alpha"], "dirichlet": ["alpha"]}
