@@ -8,6 +8,7 @@ the pdf (or its log) of each sample under its parameters.  Dirichlet's
 ``alpha`` has a last axis of ``k`` that matches ``sample``'s last axis and
 the output drops it.  Gradients flow to the sample and to every parameter
 (``_backward_pdf_<dist>``, the parameters' summed over their samples).
+The forward takes float16 on the CPU; the gradients are float32/float64.
 """
 import numpy as np
 
@@ -22,6 +23,7 @@ PDF_PARAMS = {
     "generalized_negative_binomial": ("mu", "alpha"), "dirichlet": ("alpha",),
 }
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_HALF_FLOATS = (np.dtype(np.float16),) + _FLOATS
 
 
 def _kernels(name):
@@ -115,7 +117,7 @@ for _dist, _params in PDF_PARAMS.items():
         name=_name, input_names=("sample",) + _params,
         attrs={"is_log": Attr("bool", False, doc="Return the log-density instead.")},
         infer_shape=_pdf_shape(_name, _vector), infer_type=_pdf_type(_name),
-        gradient=_pdf_grad(_bw), kernels=_kernels("prepare_pdf"), dtypes=_FLOATS,
+        gradient=_pdf_grad(_bw), kernels=_kernels("prepare_pdf"), dtypes=_HALF_FLOATS,
         doc=f"The {_dist.replace('_', ' ')} pdf (or log-pdf with is_log) of ``sample`` "
             f"under the parameters {', '.join(_params)} (arrays of ``sample``'s leading "
             f"shape)."), aliases=(f"random_pdf_{_dist}",))

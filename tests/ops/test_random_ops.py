@@ -428,6 +428,13 @@ def test_pdf_float32_and_shapes():
     assert_almost_equal(v, 2 * np.exp(-2 * np.array([[0.5, 1.0, 2.0]])), rtol=1e-6)
     d = nd._random_pdf_dirichlet(nd.array([0.2, 0.3, 0.5]), nd.array([1.0, 2.0, 3.0]))
     assert d.shape == (1,)
+    assert_almost_equal(d.asnumpy()[0], stats.dirichlet([1.0, 2.0, 3.0]).pdf([0.2, 0.3, 0.5]),
+                        rtol=1e-5)
+    h = nd._random_pdf_normal(nd.array([[0.0, 1.0]], dtype=np.float16),
+                              nd.array([0.0], dtype=np.float16),
+                              nd.array([1.0], dtype=np.float16), is_log=True)
+    assert h.dtype is np.float16
+    assert_almost_equal(h.asnumpy(), stats.norm.logpdf([[0.0, 1.0]]), rtol=1e-3, atol=1e-3)
     with pytest.raises(ShapeError, match="_random_pdf_normal"):
         nd._random_pdf_normal(nd.zeros((2, 3)), nd.zeros((3,)), nd.ones((3,)))
     with pytest.raises(DTypeError):

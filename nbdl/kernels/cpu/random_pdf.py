@@ -11,26 +11,40 @@ import numpy as np
 from numba import njit
 
 from ...ops.registry import REQ_NULL, Launch
+from ._half import bits_launcher, f2h, h2f
 from ..shared.random import DIST_CODES
 from ..shared.random_pdf import dirichlet_lpdf, dist_of, log_pdf, pdf_grads, pdf_views, psi
 
 
+@njit(cache=True, inline="always")
+def _load(x, half):
+    if half:
+        return np.float64(h2f(x))
+    return np.float64(x)
+
+
 @njit(cache=True)
-def pdf_forward(sample, p1, p2, out, dist, is_log, req):
+def pdf_forward(sample, p1, p2, out, dist, is_log, half, req):
+    """``half``: every array holds float16 bits (computed in float64, rounded once)."""
     if req == REQ_NULL:
         return
     n, s = sample.shape
     for i in range(n):
-        a = np.float64(p1[i])
-        b = np.float64(p2[i])
+        a = _load(p1[i], half)
+        b = _load(p2[i], half)
         for j in range(s):
-            v = log_pdf(dist, np.float64(sample[i, j]), a, b)
-            out[i, j] = v if is_log else math.exp(v)
+            v = log_pdf(dist, _load(sample[i, j], half), a, b)
+            if not is_log:
+                v = math.exp(v)
+            if half:
+                out[i, j] = f2h(v)
+            else:
+                out[i, j] = v
 
 
 @njit(cache=True)
-def pdf_forward_one(sample, p1, out, dist, is_log, req):
-    pdf_forward(sample, p1, p1, out, dist, is_log, req)
+def pdf_forward_one(sample, p1, out, dist, is_log, half, req):
+    pdf_forward(sample, p1, p1, out, dist, is_log, half, req)
 
 
 @njit(cache=True)
@@ -60,14 +74,28 @@ def pdf_backward_one(og, sample, p1, pdf, gs, g1, scratch, dist, is_log, req_s, 
 
 
 @njit(cache=True)
-def dirichlet_forward(sample, alpha, out, is_log, req):
+def dirichlet_forward(sample, alpha, out, is_log, half, req):
     if req == REQ_NULL:
         return
-    n, s, _ = sample.shape
+    n, s, k = sample.shape
     for i in range(n):
         for j in range(s):
-            v = dirichlet_lpdf(sample, alpha, i, j)
-            out[i, j] = v if is_log else math.exp(v)
+            if half:
+                sum_a = 0.0
+                v = 0.0
+                for c in range(k):
+                    ac = np.float64(h2f(alpha[i, c]))
+                    sum_a += ac
+                    v += (ac - 1.0) * math.log(np.float64(h2f(sample[i, j, c]))) - math.lgamma(ac)
+                v += math.lgamma(sum_a)
+            else:
+                v = dirichlet_lpdf(sample, alpha, i, j)
+            if not is_log:
+                v = math.exp(v)
+            if half:
+                out[i, j] = f2h(v)
+            else:
+                out[i, j] = v
 
 
 @njit(cache=True)
@@ -96,12 +124,16 @@ def prepare_pdf(call):
     sv, pv, ov = pdf_views(call.in_shapes[0], call.in_shapes[1], dist == "dirichlet")
     is_log = bool(call.attrs["is_log"])
     req = int(call.req[0])
+    half = np.dtype(call.out_dtypes[0]) == np.float16
+
+    def fn(kernel):
+        return bits_launcher(kernel) if half else kernel
     if dist == "dirichlet":
-        return Launch(dirichlet_forward, (is_log, req), views=[sv, pv, ov])
+        return Launch(fn(dirichlet_forward), (is_log, half, req), views=[sv, pv, ov])
     code = int(DIST_CODES[dist])
     if len(call.in_shapes) == 2:
-        return Launch(pdf_forward_one, (code, is_log, req), views=[sv, pv, ov])
-    return Launch(pdf_forward, (code, is_log, req), views=[sv, pv, pv, ov])
+        return Launch(fn(pdf_forward_one), (code, is_log, half, req), views=[sv, pv, ov])
+    return Launch(fn(pdf_forward), (code, is_log, half, req), views=[sv, pv, pv, ov])
 
 
 def prepare_pdf_backward(call):

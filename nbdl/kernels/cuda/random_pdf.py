@@ -6,6 +6,7 @@ import math
 import numpy as np
 from numba import cuda
 
+from ...errors import DTypeError
 from ...ops.registry import REQ_NULL, Launch
 from ..shared.random import DIST_CODES
 from ..shared.random_pdf import dirichlet_lpdf, dist_of, log_pdf, pdf_grads, pdf_views, psi
@@ -91,6 +92,9 @@ def _size(shape):
 
 
 def prepare_pdf(call):
+    if np.dtype(call.out_dtypes[0]) == np.float16:
+        raise DTypeError(f"{call.op.name}: float16 is not supported by the CUDA pdf kernels "
+                         f"(float32/float64 are; the CPU kernels take float16)")
     dist = dist_of(call.op.name)
     sv, pv, ov = pdf_views(call.in_shapes[0], call.in_shapes[1], dist == "dirichlet")
     is_log = bool(call.attrs["is_log"])
