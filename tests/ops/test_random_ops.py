@@ -391,6 +391,8 @@ def test_pdf_ops_registered_with_gradients():
         op = get_op(name)
         assert op.gradient is not None and get_op(f"_backward_pdf_{dist}").hidden
         assert op.list_inputs({})[0] == "sample" and "is_log" in op.attrs
+
+
 PDF_INPUTS = {"uniform": ["low", "high"], "normal": ["mu", "sigma"], "gamma": ["alpha", "beta"],
               "exponential": ["lam"], "poisson": ["lam"], "negative_binomial": ["k", "p"],
               "generalized_negative_binomial": ["mu", "alpha"], "dirichlet": ["alpha"]}
