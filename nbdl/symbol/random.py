@@ -82,9 +82,10 @@ def randint(low, high, shape=None, dtype=None, **kwargs):
     return _node("randint", ("low", "high"), [int(low), int(high)], shape, dtype, kwargs)
 
 
-def multinomial(data, shape=None, get_prob=False, dtype="int32", **kwargs):
+def multinomial(data, shape=None, get_prob=True, dtype="int32", **kwargs):
     """A ``_sample_multinomial`` node over ``data``'s last axis (with
-    ``get_prob``, two outputs: the indices and their log-probabilities)."""
+    ``get_prob``, True by default as MXNet's ``sym.random.multinomial``, two
+    outputs: the indices and their log-probabilities)."""
     attrs = {"get_prob": bool(get_prob), "dtype": np.dtype(dtype).name}
     if shape is not None:
         attrs["shape"] = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)

@@ -307,6 +307,8 @@ def test_symbols_infer_shape_and_roundtrip_json():
     assert "_sample_normal" in s.tojson()
     assert "_random_randint" in nbdl.sym.random.randint(0, 5, shape=(2,)).tojson()
     assert nbdl.sym.random.pdf_normal is not None
+    both = nbdl.sym.random.multinomial(nbdl.sym.var("p"), shape=(2,))   # get_prob: MXNet's True
+    assert both.list_outputs() == [f"{both.name}_output", f"{both.name}_prob"]
 
 
 def test_mxnet_names_attrs_and_aliases():
