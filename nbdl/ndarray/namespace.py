@@ -84,9 +84,11 @@ def bind_arguments(op, args, kwargs):
     """Split a call's arguments into (inputs, raw attrs, device)."""
     device = None
     for k in ("ctx", "device"):
-        if k in kwargs and k not in op.attrs:
+        if k in kwargs and (k not in op.attrs or not op.list_inputs({})):
+            # an op without inputs (the samplers) declares MXNet's ``ctx``
+            # attribute: it names the output's device
             v = kwargs.pop(k)
-            if v is not None:
+            if v is not None and v != "":
                 device = v
     nd_kwargs = {}
     attrs = {}

@@ -6,3 +6,4 @@ from . import (activations_nn, batch_norm, cast, concat_slice, convolution, ctc,
                reduce, regression, reshape, rnn, sequence, shape, softmax, swapaxis, topk)
 from . import (gather_nd, index_contrib, index_legacy, shape_gather)  # noqa: F401
 from . import detection_box, detection_multibox  # noqa: F401
+from . import random, random_pdf  # noqa: F401

@@ -52,6 +52,8 @@ from ._compare import (almost_equal, assert_almost_equal,  # noqa: F401
 from ._extra import (assert_allclose, assert_almost_equal_with_err, collapse_sum_like,  # noqa: F401
                      is_aarch64_run, list_gpus, rand_coord_2d, retry, same_symbol_structure,
                      simple_forward)
+from ._stats import (chi_square_check, gen_buckets_probs_with_ppf, mean_check,  # noqa: F401
+                     var_check, verify_generator)
 from ._symbolic import (check_consistency, check_numeric_gradient,  # noqa: F401
                         check_symbolic_backward, check_symbolic_forward)
 from ._tols import (default_atols, default_dtype, default_numeric_eps,  # noqa: F401
