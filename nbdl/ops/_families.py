@@ -5,4 +5,5 @@ from . import (activations_nn, batch_norm, cast, concat_slice, convolution, ctc,
                elemwise_unary, embedding, indexing, layer_norm, matrix, pad_resize, pooling,
                reduce, regression, reshape, rnn, sequence, shape, softmax, swapaxis, topk)
 from . import (gather_nd, index_contrib, index_legacy, shape_gather)  # noqa: F401
-from . import (adaptive_pooling, bilinear_resize, contrib_elemwise, crop, im2col, nn_normalization, nn_softmax, svm_output)  # noqa: F401
+from . import (adaptive_pooling, bilinear_resize, contrib_elemwise, crop, im2col,  # noqa: F401
+               nn_normalization, nn_softmax, roi, svm_output)
