@@ -6,4 +6,4 @@ from . import (activations_nn, batch_norm, cast, concat_slice, convolution, ctc,
                reduce, regression, reshape, rnn, sequence, shape, softmax, swapaxis, topk)
 from . import (gather_nd, index_contrib, index_legacy, shape_gather)  # noqa: F401
 from . import (adaptive_pooling, bilinear_resize, contrib_elemwise, crop, im2col,  # noqa: F401
-               nn_normalization, nn_softmax, roi, svm_output)
+               kl_sparse_reg, nn_normalization, nn_softmax, roi, svm_output)
