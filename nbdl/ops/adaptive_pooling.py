@@ -36,8 +36,8 @@ def _shape(attrs, in_shapes, out_shapes):
     if len(d) != 4:
         raise shape_error("_contrib_AdaptiveAvgPooling2D", f"data must be 4-D (N, C, H, W), "
                           f"got {d}", in_shapes)
-    return [d], [d[:2] + tuple(adaptive_output_hw("_contrib_AdaptiveAvgPooling2D", attrs,
-                                                    in_shapes))]
+    hw = adaptive_output_hw("_contrib_AdaptiveAvgPooling2D", attrs, in_shapes)
+    return [d], [d[:2] + tuple(hw)]
 
 
 def _backward_shape(attrs, in_shapes, out_shapes):

@@ -20,8 +20,9 @@ SLIDE_ATTRS = {
     "dilate": Attr("tuple", (), doc="Spacing between kernel points (default 1 per axis)."),
     "pad": Attr("tuple", (), doc="Zero padding on both sides (default 0 per axis)."),
 }
-COL2IM_ATTRS = dict(SLIDE_ATTRS, output_size=Attr(
-    "tuple", doc="The spatial shape of the image: (w,), (h, w) or (d, h, w)."))
+# output_size first: MXNet's col2im(data, output_size, kernel, ...) takes it by position
+COL2IM_ATTRS = dict(output_size=Attr(
+    "tuple", doc="The spatial shape of the image: (w,), (h, w) or (d, h, w)."), **SLIDE_ATTRS)
 
 
 def _conv_attrs(attrs):

@@ -136,4 +136,3 @@ register(OpDef(
              "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_cross_entropy_backward"},
     supports_add=True, hidden=True, int_inputs=(2,),
     doc="Gradient of softmax_cross_entropy: (softmax(data) - one_hot(label)) * out_grad."))
-

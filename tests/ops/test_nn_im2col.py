@@ -96,3 +96,17 @@ def test_im2col_errors():
             data=(1, 4, 5))
     with pytest.raises(nbdl.errors.AttrError, match="col2im.*output_size"):
         nbdl.sym.col2im(nbdl.sym.var("data"), kernel=(2, 2), output_size=(3,))
+
+
+def test_col2im_positional_output_size_sym_and_nd(rng):
+    """MXNet's col2im(data, output_size, kernel=...) takes output_size by position."""
+    x = rng.uniform(-1, 1, (1, 4, 4)).astype(np.float32)
+    y = nbdl.sym.col2im(nbdl.sym.var("data"), (3, 3), kernel=(2, 2))
+    assert y.infer_shape(data=(1, 4, 4))[1] == [(1, 1, 3, 3)]
+    out = nbdl.nd.col2im(nbdl.nd.array(x), (3, 3), kernel=(2, 2))
+    assert np.allclose(out.asnumpy(), np_col2im(x, (3, 3), (2, 2), (1, 1), (1, 1), (0, 0)))
+    # a trailing None input is left out
+    z = nbdl.sym.contrib.BilinearResize2D(nbdl.sym.var("data"), None, height=2, width=2)
+    assert z.list_arguments() == ["data"]
+    with pytest.raises(nbdl.errors.GraphError, match="given by position and by keyword"):
+        nbdl.sym.col2im(nbdl.sym.var("data"), (3, 3), output_size=(3, 3), kernel=(2, 2))

@@ -34,7 +34,6 @@ def py_source(scale, dst, size, align, half):
     return i, step, r - i
 
 
-
 def py_resize_point(x, p, h1, hp, hl, w1, wp, wl, one):
     """The bilinear value of plane ``p`` of ``x`` (P, H, W) at the source
     position given per axis by ``py_source``."""
