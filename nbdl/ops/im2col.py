@@ -9,6 +9,7 @@ into (N, C, *output_size) (overlapping blocks add up).  Each is the other's
 gradient: im2col's is the hidden ``_backward_im2col(out_grad, data)`` (the
 col2im kernel, data for its shape), col2im's is ``im2col``.  Attributes are
 checked and the block counts computed by Convolution's own rules."""
+from ..errors import AttrError
 from .attrs import Attr
 from .convolution import conv_out_spatial, spatial_params
 from .ir import make_node
@@ -39,15 +40,13 @@ def blocks(opname, attrs, spatial, in_shapes=None):
     return conv_out_spatial(opname, _conv_attrs(attrs), tuple(spatial), in_shapes)
 
 
-def _checked(opname, attrs_names):
-    def input_names(attrs):
-        k = slide_params(opname, attrs)[0]
-        if "output_size" in attrs and len(tuple(attrs["output_size"])) != len(k):
-            from ..errors import AttrError
-            raise AttrError(f"{opname}: output_size={tuple(attrs['output_size'])} must have "
-                            f"{len(k)} entries (like kernel={k})")
-        return list(attrs_names)
-    return input_names
+def check_slide_attrs(opname, attrs):
+    """Validate kernel/stride/dilate/pad (and col2im's output_size); the kernel."""
+    k = slide_params(opname, attrs)[0]
+    if "output_size" in attrs and len(tuple(attrs["output_size"])) != len(k):
+        raise AttrError(f"{opname}: output_size={tuple(attrs['output_size'])} must have "
+                        f"{len(k)} entries (like kernel={k})")
+    return k
 
 
 def _same_type(attrs, in_types, out_types):
@@ -56,7 +55,7 @@ def _same_type(attrs, in_types, out_types):
 
 
 def _im2col_out(opname, attrs, d, in_shapes):
-    k = slide_params(opname, attrs)[0]
+    k = check_slide_attrs(opname, attrs)
     if len(d) != len(k) + 2:
         raise shape_error(opname, f"data must have {len(k) + 2} dimensions (N, C and one per "
                           f"kernel axis {k}), got {d}", in_shapes)
@@ -82,7 +81,7 @@ def _col2im_shape(attrs, in_shapes, out_shapes):
     if d is None:
         return in_shapes, out_shapes
     d = tuple(d)
-    k = slide_params("col2im", attrs)[0]
+    k = check_slide_attrs("col2im", attrs)
     size = tuple(int(v) for v in attrs["output_size"])
     kk = 1
     for v in k:
@@ -125,7 +124,7 @@ def _temp(which):
 
 
 register(OpDef(
-    name="im2col", input_names=_checked("im2col", ["data"]), attrs=dict(SLIDE_ATTRS),
+    name="im2col", input_names=("data",), attrs=dict(SLIDE_ATTRS),
     infer_shape=_im2col_shape, infer_type=_same_type, gradient=_im2col_grad,
     temp=_temp("im2col"),
     kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_im2col",
@@ -134,7 +133,7 @@ register(OpDef(
     doc="Sliding blocks of (N, C, *spatial) data as columns (N, C * prod(kernel), L)."))
 
 register(OpDef(
-    name="col2im", input_names=_checked("col2im", ["data"]), attrs=dict(COL2IM_ATTRS),
+    name="col2im", input_names=("data",), attrs=dict(COL2IM_ATTRS),
     infer_shape=_col2im_shape, infer_type=_same_type, gradient=_col2im_grad,
     temp=_temp("col2im"),
     kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_col2im",

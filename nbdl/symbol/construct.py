@@ -147,12 +147,14 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
     args = list(args)
     while args and args[-1] is None:
         args.pop()
-    # values after the leading Symbols are attributes in the op's order, as in
-    # MXNet's generated functions (``col2im(data, (4, 4), kernel=(2, 2))``)
+    # once every input of an op with a fixed input list is given by position,
+    # further values are attributes in the op's order, as in MXNet's generated
+    # functions (``col2im(data, (4, 4), kernel=(2, 2))``)
     n_lead = 0
     while n_lead < len(args) and isinstance(args[n_lead], Symbol):
         n_lead += 1
-    if n_lead < len(args):
+    fixed = not callable(op.input_names) and not op.key_var_num_args
+    if n_lead < len(args) and fixed and n_lead == len(op.input_names):
         _positional_attrs(op, where, args[n_lead:], attrs, kwargs)
         args = args[:n_lead]
     inputs = [_single(a, f"{where}: positional argument {i}") if isinstance(a, Symbol) else a

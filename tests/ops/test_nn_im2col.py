@@ -95,7 +95,8 @@ def test_im2col_errors():
         nbdl.sym.col2im(nbdl.sym.var("data"), kernel=(2, 2), output_size=(3, 3)).infer_shape(
             data=(1, 4, 5))
     with pytest.raises(nbdl.errors.AttrError, match="col2im.*output_size"):
-        nbdl.sym.col2im(nbdl.sym.var("data"), kernel=(2, 2), output_size=(3,))
+        nbdl.sym.col2im(nbdl.sym.var("data"), kernel=(2, 2), output_size=(3,)).infer_shape(
+            data=(1, 4, 4))
 
 
 def test_col2im_positional_output_size_sym_and_nd(rng):
@@ -110,3 +111,6 @@ def test_col2im_positional_output_size_sym_and_nd(rng):
     assert z.list_arguments() == ["data"]
     with pytest.raises(nbdl.errors.GraphError, match="given by position and by keyword"):
         nbdl.sym.col2im(nbdl.sym.var("data"), (3, 3), output_size=(3, 3), kernel=(2, 2))
+    # an op with more inputs than were given takes no attribute by position
+    with pytest.raises(nbdl.errors.GraphError, match="positional arguments must be Symbols"):
+        nbdl.sym.Crop(nbdl.sym.var("arg0"), (2, 2), num_args=1)
