@@ -102,6 +102,21 @@ def Group(symbols):
     return Symbol(outs)
 
 
+def _positional_attrs(op, where, values, attrs, kwargs):
+    """Attributes given by position after the inputs, into ``attrs``."""
+    if any(isinstance(v, Symbol) for v in values):
+        raise GraphError(f"{where}: Symbol inputs must come before attributes")
+    names = [k for k in op.attrs if k != op.key_var_num_args]
+    if len(values) > len(names):
+        raise GraphError(f"{where}: got {len(values)} positional attributes, the op has "
+                         f"{len(names)} ({', '.join(names) or 'none'})")
+    for k, v in zip(names, values):
+        if k in kwargs:
+            raise GraphError(f"{where}: attribute {k!r} given by position and by keyword")
+        if v is not None:
+            attrs[k] = v
+
+
 def create(op_name, *args, name=None, attr=None, **kwargs):
     """``nbdl.sym.<op>(...)``: inputs by position or by input name; missing
     inputs become variables ``<name>_<input>`` (``fc1_weight``) that carry a
@@ -127,6 +142,21 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
                 user[user_attr_key(k)] = attr_to_str(v)
         elif v is not None:
             attrs[k] = v
+    # trailing None inputs are left out, as MXNet's generated functions skip an
+    # input given as None (``BilinearResize2D(data, None, mode='size')``)
+    args = list(args)
+    while args and args[-1] is None:
+        args.pop()
+    # once every input of an op with a fixed input list is given by position,
+    # further values are attributes in the op's order, as in MXNet's generated
+    # functions (``col2im(data, (4, 4), kernel=(2, 2))``)
+    n_lead = 0
+    while n_lead < len(args) and isinstance(args[n_lead], Symbol):
+        n_lead += 1
+    fixed = not callable(op.input_names) and not op.key_var_num_args
+    if n_lead < len(args) and fixed and n_lead == len(op.input_names):
+        _positional_attrs(op, where, args[n_lead:], attrs, kwargs)
+        args = args[:n_lead]
     inputs = [_single(a, f"{where}: positional argument {i}") if isinstance(a, Symbol) else a
               for i, a in enumerate(args)]
     for i, a in enumerate(inputs):

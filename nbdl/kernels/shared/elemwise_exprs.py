@@ -283,7 +283,17 @@ BINARY.update({
 
 WHERE = Spec(("c", "a", "b"), "a if c != 0 else b")
 
-MAPS = {**UNARY, **UNARY_BACKWARD, **SCALAR, **BINARY, "where": WHERE}
+# The contrib elementwise layers (nbdl.ops.contrib_elemwise).
+CONTRIB = {
+    "_contrib_quadratic": Spec(("x",), "a * x * x + b * x + c", ("a", "b", "c")),
+    "_backward_contrib_quadratic": _from_data("g * (T(2) * a * x + b)", ("a", "b")),
+    # the identity forward (prepare_copy's float16 path generates it)
+    "_contrib_gradientmultiplier": _unary("x"),
+    # ``scale`` is sqrt(last axis), worked out at prepare time
+    "_contrib_div_sqrt_dim": Spec(("x",), "x / scale", ("scale",)),
+}
+
+MAPS = {**UNARY, **UNARY_BACKWARD, **SCALAR, **BINARY, **CONTRIB, "where": WHERE}
 
 
 def add_n(k):
@@ -352,3 +362,16 @@ def kernel_name(call):
     if name == "Activation":
         return "act_" + call.attrs["act_type"]
     return name
+
+
+def div_sqrt_dim_attrs(call):
+    """``_contrib_div_sqrt_dim``'s attributes for its map kernel: ``scale`` =
+    sqrt of the input's last axis (1 for a 0-d input).
+
+    Parameters
+    ----------
+    call : nbdl.ops.registry.Call
+        The prepared call.
+    """
+    shape = tuple(call.in_shapes[0])
+    return {"scale": math.sqrt(shape[-1]) if shape else 1.0}

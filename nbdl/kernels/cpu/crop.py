@@ -1,0 +1,54 @@
+"""CPU kernels for Crop and its gradient over (N*C, H, W) planes
+(``nbdl.kernels.shared.crop``)."""
+from numba import njit
+
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.crop import crop_plan
+
+
+@njit(cache=True)
+def crop_forward(x, out, oy, ox, req):
+    if req == REQ_NULL:
+        return
+    add = req == REQ_ADD
+    for p in range(out.shape[0]):
+        for i in range(out.shape[1]):
+            for j in range(out.shape[2]):
+                if add:
+                    out[p, i, j] += x[p, i + oy, j + ox]
+                else:
+                    out[p, i, j] = x[p, i + oy, j + ox]
+
+
+@njit(cache=True)
+def crop_backward(og, dx, oy, ox, req):
+    if req == REQ_NULL:
+        return
+    if req != REQ_ADD:
+        dx[:] = 0
+    for p in range(og.shape[0]):
+        for i in range(og.shape[1]):
+            for j in range(og.shape[2]):
+                dx[p, i + oy, j + ox] += og[p, i, j]
+
+
+def prepare_crop(call):
+    dview, oview, oy, ox = crop_plan(call.attrs, call.in_shapes[0], call.out_shapes[0])
+    views = [dview] + [None] * (len(call.in_shapes) - 1) + [oview]
+    fn = crop_forward if len(call.in_shapes) == 1 else crop_forward_like
+    return Launch(fn, (oy, ox, call.req[0]), views=views)
+
+
+@njit(cache=True)
+def crop_forward_like(x, like, out, oy, ox, req):
+    crop_forward(x, out, oy, ox, req)
+
+
+def prepare_crop_backward(call):
+    dview, oview, oy, ox = crop_plan(call.attrs, call.in_shapes[1], call.in_shapes[0])
+    return Launch(crop_backward_shape, (oy, ox, call.req[0]), views=[oview, dview, dview])
+
+
+@njit(cache=True)
+def crop_backward_shape(og, data, dx, oy, ox, req):
+    crop_backward(og, dx, oy, ox, req)
