@@ -173,7 +173,7 @@ def build(jit):  # noqa: C901  (one closure per routine)
         T of a; tmp is n x n scratch."""
         eye(tmp)
         trsm(a, tmp, tmp, a.dtype.type(1), 0, lower, 0)
-        gemm(tmp, tmp, out, out, a.dtype.type(1), a.dtype.type(0), lower, not lower)
+        gemm(tmp, tmp, out, out, a.dtype.type(1), a.dtype.type(0), lower, 1 - lower)
 
     @jit
     def lu(w, piv):
@@ -436,10 +436,10 @@ def build(jit):  # noqa: C901  (one closure per routine)
         """dA = 0.5 T^-T copyLTU(T^T dT) T^-1 for T = potrf(A) (lower; the
         transposed formula when upper), symmetric."""
         one = ll.dtype.type(1)
-        trmm(ll, dl, out, one, not lower, lower, 1)
+        trmm(ll, dl, out, one, 1 - lower, lower, 1)
         mirror(out, lower)
         trsm(ll, out, out, one, 0, lower, lower)
-        trsm(ll, out, out, ll.dtype.type(0.5), 1, lower, not lower)
+        trsm(ll, out, out, ll.dtype.type(0.5), 1, lower, 1 - lower)
 
     @jit
     def potri_backward(dout, ll, o, res, tmp, lower):
