@@ -4,4 +4,4 @@ from . import (activations_nn, batch_norm, cast, concat_slice, convolution, ctc,
                deformable_convolution, depth_space, dropout, elemwise_binary, elemwise_math,
                elemwise_unary, embedding, indexing, layer_norm, matrix, pad_resize, pooling,
                reduce, regression, reshape, rnn, sequence, shape, softmax, swapaxis, topk)
-from . import (gather_nd, index_contrib, index_legacy, linalg, shape_gather)  # noqa: F401
+from . import (gather_nd, index_contrib, index_legacy, linalg, linalg_factor, shape_gather)  # noqa: F401

@@ -306,3 +306,11 @@ def test_unread_outputs(rng):
     s, la = np.linalg.slogdet(x)
     fwd(S.linalg.slogdet(A)[1], {"A": x}, [la])
     fwd(S.linalg.slogdet(A)[0], {"A": x}, [s])
+
+
+def test_empty_shapes():
+    a, b = np.zeros((0, 2, 3)), np.zeros((0, 3, 2))
+    fwd(S.linalg.gemm2(A, B), {"A": a, "B": b}, [np.zeros((0, 2, 2))])
+    fwd(S.linalg.gemm2(A, B), {"A": np.zeros((2, 0)), "B": np.zeros((0, 3))}, [np.zeros((2, 3))])
+    fwd(S.linalg.inverse(A), {"A": np.zeros((0, 3, 3))}, [np.zeros((0, 3, 3))])
+    fwd(S.linalg.det(A), {"A": np.zeros((2, 0, 0))}, [np.ones(2)])   # numpy: det of 0x0 is 1

@@ -40,6 +40,61 @@ def gemm2_kernel(a, b, out, alpha, beta, ta, tb):
 
 
 @_jit
+def _dot(a, b, out, ta, tb):
+    """out = op(a) . op(b) through BLAS (numba passes a transposed view as a
+    transpose flag)."""
+    if ta:
+        if tb:
+            np.dot(a.T, b.T, out)
+        else:
+            np.dot(a.T, b, out)
+    elif tb:
+        np.dot(a, b.T, out)
+    else:
+        np.dot(a, b, out)
+
+
+@_jit
+def gemm_blas_kernel(a, b, c, out, alpha, beta, ta, tb):
+    """gemm on ``(B, rows, cols)`` views (row axis -2) through BLAS."""
+    for p in range(out.shape[0]):
+        o = out[p]
+        _dot(a[p], b[p], o, ta, tb)
+        for i in range(o.shape[0]):
+            for j in range(o.shape[1]):
+                if beta == 0:
+                    o[i, j] = alpha * o[i, j]
+                else:
+                    o[i, j] = alpha * o[i, j] + beta * c[p, i, j]
+
+
+@_jit
+def gemm2_blas_kernel(a, b, out, alpha, beta, ta, tb):
+    """gemm2 on ``(B, rows, cols)`` views through BLAS."""
+    for p in range(out.shape[0]):
+        o = out[p]
+        _dot(a[p], b[p], o, ta, tb)
+        if alpha != 1:
+            for i in range(o.shape[0]):
+                for j in range(o.shape[1]):
+                    o[i, j] = alpha * o[i, j]
+
+
+@_jit
+def syrk_blas_kernel(a, out, alpha, zero, tr):
+    """syrk through BLAS; the lower triangle is mirrored so that the result
+    is exactly symmetric (MXNet's syrk computes one triangle)."""
+    for p in range(out.shape[0]):
+        o = out[p]
+        _dot(a[p], a[p], o, tr, 1 - tr)
+        for i in range(o.shape[0]):
+            for j in range(i + 1):
+                v = alpha * o[i, j]
+                o[i, j] = v
+                o[j, i] = v
+
+
+@_jit
 def trmm_kernel(a, b, out, alpha, right, lower, tr):
     for i in range(out.shape[0]):
         _trmm(a[i], b[i], out[i], alpha, right, lower, tr)
@@ -229,11 +284,28 @@ _KERNELS = {
 }
 
 
+_BLAS = {"gemm": gemm_blas_kernel, "gemm2": gemm2_blas_kernel, "syrk": syrk_blas_kernel}
+
+
+def _blas_views(name, views):
+    """The 3-D views of the BLAS variant, or None when it does not apply
+    (rows not on axis -2, or an empty matrix: numba's np.dot wants both)."""
+    if name == "syrk":
+        return views if all(min(v) > 0 for v in views) else None
+    if any(v[2] != 1 or min(v) == 0 for v in views):
+        return None
+    return [(v[0], v[1], v[3]) for v in views]
+
+
 def _prepare(name):
     def prepare(call):
         views, scalars = plan(name, call)
         if all_null(call):
             return Launch(noop, scalars, views)
+        if name in _BLAS:
+            blas = _blas_views(name, views)
+            if blas is not None:
+                return Launch(_BLAS[name], scalars, blas)
         return Launch(_KERNELS[name], scalars, views)
     prepare.__name__ = f"prepare_{name}"
     prepare.__doc__ = f"Launch of the {name} kernel (views from linalg_plan.plan)."
