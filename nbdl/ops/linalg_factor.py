@@ -44,7 +44,7 @@ def _gelqf_temp(call):
 
 
 register(OpDef(
-    name="_linalg_gelqf", input_names=("A",), num_outputs=2, output_names=("Q", "L"),
+    name="_linalg_gelqf", input_names=("A",), num_outputs=2,   # outputs Q, L: output0/1 as MXNet
     infer_shape=_gelqf_shape, infer_type=same_type, gradient=_gelqf_grad,
     temp=_gelqf_temp, kernels=kernels("gelqf"),
     doc="LQ factorisation A = L Q of each (m, n) matrix, m <= n: Q (m, n) with orthonormal "
@@ -92,7 +92,7 @@ def _syevd_grad(node, out_grads):
 
 
 register(OpDef(
-    name="_linalg_syevd", input_names=("A",), num_outputs=2, output_names=("U", "L"),
+    name="_linalg_syevd", input_names=("A",), num_outputs=2,   # outputs U, L: output0/1
     infer_shape=_syevd_shape, infer_type=same_type, gradient=_syevd_grad,
     temp=lambda call: square_temps(call, "vec"), kernels=kernels("syevd"),
     doc="Eigendecomposition A = U^T diag(L) U of each symmetric matrix (lower triangle "
@@ -186,14 +186,14 @@ def _det_temp(call):
 
 register(OpDef(
     name="_linalg_det", input_names=("A",),
+    output_names=("output0",),      # MXNet's det has hidden LU/pivot outputs, so "output0"
     infer_shape=_reduce_shape("_linalg_det", 1), infer_type=same_type, gradient=_det_grad,
     temp=_det_temp, kernels=kernels("det"),
     doc="Determinant of each square matrix (LU with partial pivoting)."),
     aliases=("linalg_det", "_npi_det"))
 
 register(OpDef(
-    name="_linalg_slogdet", input_names=("A",), num_outputs=2,
-    output_names=("sign", "logabsdet"),
+    name="_linalg_slogdet", input_names=("A",), num_outputs=2,   # sign, logabsdet: output0/1
     infer_shape=_reduce_shape("_linalg_slogdet", 2), infer_type=same_type,
     gradient=_slogdet_grad, temp=_det_temp, kernels=kernels("slogdet"),
     doc="Sign and log of the absolute value of each square matrix's determinant."),

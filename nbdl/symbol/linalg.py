@@ -1,10 +1,10 @@
 """``nbdl.sym.linalg``: MXNet's ``mx.sym.linalg`` spellings; ``linalg.X``
-builds a node of the op ``_linalg_X`` (``sym.linalg.gemm2`` is
-``sym._linalg_gemm2``)."""
-import sys
-
+builds a node of the op ``_linalg_X`` named, as in MXNet, after ``X``
+(``sym.linalg.gemm2(a, b)`` is a ``_linalg_gemm2`` node ``gemm20``)."""
 from ..errors import UnknownOpError
+from ..name import NameManager, current
 from ..ops.registry import get_op, list_ops
+from .construct import create
 
 PREFIX = "_linalg_"
 
@@ -17,7 +17,15 @@ def __getattr__(name):
     except UnknownOpError:
         raise AttributeError(f"nbdl.sym.linalg has no attribute or operator {name!r} "
                              f"(no op {PREFIX + name!r})") from None
-    fn = getattr(sys.modules[__name__.rpartition(".")[0]], PREFIX + name)
+    op = get_op(PREFIX + name)
+
+    def fn(*args, name=None, attr=None, **kwargs):
+        if not name:   # counted under the short hint; create() adds any Prefix once
+            name = NameManager.get(current(), None, short)
+        return create(op.name, *args, name=name, attr=attr, **kwargs)
+    short = name
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = op.doc
     globals()[name] = fn
     return fn
 

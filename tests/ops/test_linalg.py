@@ -244,8 +244,12 @@ def test_cuda_matches_cpu(rng):
     ]
     for sym, loc in cases:
         check_consistency(sym, loc, devices=[cpu(), gpu()], rtol=1e-9, atol=1e-9)
-    check_consistency(S.khatri_rao(A, B, C), {"A": x[0], "B": x[1], "C": t[0]},
-                      devices=[cpu(), gpu()], grad=False)  # no gradient, as in MXNet
+    for sym in (S.khatri_rao(A, B, C), S.khatri_rao(A, B), S.khatri_rao(A)):
+        check_consistency(sym, {"A": x[0], "B": x[1], "C": t[0]}, devices=[cpu(), gpu()],
+                          grad=False)  # no gradient, as in MXNet
+    bad = nbdl.nd.array(np.array([[[1., 2.], [2., 1.]]]), device=gpu(), dtype=np.float64)
+    with pytest.raises(NotPositiveDefinite, match=r"_linalg_potrf.*'A'"):
+        nbdl.nd.linalg.potrf(bad)
 
 
 # ------------------------------------------------------------------ spellings and errors
@@ -265,7 +269,10 @@ def test_spellings(rng):
     assert s.shape == () and np.isclose(float(la.asnumpy()), np.linalg.slogdet(x)[1], rtol=1e-6)
     assert nbdl.np.linalg.det(S.var("A")).infer_shape(A=(3, 3))[1] == [(1,)]
     assert S.linalg_gemm2(A, B).list_arguments() == ["A", "B"]
-    assert S.linalg.syevd(A).list_outputs()[0].endswith("_U")
+    assert S.linalg.syevd(A).list_outputs() == ["syevd0_output0", "syevd0_output1"] or \
+        S.linalg.syevd(A).list_outputs()[0].endswith("_output0")
+    assert S.linalg.gemm2(A, B, name="g").name == "g" and S.linalg.det(A).list_outputs()[0] \
+        .startswith("det")
     y = S.linalg.det(A)
     assert S.load_json(y.tojson()).infer_shape(A=(4, 2, 2))[1] == [(4,)]
 
