@@ -16,6 +16,7 @@ from .ufuncs import (add, divide, equal, greater, greater_equal, hypot, lesser, 
                      modulo, multiply, not_equal, power, subtract, true_divide)
 from . import namespace as _namespace
 from . import contrib  # noqa: F401  (nbdl.nd.contrib.<op> is _contrib_<op>)
+from . import linalg  # noqa: F401  (nbdl.nd.linalg.<op> is _linalg_<op>)
 from ..serialization import load, load_frombuffer, save  # noqa: F401
 
 op = _namespace.make_module(__name__ + ".op", include_hidden=False)

@@ -1,4 +1,7 @@
-"""Matrix products with numpy's semantics: ``dot`` and ``matmul``.
+"""Matrix products with numpy's semantics: ``dot`` and ``matmul``; and
+Gluon 2.0's ``np.linalg`` functions ``inv``, ``det``, ``slogdet`` and
+``cholesky`` (the ``_linalg_*`` ops, batched over leading axes; ``det`` /
+``slogdet`` of one matrix are 0-d on NDArrays, ``(1,)`` on Symbols).
 
 ``dot(a, b)``: a scalar operand multiplies; otherwise the last axis of ``a``
 contracts with the second-to-last of ``b`` (its only axis when 1-D).
@@ -132,3 +135,64 @@ def matmul(a, b):
     if not on_symbols:
         return _matmul_nd(x, y)
     return _matmul_symbols(x, y, static_shape(x), static_shape(y))
+
+
+def _scalar_per_matrix(out, x):
+    """Eagerly, one matrix's determinant is 0-d (numpy); the op gives (1,)."""
+    if len(x.shape) == 2:
+        return reshape_nd(out, ())
+    return out
+
+
+def inv(a):
+    """The inverse of each square matrix of ``a`` (``_linalg_inverse``).
+
+    Parameters
+    ----------
+    a : ndarray or Symbol
+        Square matrices on the last two axes.
+    """
+    (x,), on_symbols = operands([a], "linalg.inv")
+    return apply("_linalg_inverse", [x], on_symbols=on_symbols)
+
+
+def det(a):
+    """The determinant of each square matrix of ``a`` (``_linalg_det``).
+
+    Parameters
+    ----------
+    a : ndarray or Symbol
+        Square matrices on the last two axes.
+    """
+    (x,), on_symbols = operands([a], "linalg.det")
+    out = apply("_linalg_det", [x], on_symbols=on_symbols)
+    return out if on_symbols else _scalar_per_matrix(out, x)
+
+
+def slogdet(a):
+    """``(sign, logabsdet)`` of each square matrix's determinant
+    (``_linalg_slogdet``).
+
+    Parameters
+    ----------
+    a : ndarray or Symbol
+        Square matrices on the last two axes.
+    """
+    (x,), on_symbols = operands([a], "linalg.slogdet")
+    sign, logabs = apply("_linalg_slogdet", [x], on_symbols=on_symbols)
+    if on_symbols:
+        return sign, logabs
+    return _scalar_per_matrix(sign, x), _scalar_per_matrix(logabs, x)
+
+
+def cholesky(a):
+    """The lower Cholesky factor of each symmetric positive definite matrix
+    (``_linalg_potrf``, lower=True; raises NotPositiveDefinite otherwise).
+
+    Parameters
+    ----------
+    a : ndarray or Symbol
+        Square matrices on the last two axes.
+    """
+    (x,), on_symbols = operands([a], "linalg.cholesky")
+    return apply("_linalg_potrf", [x], {"lower": True}, on_symbols=on_symbols)

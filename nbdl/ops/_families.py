@@ -9,3 +9,4 @@ from . import detection_box, detection_multibox  # noqa: F401
 from . import random, random_pdf  # noqa: F401
 from . import (adaptive_pooling, bilinear_resize, contrib_elemwise, crop, im2col,  # noqa: F401
                kl_sparse_reg, nn_normalization, nn_softmax, roi, svm_output)
+from . import (gather_nd, index_contrib, index_legacy, linalg, linalg_factor, shape_gather)  # noqa: F401

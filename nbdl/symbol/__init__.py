@@ -3,6 +3,7 @@ from .symbol import Symbol  # noqa: F401  (first: symbol.py imports construct.py
 from .construct import Group, Variable, create, load, load_json, var  # noqa: F401
 from . import contrib  # noqa: F401  (nbdl.sym.contrib.<op> is _contrib_<op>)
 from . import random  # noqa: F401,A004  (nbdl.sym.random.uniform: _random_/_sample_ nodes)
+from . import linalg  # noqa: F401  (nbdl.sym.linalg.<op> is _linalg_<op>)
 from .ufuncs import hypot, maximum, minimum, pow, power  # noqa: F401,A004
 
 __all__ = ["Group", "Symbol", "Variable", "create", "load", "load_json", "var", "maximum",
