@@ -4,9 +4,9 @@ from . import (activations_nn, batch_norm, cast, concat_slice, convolution, ctc,
                deformable_convolution, depth_space, dropout, elemwise_binary, elemwise_math,
                elemwise_unary, embedding, indexing, layer_norm, matrix, pad_resize, pooling,
                reduce, regression, reshape, rnn, sequence, shape, softmax, swapaxis, topk)
-from . import (gather_nd, index_contrib, index_legacy, shape_gather)  # noqa: F401
 from . import detection_box, detection_multibox  # noqa: F401
 from . import random, random_pdf  # noqa: F401
 from . import (adaptive_pooling, bilinear_resize, contrib_elemwise, crop, im2col,  # noqa: F401
                kl_sparse_reg, nn_normalization, nn_softmax, roi, svm_output)
-from . import (gather_nd, index_contrib, index_legacy, linalg, linalg_factor, shape_gather)  # noqa: F401
+from . import (gather_nd, index_contrib, index_legacy, linalg, linalg_factor,  # noqa: F401
+               shape_gather)
