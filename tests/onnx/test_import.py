@@ -166,3 +166,11 @@ def test_malformed_files_give_onnx_errors(tmp_path, rng):
         except OnnxError:
             outcomes.add("OnnxError")
     assert "OnnxError" in outcomes
+
+
+def test_mxnet_spellings():
+    # mx.onnx.export_model and mx.contrib.onnx.import_model (MXNet 1.9.1's homes)
+    assert nbdl.contrib.onnx.import_model is nbdl.onnx.import_model
+    assert nbdl.contrib.onnx.import_to_gluon is nbdl.onnx.import_to_gluon
+    assert nbdl.contrib.onnx.get_model_metadata is nbdl.onnx.get_model_metadata
+    assert nbdl.contrib.onnx.export_model is nbdl.onnx.export_model
