@@ -5,4 +5,4 @@ from . import (activations_nn, batch_norm, cast, concat_slice, convolution, ctc,
                elemwise_unary, embedding, indexing, layer_norm, matrix, pad_resize, pooling,
                reduce, regression, reshape, rnn, sequence, shape, softmax, swapaxis, topk)
 from . import (gather_nd, index_contrib, index_legacy, shape_gather)  # noqa: F401
-from . import (reduce_norm, sort)  # noqa: F401
+from . import (array_checks, cumsum, reduce_norm, sort)  # noqa: F401
