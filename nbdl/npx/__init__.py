@@ -17,9 +17,9 @@ from ..util import (is_np_array, is_np_shape, np_array, np_shape, reset_np, set_
 
 __all__ = ["relu", "sigmoid", "activation", "softmax", "log_softmax", "fully_connected",
            "dropout", "layer_norm", "embedding", "batch_dot", "one_hot", "pick", "topk", "gather_nd",
-           "reshape", "shape_array", "convolution", "deconvolution", "pooling", "batch_norm", "leaky_relu", "rnn",
+           "reshape", "convolution", "deconvolution", "pooling", "batch_norm", "leaky_relu", "rnn",
            "deformable_convolution", "modulated_deformable_convolution", "erf", "erfinv", "gamma",
-           "gammaln"]
+           "gammaln", "shape_array"]
 
 __all__ += ["set_np", "reset_np", "is_np_array", "is_np_shape", "np_array", "np_shape",
             "use_np", "use_np_array", "use_np_shape"]

@@ -16,14 +16,14 @@ NaN is whatever its comparison sort leaves.
 """
 import numpy as np
 
-from ..errors import AttrError, DTypeError
+from ..errors import DTypeError
 from .attrs import Attr
 from .ir import make_node
 from .registry import OpDef, register, shape_error
 from .topk import topk_geometry
 
 SORT_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
-INDEX_DTYPES = SORT_DTYPES + (np.dtype(np.uint8),)
+INDEX_DTYPES = SORT_DTYPES + (np.dtype(np.uint8), np.dtype(np.float16))
 SORT_INDEX_DTYPE = "int64"
 
 _AXIS = Attr("int", -1, optional=True, doc="Axis to sort along; None: the flattened array.")
@@ -31,7 +31,7 @@ SORT_ATTRS = {"axis": _AXIS,
               "is_ascend": Attr("bool", True, doc="Ascending (True) or descending order.")}
 ARGSORT_ATTRS = dict(SORT_ATTRS, dtype=Attr(
     "str", "float32", choices=("float16", "float32", "float64", "int32", "int64", "uint8"),
-    doc="dtype of the positions (float16 is not supported by nbdl)."))
+    doc="dtype of the positions."))
 
 
 def as_topk_attrs(name, attrs):
@@ -70,14 +70,6 @@ def _sort_type(attrs, in_types, out_types):
     return [d], [d, np.dtype(SORT_INDEX_DTYPE)]
 
 
-def _argsort_inputs(attrs):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    if attrs["dtype"] == "float16":
-        raise AttrError("argsort: dtype='float16' is not supported by nbdl (no float16 "
-                        "kernels); use float32, float64, int32, int64 or uint8")
-    return ["data"]
-
-
 def _argsort_type(attrs, in_types, out_types):
     _check("argsort", in_types[0])
     return list(in_types), [np.dtype(attrs["dtype"])]
@@ -104,7 +96,7 @@ register(OpDef(
         "is_ascend : bool\n    Ascending order."), aliases=("_npi_sort",))
 
 register(OpDef(
-    name="argsort", input_names=_argsort_inputs, attrs=dict(ARGSORT_ATTRS),
+    name="argsort", attrs=dict(ARGSORT_ATTRS),
     infer_shape=_shape("argsort"), infer_type=_argsort_type,
     gradient=lambda node, out_grads: [None],   # positions are piecewise constant
     temp=_TEMP, kernels=_KERNELS, dtypes=INDEX_DTYPES,
