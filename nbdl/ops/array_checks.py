@@ -12,7 +12,8 @@
   same over several arrays;
 - ``_contrib_allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=True)``: a 0-d
   uint8, 1 when every ``|a - b| <= atol + rtol * |b|`` (or ``a == b``; NaNs
-  equal each other when ``equal_nan``), computed in the inputs' dtype.
+  equal each other when ``equal_nan``), computed in the inputs' dtype
+  (float16: in float32).
 
 None of them has a gradient: shape_array, size_array and allclose pass
 none (MXNet's are zero), all_finite has none in MXNet either.
@@ -24,7 +25,7 @@ from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, register, shape_error
 
 ANY_DTYPES = FLOAT_DTYPES + tuple(np.dtype(t) for t in (np.int32, np.int64, np.int8, np.uint8))
-ALLCLOSE_DTYPES = FLOAT_DTYPES + tuple(np.dtype(t) for t in (np.int32, np.int64))
+ALLCLOSE_DTYPES = FLOAT_DTYPES + tuple(np.dtype(t) for t in (np.int32, np.int64, np.float16))
 INT64 = np.dtype(np.int64)
 FLOAT32 = np.dtype(np.float32)
 

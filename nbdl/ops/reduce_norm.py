@@ -11,7 +11,8 @@ kept ones, so every axis set runs through one compiled loop per dtype.
   ``norm``: ord 1 (sum of |x|) or 2 (sqrt of the sum of squares), over
   ``axis`` (an int or a tuple; None or ``()`` = every axis, shape ``(1,)``),
   accumulated in float64; ``out_dtype`` is the output's dtype (the result
-  is cast once).  Gradient: ``g * x / norm`` (ord 2; NaN where the norm is 0,
+  is cast once).  float16 input or output: forward only (the CPU stages
+  them through float32 temps).  Gradient: ``g * x / norm`` (ord 2; NaN where the norm is 0,
   as MXNet) and ``g * sign(x)`` (ord 1; 0 at 0).
 - ``moments(data, axes=None, keepdims=False) -> (mean, var)``: the mean and
   the biased variance ``mean((x - mean)**2)`` over ``axes`` (two passes in
@@ -22,12 +23,14 @@ import numpy as np
 from ..errors import DTypeError
 from .attrs import Attr
 from .ir import make_node
-from .reduce import (_backward_infer_shape, reduce_axes, reduce_plan, reduced_shape, prod)
+from .reduce import (_backward_infer_shape, prod, reduce_axes, reduce_plan, reduce_temp,
+                     reduced_shape)
 from .registry import OpDef, register, shape_error
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 NORM_INTS = tuple(np.dtype(t) for t in (np.int32, np.int64, np.int8))
-NORM_DTYPES = FLOATS + NORM_INTS
+HALF = np.dtype(np.float16)
+NORM_DTYPES = FLOATS + NORM_INTS + (HALF,)   # float16: forward only
 _OUT_DTYPES = ("float16", "float32", "float64", "int64", "int32", "int8")
 
 NORM_ATTRS = {
@@ -45,9 +48,6 @@ def _norm_inputs(attrs):
     if attrs["ord"] not in (1, 2):
         raise DTypeError(f"norm: ord={attrs['ord']} is not supported (MXNet's norm takes ord=1 "
                          "or ord=2)")
-    if attrs["out_dtype"] == "float16":
-        raise DTypeError("norm: out_dtype='float16' is not supported by nbdl (no float16 "
-                         "reduction kernels); use float32 or float64")
     return ["data"]
 
 
@@ -100,13 +100,23 @@ def _norm_backward_type(attrs, in_types, out_types):
     return [od, d, od], [d]
 
 
-_REDUCE_TEMP = {"cpu": "nbdl.kernels.cpu.reduce:temp_reduce",
-                "cuda": "nbdl.kernels.cuda.reduce:temp_reduce"}
+def norm_temp(call, accumulators=True, stage_half=True):
+    """The reductions' accumulators (``reduce_temp``) and, for kernels that
+    cannot load or store float16 (``stage_half``: the CPU's), float32
+    copies of a float16 input and of a float16 output."""
+    temps = reduce_temp(call, accumulators)
+    if stage_half and np.dtype(call.in_dtypes[0]) == HALF:
+        temps.append(((prod(call.in_shapes[0]),), "float32"))
+    if stage_half and np.dtype(call.out_dtypes[0]) == HALF:
+        temps.append(((prod(call.out_shapes[0]),), "float32"))
+    return temps
+
 
 register(OpDef(
     name="norm", input_names=_norm_inputs, attrs=dict(NORM_ATTRS),
     infer_shape=_norm_shape, infer_type=_norm_type, gradient=_norm_grad,
-    temp=_REDUCE_TEMP,
+    temp={"cpu": "nbdl.kernels.cpu.reduce_norm:temp_norm",
+          "cuda": "nbdl.kernels.cuda.reduce_norm:temp_norm"},
     kernels={"cpu": "nbdl.kernels.cpu.reduce_norm:prepare_norm",
              "cuda": "nbdl.kernels.cuda.reduce_norm:prepare_norm"},
     supports_add=True, dtypes=NORM_DTYPES,

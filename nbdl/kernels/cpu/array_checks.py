@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from ...ops.registry import REQ_NULL, Launch
+from ._half import bits_launcher, h2f
 
 
 def _size(shape):
@@ -44,14 +45,19 @@ def all_finite(x, out, init, req):
 
 
 @njit(cache=True, error_model="numpy")
-def allclose(a, b, out, rtol, atol, equal_nan, req):
-    """out[0] = 1 when every pair is close (MXNet's test, in the inputs' dtype)."""
+def allclose(a, b, out, rtol, atol, equal_nan, half, req):
+    """out[0] = 1 when every pair is close (MXNet's test, in the inputs' dtype;
+    ``half``: a and b hold float16 bits, compared in float32)."""
     if req == REQ_NULL:
         return
     out[0] = 1
     for i in range(a.size):
-        x = a[i]
-        y = b[i]
+        if half:
+            x = h2f(a[i])
+            y = h2f(b[i])
+        else:
+            x = a[i]
+            y = b[i]
         xn = x != x
         yn = y != y
         if xn or yn:
@@ -91,8 +97,10 @@ def prepare_multi_all_finite(call):
 
 def prepare_allclose(call):
     dt = np.dtype(call.in_dtypes[0])
-    t = dt.type if dt.kind == "f" else np.float64
+    half = dt == np.float16
+    t = np.float32 if half else (dt.type if dt.kind == "f" else np.float64)
     a = call.attrs
     n = _size(call.in_shapes[0])
-    return Launch(allclose, (t(a["rtol"]), t(a["atol"]), bool(a["equal_nan"]), call.req[0]),
+    fn = bits_launcher(allclose) if half else allclose
+    return Launch(fn, (t(a["rtol"]), t(a["atol"]), bool(a["equal_nan"]), half, call.req[0]),
                   views=[(n,), (n,), (1,)])

@@ -12,9 +12,27 @@ import numpy as np
 from numba import njit
 
 from ...ops.reduce import OP_ASUM, OP_NRM2, reduce_plan
-from ...ops.reduce_norm import _axes, moments_temp
-from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ...ops.reduce_norm import _axes, moments_temp, norm_temp
+from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
+from ._half import f2h, h2f
 from .reduce import reduce_keep, reduce_tail
+
+
+@njit(cache=True)
+def half_to_float(bits, dst):
+    for i in range(bits.size):
+        dst[i] = h2f(bits[i])
+
+
+@njit(cache=True)
+def float_to_half(src, dst_bits, req):
+    if req == REQ_NULL:
+        return
+    for i in range(src.size):
+        v = src[i]
+        if req == REQ_ADD:
+            v = v + h2f(dst_bits[i])
+        dst_bits[i] = f2h(v)
 
 
 def prepare_norm(call):
@@ -23,7 +41,33 @@ def prepare_norm(call):
     tail, big, small, _ = reduce_plan(ishape, axes, call.where())
     op = OP_NRM2 if call.attrs["ord"] == 2 else OP_ASUM
     fn = reduce_tail if tail else reduce_keep
-    return Launch(fn, (op, np.float64(1.0), call.req[0]), [big, small, small])
+    half_in = np.dtype(call.in_dtypes[0]) == np.float16
+    half_out = np.dtype(call.out_dtypes[0]) == np.float16
+    if not (half_in or half_out):
+        return Launch(fn, (op, np.float64(1.0), call.req[0]), [big, small, small])
+    # float16: staged through float32 temps (Numba's CPU target cannot type float16)
+    req = call.req[0]
+    n_in, n_out = int(np.prod(big)), int(np.prod(small))
+    views = [big, small, small] + ([(n_in,)] if half_in else []) + ([(n_out,)] if half_out else [])
+
+    def run(x, out, acc, *stage):
+        if req == REQ_NULL:
+            return
+        if half_in:
+            xs = stage[0]
+            half_to_float(x.reshape(n_in).view(np.uint16), xs)
+            x = xs.reshape(big)
+        if half_out:
+            os_ = stage[-1].reshape(small)
+            fn(x, os_, acc, op, 1.0, REQ_WRITE)
+            float_to_half(stage[-1], out.reshape(n_out).view(np.uint16), req)
+        else:
+            fn(x, out, acc, op, 1.0, req)
+    return Launch(run, (), views)
+
+
+def temp_norm(call):
+    return norm_temp(call, accumulators=True, stage_half=True)
 
 
 @njit(cache=True)

@@ -108,7 +108,7 @@ def prepare_multi_all_finite(call):
 
 def prepare_allclose(call):
     dt = np.dtype(call.in_dtypes[0])
-    t = dt.type if dt.kind == "f" else np.float64
+    t = np.float32 if dt == np.float16 else (dt.type if dt.kind == "f" else np.float64)
     a = call.attrs
     n = _size(call.in_shapes[0])
     views = [(n,), (n,), (1,)]

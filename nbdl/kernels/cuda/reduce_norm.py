@@ -10,7 +10,7 @@ import numpy as np
 from numba import cuda
 
 from ...ops.reduce import OP_ASUM, OP_NRM2, reduce_plan
-from ...ops.reduce_norm import _axes, moments_temp
+from ...ops.reduce_norm import _axes, moments_temp, norm_temp
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from .reduce import _launch, _size, _skip_null, _unravel6, reduce_kernel
 
@@ -111,6 +111,10 @@ def prepare_moments_backward(call):
         run(gm, gv, x, mean, dx, tail, scale, req)
     return Launch(_skip_null(fn, call.req[0], _size(big)), (dt(scale), call.req[0]),
                   [small, small, big, small, big])
+
+
+def temp_norm(call):
+    return norm_temp(call, accumulators=False, stage_half=False)   # float16 loaded directly
 
 
 def temp_moments(call):
