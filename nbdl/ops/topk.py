@@ -19,7 +19,7 @@ shape only); positions and masks have none.
 """
 import numpy as np
 
-from ..errors import AttrError, DTypeError
+from ..errors import DTypeError
 from .ir import make_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, register, shape_error
