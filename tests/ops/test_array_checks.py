@@ -19,6 +19,13 @@ def test_shape_and_size_array():
     assert z.dtype == np.int64 and z.shape == (1,) and z.asnumpy().tolist() == [5]
     assert nbdl.npx.shape_array(nbdl.np.zeros((0, 3))).asnumpy().tolist() == [0, 3]
     assert nd._npx_shape_array(a).asnumpy().tolist() == [5, 1]
+    assert a.shape_array().asnumpy().tolist() == [5, 1] and a.size_array().asnumpy()[0] == 5
+    # no gradient: the head gradient is never read, so its shape is not checked (MXNet)
+    ex = sym.shape_array(sym.var("x")).bind(nbdl.cpu(), {"x": nd.ones((2, 3))},
+                                            args_grad={"x": nd.ones((2, 3))})
+    ex.forward(is_train=True)
+    ex.backward([nd.ones((2, 3))])
+    assert ex.grad_dict["x"].asnumpy().tolist() == [[0, 0, 0], [0, 0, 0]]
 
 
 def test_all_finite():
