@@ -74,6 +74,7 @@ class Executor:
         self._output_names = symbol.list_outputs()
         self._runners = {}
         self._has_backward = bool(sched.backward)
+        self._unread = None
 
     # -- views by name ----------------------------------------------------
     @property
@@ -267,17 +268,30 @@ class Executor:
             if len(out_grads) != len(self._head_grads):
                 raise BindError(f"backward: got {len(out_grads)} head gradients for "
                                 f"{len(self._head_grads)} outputs")
+            skip = set()
             for i, (h, g) in enumerate(zip(self._head_grads, out_grads)):
                 if tuple(g.shape) != tuple(h.shape):
+                    if i in self._unread_heads():
+                        skip.add(i)   # never read (shape_array, argmax): MXNet ignores it too
+                        continue
                     raise ShapeError(f"backward: head gradient {i} has shape {tuple(g.shape)}, "
                                      f"output {self._output_names[i]!r} has shape {tuple(h.shape)}")
-            for h, g in zip(self._head_grads, out_grads):
-                copy_into(h, g)
+            for i, (h, g) in enumerate(zip(self._head_grads, out_grads)):
+                if i not in skip:
+                    copy_into(h, g)
         if _prof.executor:
             from .profiled import run
             run(self, "backward", self._sched.backward)
         else:
             self._runner("backward")()
+
+    def _unread_heads(self):
+        """Indices of the head gradients no backward step reads (the outputs
+        of ops without a gradient, such as shape_array or argmax)."""
+        if self._unread is None:
+            read = {e for n in self._bg.bwd_nodes for e in n.inputs}
+            self._unread = {i for i, e in enumerate(self._bg.head_grads) if e not in read}
+        return self._unread
 
     # -- parameters -------------------------------------------------------
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):

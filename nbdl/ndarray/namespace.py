@@ -95,7 +95,7 @@ def bind_arguments(op, args, kwargs):
     for k, v in kwargs.items():
         if isinstance(v, NDArray):
             nd_kwargs[k] = v
-        elif v is not None:
+        elif v is not None or _none_is_value(op, k):
             attrs[k] = attr_value(v)
     n_lead = 0
     while n_lead < len(args) and isinstance(args[n_lead], NDArray):
@@ -144,6 +144,13 @@ def _positional_attrs(op, values, attrs, kwargs):
             raise GraphError(f"{op.name}: attribute {k!r} given by position and by keyword")
         if v is not None:
             attrs[k] = attr_value(v)
+
+
+def _none_is_value(op, key):
+    """``axis=None`` means something (flatten) for an optional attribute whose
+    default is not None (``topk``, ``sort``, ``pick``): MXNet passes it on."""
+    a = op.attrs.get(key)
+    return a is not None and a.optional and a.default is not None
 
 
 def attr_value(v):

@@ -496,7 +496,8 @@ for _name in ("sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", 
               "tanh", "relu", "sigmoid", "softmax", "log_softmax", "clip", "abs", "tile", "repeat",
               "swapaxes", "flip", "broadcast_to", "broadcast_like",
               "one_hot", "pick", "take", "slice", "slice_axis", "split", "topk", "sort", "argsort",
-              "diag", "pad"):
+              "diag", "pad", "shape_array", "size_array", "degrees", "radians", "arccosh",
+              "arcsinh", "arctanh", "cbrt", "rcbrt", "softmin", "slice_like", "broadcast_axes"):
     setattr(NDArray, _name, _fluent(_name))
 del _name
 

@@ -25,6 +25,7 @@ from .math import (arccos, arccosh, arcsin, arcsinh, arctan, arctanh, cbrt, ceil
                    logical_and, logical_not, logical_or, logical_xor, mod, rad2deg, radians,
                    reciprocal, remainder, sign, sinh, tan, trunc)
 from .reduction import amax, amin, argmax, argmin, max, mean, min, prod, sum  # noqa: F401,A004
+from .sorting import argsort, cumsum, sort  # noqa: F401
 from .shape import (concatenate, diag, diagonal, expand_dims, ravel, reshape, split,  # noqa: F401
                     squeeze, stack, swapaxes, transpose)
 
@@ -51,7 +52,7 @@ __all__ = [
     "sum", "mean", "max", "min", "amax", "amin", "prod", "argmax", "argmin",
     "dot", "matmul",
     "reshape", "ravel", "transpose", "swapaxes", "expand_dims", "squeeze", "concatenate", "stack",
-    "split", "diag", "diagonal",
+    "split", "diag", "diagonal", "sort", "argsort", "cumsum",
     "float32", "float64", "int8", "int32", "int64", "uint8", "bool_", "pi", "e", "inf", "nan",
     "newaxis",
 ]

@@ -1,5 +1,5 @@
-"""Index-based operators of ``nbdl.npx``: one_hot, pick, topk, gather_nd and
-MXNet 2's coded ``reshape``."""
+"""Index-based operators of ``nbdl.npx``: one_hot, pick, topk, gather_nd,
+MXNet 2's coded ``reshape`` and ``shape_array``."""
 import numpy as np
 
 from ..errors import AttrError
@@ -73,3 +73,15 @@ def gather_nd(data, indices):
     (``indices`` of shape ``(M, ...)``; negative entries count from the end)."""
     (x, idx), s = operands([data, index_operand(indices, data)], "gather_nd")
     return apply("gather_nd", [x, idx], {}, on_symbols=s)
+
+
+def shape_array(data):
+    """``shape_array``: the shape of ``data`` as a 1-d int64 array.
+
+    Parameters
+    ----------
+    data : ndarray
+        Any array (its values are not read).
+    """
+    (x,), s = operands([data], "shape_array")
+    return apply("shape_array", [x], {}, on_symbols=s)

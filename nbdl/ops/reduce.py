@@ -20,7 +20,11 @@ from .shape import MOVE_DTYPES
 
 SLOTS = 6
 OP_SUM, OP_PROD, OP_MAX, OP_MIN = 0, 1, 2, 3
+# norm's (``nbdl.ops.reduce_norm``): sum of |x| (ord=1), sqrt of the sum of x*x (ord=2)
+OP_ASUM, OP_NRM2 = 4, 5
 OP_CODES = {"sum": OP_SUM, "mean": OP_SUM, "prod": OP_PROD, "max": OP_MAX, "min": OP_MIN}
+# modes of the select-style backward kernels: max/min, prod, norm ord=2, norm ord=1
+SEL_MAXMIN, SEL_PROD, SEL_NRM2, SEL_ASUM = 0, 1, 2, 3
 
 
 def prod(shape):
@@ -97,6 +101,16 @@ def op_name(call):
     """``sum`` for both ``sum`` and ``_backward_sum``."""
     name = call.op.name
     return name[len("_backward_"):] if name.startswith("_backward_") else name
+
+
+def select_mode(call):
+    """The select-backward kernels' mode for ``call`` (a ``_backward_*`` op)."""
+    name = op_name(call)
+    if name == "prod":
+        return SEL_PROD
+    if name == "norm":
+        return SEL_NRM2 if call.attrs["ord"] == 2 else SEL_ASUM
+    return SEL_MAXMIN
 
 
 def arg_plan(attrs, ishape, where="argmax"):

@@ -19,13 +19,15 @@ shape only); positions and masks have none.
 """
 import numpy as np
 
-from ..errors import AttrError, DTypeError
+from ..errors import DTypeError
 from .ir import make_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, register, shape_error
 
 _INT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.uint8))
-TOPK_DTYPES = FLOAT_DTYPES + _INT_DTYPES
+TOPK_DTYPES = FLOAT_DTYPES + _INT_DTYPES + (np.dtype(np.float16),)   # float16: indices only
+# data dtypes (MXNet sorts integer data too; its test_order checks int32 and int64)
+DATA_DTYPES = FLOAT_DTYPES + _INT_DTYPES[:2]
 RET_TYPES = ("indices", "value", "both", "mask")
 
 TOPK_ATTRS = {
@@ -35,15 +37,11 @@ TOPK_ATTRS = {
     "is_ascend": Attr("bool", False, doc="Select the smallest instead of the largest."),
     "dtype": Attr("str", "float32",
                   choices=("float16", "float32", "float64", "int32", "int64", "uint8"),
-                  doc="dtype of the returned indices (float16 is not supported by nbdl)."),
+                  doc="dtype of the returned indices."),
 }
 
 
 def _inputs(attrs):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    if attrs["dtype"] == "float16":
-        raise AttrError("topk: dtype='float16' is not supported by nbdl (no float16 kernels); "
-                        "use float32, float64, int32, int64 or uint8")
     return ["data"]
 
 
@@ -105,9 +103,9 @@ def _topk_type(attrs, in_types, out_types):
         d = out_types[0]
     if d is None:
         return in_types, out_types
-    if np.dtype(d) not in FLOAT_DTYPES:
+    if np.dtype(d) not in DATA_DTYPES:
         raise DTypeError(f"topk: data has dtype {np.dtype(d)}; topk supports "
-                         f"{', '.join(str(t) for t in FLOAT_DTYPES)}")
+                         f"{', '.join(str(t) for t in DATA_DTYPES)}")
     idx = np.dtype(attrs["dtype"])
     outs = {"indices": [idx], "mask": [d], "value": [d, idx], "both": [d, idx]}
     return [d], outs[attrs["ret_typ"]]
@@ -142,14 +140,24 @@ def _backward_type(attrs, in_types, out_types):
     return [g, idx, g], [g]
 
 
+def half_indices(attrs):
+    """Whether the positions are returned as float16."""
+    return attrs["dtype"] == "float16" and attrs["ret_typ"] != "mask"
+
+
 def topk_temp(call, scratch=True):
     """One row's positions and a merge-sort buffer (int64) for kernels that
-    sort with ``scratch`` (the CPU's); empty buffers for kernels that rank
-    elements without (CUDA).  Each device's module names its rule."""
+    sort with ``scratch`` (the CPU's), and for float16 positions an int64
+    buffer they are written to before conversion (the CPU cannot store
+    float16 in a kernel); empty buffers for kernels that rank elements
+    without (CUDA).  Each device's module names its rule."""
     if not scratch:
         return [((0,), "int64"), ((0,), "int64")]
-    _, n, _, _, _ = topk_geometry(call.attrs, call.in_shapes[0])
-    return [((n,), "int64"), ((n,), "int64")]
+    outer, n, inner, k, _ = topk_geometry(call.attrs, call.in_shapes[0])
+    temps = [((n,), "int64"), ((n,), "int64")]
+    if half_indices(call.attrs):
+        temps.append(((outer * k * inner,), "int64"))
+    return temps
 
 
 register(OpDef(

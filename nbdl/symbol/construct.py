@@ -117,6 +117,13 @@ def _positional_attrs(op, where, values, attrs, kwargs):
             attrs[k] = v
 
 
+def _none_is_value(op, key):
+    """``axis=None`` means something (flatten) for an optional attribute whose
+    default is not None (``topk``, ``sort``, ``pick``): MXNet passes it on."""
+    a = op.attrs.get(key)
+    return a is not None and a.optional and a.default is not None
+
+
 def create(op_name, *args, name=None, attr=None, **kwargs):
     """``nbdl.sym.<op>(...)``: inputs by position or by input name; missing
     inputs become variables ``<name>_<input>`` (``fc1_weight``) that carry a
@@ -140,7 +147,7 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
             # the node, and the variables created for it inherit it
             if v is not None:
                 user[user_attr_key(k)] = attr_to_str(v)
-        elif v is not None:
+        elif v is not None or _none_is_value(op, k):
             attrs[k] = v
     # trailing None inputs are left out, as MXNet's generated functions skip an
     # input given as None (``BilinearResize2D(data, None, mode='size')``)

@@ -442,7 +442,8 @@ _FLUENT = ("flatten", "transpose", "expand_dims", "squeeze", "swapaxes", "split"
            "log", "log10", "log2", "log1p", "sqrt", "rsqrt", "cbrt", "rcbrt", "square",
            "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
            "tanh", "arcsinh", "arccosh", "arctanh", "degrees", "radians", "relu", "sigmoid",
-           "softmax", "log_softmax", "softmin", "diag")
+           "softmax", "log_softmax", "softmin", "diag", "argmax_channel", "shape_array",
+           "size_array", "flip", "broadcast_axes", "reshape_like")
 
 
 # MXNet 1.x's Symbol.flatten / expand_dims / squeeze take ``inplace=`` and ignore it.

@@ -21,7 +21,7 @@ from numba import njit
 
 from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
                            reduce_plan)
-from ...ops.reduce import reduce_temp
+from ...ops.reduce import reduce_temp, select_mode
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 
 _FASTMATH = {"reassoc", "contract"}  # lets the float64 sum loops vectorise; NaN/inf stay exact
@@ -34,6 +34,8 @@ def _start(acc, op):
         flat[:] = 0.0
     elif op == 1:
         flat[:] = 1.0
+    elif op >= 4:
+        flat[:] = 0.0
     elif op == 2:
         flat[:] = -np.inf
     else:
@@ -41,9 +43,12 @@ def _start(acc, op):
 
 
 @njit(cache=True)
-def _finish(acc, out, scale, req):
+def _finish(acc, out, scale, op, req):
     a = acc.reshape(acc.size)
     o = out.reshape(out.size)
+    if op == 5:   # norm ord=2
+        for i in range(a.size):
+            a[i] = np.sqrt(a[i])
     if req == REQ_ADD:
         for i in range(o.size):
             o[i] += a[i] * scale
@@ -54,7 +59,8 @@ def _finish(acc, out, scale, req):
 
 @njit(cache=True, fastmath=_FASTMATH)
 def reduce_tail(x, out, acc, op, scale, req):
-    """x (K0, R0, K1, R1, K2, R2) -> out (K0, K1, K2); op 0 sum, 1 prod, 2 max, 3 min."""
+    """x (K0, R0, K1, R1, K2, R2) -> out (K0, K1, K2); op 0 sum, 1 prod, 2 max, 3 min,
+    4 sum of |x|, 5 sqrt of the sum of squares (norm)."""
     if req == REQ_NULL:
         return
     _start(acc, op)
@@ -76,13 +82,20 @@ def reduce_tail(x, out, acc, op, scale, req):
                                 v = x[k0, r0, k1, r1, k2, r2]
                                 if v > s or v != v:
                                     s = v
+                        elif op == 4:
+                            for r2 in range(n_r2):
+                                s += abs(np.float64(x[k0, r0, k1, r1, k2, r2]))
+                        elif op == 5:
+                            for r2 in range(n_r2):
+                                v = np.float64(x[k0, r0, k1, r1, k2, r2])
+                                s += v * v
                         else:
                             for r2 in range(n_r2):
                                 v = x[k0, r0, k1, r1, k2, r2]
                                 if v < s or v != v:
                                     s = v
                         acc[k0, k1, k2] = s
-    _finish(acc, out, scale, req)
+    _finish(acc, out, scale, op, req)
 
 
 @njit(cache=True, fastmath=_FASTMATH)
@@ -108,12 +121,19 @@ def reduce_keep(x, out, acc, op, scale, req):
                                 v = x[r0, k0, r1, k1, r2, k2]
                                 if v > acc[k0, k1, k2] or v != v:
                                     acc[k0, k1, k2] = v
+                        elif op == 4:
+                            for k2 in range(n_k2):
+                                acc[k0, k1, k2] += abs(np.float64(x[r0, k0, r1, k1, r2, k2]))
+                        elif op == 5:
+                            for k2 in range(n_k2):
+                                v = np.float64(x[r0, k0, r1, k1, r2, k2])
+                                acc[k0, k1, k2] += v * v
                         else:
                             for k2 in range(n_k2):
                                 v = x[r0, k0, r1, k1, r2, k2]
                                 if v < acc[k0, k1, k2] or v != v:
                                     acc[k0, k1, k2] = v
-    _finish(acc, out, scale, req)
+    _finish(acc, out, scale, op, req)
 
 
 @njit(cache=True)
@@ -155,16 +175,22 @@ def bcast_keep(src, dst, scale, req):
                                 dst[r0, k0, r1, k1, r2, k2] = src[k0, k1, k2] * scale
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _select(g, x, y, mode):
     """max/min (mode 0): g where x equals the result, else 0 (MXNet gives every
-    tied position the gradient); prod (mode 1): g * out / x."""
+    tied position the gradient); prod (mode 1): g * out / x; norm ord=2
+    (mode 2): g * x / out (NaN where the norm is 0, as MXNet); norm ord=1
+    (mode 3): g * sign(x)."""
     if mode == 0:
         return g if x == y else g * 0
-    return g * (y / x)
+    if mode == 1:
+        return g * (y / x)
+    if mode == 2:
+        return g * (x / y)
+    return g if x > 0 else (-g if x < 0 else g * 0)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def select_tail(g, x, y, dx, mode, req):
     if req == REQ_NULL:
         return
@@ -184,7 +210,7 @@ def select_tail(g, x, y, dx, mode, req):
                                 dx[k0, r0, k1, r1, k2, r2] = d
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def select_keep(g, x, y, dx, mode, req):
     if req == REQ_NULL:
         return
@@ -275,11 +301,12 @@ def prepare_bcast_backward(call):
 
 
 def prepare_select_backward(call):
-    """_backward_max / _backward_min / _backward_prod: (out_grad, data, out) -> data_grad."""
+    """_backward_max / _backward_min / _backward_prod / _backward_norm:
+    (out_grad, data, out) -> data_grad."""
     ishape = call.in_shapes[1]
     axes = reduce_axes(call.attrs, len(ishape), call.where())
     tail, big, small, _ = reduce_plan(ishape, axes, call.where())
-    mode = 1 if op_name(call) == "prod" else 0
+    mode = select_mode(call)
     fn = select_tail if tail else select_keep
     return Launch(fn, (mode, call.req[0]), [small, big, small, big])
 

@@ -15,7 +15,7 @@ from numba import config, cuda
 
 from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
                            reduce_plan)
-from ...ops.reduce import reduce_temp
+from ...ops.reduce import reduce_temp, select_mode
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import grid1d
 
@@ -35,6 +35,8 @@ def reduce_kernel(x, out, tail, op, scale, req):
             acc = 0.0
         elif op == 1:
             acc = 1.0
+        elif op >= 4:
+            acc = 0.0
         elif op == 2:
             acc = -math.inf
         else:
@@ -53,9 +55,15 @@ def reduce_kernel(x, out, tail, op, scale, req):
                     elif op == 2:
                         if v > acc or v != v:
                             acc = v
+                    elif op == 4:
+                        acc += abs(float(v))
+                    elif op == 5:
+                        acc += float(v) * float(v)
                     else:
                         if v < acc or v != v:
                             acc = v
+        if op == 5:
+            acc = math.sqrt(acc)
         if req == REQ_ADD:
             out[k0, k1, k2] += acc * scale
         else:
@@ -94,7 +102,8 @@ def bcast_kernel(src, dst, tail, scale, req):
 
 @cuda.jit
 def select_kernel(g, x, y, dx, tail, mode, req):
-    """max/min (mode 0): g where x equals the result; prod (mode 1): g * y / x."""
+    """max/min (mode 0): g where x equals the result; prod (mode 1): g * y / x;
+    norm ord=2 (mode 2): g * x / y; norm ord=1 (mode 3): g * sign(x)."""
     for i in range(cuda.grid(1), dx.size, cuda.gridsize(1)):
         i0, i1, i2, i3, i4, i5 = _unravel6(i, dx.shape)
         if tail:
@@ -106,8 +115,16 @@ def select_kernel(g, x, y, dx, tail, mode, req):
         xv = x[i0, i1, i2, i3, i4, i5]
         if mode == 0:
             d = gv if xv == yv else gv * 0
-        else:
+        elif mode == 1:
             d = gv * (yv / xv)
+        elif mode == 2:
+            d = gv * (xv / yv)
+        elif xv > 0:
+            d = gv
+        elif xv < 0:
+            d = -gv
+        else:
+            d = gv * 0
         if req == REQ_ADD:
             dx[i0, i1, i2, i3, i4, i5] += d
         else:
@@ -193,7 +210,7 @@ def prepare_select_backward(call):
     ishape = call.in_shapes[1]
     axes = reduce_axes(call.attrs, len(ishape), call.where())
     tail, big, small, _ = reduce_plan(ishape, axes, call.where())
-    mode = 1 if op_name(call) == "prod" else 0
+    mode = select_mode(call)
     run = _launch(select_kernel, _size(big))
 
     def fn(g, x, y, dx, mode, req):

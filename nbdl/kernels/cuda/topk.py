@@ -8,7 +8,7 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.topk import topk_temp
-from ..shared.topk import topk_views
+from ..shared.topk import as_topk_call, topk_views
 from ._launch import launcher
 
 
@@ -152,3 +152,14 @@ def prepare_topk_backward(call):
 
 def temp_topk(call):
     return topk_temp(call, scratch=False)     # ranks elements without scratch
+
+
+# -- sort / argsort: topk with k=0 ---------------------------------------------
+
+def prepare_sort(call):
+    """sort (values, hidden int64 positions) and argsort (positions): topk's kernels."""
+    return prepare_topk(as_topk_call(call))
+
+
+def temp_sort(call):
+    return topk_temp(as_topk_call(call), scratch=False)

@@ -1,0 +1,121 @@
+"""CUDA kernels for norm and moments (views as in ``nbdl.kernels.cpu.reduce_norm``).
+
+norm runs the reductions' kernel (``nbdl.kernels.cuda.reduce``, op codes 4
+and 5) and their select-backward kernel.  moments runs one thread per output
+element with its float64 accumulators in registers (two passes over its
+slice: the mean, then the squared deviations); its gradient one thread per
+input element.
+"""
+import numpy as np
+from numba import cuda
+
+from ...ops.reduce import OP_ASUM, OP_NRM2, reduce_plan
+from ...ops.reduce_norm import _axes, moments_temp, norm_temp
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from .reduce import _launch, _size, _skip_null, _unravel6, reduce_kernel
+
+
+def prepare_norm(call):
+    ishape = call.in_shapes[0]
+    axes = _axes(call.attrs, len(ishape), call.where())
+    tail, big, small, _ = reduce_plan(ishape, axes, call.where())
+    op = OP_NRM2 if call.attrs["ord"] == 2 else OP_ASUM
+    run = _launch(reduce_kernel, _size(small))
+
+    def fn(x, out, acc, op, scale, req):
+        run(x, out, tail, op, scale, req)
+    return Launch(_skip_null(fn, call.req[0], _size(small)), (op, 1.0, call.req[0]),
+                  [big, small, None])
+
+
+@cuda.jit(device=True)
+def _at(x, tail, k0, k1, k2, r0, r1, r2):
+    if tail:
+        return x[k0, r0, k1, r1, k2, r2]
+    return x[r0, k0, r1, k1, r2, k2]
+
+
+@cuda.jit
+def moments_kernel(x, mean, var, tail, scale, req_m, req_v):
+    n_k0, n_k1, n_k2 = mean.shape
+    if tail:
+        n_r0, n_r1, n_r2 = x.shape[1], x.shape[3], x.shape[5]
+    else:
+        n_r0, n_r1, n_r2 = x.shape[0], x.shape[2], x.shape[4]
+    for o in range(cuda.grid(1), mean.size, cuda.gridsize(1)):
+        k2 = o % n_k2
+        k1 = (o // n_k2) % n_k1
+        k0 = o // (n_k2 * n_k1)
+        s = 0.0
+        for r0 in range(n_r0):
+            for r1 in range(n_r1):
+                for r2 in range(n_r2):
+                    s += _at(x, tail, k0, k1, k2, r0, r1, r2)
+        mu = s * scale
+        q = 0.0
+        for r0 in range(n_r0):
+            for r1 in range(n_r1):
+                for r2 in range(n_r2):
+                    d = _at(x, tail, k0, k1, k2, r0, r1, r2) - mu
+                    q += d * d
+        q *= scale
+        if req_m == REQ_ADD:
+            mean[k0, k1, k2] += mu
+        elif req_m != REQ_NULL:
+            mean[k0, k1, k2] = mu
+        if req_v == REQ_ADD:
+            var[k0, k1, k2] += q
+        elif req_v != REQ_NULL:
+            var[k0, k1, k2] = q
+
+
+@cuda.jit
+def moments_backward_kernel(gm, gv, x, mean, dx, tail, scale, req):
+    for i in range(cuda.grid(1), dx.size, cuda.gridsize(1)):
+        i0, i1, i2, i3, i4, i5 = _unravel6(i, dx.shape)
+        if tail:
+            a, b, mu = gm[i0, i2, i4], gv[i0, i2, i4], mean[i0, i2, i4]
+        else:
+            a, b, mu = gm[i1, i3, i5], gv[i1, i3, i5], mean[i1, i3, i5]
+        d = (a + (b + b) * (x[i0, i1, i2, i3, i4, i5] - mu)) * scale
+        if req == REQ_ADD:
+            dx[i0, i1, i2, i3, i4, i5] += d
+        else:
+            dx[i0, i1, i2, i3, i4, i5] = d
+
+
+def _geometry(call, ishape):
+    axes = _axes(call.attrs, len(ishape), call.where())
+    tail, big, small, count = reduce_plan(ishape, axes, call.where())
+    return tail, big, small, (1.0 / count if count else float("nan"))
+
+
+def prepare_moments(call):
+    tail, big, small, scale = _geometry(call, call.in_shapes[0])
+    n = _size(small)
+    run = _launch(moments_kernel, n)
+    req_m, req_v = call.req
+
+    def fn(x, mean, var, acc):
+        if n > 0 and (req_m != REQ_NULL or req_v != REQ_NULL):
+            run(x, mean, var, tail, scale, req_m, req_v)
+    return Launch(fn, (), [big, small, small, None])
+
+
+def prepare_moments_backward(call):
+    tail, big, small, scale = _geometry(call, call.in_shapes[2])
+    run = _launch(moments_backward_kernel, _size(big))
+    dt = np.dtype(call.out_dtypes[0]).type
+
+    def fn(gm, gv, x, mean, dx, scale, req):
+        run(gm, gv, x, mean, dx, tail, scale, req)
+    return Launch(_skip_null(fn, call.req[0], _size(big)), (dt(scale), call.req[0]),
+                  [small, small, big, small, big])
+
+
+def temp_norm(call):
+    return norm_temp(call, accumulators=False, stage_half=False)   # float16 loaded directly
+
+
+def temp_moments(call):
+    return moments_temp(call, accumulators=False)   # accumulates in registers
