@@ -24,9 +24,18 @@ class NAG(Optimizer):
         return self._zeros(weight) if self.momentum != 0.0 else None
 
     def _step(self, index, weight, grad, state, lr, wd):
+        attrs = self._base_attrs(lr, wd)
         if state is None:
-            self._run("sgd_update", weight, [weight, grad],
-                      [lr, wd, self.rescale_grad, self._clip])
+            self._update_op("sgd_update", [weight, grad], attrs)
         else:
-            self._run("nag_mom_update", weight, [weight, grad, state],
-                      [lr, self.momentum, wd, self.rescale_grad, self._clip])
+            attrs["momentum"] = self.momentum
+            self._update_op("nag_mom_update", [weight, grad, state], attrs)
+
+    def _step_mp(self, index, weight, grad, master, state, lr, wd):
+        """A float16 weight: ``mp_sgd_update`` / ``mp_nag_mom_update``."""
+        attrs = self._base_attrs(lr, wd)
+        if state is None:
+            self._update_op("mp_sgd_update", [weight, grad, master], attrs)
+        else:
+            attrs["momentum"] = self.momentum
+            self._update_op("mp_nag_mom_update", [weight, grad, state, master], attrs)

@@ -1,7 +1,8 @@
 """The Optimizer base class, the optimizer registry, and what the optimizers
 share: per-parameter learning rates and weight decays, update counting,
 multi-precision (float16 weights with float32 master copies), kernel
-dispatch, and the plain-data form ``Trainer.save_states`` writes.
+the update ops they run, and the plain-data form ``Trainer.save_states``
+writes.
 
 An optimizer updates weights in place from gradients and its own state
 (MXNet 2.0's list form)::
@@ -10,8 +11,13 @@ An optimizer updates weights in place from gradients and its own state
     opt.update_multi_precision(indices, weights, grads, states)
 
 Each subclass defines ``create_state(index, weight)`` and
-``_step(index, weight, grad, state, lr, wd)``, which runs one fused kernel
-from ``nbdl.kernels.<cpu|cuda>.optimizer`` through ``self._run``.
+``_step(index, weight, grad, state, lr, wd)``, which runs one update op of
+the op table (``sgd_mom_update``, ``adam_update``, ...; ``nbdl/ops/optimizer.py``)
+through ``self._update_op`` (``nbdl.ndarray.invoke``), with ``out=weight``.
+A subclass may also define ``_step_mp(index, weight, grad, master, state,
+lr, wd)`` for float16 weights under ``multi_precision`` (SGD and NAG run
+MXNet's ``mp_*`` ops there); others update the float32 master copy with
+``_step`` and copy it back.
 """
 import math
 import numbers
@@ -20,10 +26,10 @@ import warnings
 import numpy as np
 
 from ..errors import NbdlError
+from ..ndarray.invoke import invoke as _invoke
 from ..ndarray.ndarray import NDArray
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
-_CPU_KERNELS = {}       # name -> the CPU kernel of nbdl.kernels.cpu.optimizer
 
 
 class OptimizerError(NbdlError, ValueError):
@@ -328,6 +334,11 @@ class Optimizer:
                                          f"but its state was not made by "
                                          f"create_state_multi_precision")
                 master, inner = state if self._master_first else state[::-1]
+                if direct and self._step_mp is not None:
+                    self._update_count(index)
+                    self._step_mp(index, weight, grad, master, inner, self._get_lr(index),
+                                  self._get_wd(index))
+                    continue
                 grad32 = _on_device(grad.asnumpy().astype(np.float32), grad.device)
                 if direct:
                     self._update_one(index, master, grad32, inner)
@@ -338,6 +349,9 @@ class Optimizer:
                 self._update_one(index, weight, grad, state)
             else:
                 self.update(index, weight, grad, state)
+
+    # (index, float16 weight, grad, float32 master, its state, lr, wd) -> None, or None
+    _step_mp = None
 
     def _step(self, index, weight, grad, state, lr, wd):
         raise OptimizerError(f"{type(self).__name__} does not define _step(index, weight, grad, "
@@ -369,26 +383,28 @@ class Optimizer:
                                      f"{np.dtype(a.dtype)}{tuple(a.shape)} on {a.device} but the "
                                      f"weight is {dt}{tuple(weight.shape)} on {weight.device}")
 
-    def _run(self, kernel, weight, arrays, scalars):
-        """Call ``kernel`` of the weight's device on flat views of ``arrays``
-        with ``scalars`` converted to the weight's dtype."""
-        data = weight._data
-        if data.size == 0:
-            return None
-        dt = data.dtype.type
-        args = [dt(s) for s in scalars]
-        dev = weight._device
-        if dev.device_type == "cpu":
-            fn = _CPU_KERNELS.get(kernel)
-            if fn is None:
-                from ..kernels.cpu import optimizer as kernels
-                fn = _CPU_KERNELS[kernel] = getattr(kernels, kernel)
-            return fn(*[a._data.reshape(-1) for a in arrays], *args)
-        flat = [a._data.reshape(a.size) for a in arrays]
-        from numba import cuda
-        from ..kernels.cuda import optimizer as kernels
-        with cuda.gpus[dev.device_id]:
-            return getattr(kernels, kernel)(*flat, *args)
+    def _update_op(self, op, arrays, attrs):
+        """Run the update op ``op`` (``nbdl/ops/optimizer.py``) eagerly on
+        ``arrays`` (the weight first, then the gradient and the states, which
+        the op updates in place) with attributes ``attrs``, writing the new
+        weight into the weight (``out=weight``).  Returns the weight.
+
+        Parameters
+        ----------
+        op : str
+            The op's name (``'sgd_mom_update'``, ...).
+        arrays : list of NDArray
+            The op's inputs in its order.
+        attrs : dict
+            Its attributes; ``lr``/``wd`` and the other float ones are kernel
+            scalars, so new values each step reuse the prepared kernel.
+        """
+        return _invoke(op, arrays, attrs, out=arrays[0])
+
+    def _base_attrs(self, lr, wd):
+        """``{lr, wd, rescale_grad, clip_gradient}`` as the update ops name them."""
+        return {"lr": lr, "wd": wd, "rescale_grad": self.rescale_grad,
+                "clip_gradient": self._clip}
 
     def _zeros(self, weight, n=1):
         """``n`` zero arrays like ``weight`` (one array, not a tuple, for n=1)."""
