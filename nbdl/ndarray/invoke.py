@@ -120,11 +120,40 @@ def invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
             result = _invoke(op, inputs, attrs, out, train, None)
             _remember(key, op, attrs, akey, inputs, shapes, dtypes, dev, train)
             return result
+        if attrs:       # a GPU call of an op with scalar attributes (an optimizer update)
+            name = op if type(op) is str else op.name
+            sa = _SCALAR_ATTRS.get(name)
+            if sa is None:
+                sa = _scalar_attrs_of(op)
+            if sa:
+                got = _device_data(inputs)
+                if got is not None:
+                    dev, data, shapes, dtypes = got
+                    train = _state.training if is_train is None else bool(is_train)
+                    return _invoke_scalars(op, name, sa, inputs, data, shapes, dtypes, dev,
+                                           attrs, out, train)
     return _invoke(op, inputs, attrs, out, is_train, device)
 
 
+def _device_data(inputs):
+    """``_cpu_data`` for inputs on one device of any kind, or None."""
+    try:
+        dev = inputs[0]._device
+        dkey = dev.key
+        data = []
+        for a in inputs:
+            if a._device.key != dkey:
+                return None
+            data.append(a._data)
+    except (AttributeError, IndexError, TypeError):
+        return None
+    return dev, data, tuple([tuple(d.shape) for d in data]), \
+        tuple([np.dtype(d.dtype) for d in data])
+
+
 _SCALAR_ATTRS = {}   # op name -> its OpDef.scalar_attrs (filled on first use)
-_scalar_fast = {}    # (op, static attrs, given scalar attrs, shapes, dtypes, train, req) -> run
+_scalar_fast = {}    # (op, static attrs, given scalar attrs, shapes, dtypes, train, req,
+                     #  device) -> run
 _NUMBER = (int, float)
 
 
@@ -147,7 +176,8 @@ def _invoke_scalars(op, name, sa, inputs, data, shapes, dtypes, dev, attrs, out,
     values in its scalar slots (no re-prepare, no cache growth).  ``out``
     may be an input the op pairs in place with that output (``out=weight``)
     or arrays sharing no memory with the inputs; anything else takes the
-    general path.  Calls are not taped (the updates have no gradient)."""
+    general path.  Calls are not taped (the updates have no gradient).  On
+    a GPU the same (``dev`` is the inputs' device)."""
     static = []
     given = []
     values = []
@@ -187,7 +217,7 @@ def _invoke_scalars(op, name, sa, inputs, data, shapes, dtypes, dev, attrs, out,
     skey = _attr_key(dict(static)) if static else ()
     if skey is None:
         return _invoke(op, inputs, attrs, out, train, None)
-    key = (name, skey, tuple(given), shapes, dtypes, train, req)
+    key = (name, skey, tuple(given), shapes, dtypes, train, req, dev.key)
     run = _scalar_fast.get(key)
     if run is None:
         run = _make_scalar_run(op, attrs, sa, given, data, shapes, dtypes, dev, train, req,
@@ -237,7 +267,7 @@ def _make_scalar_run(op, attrs, sa, given, data, shapes, dtypes, dev, train, req
         for od, s, d in zip(out_data, entry.out_shapes, entry.out_dtypes):
             if od.shape != tuple(s) or od.dtype != d:
                 return None
-    return scalar_runner(entry, len(shapes), sa, given)
+    return scalar_runner(entry, len(shapes), sa, given, dev)
 
 
 def scalar_op(name, x, v):

@@ -20,7 +20,7 @@ arrays; ``kernels/cpu/_half.py``) and update the float32 master copy.
 import numpy as np
 from numba import njit
 
-from ...ops.registry import REQ_NULL, Launch
+from ...ops.registry import REQ_INPLACE, REQ_NULL, Launch
 from ..shared import optimizer as _steps
 from ..shared.optimizer import (MULTI, flat_views, multi_scalars, multi_tensor_scalars,
                                 update_scalars)
@@ -69,8 +69,9 @@ def sgd_mom_update(w, g, mom, out, req, lr, momentum, wd, rescale, clip):
 
 @njit(cache=True)
 def nag_mom_update(w, g, mom, out, req, lr, momentum, wd, rescale, clip):
+    inplace = req == REQ_INPLACE
     for i in range(w.size):
-        a, mom[i] = nag_mom_step(w[i], g[i], mom[i], lr, momentum, wd, rescale, clip)
+        a, mom[i] = nag_mom_step(w[i], g[i], mom[i], lr, momentum, wd, rescale, clip, inplace)
         if req != REQ_NULL:
             out[i] = a
 
@@ -96,7 +97,7 @@ def mp_sgd_mom_update(w, g, mom, w32, out, req, lr, momentum, wd, rescale, clip)
 def mp_nag_mom_update(w, g, mom, w32, out, req, lr, momentum, wd, rescale, clip):
     for i in range(w32.size):
         w32[i], mom[i] = nag_mom_step(w32[i], h2f(g[i]), mom[i], lr, momentum, wd, rescale,
-                                      clip)
+                                      clip, True)
         if req != REQ_NULL:
             out[i] = f2h(w32[i])
 

@@ -12,7 +12,7 @@ from the float32 master copy.
 import numpy as np
 from numba import cuda, float32
 
-from ...ops.registry import REQ_NULL, Launch
+from ...ops.registry import REQ_INPLACE, REQ_NULL, Launch
 from ..shared import optimizer as _steps
 from ..shared.optimizer import (MULTI, flat_views, multi_scalars, multi_tensor_scalars,
                                 update_scalars)
@@ -66,7 +66,7 @@ def sgd_mom_update(w, g, mom, out, req, lr, momentum, wd, rescale, clip):
 @cuda.jit
 def nag_mom_update(w, g, mom, out, req, lr, momentum, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b = _nag_mom(w[i], g[i], mom[i], lr, momentum, wd, rescale, clip)
+        a, b = _nag_mom(w[i], g[i], mom[i], lr, momentum, wd, rescale, clip, req == REQ_INPLACE)
         mom[i] = b
         if req != REQ_NULL:
             out[i] = a
@@ -94,7 +94,7 @@ def mp_sgd_mom_update(w, g, mom, w32, out, req, lr, momentum, wd, rescale, clip)
 @cuda.jit
 def mp_nag_mom_update(w, g, mom, w32, out, req, lr, momentum, wd, rescale, clip):
     for i in range(cuda.grid(1), w32.size, cuda.gridsize(1)):
-        a, b = _nag_mom(w32[i], float32(g[i]), mom[i], lr, momentum, wd, rescale, clip)
+        a, b = _nag_mom(w32[i], float32(g[i]), mom[i], lr, momentum, wd, rescale, clip, True)
         w32[i] = a
         mom[i] = b
         if req != REQ_NULL:

@@ -26,14 +26,17 @@ def sgd_mom_step(w, g, mom, lr, momentum, wd, rescale, clip):
     return w + mom, mom
 
 
-def nag_mom_step(w, g, mom, lr, momentum, wd, rescale, clip):
+def nag_mom_step(w, g, mom, lr, momentum, wd, rescale, clip, decay_new):
     # MXNet 1.x's nag_mom_update: the momentum holds lr-scaled steps, and its
-    # weight-decay term reads the weight after this update
+    # weight-decay term reads the weight array after the output was written:
+    # the new weight when the update is in place (out=weight, and always in
+    # the mp_ form, which updates weight32), the old one otherwise (decay_new)
     x = rescale * g
     if clip >= 0:
         x = min(max(x, -clip), clip)
     w_new = w + momentum * momentum * mom - (np.float32(1.0) + momentum) * lr * (x + wd * w)
-    return w_new, momentum * mom - lr * (x + wd * w_new)
+    w_decay = w_new if decay_new else w
+    return w_new, momentum * mom - lr * (x + wd * w_decay)
 
 
 def adam_step(w, g, mean, var, lr, beta1, beta2, epsilon, wd, rescale, clip):
