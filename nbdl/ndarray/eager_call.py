@@ -4,7 +4,7 @@ temps, and on the CPU ``Signature``, whose ``run`` closure allocates the
 outputs and calls the kernel with every view and scalar worked out."""
 import numpy as np
 
-from .storage import _prod, _scope
+from .storage import _prod
 
 _empty = np.empty
 
@@ -123,47 +123,3 @@ def _run_given(sig, data, given):
         launch = entry.launch
         launch.fn(*arrays, *launch.scalars)
     return out
-
-
-def scalar_runner(entry, n_in, scalar_attrs, given, device):
-    """``run(data, out_data, values)`` for an op with ``scalar_attrs``: the
-    prepared launch of ``entry`` with the values of the attributes named in
-    ``given`` (a subset of ``scalar_attrs``, in call order) put into their
-    slots among the launch's last scalars, each converted to the type of the
-    value it replaces (``np.float32(lr)``).  ``out_data`` is None (new
-    outputs) or an array per output.  Returns the output arrays.  On a GPU
-    ``device`` allocates the outputs and the kernel runs in its context."""
-    launch = entry.launch
-    fn = launch.fn
-    base = list(launch.scalars)
-    first = len(base) - len(scalar_attrs)
-    slots = [first + scalar_attrs.index(k) for k in given]
-    kinds = [type(base[p]) for p in slots]
-    outs = list(zip(entry.out_shapes, entry.out_dtypes))
-    temps = entry.temps
-    views = launch.views
-    nothing = entry.nothing_to_do
-    cpu = device.device_type == "cpu"
-    empty = _empty if cpu else device.empty
-
-    def run(data, out_data, values):
-        if out_data is None:
-            out_data = [empty(s, d) for s, d in outs]
-        if nothing:
-            return out_data
-        sc = base[:]
-        for p, t, v in zip(slots, kinds, values):
-            sc[p] = t(v)
-        arrays = [*data, *out_data]
-        if temps:
-            arrays += [empty(s, d) for s, d in temps]
-        if views is not None:
-            arrays = [a if v is None or tuple(a.shape) == v else a.reshape(v)
-                      for a, v in zip(arrays, views)]
-        if cpu:
-            fn(*arrays, *sc)
-        else:
-            with _scope(device):
-                fn(*arrays, *sc)
-        return out_data
-    return run

@@ -28,7 +28,8 @@ from ..device import as_device
 from ..errors import DeviceError, DTypeError, GraphError, ShapeError
 from ..executor.interpret import view_args
 from ..ops.registry import REQ_INPLACE, REQ_WRITE, Call, get_op, shapes_str
-from .eager_call import EagerCall, Signature, _run_given, scalar_runner
+from . import invoke_scalars as _scalars
+from .eager_call import EagerCall, Signature, _run_given
 from .ndarray import NDArray
 from .storage import _overlaps, _same_buffer, _scope
 
@@ -90,12 +91,12 @@ def invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
             train = state.training if is_train is None else bool(is_train)
             name = op if type(op) is str else op.name
             if attrs:
-                sa = _SCALAR_ATTRS.get(name)
+                sa = _scalars.SCALAR_ATTRS.get(name)
                 if sa is None:
-                    sa = _scalar_attrs_of(op)
+                    sa = _scalars.scalar_attrs_of(op)
                 if sa:
-                    return _invoke_scalars(op, name, sa, inputs, data, shapes, dtypes, dev,
-                                           attrs, out, train)
+                    return _scalars.invoke_scalars(op, name, sa, inputs, data, shapes, dtypes,
+                                                   dev, attrs, out, train)
             akey = _attr_key(attrs) if attrs else ()
             if akey is None:
                 return _invoke(op, inputs, attrs, out, train, None)
@@ -122,152 +123,17 @@ def invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
             return result
         if attrs:       # a GPU call of an op with scalar attributes (an optimizer update)
             name = op if type(op) is str else op.name
-            sa = _SCALAR_ATTRS.get(name)
+            sa = _scalars.SCALAR_ATTRS.get(name)
             if sa is None:
-                sa = _scalar_attrs_of(op)
+                sa = _scalars.scalar_attrs_of(op)
             if sa:
-                got = _device_data(inputs)
+                got = _scalars.device_data(inputs)
                 if got is not None:
                     dev, data, shapes, dtypes = got
                     train = _state.training if is_train is None else bool(is_train)
-                    return _invoke_scalars(op, name, sa, inputs, data, shapes, dtypes, dev,
-                                           attrs, out, train)
+                    return _scalars.invoke_scalars(op, name, sa, inputs, data, shapes, dtypes,
+                                                   dev, attrs, out, train)
     return _invoke(op, inputs, attrs, out, is_train, device)
-
-
-def _device_data(inputs):
-    """``_cpu_data`` for inputs on one device of any kind, or None."""
-    try:
-        dev = inputs[0]._device
-        dkey = dev.key
-        data = []
-        for a in inputs:
-            if a._device.key != dkey:
-                return None
-            data.append(a._data)
-    except (AttributeError, IndexError, TypeError):
-        return None
-    return dev, data, tuple([tuple(d.shape) for d in data]), \
-        tuple([np.dtype(d.dtype) for d in data])
-
-
-_SCALAR_ATTRS = {}   # op name -> its OpDef.scalar_attrs (filled on first use)
-_scalar_fast = {}    # (op, static attrs, given scalar attrs, shapes, dtypes, train, req,
-                     #  device) -> run
-_NUMBER = (int, float)
-
-
-def _scalar_attrs_of(op):
-    try:
-        opdef = get_op(op) if type(op) is str else op
-    except Exception:           # an unknown name: the general path reports it
-        return ()
-    sa = tuple(opdef.scalar_attrs)
-    _SCALAR_ATTRS[opdef.name] = sa
-    if type(op) is str:
-        _SCALAR_ATTRS[op] = sa
-    return sa
-
-
-def _invoke_scalars(op, name, sa, inputs, data, shapes, dtypes, dev, attrs, out, train):
-    """``invoke`` of an op with ``scalar_attrs`` (the optimizer updates) on
-    the CPU: the cache key leaves their values out, so a call with another
-    learning rate runs the kernel prepared for the first one with the new
-    values in its scalar slots (no re-prepare, no cache growth).  ``out``
-    may be an input the op pairs in place with that output (``out=weight``)
-    or arrays sharing no memory with the inputs; anything else takes the
-    general path.  Calls are not taped (the updates have no gradient).  On
-    a GPU the same (``dev`` is the inputs' device)."""
-    static = []
-    given = []
-    values = []
-    for k, v in attrs.items():
-        if k in sa:
-            t = type(v)
-            if t is float or t is int or t is bool:
-                pass
-            elif t is tuple or t is list:
-                if not all(type(x) in _NUMBER for x in v):
-                    return _invoke(op, inputs, attrs, out, train, None)
-                v = tuple(float(x) for x in v)
-            else:
-                return _invoke(op, inputs, attrs, out, train, None)
-            given.append(k)
-            values.append(v)
-        else:
-            static.append((k, v))
-    req = None
-    out_data = None
-    if out is not None:
-        outs = [out] if isinstance(out, NDArray) else list(out)
-        req, out_data = [], []
-        for o in outs:
-            od = getattr(o, "_data", None)
-            if od is None or o._device.key != dev.key:
-                return _invoke(op, inputs, attrs, out, train, None)
-            same = [i for i, a in enumerate(data) if a is od]
-            if same:
-                req.append((same[0], len(out_data)))
-            elif any(_overlaps(a, od) for a in data):
-                return _invoke(op, inputs, attrs, out, train, None)
-            else:
-                req.append(None)
-            out_data.append(od)
-        req = tuple(req)
-    skey = _attr_key(dict(static)) if static else ()
-    if skey is None:
-        return _invoke(op, inputs, attrs, out, train, None)
-    key = (name, skey, tuple(given), shapes, dtypes, train, req, dev.key)
-    run = _scalar_fast.get(key)
-    if run is None:
-        run = _make_scalar_run(op, attrs, sa, given, data, shapes, dtypes, dev, train, req,
-                               out_data)
-        if run is None:
-            return _invoke(op, inputs, attrs, out, train, None)
-        if len(_scalar_fast) >= FAST_SIZE:
-            _scalar_fast.clear()
-        _scalar_fast[key] = run
-    result = run(data, out_data, values)
-    if out is not None:
-        return out
-    every = []
-    for d in result:
-        r = _new(NDArray)
-        r._data = d
-        r._device = dev
-        every.append(r)
-    return every[0] if len(every) == 1 else every
-
-
-def _make_scalar_run(op, attrs, sa, given, data, shapes, dtypes, dev, train, req, out_data):
-    """The closure ``run(data, out_data, values)`` for one key of
-    ``_invoke_scalars``, or None when ``out_data`` does not fit the outputs
-    or an input pairing does not hold (the general path then decides)."""
-    opdef = get_op(op) if type(op) is str else op
-    raw = _raw(opdef, attrs, data)
-    codes = None
-    if req is not None:
-        pairs = None
-        codes = []
-        for o, r in enumerate(req):
-            if r is None:
-                codes.append(REQ_WRITE)
-                continue
-            if pairs is None:
-                parsed, _ = opdef.parse_attrs(raw)
-                pairs = set(opdef.inplace(parsed)) if opdef.inplace else set()
-            if r not in pairs:
-                return None
-            codes.append(REQ_INPLACE)
-        codes = tuple(codes)
-    entry = prepare(opdef, raw, shapes, dtypes, dev, codes, train)
-    if out_data is not None:
-        if len(out_data) != entry.n_visible or len(out_data) != len(entry.out_shapes):
-            return None
-        for od, s, d in zip(out_data, entry.out_shapes, entry.out_dtypes):
-            if od.shape != tuple(s) or od.dtype != d:
-                return None
-    return scalar_runner(entry, len(shapes), sa, given, dev)
 
 
 def scalar_op(name, x, v):
@@ -531,7 +397,7 @@ def clear_cache():
     with _lock:
         _cache.clear()
         _fast.clear()
-        _scalar_fast.clear()
+        _scalars.clear()
 
 
 def cache_info():

@@ -110,12 +110,12 @@ class OpDef:
     supports_add: bool = False            # kernels honour REQ_ADD
     train_aware: bool = False             # output depends on is_train (Dropout, BatchNorm)
     mutates_aux: bool = False             # writes its aux inputs (BatchNorm moving stats)
-    mutates: Any = ()                     # indices of inputs the kernel writes in place
-                                          # (optimizer states; tuple or f(attrs)); a bound
-                                          # graph must feed them from variables
-    scalar_attrs: tuple = ()              # attributes that reach the kernel only as the last
-                                          # scalars of its Launch, in this order: an eager
-                                          # call's cache ignores their values (docs/ops.md)
+    # indices of inputs the kernel writes in place (optimizer states; tuple or
+    # f(attrs)); a bound graph must feed them from variables
+    mutates: Any = ()
+    # attributes that reach the kernel only as the last scalars of its Launch,
+    # in this order: an eager call's cache ignores their values (docs/ops.md)
+    scalar_attrs: tuple = ()
     loss_output: bool = False             # backward ignores the head gradient (SoftmaxOutput)
     key_var_num_args: str = None          # attribute holding the number of variadic inputs
     shape_inputs: Any = ()                # inputs whose shape, not data, the kernel uses

@@ -9,6 +9,7 @@ import nbdl
 from nbdl.device import cpu, gpu
 from nbdl.errors import DTypeError, GraphError, ShapeError
 from nbdl.ndarray import invoke as _inv
+from nbdl.ndarray import invoke_scalars as _scal
 from nbdl.testing import check_consistency
 
 nd = nbdl.nd
@@ -187,8 +188,8 @@ CASES = {
     "ftrl_update": (ref_ftrl, 2, _pos, dict(lr=0.1, lamda1=0.01, beta=1.0, wd=0.01)),
     "rmsprop_update": (ref_rmsprop, 1, _pos, dict(lr=0.01, gamma1=0.9, wd=0.01,
                                                   clip_weights=0.9)),
-    "rmspropalex_update": (ref_rmspropalex, 3, [_big, None, None], dict(lr=0.01, gamma1=0.9, gamma2=0.8,
-                                                          epsilon=1e-3)),
+    "rmspropalex_update": (ref_rmspropalex, 3, [_big, None, None],
+                           dict(lr=0.01, gamma1=0.9, gamma2=0.8, epsilon=1e-3)),
     "lamb_update_phase1": (ref_lamb1, 2, _pos, dict(t=2, wd=0.01, clip_gradient=0.5)),
     "_nbdl_adagrad_update": (ref_adagrad, 1, _pos, dict(lr=0.1, wd=0.01)),
     "_nbdl_adadelta_update": (ref_adadelta, 2, _pos, dict(rho=0.8, wd=0.01)),
@@ -398,7 +399,7 @@ def test_a_changing_learning_rate_reuses_the_prepared_kernel():
     nd.sgd_mom_update(w, g, m, lr=0.5, momentum=0.5, out=w)
     n_sig = len(kernels.sgd_mom_update.signatures)
     size = _inv.cache_info()["size"]
-    fast = len(_inv._scalar_fast)
+    fast = len(_scal._scalar_fast)
     ref_w, ref_m = np.ones(5), np.zeros(5)
     ref_w, ref_m = ref_sgd_mom(ref_w, np.ones(5), ref_m, 0.5, 0.5)
     for k in range(1, 60):
@@ -409,7 +410,7 @@ def test_a_changing_learning_rate_reuses_the_prepared_kernel():
     np.testing.assert_allclose(m.asnumpy(), ref_m, rtol=1e-5)
     assert len(kernels.sgd_mom_update.signatures) == n_sig
     assert _inv.cache_info()["size"] == size
-    assert len(_inv._scalar_fast) == fast
+    assert len(_scal._scalar_fast) == fast
 
 
 # -- bound graphs: the states are variables written in place ----------------------
