@@ -32,6 +32,7 @@ class Adam(Optimizer):
         t = self._index_update_count[index]
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
         mean, var = state
-        attrs = self._base_attrs(lr, wd)
-        attrs.update(beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
-        self._update_op("adam_update", [weight, grad, mean, var], attrs)
+        self._update_op("adam_update", [weight, grad, mean, var],
+                        {"lr": lr, "beta1": self.beta1, "beta2": self.beta2,
+                         "epsilon": self.epsilon, "wd": wd, "rescale_grad": self.rescale_grad,
+                         "clip_gradient": self._clip})

@@ -27,9 +27,12 @@ import numpy as np
 
 from ..errors import NbdlError
 from ..ndarray.invoke import invoke as _invoke
+from ..ndarray.invoke_scalars import prepared as _prepared
 from ..ndarray.ndarray import NDArray
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+# how many prepared update calls an optimizer keeps (Optimizer._update_op)
+_PREPARED_MAX = 4096
 
 
 class OptimizerError(NbdlError, ValueError):
@@ -174,6 +177,9 @@ class Optimizer:
         self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
         self.set_lr_mult({})
         self.set_wd_mult({})
+        # (op, id(weight)) -> (call, data, attribute names): each parameter's
+        # prepared update call (_update_op), checked against the arrays it holds
+        self._prepared_calls = {}
 
     # -- learning rate ------------------------------------------------------
     @property
@@ -398,8 +404,34 @@ class Optimizer:
         attrs : dict
             Its attributes; ``lr``/``wd`` and the other float ones are kernel
             scalars, so new values each step reuse the prepared kernel.
+
+        The call is ``invoke(op, arrays, attrs, out=weight)``; on repeated
+        calls with the same arrays it skips ``invoke``'s lookups and runs the
+        prepared call (``invoke_scalars.prepared``) with the new values.
         """
-        return _invoke(op, arrays, attrs, out=arrays[0])
+        weight = arrays[0]
+        key = (op, id(weight))
+        prepared = self._prepared_calls
+        got = prepared.get(key)
+        if got is not None:
+            call, data, names = got
+            # the prepared call holds the arrays it was made for: reuse it while the
+            # parameter's arrays and the attribute names are the same
+            if len(data) == len(arrays) and names == tuple(attrs):
+                for a, d in zip(arrays, data):
+                    if a._data is not d:
+                        break
+                else:
+                    call(attrs.values())
+                    return weight
+        got = _prepared(op, arrays, attrs, weight)
+        if got is None:
+            return _invoke(op, arrays, attrs, out=weight)
+        if len(prepared) >= _PREPARED_MAX:
+            prepared.clear()
+        prepared[key] = got + (tuple(attrs),)
+        got[0](attrs.values())
+        return weight
 
     def _base_attrs(self, lr, wd):
         """``{lr, wd, rescale_grad, clip_gradient}`` as the update ops name them."""
@@ -420,6 +452,12 @@ class Optimizer:
     def _set_extra_state(self, extra):
         if extra:
             raise OptimizerError(f"{type(self).__name__} keeps no extra state, got {sorted(extra)}")
+
+    def __getstate__(self):
+        # the prepared calls hold kernels and arrays: a copy prepares its own
+        state = dict(self.__dict__)
+        state["_prepared_calls"] = {}
+        return state
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in _hyper_args(self).items())

@@ -27,12 +27,13 @@ class SGD(Optimizer):
         return self._zeros(weight) if self.momentum != 0.0 else None
 
     def _step(self, index, weight, grad, state, lr, wd):
-        attrs = self._base_attrs(lr, wd)
         if state is None:
-            self._update_op("sgd_update", [weight, grad], attrs)
+            self._update_op("sgd_update", [weight, grad], self._base_attrs(lr, wd))
         else:
-            attrs["momentum"] = self.momentum
-            self._update_op("sgd_mom_update", [weight, grad, state], attrs)
+            # in the op's attribute order (the prepared call then fills its scalars at once)
+            self._update_op("sgd_mom_update", [weight, grad, state],
+                            {"lr": lr, "momentum": self.momentum, "wd": wd,
+                             "rescale_grad": self.rescale_grad, "clip_gradient": self._clip})
 
     def _step_mp(self, index, weight, grad, master, state, lr, wd):
         """A float16 weight: MXNet's ``mp_sgd_update`` / ``mp_sgd_mom_update``
