@@ -180,6 +180,8 @@ class Optimizer:
         # (op, id(weight)) -> (call, data, attribute names): each parameter's
         # prepared update call (_update_op), checked against the arrays it holds
         self._prepared_calls = {}
+        # index -> (weight, its data, grad, its data, state) last checked (_update_one)
+        self._checked = {}
 
     # -- learning rate ------------------------------------------------------
     @property
@@ -314,7 +316,15 @@ class Optimizer:
             self._update_one(index, weight, grad, state)
 
     def _update_one(self, index, weight, grad, state):
-        self._check_arrays(index, weight, grad, state)
+        # the arrays are checked when they change (the update op's own shape and
+        # dtype rules stand behind every call); the same ones again pass
+        seen = self._checked.get(index)
+        if seen is None or seen[0] is not weight or seen[1] is not weight._data \
+                or seen[2] is not grad or seen[3] is not grad._data or seen[4] is not state:
+            self._check_arrays(index, weight, grad, state)
+            if len(self._checked) >= _PREPARED_MAX:
+                self._checked.clear()
+            self._checked[index] = (weight, weight._data, grad, grad._data, state)
         self._update_count(index)
         self._step(index, weight, grad, state, self._get_lr(index), self._get_wd(index))
 
@@ -457,6 +467,7 @@ class Optimizer:
         # the prepared calls hold kernels and arrays: a copy prepares its own
         state = dict(self.__dict__)
         state["_prepared_calls"] = {}
+        state["_checked"] = {}
         return state
 
     def __repr__(self):
