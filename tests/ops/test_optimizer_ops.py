@@ -480,3 +480,32 @@ def test_check_consistency_of_a_bound_update():
            "mean": rng.uniform(-1, 1, (N,)).astype(np.float32),
            "var": rng.uniform(0.1, 1, (N,)).astype(np.float32)}
     check_consistency(out, loc, grad=False)
+
+
+def test_optimizer_reprepares_when_a_state_array_is_replaced():
+    o = nbdl.optimizer.SGD(learning_rate=0.1, momentum=0.9)
+    w, g = nd.ones((4,)), nd.ones((4,))
+    mom = o.create_state(0, w)
+    for _ in range(2):
+        o.update(0, w, g, mom)
+    fresh = nd.zeros((4,))              # e.g. states loaded from a file
+    before = w.asnumpy().astype(np.float64)
+    o.update(0, w, g, fresh)
+    want_w, want_m = ref_sgd_mom(before, np.ones(4), np.zeros(4), 0.1, 0.9)
+    np.testing.assert_allclose(w.asnumpy(), want_w, rtol=1e-6)
+    np.testing.assert_allclose(fresh.asnumpy(), want_m, rtol=1e-6)
+    with pytest.raises(nbdl.optimizer.OptimizerError, match="parameter 0: the state"):
+        o.update(0, w, g, nd.zeros((3,)))
+
+
+def test_optimizer_on_the_gpu_matches_the_cpu():
+    res = []
+    for dev in (cpu(), gpu()):
+        o = nbdl.optimizer.Adam(learning_rate=0.1, wd=0.01)
+        w = nd.array(np.linspace(-1, 1, 5), ctx=dev)
+        g = nd.array(np.linspace(0.5, -0.5, 5), ctx=dev)
+        st = o.create_state(0, w)
+        for _ in range(3):
+            o.update(0, w, g, st)
+        res.append(w.asnumpy())
+    np.testing.assert_allclose(res[1], res[0], rtol=1e-6)
