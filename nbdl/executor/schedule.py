@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import GraphError
 from ..ops.ir import make_node
 from ..ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call
 from ..planner import PlanRequest, Step, plan as make_plan
@@ -114,6 +115,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
 
     steps, nbytes, names, req, temps, calls = [], {}, {}, {}, {}, {}
     for node in nodes:
+        _check_mutated(node, ids, ext)
         outs = node.outputs()
         reqs = []
         for e in outs:
@@ -187,6 +189,25 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         else:
             sched.backward.append(_prepare(node, call, aids, arrs, True))
     return sched
+
+
+def _check_mutated(node, ids, ext):
+    """An input the op writes in place (``OpDef.mutates``: optimizer states)
+    must be a variable bound to an array: the write then lands in that array
+    (as MXNet's FMutateInputs), and no planned entry, whose bytes the planner
+    may hand to another entry after its last read, is written behind the
+    planner's back."""
+    op = node.op
+    if not op.mutates:
+        return
+    names = op.list_inputs(node.attrs) + op.list_aux(node.attrs)
+    for k in op.list_mutates(node.attrs):
+        e = node.inputs[k]
+        if ids.get(e) not in ext:
+            src = e.node.name
+            raise GraphError(f"{op.name} (node {node.name!r}): input {names[k]!r} is updated in "
+                             f"place, so it must be a variable bound to an array; here it is "
+                             f"computed by {src!r}")
 
 
 def _prepare(node, call, aids, arrays, is_train):

@@ -28,6 +28,7 @@ from ..device import as_device
 from ..errors import DeviceError, DTypeError, GraphError, ShapeError
 from ..executor.interpret import view_args
 from ..ops.registry import REQ_INPLACE, REQ_WRITE, Call, get_op, shapes_str
+from . import invoke_scalars as _scalars
 from .eager_call import EagerCall, Signature, _run_given
 from .ndarray import NDArray
 from .storage import _overlaps, _same_buffer, _scope
@@ -88,10 +89,17 @@ def invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
             dev, data, shapes, dtypes = got
             state = _state
             train = state.training if is_train is None else bool(is_train)
+            name = op if type(op) is str else op.name
+            if attrs:
+                sa = _scalars.SCALAR_ATTRS.get(name)
+                if sa is None:
+                    sa = _scalars.scalar_attrs_of(op)
+                if sa:
+                    return _scalars.invoke_scalars(op, name, sa, inputs, data, shapes, dtypes,
+                                                   dev, attrs, out, train)
             akey = _attr_key(attrs) if attrs else ()
             if akey is None:
                 return _invoke(op, inputs, attrs, out, train, None)
-            name = op if type(op) is str else op.name
             key = (name, akey, shapes, dtypes, train)
             sig = _fast.get(key)
             if sig is not None and (type(op) is str or sig.op is op):
@@ -113,6 +121,18 @@ def invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
             result = _invoke(op, inputs, attrs, out, train, None)
             _remember(key, op, attrs, akey, inputs, shapes, dtypes, dev, train)
             return result
+        if attrs:       # a GPU call of an op with scalar attributes (an optimizer update)
+            name = op if type(op) is str else op.name
+            sa = _scalars.SCALAR_ATTRS.get(name)
+            if sa is None:
+                sa = _scalars.scalar_attrs_of(op)
+            if sa:
+                got = _scalars.device_data(inputs)
+                if got is not None:
+                    dev, data, shapes, dtypes = got
+                    train = _state.training if is_train is None else bool(is_train)
+                    return _scalars.invoke_scalars(op, name, sa, inputs, data, shapes, dtypes,
+                                                   dev, attrs, out, train)
     return _invoke(op, inputs, attrs, out, is_train, device)
 
 
@@ -377,6 +397,7 @@ def clear_cache():
     with _lock:
         _cache.clear()
         _fast.clear()
+        _scalars.clear()
 
 
 def cache_info():

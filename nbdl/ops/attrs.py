@@ -82,18 +82,38 @@ def _parse_tuple(v):
     return tuple(out)
 
 
+def _parse_floats(v):
+    """``(0.1, 0.2)``, ``[0.1]``, ``0.1`` or ``()`` -> tuple of floats."""
+    if isinstance(v, (tuple, list)):
+        items = v
+    elif isinstance(v, (int, float)) and not isinstance(v, bool):
+        items = (v,)
+    else:
+        s = str(v).strip()
+        if s in ("", "()", "[]"):
+            return ()
+        try:
+            val = ast.literal_eval(s)
+        except (ValueError, SyntaxError):
+            raise ValueError(f"not a tuple of numbers: {v!r}") from None
+        items = val if isinstance(val, (tuple, list)) else (val,)
+    return tuple(_parse_float(x) for x in items)
+
+
 def _parse_str(v):
     return str(v)
 
 
 _PARSERS = {"bool": _parse_bool, "int": _parse_int, "float": _parse_float,
-            "tuple": _parse_tuple, "shape": _parse_tuple, "str": _parse_str}
+            "tuple": _parse_tuple, "shape": _parse_tuple, "floats": _parse_floats,
+            "str": _parse_str}
 
 
 class Attr:
     """One attribute of an op's schema.
 
-    ``kind`` is ``int``, ``float``, ``bool``, ``str``, ``tuple`` (of ints);
+    ``kind`` is ``int``, ``float``, ``bool``, ``str``, ``tuple`` (of ints),
+    ``floats`` (a tuple of floats: ``multi_sgd_update``'s ``lrs``);
     ``optional=True`` also accepts ``None``/``"None"``; ``choices`` limits a
     ``str`` attribute."""
 

@@ -110,6 +110,12 @@ class OpDef:
     supports_add: bool = False            # kernels honour REQ_ADD
     train_aware: bool = False             # output depends on is_train (Dropout, BatchNorm)
     mutates_aux: bool = False             # writes its aux inputs (BatchNorm moving stats)
+    # indices of inputs the kernel writes in place (optimizer states; tuple or
+    # f(attrs)); a bound graph must feed them from variables
+    mutates: Any = ()
+    # attributes that reach the kernel only as the last scalars of its Launch,
+    # in this order: an eager call's cache ignores their values (docs/ops.md)
+    scalar_attrs: tuple = ()
     loss_output: bool = False             # backward ignores the head gradient (SoftmaxOutput)
     key_var_num_args: str = None          # attribute holding the number of variadic inputs
     shape_inputs: Any = ()                # inputs whose shape, not data, the kernel uses
@@ -149,6 +155,10 @@ class OpDef:
             return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
         names = names(attrs) if callable(names) else names
         return list(names)
+
+    def list_mutates(self, attrs):
+        v = self.mutates
+        return tuple(v(attrs) if callable(v) else v)
 
     def list_shape_inputs(self, attrs):
         v = self.shape_inputs

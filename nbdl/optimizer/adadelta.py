@@ -35,5 +35,6 @@ class AdaDelta(Optimizer):
 
     def _step(self, index, weight, grad, state, lr, wd):
         acc_g, acc_delta = state
-        self._run("adadelta_update", weight, [weight, grad, acc_g, acc_delta],
-                  [self.rho, self.epsilon, wd, self.rescale_grad, self._clip])
+        self._update_op("_nbdl_adadelta_update", [weight, grad, acc_g, acc_delta],
+                        {"rho": self.rho, "epsilon": self.epsilon, "wd": wd,
+                         "rescale_grad": self.rescale_grad, "clip_gradient": self._clip})

@@ -23,5 +23,5 @@ class AdaGrad(Optimizer):
         return self._zeros(weight)
 
     def _step(self, index, weight, grad, state, lr, wd):
-        self._run("adagrad_update", weight, [weight, grad, state],
-                  [lr, self.epsilon, wd, self.rescale_grad, self._clip])
+        self._update_op("_nbdl_adagrad_update", [weight, grad, state],
+                        dict(self._base_attrs(lr, wd), epsilon=self.epsilon))

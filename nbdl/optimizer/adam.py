@@ -32,5 +32,7 @@ class Adam(Optimizer):
         t = self._index_update_count[index]
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
         mean, var = state
-        self._run("adam_update", weight, [weight, grad, mean, var],
-                  [lr, self.beta1, self.beta2, self.epsilon, wd, self.rescale_grad, self._clip])
+        self._update_op("adam_update", [weight, grad, mean, var],
+                        {"lr": lr, "beta1": self.beta1, "beta2": self.beta2,
+                         "epsilon": self.epsilon, "wd": wd, "rescale_grad": self.rescale_grad,
+                         "clip_gradient": self._clip})

@@ -24,5 +24,5 @@ class Adamax(Optimizer):
         t = self._index_update_count[index]
         lr /= 1.0 - self.beta1 ** t
         m, u = state
-        self._run("adamax_update", weight, [weight, grad, m, u],
-                  [lr, self.beta1, self.beta2, wd, self.rescale_grad, self._clip])
+        self._update_op("_nbdl_adamax_update", [weight, grad, m, u],
+                        dict(self._base_attrs(lr, wd), beta1=self.beta1, beta2=self.beta2))

@@ -1,7 +1,9 @@
 """AdamW: Adam with decoupled weight decay (MXNet's ``adamw_update``)."""
 import math
 
-from .optimizer import Optimizer, check_number, register
+import numpy as np
+
+from .optimizer import Optimizer, _on_device, check_number, register
 
 
 @register
@@ -12,7 +14,7 @@ class AdamW(Optimizer):
     ``correct_bias`` is false):
     ``w -= eta * (mean / (sqrt(var) + epsilon) + wd * w)``.
 
-    This is MXNet 2.0's AdamW, which calls the fused ``adamw_update`` kernel
+    This is MXNet 2.0's AdamW, which calls the ``_adamw_update`` op
     (``w -= eta * (lr_k * mean / (sqrt(var) + epsilon) + wd * w)``) with
     ``lr_k = 1`` and the scheduled rate as ``eta``."""
 
@@ -35,6 +37,18 @@ class AdamW(Optimizer):
             t = self._index_update_count[index]
             lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
         mean, var = state
-        self._run("adamw_update", weight, [weight, grad, mean, var],
-                  [1.0, lr, self.beta1, self.beta2, self.epsilon, wd, self.rescale_grad,
-                   self._clip])
+        self._update_op("_adamw_update", [weight, grad, mean, var, self._rescale_array(weight)],
+                        {"lr": 1.0, "eta": lr, "wd": wd, "beta1": self.beta1,
+                         "beta2": self.beta2, "epsilon": self.epsilon,
+                         "clip_gradient": self._clip})
+
+    def _rescale_array(self, weight):
+        """``rescale_grad`` as the 1-element array ``_adamw_update`` takes
+        (one per device and dtype, rewritten when the factor changes)."""
+        key = (weight.device, weight.dtype)
+        cache = self.__dict__.setdefault("_rescale_arrays", {})
+        got = cache.get(key)
+        if got is None or got[0] != self.rescale_grad:
+            arr = _on_device(np.array([self.rescale_grad], weight.dtype), weight.device)
+            got = cache[key] = (self.rescale_grad, arr)
+        return got[1]

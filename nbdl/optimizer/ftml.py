@@ -37,8 +37,8 @@ class FTML(Optimizer):
     def _step(self, index, weight, grad, state, lr, wd):
         if lr <= 0:
             check_number("FTML", f"learning rate of parameter {index!r}", lr, 0.0, low_open=True)
-        t = self._index_update_count[index]
         d, v, z = state
-        self._run("ftml_update", weight, [weight, grad, d, v, z],
-                  [lr, self.beta1, self.beta2, self.epsilon, wd, self.rescale_grad, self._clip,
-                   1.0 - self.beta1 ** t, 1.0 - self.beta2 ** t])
+        self._update_op("ftml_update", [weight, grad, d, v, z],
+                        {"lr": lr, "beta1": self.beta1, "beta2": self.beta2,
+                         "epsilon": self.epsilon, "t": self._index_update_count[index], "wd": wd,
+                         "rescale_grad": self.rescale_grad, "clip_grad": self._clip})

@@ -26,5 +26,6 @@ class Ftrl(Optimizer):
         if lr <= 0:
             check_number("Ftrl", f"learning rate of parameter {index!r}", lr, 0.0, low_open=True)
         z, n = state
-        self._run("ftrl_update", weight, [weight, grad, z, n],
-                  [lr, self.lamda1, self.beta, wd, self.rescale_grad, self._clip])
+        attrs = self._base_attrs(lr, wd)
+        attrs.update(lamda1=self.lamda1, beta=self.beta)
+        self._update_op("ftrl_update", [weight, grad, z, n], attrs)

@@ -1,8 +1,13 @@
 """LAMB: layer-wise adaptive moments (You et al. 2019; MXNet's
 ``lamb_update_phase1`` / ``lamb_update_phase2``)."""
-import math
-
+from ..ndarray.invoke import invoke as _invoke
 from .optimizer import Optimizer, _optional_bound, check_number, register
+
+
+def _norm(x):
+    """The 2-norm of ``x`` as the 1-element array ``lamb_update_phase2`` takes."""
+    total = _invoke("sum", [_invoke("square", [x])])
+    return _invoke("sqrt", [_invoke("Reshape", [total], {"shape": (1,)})])
 
 
 @register
@@ -13,7 +18,7 @@ class LAMB(Optimizer):
     ``bias_correction`` is false):
     ``r1 = ||w||`` clamped to ``[lower_bound, upper_bound]`` (None: no bound),
     ``r2 = ||d||``, and ``w -= lr * r1 / r2 * d`` (``lr * d`` when either
-    norm is 0).  The norms are over the whole parameter, summed in float64."""
+    norm is 0).  The norms are over the whole parameter (``sum(square(w))``)."""
 
     default_learning_rate = 0.001
     _hyper = ("beta1", "beta2", "epsilon", "lower_bound", "upper_bound", "bias_correction")
@@ -34,22 +39,12 @@ class LAMB(Optimizer):
         return self._zeros(weight, 2)   # (mean, var)
 
     def _step(self, index, weight, grad, state, lr, wd):
-        coef1 = coef2 = 1.0
-        if self.bias_correction:
-            t = self._index_update_count[index]
-            coef1 = 1.0 / (1.0 - self.beta1 ** t)
-            coef2 = 1.0 / (1.0 - self.beta2 ** t)
         mean, var = state
-        norms = self._run("lamb_phase1", weight, [weight, grad, mean, var],
-                          [self.beta1, self.beta2, self.epsilon, wd, self.rescale_grad,
-                           self._clip, coef1, coef2])
-        if norms is None:        # an empty parameter
-            return
-        r1, r2 = math.sqrt(norms[0]), math.sqrt(norms[1])
-        if self._lower >= 0:
-            r1 = max(r1, self._lower)
-        if self._upper >= 0:
-            r1 = min(r1, self._upper)
-        step = lr if r1 == 0.0 or r2 == 0.0 else lr * r1 / r2
-        self._run("lamb_phase2", weight, [weight, mean, var],
-                  [step, self.epsilon, wd, coef1, coef2])
+        g = _invoke("lamb_update_phase1", [weight, grad, mean, var],
+                    {"beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon,
+                     "t": self._index_update_count[index],
+                     "bias_correction": self.bias_correction, "wd": wd,
+                     "rescale_grad": self.rescale_grad, "clip_gradient": self._clip})
+        r1, r2 = _norm(weight), _norm(g)
+        self._update_op("lamb_update_phase2", [weight, g, r1, r2],
+                        {"lr": lr, "lower_bound": self._lower, "upper_bound": self._upper})

@@ -57,9 +57,9 @@ class Nadam(Optimizer):
         coef_m = mu_next / (1.0 - m_schedule * mu_next)
         coef_v = 1.0 / (1.0 - self.beta2 ** t)
         m, v = state
-        self._run("nadam_update", weight, [weight, grad, m, v],
-                  [lr, self.beta1, self.beta2, self.epsilon, wd, self.rescale_grad, self._clip,
-                   coef_g, coef_m, coef_v])
+        self._update_op("_nbdl_nadam_update", [weight, grad, m, v],
+                        dict(self._base_attrs(lr, wd), beta1=self.beta1, beta2=self.beta2,
+                             epsilon=self.epsilon, coef_g=coef_g, coef_m=coef_m, coef_v=coef_v))
 
     def _extra_state(self):
         return {"m_schedule": [[k, v] for k, v in self.m_schedule.items()]}

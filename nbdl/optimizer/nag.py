@@ -25,8 +25,18 @@ class NAG(Optimizer):
 
     def _step(self, index, weight, grad, state, lr, wd):
         if state is None:
-            self._run("sgd_update", weight, [weight, grad],
-                      [lr, wd, self.rescale_grad, self._clip])
+            self._update_op("sgd_update", [weight, grad], self._base_attrs(lr, wd))
         else:
-            self._run("nag_mom_update", weight, [weight, grad, state],
-                      [lr, self.momentum, wd, self.rescale_grad, self._clip])
+            # in the op's attribute order (the prepared call then fills its scalars at once)
+            self._update_op("nag_mom_update", [weight, grad, state],
+                            {"lr": lr, "momentum": self.momentum, "wd": wd,
+                             "rescale_grad": self.rescale_grad, "clip_gradient": self._clip})
+
+    def _step_mp(self, index, weight, grad, master, state, lr, wd):
+        """A float16 weight: ``mp_sgd_update`` / ``mp_nag_mom_update``."""
+        attrs = self._base_attrs(lr, wd)
+        if state is None:
+            self._update_op("mp_sgd_update", [weight, grad, master], attrs)
+        else:
+            attrs["momentum"] = self.momentum
+            self._update_op("mp_nag_mom_update", [weight, grad, state, master], attrs)

@@ -1,7 +1,8 @@
 """The Optimizer base class, the optimizer registry, and what the optimizers
 share: per-parameter learning rates and weight decays, update counting,
 multi-precision (float16 weights with float32 master copies), kernel
-dispatch, and the plain-data form ``Trainer.save_states`` writes.
+the update ops they run, and the plain-data form ``Trainer.save_states``
+writes.
 
 An optimizer updates weights in place from gradients and its own state
 (MXNet 2.0's list form)::
@@ -10,8 +11,13 @@ An optimizer updates weights in place from gradients and its own state
     opt.update_multi_precision(indices, weights, grads, states)
 
 Each subclass defines ``create_state(index, weight)`` and
-``_step(index, weight, grad, state, lr, wd)``, which runs one fused kernel
-from ``nbdl.kernels.<cpu|cuda>.optimizer`` through ``self._run``.
+``_step(index, weight, grad, state, lr, wd)``, which runs one update op of
+the op table (``sgd_mom_update``, ``adam_update``, ...; ``nbdl/ops/optimizer.py``)
+through ``self._update_op`` (``nbdl.ndarray.invoke``), with ``out=weight``.
+A subclass may also define ``_step_mp(index, weight, grad, master, state,
+lr, wd)`` for float16 weights under ``multi_precision`` (SGD and NAG run
+MXNet's ``mp_*`` ops there); others update the float32 master copy with
+``_step`` and copy it back.
 """
 import math
 import numbers
@@ -20,10 +26,13 @@ import warnings
 import numpy as np
 
 from ..errors import NbdlError
+from ..ndarray.invoke import invoke as _invoke
+from ..ndarray.invoke_scalars import prepared as _prepared
 from ..ndarray.ndarray import NDArray
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
-_CPU_KERNELS = {}       # name -> the CPU kernel of nbdl.kernels.cpu.optimizer
+# how many prepared update calls an optimizer keeps (Optimizer._update_op)
+_PREPARED_MAX = 4096
 
 
 class OptimizerError(NbdlError, ValueError):
@@ -168,6 +177,11 @@ class Optimizer:
         self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
         self.set_lr_mult({})
         self.set_wd_mult({})
+        # (op, id(weight)) -> (call, data, attribute names): each parameter's
+        # prepared update call (_update_op), checked against the arrays it holds
+        self._prepared_calls = {}
+        # index -> (weight, its data, grad, its data, state) last checked (_update_one)
+        self._checked = {}
 
     # -- learning rate ------------------------------------------------------
     @property
@@ -302,7 +316,15 @@ class Optimizer:
             self._update_one(index, weight, grad, state)
 
     def _update_one(self, index, weight, grad, state):
-        self._check_arrays(index, weight, grad, state)
+        # the arrays are checked when they change (the update op's own shape and
+        # dtype rules stand behind every call); the same ones again pass
+        seen = self._checked.get(index)
+        if seen is None or seen[0] is not weight or seen[1] is not weight._data \
+                or seen[2] is not grad or seen[3] is not grad._data or seen[4] is not state:
+            self._check_arrays(index, weight, grad, state)
+            if len(self._checked) >= _PREPARED_MAX:
+                self._checked.clear()
+            self._checked[index] = (weight, weight._data, grad, grad._data, state)
         self._update_count(index)
         self._step(index, weight, grad, state, self._get_lr(index), self._get_wd(index))
 
@@ -328,6 +350,11 @@ class Optimizer:
                                          f"but its state was not made by "
                                          f"create_state_multi_precision")
                 master, inner = state if self._master_first else state[::-1]
+                if direct and self._step_mp is not None:
+                    self._update_count(index)
+                    self._step_mp(index, weight, grad, master, inner, self._get_lr(index),
+                                  self._get_wd(index))
+                    continue
                 grad32 = _on_device(grad.asnumpy().astype(np.float32), grad.device)
                 if direct:
                     self._update_one(index, master, grad32, inner)
@@ -338,6 +365,9 @@ class Optimizer:
                 self._update_one(index, weight, grad, state)
             else:
                 self.update(index, weight, grad, state)
+
+    # (index, float16 weight, grad, float32 master, its state, lr, wd) -> None, or None
+    _step_mp = None
 
     def _step(self, index, weight, grad, state, lr, wd):
         raise OptimizerError(f"{type(self).__name__} does not define _step(index, weight, grad, "
@@ -369,26 +399,54 @@ class Optimizer:
                                      f"{np.dtype(a.dtype)}{tuple(a.shape)} on {a.device} but the "
                                      f"weight is {dt}{tuple(weight.shape)} on {weight.device}")
 
-    def _run(self, kernel, weight, arrays, scalars):
-        """Call ``kernel`` of the weight's device on flat views of ``arrays``
-        with ``scalars`` converted to the weight's dtype."""
-        data = weight._data
-        if data.size == 0:
-            return None
-        dt = data.dtype.type
-        args = [dt(s) for s in scalars]
-        dev = weight._device
-        if dev.device_type == "cpu":
-            fn = _CPU_KERNELS.get(kernel)
-            if fn is None:
-                from ..kernels.cpu import optimizer as kernels
-                fn = _CPU_KERNELS[kernel] = getattr(kernels, kernel)
-            return fn(*[a._data.reshape(-1) for a in arrays], *args)
-        flat = [a._data.reshape(a.size) for a in arrays]
-        from numba import cuda
-        from ..kernels.cuda import optimizer as kernels
-        with cuda.gpus[dev.device_id]:
-            return getattr(kernels, kernel)(*flat, *args)
+    def _update_op(self, op, arrays, attrs):
+        """Run the update op ``op`` (``nbdl/ops/optimizer.py``) eagerly on
+        ``arrays`` (the weight first, then the gradient and the states, which
+        the op updates in place) with attributes ``attrs``, writing the new
+        weight into the weight (``out=weight``).  Returns the weight.
+
+        Parameters
+        ----------
+        op : str
+            The op's name (``'sgd_mom_update'``, ...).
+        arrays : list of NDArray
+            The op's inputs in its order.
+        attrs : dict
+            Its attributes; ``lr``/``wd`` and the other float ones are kernel
+            scalars, so new values each step reuse the prepared kernel.
+
+        The call is ``invoke(op, arrays, attrs, out=weight)``; on repeated
+        calls with the same arrays it skips ``invoke``'s lookups and runs the
+        prepared call (``invoke_scalars.prepared``) with the new values.
+        """
+        weight = arrays[0]
+        key = (op, id(weight))
+        prepared = self._prepared_calls
+        got = prepared.get(key)
+        if got is not None:
+            call, data, names = got
+            # the prepared call holds the arrays it was made for: reuse it while the
+            # parameter's arrays and the attribute names are the same
+            if len(data) == len(arrays) and names == tuple(attrs):
+                for a, d in zip(arrays, data):
+                    if a._data is not d:
+                        break
+                else:
+                    call(attrs.values())
+                    return weight
+        got = _prepared(op, arrays, attrs, weight)
+        if got is None:
+            return _invoke(op, arrays, attrs, out=weight)
+        if len(prepared) >= _PREPARED_MAX:
+            prepared.clear()
+        prepared[key] = got + (tuple(attrs),)
+        got[0](attrs.values())
+        return weight
+
+    def _base_attrs(self, lr, wd):
+        """``{lr, wd, rescale_grad, clip_gradient}`` as the update ops name them."""
+        return {"lr": lr, "wd": wd, "rescale_grad": self.rescale_grad,
+                "clip_gradient": self._clip}
 
     def _zeros(self, weight, n=1):
         """``n`` zero arrays like ``weight`` (one array, not a tuple, for n=1)."""
@@ -404,6 +462,13 @@ class Optimizer:
     def _set_extra_state(self, extra):
         if extra:
             raise OptimizerError(f"{type(self).__name__} keeps no extra state, got {sorted(extra)}")
+
+    def __getstate__(self):
+        # the prepared calls hold kernels and arrays: a copy prepares its own
+        state = dict(self.__dict__)
+        state["_prepared_calls"] = {}
+        state["_checked"] = {}
+        return state
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in _hyper_args(self).items())

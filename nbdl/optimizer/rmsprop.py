@@ -33,14 +33,13 @@ class RMSProp(Optimizer):
         return self._zeros(weight, 3) if self.centered else (self._zeros(weight),)
 
     def _step(self, index, weight, grad, state, lr, wd):
+        attrs = self._base_attrs(lr, wd)
+        attrs.update(gamma1=self.gamma1, epsilon=self.epsilon, clip_weights=self._clip_weights)
         if self.centered:
             n, gm, delta = state
-            self._run("rmspropalex_update", weight, [weight, grad, n, gm, delta],
-                      [lr, self.gamma1, self.gamma2, self.epsilon, wd, self.rescale_grad,
-                       self._clip, self._clip_weights])
+            self._update_op("rmspropalex_update", [weight, grad, n, gm, delta],
+                            dict(attrs, gamma2=self.gamma2))
         else:
             # (n,); a bare n is what earlier nbdl versions saved
             n = state[0] if isinstance(state, (tuple, list)) else state
-            self._run("rmsprop_update", weight, [weight, grad, n],
-                      [lr, self.gamma1, self.epsilon, wd, self.rescale_grad, self._clip,
-                       self._clip_weights])
+            self._update_op("rmsprop_update", [weight, grad, n], attrs)

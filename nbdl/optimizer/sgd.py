@@ -1,4 +1,5 @@
-"""SGD, with momentum (MXNet 1.x's ``sgd_update`` / ``sgd_mom_update``)."""
+"""SGD, with momentum (the ``sgd_update`` / ``sgd_mom_update`` ops; float16
+weights under ``multi_precision``: ``mp_sgd_update`` / ``mp_sgd_mom_update``)."""
 from .optimizer import Optimizer, check_number, register
 
 
@@ -27,8 +28,19 @@ class SGD(Optimizer):
 
     def _step(self, index, weight, grad, state, lr, wd):
         if state is None:
-            self._run("sgd_update", weight, [weight, grad],
-                      [lr, wd, self.rescale_grad, self._clip])
+            self._update_op("sgd_update", [weight, grad], self._base_attrs(lr, wd))
         else:
-            self._run("sgd_mom_update", weight, [weight, grad, state],
-                      [lr, self.momentum, wd, self.rescale_grad, self._clip])
+            # in the op's attribute order (the prepared call then fills its scalars at once)
+            self._update_op("sgd_mom_update", [weight, grad, state],
+                            {"lr": lr, "momentum": self.momentum, "wd": wd,
+                             "rescale_grad": self.rescale_grad, "clip_gradient": self._clip})
+
+    def _step_mp(self, index, weight, grad, master, state, lr, wd):
+        """A float16 weight: MXNet's ``mp_sgd_update`` / ``mp_sgd_mom_update``
+        update the float32 master copy and write the weight from it."""
+        attrs = self._base_attrs(lr, wd)
+        if state is None:
+            self._update_op("mp_sgd_update", [weight, grad, master], attrs)
+        else:
+            attrs["momentum"] = self.momentum
+            self._update_op("mp_sgd_mom_update", [weight, grad, state, master], attrs)

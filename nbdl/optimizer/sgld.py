@@ -26,5 +26,4 @@ class SGLD(Optimizer):
         from ..ndarray import random as _random
         noise = _random.normal(0.0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype,
                                ctx=weight.device)
-        self._run("sgld_update", weight, [weight, grad, noise],
-                  [lr, wd, self.rescale_grad, self._clip])
+        self._update_op("_nbdl_sgld_update", [weight, grad, noise], self._base_attrs(lr, wd))

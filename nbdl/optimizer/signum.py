@@ -21,8 +21,9 @@ class Signum(Optimizer):
         return self._zeros(weight) if self.momentum != 0.0 else None
 
     def _step(self, index, weight, grad, state, lr, wd):
+        attrs = self._base_attrs(lr, wd)
         if state is None:
-            self._run("signsgd_update", weight, [weight, grad], [lr, wd])
+            self._update_op("signsgd_update", [weight, grad], attrs)
         else:
-            self._run("signum_update", weight, [weight, grad, state],
-                      [lr, self.momentum, wd, self.rescale_grad, self._clip, self.wd_lh])
+            attrs.update(momentum=self.momentum, wd_lh=self.wd_lh)
+            self._update_op("signum_update", [weight, grad, state], attrs)

@@ -260,7 +260,8 @@ def test_kernels_receive_float32_scalars():
     o = opt.Adam(wd=0.1)
     o.update(0, w, nbdl.nd.ones((4,)), o.create_state(0, w))
     sig = [s for s in kernels.adam_update.signatures if str(s[0].dtype) == "float32"][0]
-    assert all(str(t) == "float32" for t in sig[4:])
+    # (weight, grad, mean, var, out, req, then the seven scalar attributes)
+    assert len(sig) == 13 and all(str(t) == "float32" for t in sig[6:])
 
 
 def test_scheduler_drives_the_rate_and_counts_updates():
@@ -381,8 +382,7 @@ def test_register_and_create_a_custom_optimizer():
     @opt.register
     class HalfStepTest(opt.Optimizer):
         def _step(self, index, weight, grad, state, lr, wd):
-            self._run("sgd_update", weight, [weight, grad], [lr / 2, wd, self.rescale_grad,
-                                                              self._clip])
+            self._update_op("sgd_update", [weight, grad], self._base_attrs(lr / 2, wd))
     o = opt.create("halfsteptest", learning_rate=1.0)
     w = nbdl.nd.zeros((2,))
     o.update(0, w, nbdl.nd.ones((2,)), None)

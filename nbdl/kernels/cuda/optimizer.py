@@ -1,18 +1,22 @@
-"""CUDA kernels for the optimizers' updates (``nbdl.optimizer``).
+"""CUDA kernels of the optimizer update ops (``nbdl/ops/optimizer.py``).
 
 The per-element arithmetic is ``nbdl.kernels.shared.optimizer``'s: each
 ``*_step`` there is a plain Python function, compiled here as a CUDA device
 function and by ``kernels.cpu.optimizer`` with ``njit``, so one formula serves
-both devices.  Each
-``*_update`` below has the CPU function's name and arguments (flat arrays,
-then scalars in the weight's dtype) and launches one grid-stride kernel; the
-caller enters the weight's GPU context.
+both devices.  Each kernel has the CPU kernel's arguments (flat inputs, the
+output, ``req``, then the scalars in the weight's dtype) and is a grid-stride
+loop; the states are written in place, the output may be the weight.  The
+``mp_*`` kernels read float16 weights/gradients and write the float16 output
+from the float32 master copy.
 """
 import numpy as np
-from numba import cuda, float64
+from numba import cuda, float32
 
+from ...ops.registry import REQ_INPLACE, REQ_NULL, Launch
 from ..shared import optimizer as _steps
-from ._launch import THREADS, grid1d
+from ..shared.optimizer import (MULTI, flat_views, multi_scalars, multi_tensor_scalars,
+                                update_scalars)
+from ._launch import grid1d
 
 
 def _device(step):
@@ -32,6 +36,7 @@ _adamax = _device(_steps.adamax_step)
 _nadam = _device(_steps.nadam_step)
 _lamb_moments = _device(_steps.lamb_moments_step)
 _lamb_direction = _device(_steps.lamb_direction)
+_lamb_trust_lr = _device(_steps.lamb_trust_lr)
 _ftrl = _device(_steps.ftrl_step)
 _signsgd = _device(_steps.signsgd_step)
 _signum = _device(_steps.signum_step)
@@ -39,276 +44,276 @@ _ftml = _device(_steps.ftml_step)
 _sgld = _device(_steps.sgld_step)
 
 
-def _launch(kernel, n, *args):
-    if n == 0:
-        return
-    blocks, threads = grid1d(n)
-    kernel[blocks, threads](*args)
-
-
 # -- kernels ---------------------------------------------------------------------
 
 
 @cuda.jit
-def _sgd_kernel(w, g, lr, wd, rescale, clip):
+def sgd_update(w, g, out, req, lr, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        w[i] = _sgd(w[i], g[i], lr, wd, rescale, clip)
+        if req != REQ_NULL:
+            out[i] = _sgd(w[i], g[i], lr, wd, rescale, clip)
 
 
 @cuda.jit
-def _sgd_mom_kernel(w, g, mom, lr, momentum, wd, rescale, clip):
+def sgd_mom_update(w, g, mom, out, req, lr, momentum, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
         a, b = _sgd_mom(w[i], g[i], mom[i], lr, momentum, wd, rescale, clip)
-        w[i] = a
         mom[i] = b
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _nag_mom_kernel(w, g, mom, lr, momentum, wd, rescale, clip):
+def nag_mom_update(w, g, mom, out, req, lr, momentum, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b = _nag_mom(w[i], g[i], mom[i], lr, momentum, wd, rescale, clip)
-        w[i] = a
+        a, b = _nag_mom(w[i], g[i], mom[i], lr, momentum, wd, rescale, clip, req == REQ_INPLACE)
         mom[i] = b
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _adam_kernel(w, g, mean, var, lr, beta1, beta2, epsilon, wd, rescale, clip):
+def mp_sgd_update(w, g, w32, out, req, lr, wd, rescale, clip):
+    for i in range(cuda.grid(1), w32.size, cuda.gridsize(1)):
+        a = _sgd(w32[i], float32(g[i]), lr, wd, rescale, clip)
+        w32[i] = a
+        if req != REQ_NULL:
+            out[i] = a
+
+
+@cuda.jit
+def mp_sgd_mom_update(w, g, mom, w32, out, req, lr, momentum, wd, rescale, clip):
+    for i in range(cuda.grid(1), w32.size, cuda.gridsize(1)):
+        a, b = _sgd_mom(w32[i], float32(g[i]), mom[i], lr, momentum, wd, rescale, clip)
+        w32[i] = a
+        mom[i] = b
+        if req != REQ_NULL:
+            out[i] = a
+
+
+@cuda.jit
+def mp_nag_mom_update(w, g, mom, w32, out, req, lr, momentum, wd, rescale, clip):
+    for i in range(cuda.grid(1), w32.size, cuda.gridsize(1)):
+        a, b = _nag_mom(w32[i], float32(g[i]), mom[i], lr, momentum, wd, rescale, clip, True)
+        w32[i] = a
+        mom[i] = b
+        if req != REQ_NULL:
+            out[i] = a
+
+
+@cuda.jit
+def adam_update(w, g, mean, var, out, req, lr, beta1, beta2, epsilon, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
         a, b, c = _adam(w[i], g[i], mean[i], var[i], lr, beta1, beta2, epsilon, wd, rescale, clip)
-        w[i] = a
         mean[i] = b
         var[i] = c
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _adamw_kernel(w, g, mean, var, lr, eta, beta1, beta2, epsilon, wd, rescale, clip):
+def adamw_update(w, g, mean, var, rescale_grad, out, req, lr, beta1, beta2, epsilon, wd, eta,
+                 clip):
+    rescale = rescale_grad[0]
+    skip = rescale == 0 or rescale != rescale or rescale - rescale != 0   # 0, NaN or inf
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b, c = _adamw(w[i], g[i], mean[i], var[i], lr, eta, beta1, beta2, epsilon, wd,
-                         rescale, clip)
-        w[i] = a
-        mean[i] = b
-        var[i] = c
+        a = w[i]
+        if not skip:
+            a, b, c = _adamw(w[i], g[i], mean[i], var[i], lr, eta, beta1, beta2, epsilon, wd,
+                             rescale, clip)
+            mean[i] = b
+            var[i] = c
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _rmsprop_kernel(w, g, n, lr, gamma1, epsilon, wd, rescale, clip, clip_weights):
+def rmsprop_update(w, g, n, out, req, lr, gamma1, epsilon, wd, rescale, clip, clip_weights):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
         a, b = _rmsprop(w[i], g[i], n[i], lr, gamma1, epsilon, wd, rescale, clip, clip_weights)
-        w[i] = a
         n[i] = b
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _rmspropalex_kernel(w, g, n, gs, delta, lr, gamma1, gamma2, epsilon, wd, rescale, clip,
-                        clip_weights):
+def rmspropalex_update(w, g, n, gs, delta, out, req, lr, gamma1, gamma2, epsilon, wd, rescale,
+                       clip, clip_weights):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
         a, b, c, d = _rmspropalex(w[i], g[i], n[i], gs[i], delta[i], lr, gamma1, gamma2, epsilon,
                                   wd, rescale, clip, clip_weights)
-        w[i] = a
         n[i] = b
         gs[i] = c
         delta[i] = d
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _adagrad_kernel(w, g, history, lr, epsilon, wd, rescale, clip):
+def ftrl_update(w, g, z, n, out, req, lr, lamda1, beta, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b = _adagrad(w[i], g[i], history[i], lr, epsilon, wd, rescale, clip)
-        w[i] = a
-        history[i] = b
+        a, b, c = _ftrl(w[i], g[i], z[i], n[i], lr, lamda1, beta, wd, rescale, clip)
+        z[i] = b
+        n[i] = c
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _adadelta_kernel(w, g, acc_g, acc_delta, rho, epsilon, wd, rescale, clip):
+def signsgd_update(w, g, out, req, lr, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b, c = _adadelta(w[i], g[i], acc_g[i], acc_delta[i], rho, epsilon, wd, rescale,
-                            clip)
-        w[i] = a
-        acc_g[i] = b
-        acc_delta[i] = c
+        if req != REQ_NULL:
+            out[i] = _signsgd(w[i], g[i], lr, wd)
 
 
 @cuda.jit
-def _adamax_kernel(w, g, m, u, lr, beta1, beta2, wd, rescale, clip):
+def signum_update(w, g, mom, out, req, lr, momentum, wd, rescale, clip, wd_lh):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b, c = _adamax(w[i], g[i], m[i], u[i], lr, beta1, beta2, wd, rescale, clip)
-        w[i] = a
-        m[i] = b
-        u[i] = c
+        a, b = _signum(w[i], g[i], mom[i], lr, momentum, wd, rescale, clip, wd_lh)
+        mom[i] = b
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _nadam_kernel(w, g, m, v, lr, beta1, beta2, epsilon, wd, rescale, clip, coef_g, coef_m,
-                  coef_v):
+def ftml_update(w, g, d, v, z, out, req, lr, beta1, beta2, epsilon, t, wd, rescale, clip):
+    coef1 = 1 - beta1 ** t
+    coef2 = 1 - beta2 ** t
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b, c = _nadam(w[i], g[i], m[i], v[i], lr, beta1, beta2, epsilon, wd, rescale, clip,
-                         coef_g, coef_m, coef_v)
-        w[i] = a
-        m[i] = b
+        a, b, c, e = _ftml(w[i], g[i], d[i], v[i], z[i], lr, beta1, beta2, epsilon, wd, rescale,
+                           clip, coef1, coef2)
+        d[i] = b
         v[i] = c
+        z[i] = e
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _lamb_phase1_kernel(w, g, mean, var, beta1, beta2, epsilon, wd, rescale, clip, coef1, coef2,
-                        norms):
-    # Each thread sums its elements, the block reduces in shared memory, and
-    # one atomic per block adds to the two float64 totals.
-    s1 = cuda.shared.array(THREADS, float64)
-    s2 = cuda.shared.array(THREADS, float64)
-    tid = cuda.threadIdx.x
-    a = 0.0
-    b = 0.0
+def lamb_update_phase1(w, g, mean, var, out, req, beta1, beta2, epsilon, t, bias_correction, wd,
+                       rescale, clip):
+    coef1 = beta1 - beta1 + 1     # 1 in the weight's dtype
+    coef2 = coef1
+    if bias_correction != 0:
+        coef1 = coef1 / (coef1 - beta1 ** t)
+        coef2 = coef2 / (coef2 - beta2 ** t)
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
         m, v = _lamb_moments(g[i], mean[i], var[i], beta1, beta2, rescale, clip)
         mean[i] = m
         var[i] = v
-        d = float(_lamb_direction(w[i], m, v, epsilon, wd, coef1, coef2))
-        x = float(w[i])
-        a += x * x
-        b += d * d
-    s1[tid] = a
-    s2[tid] = b
-    cuda.syncthreads()
-    half = cuda.blockDim.x // 2
-    while half > 0:
-        if tid < half:
-            s1[tid] += s1[tid + half]
-            s2[tid] += s2[tid + half]
-        cuda.syncthreads()
-        half //= 2
-    if tid == 0:
-        cuda.atomic.add(norms, 0, s1[0])
-        cuda.atomic.add(norms, 1, s2[0])
+        if req != REQ_NULL:
+            out[i] = _lamb_direction(w[i], m, v, epsilon, wd, coef1, coef2)
 
 
 @cuda.jit
-def _lamb_phase2_kernel(w, mean, var, step, epsilon, wd, coef1, coef2):
+def lamb_update_phase2(w, g, r1, r2, out, req, lr, lower_bound, upper_bound):
+    step = _lamb_trust_lr(r1[0], r2[0], lr, lower_bound, upper_bound)
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        w[i] = w[i] - step * _lamb_direction(w[i], mean[i], var[i], epsilon, wd, coef1, coef2)
+        if req != REQ_NULL:
+            out[i] = w[i] - step * g[i]
 
 
 @cuda.jit
-def _ftrl_kernel(w, g, z, n, lr, lamda1, beta, wd, rescale, clip):
+def adagrad_update(w, g, history, out, req, lr, epsilon, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b, c = _ftrl(w[i], g[i], z[i], n[i], lr, lamda1, beta, wd, rescale, clip)
-        w[i] = a
-        z[i] = b
-        n[i] = c
+        a, b = _adagrad(w[i], g[i], history[i], lr, epsilon, wd, rescale, clip)
+        history[i] = b
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _signsgd_kernel(w, g, lr, wd):
+def adadelta_update(w, g, acc_g, acc_delta, out, req, rho, epsilon, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        w[i] = _signsgd(w[i], g[i], lr, wd)
+        a, b, c = _adadelta(w[i], g[i], acc_g[i], acc_delta[i], rho, epsilon, wd, rescale, clip)
+        acc_g[i] = b
+        acc_delta[i] = c
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _signum_kernel(w, g, mom, lr, momentum, wd, rescale, clip, wd_lh):
+def adamax_update(w, g, m, u, out, req, lr, beta1, beta2, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b = _signum(w[i], g[i], mom[i], lr, momentum, wd, rescale, clip, wd_lh)
-        w[i] = a
-        mom[i] = b
+        a, b, c = _adamax(w[i], g[i], m[i], u[i], lr, beta1, beta2, wd, rescale, clip)
+        m[i] = b
+        u[i] = c
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _ftml_kernel(w, g, d, v, z, lr, beta1, beta2, epsilon, wd, rescale, clip, coef1, coef2):
+def nadam_update(w, g, m, v, out, req, lr, beta1, beta2, epsilon, wd, rescale, clip, coef_g,
+                 coef_m, coef_v):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        a, b, c, e = _ftml(w[i], g[i], d[i], v[i], z[i], lr, beta1, beta2, epsilon, wd, rescale,
-                           clip, coef1, coef2)
-        w[i] = a
-        d[i] = b
+        a, b, c = _nadam(w[i], g[i], m[i], v[i], lr, beta1, beta2, epsilon, wd, rescale, clip,
+                         coef_g, coef_m, coef_v)
+        m[i] = b
         v[i] = c
-        z[i] = e
+        if req != REQ_NULL:
+            out[i] = a
 
 
 @cuda.jit
-def _sgld_kernel(w, g, noise, lr, wd, rescale, clip):
+def sgld_update(w, g, noise, out, req, lr, wd, rescale, clip):
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
-        w[i] = _sgld(w[i], g[i], noise[i], lr, wd, rescale, clip)
+        if req != REQ_NULL:
+            out[i] = _sgld(w[i], g[i], noise[i], lr, wd, rescale, clip)
 
 
-# -- the CPU module's interface --------------------------------------------------
+# -- prepare ---------------------------------------------------------------------
+
+_KERNELS = {
+    "_adamw_update": adamw_update,
+    "_nbdl_adagrad_update": adagrad_update,
+    "_nbdl_adadelta_update": adadelta_update,
+    "_nbdl_adamax_update": adamax_update,
+    "_nbdl_nadam_update": nadam_update,
+    "_nbdl_sgld_update": sgld_update,
+}
 
 
-def sgd_update(w, g, *scalars):
-    _launch(_sgd_kernel, w.size, w, g, *scalars)
+def _launcher(kernel, n):
+    """``fn(*args)`` launching ``kernel`` over ``n`` elements (configured at
+    call time, see ``_launch.launcher``); nothing for ``n == 0``."""
+    def fn(*args):
+        if n:
+            blocks, threads = grid1d(n)
+            kernel[blocks, threads](*args)
+    return fn
 
 
-def sgd_mom_update(w, g, mom, *scalars):
-    _launch(_sgd_mom_kernel, w.size, w, g, mom, *scalars)
+def _size(call):
+    return int(np.prod(call.out_shapes[0], dtype=np.int64))
 
 
-def nag_mom_update(w, g, mom, *scalars):
-    _launch(_nag_mom_kernel, w.size, w, g, mom, *scalars)
+def prepare_update(call):
+    """As the CPU ``prepare_update``: the op's kernel, ``(req,
+    *scalar_attrs)`` in the weight's dtype (float32 for ``mp_*``)."""
+    name = call.op.name
+    kernel = _KERNELS.get(name) or globals()[name]
+    dt = np.float32 if name.startswith("mp_") else call.in_dtypes[0]
+    return Launch(_launcher(kernel, _size(call)), update_scalars(call, dt), flat_views(call))
 
 
-def adam_update(w, g, mean, var, *scalars):
-    _launch(_adam_kernel, w.size, w, g, mean, var, *scalars)
+def prepare_multi(call):
+    """``multi_*``: the one-tensor kernel launched once per weight."""
+    name = call.op.name
+    per, single = MULTI[name]
+    kernel = globals()[single]
+    n = len(call.out_shapes)
+    t = np.float32 if single.startswith("mp_") else np.dtype(call.in_dtypes[0]).type
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in call.out_shapes]
+
+    def run(*args):
+        reqs, lrs, wds, *rest = args[per * n + n:]
+        for k in range(n):
+            if sizes[k]:
+                blocks, threads = grid1d(sizes[k])
+                sc = multi_tensor_scalars(name, k, lrs, wds, rest)
+                kernel[blocks, threads](*args[per * k:per * k + per], args[per * n + k], reqs[k],
+                                        *[t(s) for s in sc])
+    return Launch(run, multi_scalars(call), flat_views(call))
 
 
-def adamw_update(w, g, mean, var, *scalars):
-    _launch(_adamw_kernel, w.size, w, g, mean, var, *scalars)
-
-
-def rmsprop_update(w, g, n, *scalars):
-    _launch(_rmsprop_kernel, w.size, w, g, n, *scalars)
-
-
-def rmspropalex_update(w, g, n, gs, delta, *scalars):
-    _launch(_rmspropalex_kernel, w.size, w, g, n, gs, delta, *scalars)
-
-
-def adagrad_update(w, g, history, *scalars):
-    _launch(_adagrad_kernel, w.size, w, g, history, *scalars)
-
-
-def adadelta_update(w, g, acc_g, acc_delta, *scalars):
-    _launch(_adadelta_kernel, w.size, w, g, acc_g, acc_delta, *scalars)
-
-
-def adamax_update(w, g, m, u, *scalars):
-    _launch(_adamax_kernel, w.size, w, g, m, u, *scalars)
-
-
-def nadam_update(w, g, m, v, *scalars):
-    _launch(_nadam_kernel, w.size, w, g, m, v, *scalars)
-
-
-_norms = {}   # GPU id -> a 2-element float64 device array (LAMB's norm totals)
-
-
-def lamb_phase1(w, g, mean, var, *scalars):
-    """As the CPU ``lamb_phase1``: returns (sum of w**2, sum of direction**2)."""
-    # (the simulator's device has no id; it simulates a single GPU)
-    dev = getattr(cuda.get_current_device(), "id", 0)
-    norms = _norms.get(dev)
-    if norms is None:
-        norms = _norms[dev] = cuda.device_array(2, np.float64)
-    norms.copy_to_device(np.zeros(2, np.float64))
-    _launch(_lamb_phase1_kernel, w.size, w, g, mean, var, *scalars, norms)
-    host = norms.copy_to_host()
-    return float(host[0]), float(host[1])
-
-
-def lamb_phase2(w, mean, var, *scalars):
-    _launch(_lamb_phase2_kernel, w.size, w, mean, var, *scalars)
-
-
-def ftrl_update(w, g, z, n, *scalars):
-    _launch(_ftrl_kernel, w.size, w, g, z, n, *scalars)
-
-
-def signsgd_update(w, g, *scalars):
-    _launch(_signsgd_kernel, w.size, w, g, *scalars)
-
-
-def signum_update(w, g, mom, *scalars):
-    _launch(_signum_kernel, w.size, w, g, mom, *scalars)
-
-
-def ftml_update(w, g, d, v, z, *scalars):
-    _launch(_ftml_kernel, w.size, w, g, d, v, z, *scalars)
-
-
-def sgld_update(w, g, noise, *scalars):
-    _launch(_sgld_kernel, w.size, w, g, noise, *scalars)
+__all__ = ["prepare_update", "prepare_multi"]

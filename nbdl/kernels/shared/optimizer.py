@@ -26,14 +26,17 @@ def sgd_mom_step(w, g, mom, lr, momentum, wd, rescale, clip):
     return w + mom, mom
 
 
-def nag_mom_step(w, g, mom, lr, momentum, wd, rescale, clip):
+def nag_mom_step(w, g, mom, lr, momentum, wd, rescale, clip, decay_new):
     # MXNet 1.x's nag_mom_update: the momentum holds lr-scaled steps, and its
-    # weight-decay term reads the weight after this update
+    # weight-decay term reads the weight array after the output was written:
+    # the new weight when the update is in place (out=weight, and always in
+    # the mp_ form, which updates weight32), the old one otherwise (decay_new)
     x = rescale * g
     if clip >= 0:
         x = min(max(x, -clip), clip)
     w_new = w + momentum * momentum * mom - (np.float32(1.0) + momentum) * lr * (x + wd * w)
-    return w_new, momentum * mom - lr * (x + wd * w_new)
+    w_decay = w_new if decay_new else w
+    return w_new, momentum * mom - lr * (x + wd * w_decay)
 
 
 def adam_step(w, g, mean, var, lr, beta1, beta2, epsilon, wd, rescale, clip):
@@ -142,6 +145,18 @@ def lamb_direction(w, mean, var, epsilon, wd, coef1, coef2):
     return mean * coef1 / (math.sqrt(var * coef2) + epsilon) + wd * w
 
 
+def lamb_trust_lr(r1, r2, lr, lower_bound, upper_bound):
+    """LAMB phase 2's rate: ``lr * r1 / r2`` with ``r1`` (the weight's norm)
+    clamped to the bounds that are >= 0; ``lr`` when either norm is 0."""
+    if lower_bound >= 0:
+        r1 = max(r1, lower_bound)
+    if upper_bound >= 0:
+        r1 = min(r1, upper_bound)
+    if r1 == 0 or r2 == 0:
+        return lr
+    return lr * r1 / r2
+
+
 def ftrl_step(w, g, z, n, lr, lamda1, beta, wd, rescale, clip):
     x = rescale * g
     if clip >= 0:
@@ -197,3 +212,51 @@ def sgld_step(w, g, noise, lr, wd, rescale, clip):
     if clip >= 0:
         x = min(max(x, -clip), clip)
     return w - lr / np.float32(2.0) * (x + wd * w) + noise
+
+
+# -- prepare-time helpers (Python, used by both devices' ``prepare``) ---------------
+
+def flat_views(call):
+    """Every input and output viewed flat: the update loops are 1-D."""
+    shapes = list(call.in_shapes) + list(call.out_shapes)
+    return [(int(np.prod(s, dtype=np.int64)),) for s in shapes]
+
+
+def update_scalars(call, dtype):
+    """``(req, *scalar_attrs)`` of a one-tensor update: the write request of
+    its output, then the op's ``scalar_attrs`` in their declared order, each
+    in ``dtype`` (the dtype the update computes in), as ``OpDef.scalar_attrs``
+    requires."""
+    t = np.dtype(dtype).type
+    return (int(call.req[0]),) + tuple(t(call.attrs[k]) for k in call.op.scalar_attrs)
+
+
+def multi_scalars(call):
+    """``(reqs, *scalar_attrs)`` of a ``multi_*`` update: a tuple with each
+    output's write request, then the scalar attributes as Python values
+    (``lrs``/``wds`` tuples of floats); the launcher converts them per tensor."""
+    vals = []
+    for k in call.op.scalar_attrs:
+        v = call.attrs[k]
+        vals.append(tuple(float(x) for x in v) if isinstance(v, tuple) else float(v))
+    return (tuple(int(r) for r in call.req),) + tuple(vals)
+
+
+# inputs per weight and the one-tensor update each multi_* op runs per weight
+MULTI = {
+    "multi_sgd_update": (2, "sgd_update"),
+    "multi_sgd_mom_update": (3, "sgd_mom_update"),
+    "multi_mp_sgd_update": (3, "mp_sgd_update"),
+    "multi_mp_sgd_mom_update": (4, "mp_sgd_mom_update"),
+}
+
+
+def multi_tensor_scalars(op_name, k, lrs, wds, rest):
+    """The scalars (after req) of weight ``k``'s one-tensor update: ``lr``,
+    [``momentum``], ``wd``, ``rescale_grad``, ``clip_gradient`` as Python
+    floats (``rest`` is the op's scalars after ``lrs``/``wds``)."""
+    if "mom" in op_name:
+        momentum, rescale, clip = rest
+        return (lrs[k], momentum, wds[k], rescale, clip)
+    rescale, clip = rest
+    return (lrs[k], wds[k], rescale, clip)
