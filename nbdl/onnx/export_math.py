@@ -446,3 +446,25 @@ def one_hot(ctx, node, inputs):
     idx = ctx.node("Cast", inputs[:1], name=node.name, to=7)[0]
     return ctx.node("OneHot", [idx, depth, values], name=node.name, outputs=_out(ctx, node),
                     axis=-1)
+
+
+@exporter("norm")
+def norm(ctx, node, inputs):
+    a = node.attrs
+    rank = ctx.rank(node.inputs[0])
+    axis = a.get("axis")
+    axes = None if axis is None or axis == () else \
+        [x % rank for x in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    kind = "ReduceL1" if int(a.get("ord", 2)) == 1 else "ReduceL2"
+    x = inputs[0]
+    if a.get("out_dtype") is not None:
+        x = ctx.node("Cast", [x], name=node.name,
+                     to=onnx_dtype(ctx.dtype(node.output(0)), node.name))[0]
+    y = ctx.reduce(kind, x, axes, True, name=node.name)
+    if a.get("keepdims"):
+        return ctx.node("Identity", [y], name=node.name, outputs=_out(ctx, node))
+    if axes is None or len(axes) == rank:
+        return ctx.node("Reshape", [y, ctx.ints("shape", [1])], name=node.name,
+                        outputs=_out(ctx, node))
+    return ctx.node("Squeeze", [y, ctx.ints("axes", axes)], name=node.name,
+                    outputs=_out(ctx, node))

@@ -315,6 +315,14 @@ def softmax(ctx, node, inputs):
     return ctx.node(kind, [x], name=node.name, outputs=out, axis=int(a.get("axis", -1)))
 
 
+@exporter("LRN")
+def lrn(ctx, node, inputs):
+    a = node.attrs   # MXNet's and ONNX's formulas agree: x / (k + alpha/n * sum x^2)^beta
+    return ctx.node("LRN", inputs[:1], name=node.name, outputs=[ctx.claim(node.output(0).name)],
+                    size=int(a["nsize"]), alpha=float(a.get("alpha", 1e-4)),
+                    beta=float(a.get("beta", 0.75)), bias=float(a.get("knorm", 2.0)))
+
+
 @exporter("Embedding")
 def embedding(ctx, node, inputs):
     idx = ctx.node("Cast", inputs[:1], name=node.name, to=7)[0]   # INT64

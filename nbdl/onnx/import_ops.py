@@ -404,6 +404,24 @@ for _t, _n in _REDUCE.items():
     importer(_t)(_reduce(_n))
 
 
+@importer("ReduceL1", "ReduceL2")
+def reduce_norm(ctx, node, attrs):
+    axes = _axes(ctx, node, attrs, f"{node.op_type}'s axes")
+    keep = bool(attrs.get("keepdims", 1))
+    x = ctx.sym(node.input[0])
+    if not axes and attrs.get("noop_with_empty_axes", 0):
+        return [S._copy(x, name=_name(ctx, node))]
+    return [S.norm(x, ord=1 if node.op_type == "ReduceL1" else 2,
+                   axis=None if not axes else tuple(axes), keepdims=keep, name=_name(ctx, node))]
+
+
+@importer("LRN")
+def lrn(ctx, node, attrs):
+    return [S.LRN(ctx.sym(node.input[0]), nsize=int(attrs["size"]),
+                  alpha=float(attrs.get("alpha", 1e-4)), beta=float(attrs.get("beta", 0.75)),
+                  knorm=float(attrs.get("bias", 1.0)), name=_name(ctx, node))]
+
+
 @importer("ArgMax", "ArgMin")
 def arg_reduce(ctx, node, attrs):
     if attrs.get("select_last_index", 0):

@@ -92,10 +92,14 @@ def test_nn_layers(rng):
     gn = S.GroupNorm(x, num_groups=2, name="gn")
     pad = S.Pad(x, mode="reflect", pad_width=(0, 0, 0, 0, 1, 1, 2, 2))
     up = S.UpSampling(x, scale=2, sample_type="nearest")
+    bil = S.UpSampling(x, S.var("bil_weight"), scale=2, sample_type="bilinear", num_filter=4,
+                       name="bil")
     acts = [S.LeakyReLU(x, act_type=t) for t in ("leaky", "elu", "selu", "gelu")] + \
         [S.Activation(x, act_type=t) for t in ("relu", "sigmoid", "tanh", "softrelu", "softsign")]
     drop = S.Dropout(x, p=0.5)
-    sym = S.Group([bn2, p1, p2, p3, fc, fc2, dc, ln, ln1, inn, gn, pad, up, drop] + acts)
+    lrn = S.LRN(x, nsize=3, alpha=0.01, beta=0.6, knorm=1.5)
+    norms = [S.norm(x), S.norm(x, ord=1, axis=(2, 3)), S.norm(x, axis=1, keepdims=True)]
+    sym = S.Group([bn2, p1, p2, p3, fc, fc2, dc, ln, ln1, inn, gn, pad, up, bil, drop, lrn] + acts + norms)
     shapes = dict(zip(sym.list_arguments(), sym.infer_shape(x=(2, 4, 6, 6))[0]))
     params = {n: (rng.rand(*s).astype(np.float32) + 0.5) for n, s in shapes.items() if n != "x"}
     aux_shapes = dict(zip(sym.list_auxiliary_states(), sym.infer_shape(x=(2, 4, 6, 6))[2]))
@@ -103,10 +107,10 @@ def test_nn_layers(rng):
     roundtrip(sym, {"x": rng.randn(2, 4, 6, 6).astype(np.float32)}, params)
 
 
-@pytest.mark.parametrize("opset", [13, 17, 18, 21])
+@pytest.mark.parametrize("opset", [13, 17, 18, 19, 20, 21])
 def test_opsets_and_dynamic_batch(opset, rng):
     x = S.var("data")
-    h = S.Activation(S.FullyConnected(x, num_hidden=8, name="fc1"), act_type="relu")
+    h = S.LeakyReLU(S.FullyConnected(x, num_hidden=8, name="fc1"), act_type="gelu")
     y = S.softmax(S.LayerNorm(S.FullyConnected(h, num_hidden=4, name="fc2"), name="ln"))
     y = S.mean(S.Reshape(y, shape=(0, 2, 2)), axis=2)
     shapes = dict(zip(y.list_arguments(), y.infer_shape(data=(3, 5))[0]))

@@ -75,9 +75,12 @@ def test_convnet_with_batchnorm(rng):
              helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1),
              helper.make_node("Conv", ["x", "w"], ["same"], kernel_shape=[3, 3],
                               auto_pad="SAME_UPPER", strides=[2, 2]),
-             helper.make_node("Flatten", ["pp"], ["flat"], axis=2)]
+             helper.make_node("Flatten", ["pp"], ["flat"], axis=2),
+             helper.make_node("LRN", ["x"], ["lrn"], size=3, alpha=0.01, beta=0.6, bias=1.5),
+             helper.make_node("ReduceL2", ["x"], ["l2"], axes=[2, 3], keepdims=0)]
     model = make_model(nodes, [vi("x", [2, 3, 7, 7])],
-                       [vi("y", [2, 2]), vi("same", [None] * 4), vi("flat", [None] * 2)], inits)
+                       [vi("y", [2, 2]), vi("same", [None] * 4), vi("flat", [None] * 2),
+                        vi("lrn", [None] * 4), vi("l2", [None] * 2)], inits)
     _, _, aux = check_import(model, {"x": f32(rng, 2, 3, 7, 7)})
     assert set(aux) == {"m", "v"}
 
