@@ -141,11 +141,13 @@ def parse_attrs(opname, schema, raw, node_name=None):
     """Parse ``raw`` (a dict of str or Python values) against ``schema``.
 
     Returns ``(parsed, strings)``; raises ``AttrError`` naming the op, node and
-    attribute for unknown keys, missing required ones and malformed values."""
+    attribute for unknown keys, missing required ones and malformed values.
+    An op without attributes ignores the keys it is given, as MXNet 1.x's
+    parameterless ops do (``broadcast_maximum(a, b, axis=1)``)."""
     where = f"{opname}" + (f" (node {node_name!r})" if node_name else "")
     parsed, strings = {}, {}
     for key, value in raw.items():
-        if is_user_attr(key):
+        if is_user_attr(key) or not schema:
             continue
         if key not in schema:
             known = ", ".join(sorted(schema)) or "none"
