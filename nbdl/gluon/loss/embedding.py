@@ -1,7 +1,7 @@
 """Embedding losses: TripletLoss, CosineEmbeddingLoss, SDMLLoss."""
 from ...errors import AttrError, ShapeError
 from ...ndarray.ndarray import NDArray
-from ._base import Loss, apply_weighting, batch_mean, check_number, op, reshape_like
+from ._base import Loss, apply_weighting, check_number, op, reshape_like
 
 # lower bound of |x| * |y| in the cosine similarity, as Gluon's
 _EPS = 1e-12
