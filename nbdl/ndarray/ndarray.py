@@ -226,6 +226,15 @@ class NDArray:
         return {"data": self.asnumpy(), "device": str(self._device)}
 
     def __setstate__(self, state):
+        if "handle" in state and "data" not in state:
+            # an MXNet 1.x pickle: the array's raw bytes (loaded on the CPU,
+            # whatever device it was saved from)
+            from ..serialization.ndarray_file import load_raw_bytes
+            data = load_raw_bytes(state["handle"])
+            dev = cpu()
+            self._device = dev
+            self._data = dev.from_numpy(np.zeros((0,), np.float32) if data is None else data)
+            return
         dev = as_device(state["device"])
         self._device = dev
         self._data = dev.from_numpy(state["data"])
