@@ -306,6 +306,53 @@ class NDArray:
     def reshape_like(self, other):
         return self.reshape(other.shape)
 
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether basic indexing with ``slc_key`` (ints, slices, ``None``,
+        ``Ellipsis``) of a C-contiguous array of ``shape`` gives a
+        C-contiguous block, as numpy's ``flags.contiguous`` says (dims of
+        length 1 are ignored, an empty result is contiguous); MXNet 1.x's
+        helper of the same name.
+
+        Parameters
+        ----------
+        slc_key : int, slice, None, Ellipsis or tuple of them
+            The index.
+        shape : tuple of int
+            The shape of the array indexed.
+        """
+        key = slc_key if isinstance(slc_key, tuple) else (slc_key,)
+        real = sum(1 for k in key if k is not None and k is not Ellipsis)
+        fill = (slice(None),) * (len(shape) - real)
+        if Ellipsis in key:
+            i = key.index(Ellipsis)
+            key = key[:i] + fill + key[i + 1:]
+        else:
+            key = key + fill
+        strides, step = [], 1
+        for d in reversed(shape):
+            strides.append(step)
+            step *= d
+        strides.reverse()
+        axis, out = 0, []
+        for k in key:
+            if k is None:
+                continue
+            if isinstance(k, slice):
+                start, stop, stride = k.indices(shape[axis])
+                out.append((len(range(start, stop, stride)), stride * strides[axis]))
+            axis += 1
+        if any(n == 0 for n, _ in out):
+            return True
+        expected = 1
+        for n, st in reversed(out):
+            if n == 1:
+                continue
+            if st != expected:
+                return False
+            expected *= n
+        return True
+
     def __getitem__(self, key):
         if self._recorded():
             return _record_index(self, key)
