@@ -5,7 +5,8 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import ArgumentError, NbdlError, ShapeError
-from ..ndarray import NDArray, array as nd_array, from_numpy
+from ..ndarray import NDArray, array as nd_array
+from ..ndarray.creation import share_numpy as from_numpy
 from .base import DataBatch, DataDesc, DataIter
 
 __all__ = ["NDArrayIter"]
