@@ -143,6 +143,10 @@ class NDArray:
         with _scope(self._device):
             return self._data.copy_to_host()
 
+    def __array_function__(self, func, types, args, kwargs):
+        # numpy functions (``np.all(x == 1)``) see NDArrays as numpy arrays
+        return func(*_host_args(args), **_host_args(kwargs))
+
     def __array__(self, dtype=None, copy=None):
         a = self.asnumpy()
         return a if dtype is None else a.astype(dtype, copy=False)
@@ -574,6 +578,15 @@ def _record_index(src, key):
         return [g]
     record_custom([src], [out], backward, name="_index")
     return out
+
+
+def _host_args(v):
+    """``v`` with every NDArray (in lists, tuples and dicts too) as numpy."""
+    if isinstance(v, NDArray):
+        return v.asnumpy()
+    if isinstance(v, (list, tuple)):
+        return type(v)(_host_args(x) for x in v)
+    return {k: _host_args(x) for k, x in v.items()} if isinstance(v, dict) else v
 
 
 from .invoke import invoke as _invoke, scalar_op as _scalar_op  # noqa: E402

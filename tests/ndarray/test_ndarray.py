@@ -289,3 +289,16 @@ def test_setstate_reads_an_mxnet_pickled_handle():
     np.testing.assert_array_equal(b.asnumpy(), x)
     with pytest.raises(nbdl.NbdlError, match="unexpected bytes"):
         nbdl.nd.zeros((1,)).__setstate__({"handle": _mxnet_raw_bytes(x, 1) + b"\0"})
+
+
+def test_numpy_functions_see_ndarrays_as_numpy():
+    a = nbdl.nd.array([50000001], dtype="int32")
+    # MXNet 1.x code calls numpy's functions on NDArrays: np.all(x == v)
+    assert np.all(a == 50000001) and np.all(a.floor() == 50000001)
+    assert np.all(a.round() == 50000001) and np.all(a.trunc() == 50000001)
+    got = np.concatenate([nbdl.nd.ones((2,)), nbdl.nd.zeros((1,))])
+    assert isinstance(got, np.ndarray) and got.tolist() == [1, 1, 0]
+    assert np.allclose(nbdl.nd.ones((2, 2)), 1)
+    assert np.sum(nbdl.nd.ones((2, 3)), axis=0).tolist() == [2, 2, 2]
+    # numpy scalars still defer to the NDArray operators
+    assert isinstance(np.float32(2) * nbdl.nd.ones((2,)), nbdl.nd.NDArray)
