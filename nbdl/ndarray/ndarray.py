@@ -18,8 +18,8 @@ import numpy as np
 from ..device import Device, as_device, cpu, gpu
 from ..errors import ArgumentError, ShapeError
 from .storage import (_c_contiguous, _is_scalar, _lhs_shape, _overlaps, _parse_key, _prod,
-                      _reshape_storage, _resolve_shape, _scope, _sim_unwrap, _squeeze_leading,
-                      _transfer, _transfer_into)
+                      _reshape_storage, _resolve_shape, _scope, _sim_unwrap, _slice_is_contiguous,
+                      _squeeze_leading, _transfer, _transfer_into)
 
 
 def _arith(same_shape_op, broadcast_op, scalar_op):
@@ -144,7 +144,13 @@ class NDArray:
             return self._data.copy_to_host()
 
     def __array_function__(self, func, types, args, kwargs):
-        # numpy functions (``np.all(x == 1)``) see NDArrays as numpy arrays
+        # numpy's own behaviour (np.argmax(x) calls x.argmax, an NDArray, as
+        # with MXNet); a ufunc it would apply to an NDArray runs on numpy
+        try:
+            return func._implementation(*args, **kwargs)
+        except TypeError as e:
+            if "does not support ufuncs" not in str(e):
+                raise
         return func(*_host_args(args), **_host_args(kwargs))
 
     def __array__(self, dtype=None, copy=None):
@@ -325,37 +331,7 @@ class NDArray:
         shape : tuple of int
             The shape of the array indexed.
         """
-        key = slc_key if isinstance(slc_key, tuple) else (slc_key,)
-        real = sum(1 for k in key if k is not None and k is not Ellipsis)
-        fill = (slice(None),) * (len(shape) - real)
-        if Ellipsis in key:
-            i = key.index(Ellipsis)
-            key = key[:i] + fill + key[i + 1:]
-        else:
-            key = key + fill
-        strides, step = [], 1
-        for d in reversed(shape):
-            strides.append(step)
-            step *= d
-        strides.reverse()
-        axis, out = 0, []
-        for k in key:
-            if k is None:
-                continue
-            if isinstance(k, slice):
-                start, stop, stride = k.indices(shape[axis])
-                out.append((len(range(start, stop, stride)), stride * strides[axis]))
-            axis += 1
-        if any(n == 0 for n, _ in out):
-            return True
-        expected = 1
-        for n, st in reversed(out):
-            if n == 1:
-                continue
-            if st != expected:
-                return False
-            expected *= n
-        return True
+        return _slice_is_contiguous(slc_key, shape)
 
     def __getitem__(self, key):
         if self._recorded():

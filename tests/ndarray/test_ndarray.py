@@ -300,5 +300,7 @@ def test_numpy_functions_see_ndarrays_as_numpy():
     assert isinstance(got, np.ndarray) and got.tolist() == [1, 1, 0]
     assert np.allclose(nbdl.nd.ones((2, 2)), 1)
     assert np.sum(nbdl.nd.ones((2, 3)), axis=0).tolist() == [2, 2, 2]
+    # functions numpy answers with the object's method still do (an NDArray)
+    assert isinstance(np.argmax(nbdl.nd.array([[1.0, 3.0]]), axis=1), nbdl.nd.NDArray)
     # numpy scalars still defer to the NDArray operators
     assert isinstance(np.float32(2) * nbdl.nd.ones((2,)), nbdl.nd.NDArray)
