@@ -90,9 +90,14 @@ def from_numpy(ndarray, zero_copy=True, ctx=None, device=None):
     if not a.flags.c_contiguous:
         raise ValueError("from_numpy: only C-contiguous arrays can be shared (zero_copy=True); "
                          "pass zero_copy=False to copy")
+    if not a.flags.writeable:
+        try:        # a source marked read-only by an earlier from_numpy
+            a.flags.writeable = True
+        except ValueError:
+            raise ValueError("from_numpy: the source is read-only and does not own its "
+                             "memory; pass zero_copy=False to copy") from None
     view = a.view()          # keeps its own (writeable) flag for the NDArray
-    if isinstance(ndarray, np.ndarray):
-        ndarray.flags.writeable = False
+    a.flags.writeable = False
     return NDArray(view, dev)
 
 

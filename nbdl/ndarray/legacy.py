@@ -47,23 +47,37 @@ def concatenate(arrays, axis=0, always_copy=True):
     return invoke("Concat", parts, {"dim": ax, "num_args": len(parts)})
 
 
+def _axes(v, n, name):
+    axes = [v] if isinstance(v, int) else list(v)
+    for a in axes:
+        if not isinstance(a, int) or not -n <= a < n:
+            raise ArgumentError(f"moveaxis: {name} {v!r} is not an axis of a {n}-d array")
+    axes = [a % n for a in axes]
+    if len(set(axes)) != len(axes):
+        raise ArgumentError(f"moveaxis: repeated axis in {name} {v!r}")
+    return axes
+
+
 def moveaxis(tensor, source, destination):
-    """``tensor`` with axis ``source`` moved to position ``destination``, the
-    other axes in their order (a ``transpose``).
+    """``tensor`` with the axes ``source`` moved to the positions
+    ``destination``, the other axes in their order (a ``transpose``), as
+    numpy's ``moveaxis``.
 
     Parameters
     ----------
     tensor : NDArray
         The array.
-    source : int
-        The axis to move (negative counts from the end).
-    destination : int
-        Its position in the result (negative counts from the end).
+    source : int or sequence of int
+        The axes to move (negative counts from the end).
+    destination : int or sequence of int
+        Their positions in the result, as many as ``source``.
     """
     n = len(tensor.shape)
-    for name, v in (("source", source), ("destination", destination)):
-        if not isinstance(v, int) or not -n <= v < n:
-            raise ArgumentError(f"moveaxis: {name} {v!r} is not an axis of a {n}-d array")
-    axes = [i for i in range(n) if i != source % n]
-    axes.insert(destination % n, source % n)
-    return invoke("transpose", [tensor], {"axes": tuple(axes)})
+    src, dst = _axes(source, n, "source"), _axes(destination, n, "destination")
+    if len(src) != len(dst):
+        raise ArgumentError(f"moveaxis: source {source!r} and destination {destination!r} "
+                            f"need the same number of axes")
+    order = [i for i in range(n) if i not in src]
+    for d, s_ in sorted(zip(dst, src)):
+        order.insert(d, s_)
+    return invoke("transpose", [tensor], {"axes": tuple(order)})

@@ -115,6 +115,9 @@ def test_from_numpy_zero_copy():
         a[0] = 5
     x[1] = 7
     assert a[1] == 7
+    x2 = nd.from_numpy(a)            # a source already read-only is shared again
+    x2[2] = 8
+    assert a[2] == 8 and not a.flags.writeable
     with pytest.raises(ValueError, match="C-contiguous"):
         nd.from_numpy(np.arange(6.0).reshape(2, 3).T)
     assert nd.from_numpy(np.arange(6.0).reshape(2, 3).T, zero_copy=False).shape == (3, 2)
@@ -133,6 +136,12 @@ def test_creation_out_and_legacy_functions():
                                   np.moveaxis(x, -1, 1))
     with pytest.raises(nbdl.ArgumentError, match="source 3"):
         nd.moveaxis(nd.array(x), 3, 0)
+    np.testing.assert_array_equal(nd.moveaxis(nd.array(x), [0, 2], [2, 0]).asnumpy(),
+                                  np.moveaxis(x, [0, 2], [2, 0]))
+    with pytest.raises(ValueError, match="repeated axis"):
+        nd.moveaxis(nd.array(x), [0, 0], [0, 1])
+    with pytest.raises(ValueError, match="same number"):
+        nd.moveaxis(nd.array(x), [0, 1], [0])
     parts = [nd.array(x), nd.array(x[:, :1])]
     np.testing.assert_array_equal(nd.concatenate(parts, axis=1).asnumpy(),
                                   np.concatenate([x, x[:, :1]], axis=1))
