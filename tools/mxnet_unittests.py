@@ -16,7 +16,7 @@ then::
 Each file runs in its own ``pytest`` process (``python -m nbdl.mxnet -m
 pytest`` for nbdl), with ``--junitxml`` read back for the counts.  The
 tests listed in ``OUT_OF_SCOPE`` (docs/mxnet-compat.md gives the reasons)
-are deselected and not counted.  MXNet's tests need ``nose`` importable
+run but are not counted.  MXNet's tests need ``nose`` importable
 (their ``common.py`` imports ``nose.tools``).
 """
 import argparse
@@ -31,16 +31,57 @@ FILES = ["test_gluon.py", "test_gluon_rnn.py", "test_gluon_trainer.py", "test_gl
          "test_loss.py", "test_metric.py", "test_optimizer.py", "test_init.py",
          "test_executor.py", "test_symbol.py", "test_autograd.py", "test_ndarray.py"]
 
-# ``file::test`` -> reason class (see docs/mxnet-compat.md, "Out of scope").
-OUT_OF_SCOPE = {}
+# Reason classes of issue 12 (docs/mxnet-compat.md, "Out of scope").
+SPARSE = "sparse storage"
+DOWNLOAD = "downloads"
+GPU_ONLY = "GPU-only"
+C_API = "MXNet C-API/engine internals"
+ENV_VAR = "MXNet-specific environment variables"
+
+# ``file::test`` -> reason class: tests whose purpose lies in a class above
+# (a test that is only partly sparse stays in scope).
+OUT_OF_SCOPE = {
+    "test_init.py::test_rsp_const_init": SPARSE,
+    "test_autograd.py::test_grad_with_stype": SPARSE,
+    "test_autograd.py::test_sparse_dot_grad": SPARSE,
+    "test_symbol.py::test_eliminate_common_expr": ENV_VAR,
+    "test_optimizer.py::test_sparse_sgd": SPARSE,
+    "test_optimizer.py::test_std_sparse_sgd": SPARSE,
+    "test_gluon_trainer.py::test_multi_trainer": SPARSE,
+    "test_gluon_trainer.py::test_trainer_with_sparse_grad_on_single_context": SPARSE,
+    "test_gluon_trainer.py::test_trainer_sparse_save_load": SPARSE,
+    "test_gluon_trainer.py::test_trainer_multi_layer_init": SPARSE,
+    "test_gluon_trainer.py::test_trainer_sparse_kv": SPARSE,
+    "test_gluon_data.py::test_recordimage_dataset": DOWNLOAD,
+    "test_gluon_data.py::test_recordimage_dataset_with_data_loader_multiworker": DOWNLOAD,
+    "test_gluon_data.py::test_datasets": DOWNLOAD,
+    "test_gluon_data.py::test_image_folder_dataset": DOWNLOAD,
+    "test_gluon.py::test_sparse_parameter": SPARSE,
+    "test_gluon.py::test_parameter_invalid_access": SPARSE,
+    "test_gluon.py::test_parameter_row_sparse_data": SPARSE,
+    "test_gluon.py::test_sparse_symbol_block": SPARSE,
+    "test_gluon.py::test_sparse_hybrid_block": SPARSE,
+    "test_gluon.py::test_sparse_hybrid_block_grad": SPARSE,
+    "test_gluon.py::test_symbol_block": DOWNLOAD,
+    "test_gluon.py::test_export": DOWNLOAD,
+    "test_gluon.py::test_import": DOWNLOAD,
+    "test_gluon.py::test_save_load": DOWNLOAD,
+    "test_gluon.py::test_hybrid_static_memory": DOWNLOAD,
+    "test_gluon.py::test_hybrid_static_memory_switching": DOWNLOAD,
+    "test_gluon.py::test_hybrid_static_memory_recording": DOWNLOAD,
+}
 
 
-def _counts(xml_path):
-    """(passed, failed, errors, skipped, failing test names) from a junit file."""
+def _counts(xml_path, excluded=()):
+    """(passed, failed, errors, skipped, failing test names) from a junit file,
+    leaving out the tests named in ``excluded`` (exact names, parameters
+    ignored)."""
     root = ET.parse(xml_path).getroot()
     passed = failed = errors = skipped = 0
     failing = []
     for case in root.iter("testcase"):
+        if case.get("name", "").split("[")[0] in excluded:
+            continue
         kinds = {child.tag for child in case}
         if "skipped" in kinds:
             skipped += 1
@@ -58,12 +99,13 @@ def _counts(xml_path):
 def run_file(test_dir, name, python, real, timeout, per_test=None):
     """Run one MXNet test file; returns its counts (see ``_counts``) or None
     when pytest produced no report (a crash or the timeout)."""
-    deselect = [a for k in OUT_OF_SCOPE if k.startswith(name + "::")
-                for a in ("--deselect", k)]
+    # counted out by exact name when the report is read: pytest's --deselect
+    # takes node-id prefixes (test_save_load would drop test_save_load_x too)
+    excluded = {k.split("::", 1)[1] for k in OUT_OF_SCOPE if k.startswith(name + "::")}
     with tempfile.TemporaryDirectory() as tmp:
         xml_path = os.path.join(tmp, "report.xml")
         head = [python, "-m", "pytest"] if real else [python, "-m", "nbdl.mxnet", "-m", "pytest"]
-        cmd = head + ["-q", "-p", "no:cacheprovider", "--junitxml", xml_path, name] + deselect
+        cmd = head + ["-q", "-p", "no:cacheprovider", "--junitxml", xml_path, name]
         if per_test:
             # pytest-timeout: a hung test fails alone instead of losing the file's report
             cmd += [f"--timeout={per_test}"]
@@ -74,7 +116,7 @@ def run_file(test_dir, name, python, real, timeout, per_test=None):
             return None
         if not os.path.exists(xml_path):
             return None
-        return _counts(xml_path)
+        return _counts(xml_path, excluded)
 
 
 def main(argv=None):

@@ -24,6 +24,7 @@ def _reachable(heads):
     """Taped nodes reachable from ``heads``, inputs before users."""
     order, seen = [], set()
     stack = []
+    head_nodes = {id(h._ag[0]) for h in heads if getattr(h, "_ag", None) is not None}
     for h in heads:
         ag = getattr(h, "_ag", None)
         if ag is not None and id(ag[0]) not in seen:
@@ -32,8 +33,13 @@ def _reachable(heads):
         while stack:
             node, i = stack.pop()
             if node.freed:
-                raise NbdlError(f"backward through {node.name!r}: its graph was freed by an "
-                                f"earlier backward; pass retain_graph=True to backward twice")
+                if id(node) in head_nodes:
+                    raise NbdlError(f"backward through {node.name!r}: its graph was freed by "
+                                    f"an earlier backward; pass retain_graph=True to backward "
+                                    f"twice")
+                # an array whose history an earlier backward freed, used again in a
+                # new recording: a constant there, as MXNet clears its history
+                continue
             if i < len(node.inputs):
                 stack.append((node, i + 1))
                 ag = getattr(node.inputs[i], "_ag", None)

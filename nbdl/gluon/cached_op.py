@@ -181,3 +181,39 @@ def _dev_copy(o):
     d = cuda.device_array(o._data.shape, o._data.dtype)
     d.copy_to_device(o._data)
     return d
+
+
+class NDCachedOp(CachedOp):
+    """MXNet 1.x's ``nd.CachedOp(sym, flags=())``: a Symbol run as one
+    recorded op, called with an array for each of ``sym.list_inputs()`` in
+    that order (arguments and auxiliary states as the symbol lists them).
+
+    Parameters
+    ----------
+    sym : Symbol
+        The graph.
+    flags : sequence of (str, value) or dict
+        MXNet's flags; ``static_alloc`` and ``static_shape`` are read, the
+        others accepted (nbdl's executors always plan their memory).
+    """
+
+    def __init__(self, sym, flags=()):
+        flags = dict(flags)
+        truth = {"1", "true", "True"}
+        super().__init__(sym, sym.list_inputs(), {},
+                         static_alloc=str(flags.get("static_alloc", False)) in truth,
+                         static_shape=str(flags.get("static_shape", False)) in truth)
+
+    def __call__(self, *args, out=None):
+        """Run on ``args``; one output is returned as an NDArray, several as
+        a list.  ``out`` (an NDArray, or a list for several outputs) receives
+        the results instead."""
+        results = super().__call__(*args)
+        if out is not None:
+            outs = out if isinstance(out, (list, tuple)) else [out]
+            if len(outs) != len(results):
+                raise NbdlError(f"CachedOp: {len(results)} outputs, but out= has {len(outs)}")
+            for o, r in zip(outs, results):
+                o[:] = r
+            return out
+        return results[0] if len(results) == 1 else results

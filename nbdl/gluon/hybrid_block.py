@@ -192,8 +192,9 @@ class HybridBlock(Block):
         for vname, p in params.items():
             if p.shape is not None and all(d > 0 for d in p.shape):
                 known[vname] = tuple(p.shape)
-        arg_shapes, _, aux_shapes = sym.infer_shape_partial(**{k: v for k, v in known.items()
-                                                              if k in sym.list_inputs()})
+        # the inputs' shapes are real: a 0 dim is a zero size here
+        arg_shapes, _, aux_shapes = sym._infer_shape_partial(
+            (), {k: v for k, v in known.items() if k in sym.list_inputs()}, zero_unknown=False)
         table = dict(zip(sym.list_arguments(), arg_shapes))
         table.update(zip(sym.list_auxiliary_states(), aux_shapes))
         for vname, p in params.items():

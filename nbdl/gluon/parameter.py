@@ -36,6 +36,11 @@ class ParameterError(NbdlError, ValueError):
     uninitialized parameter."""
 
 
+class InvalidStorageTypeError(ParameterError, AssertionError):
+    """A Parameter's ``stype``/``grad_stype`` that is no storage type (MXNet
+    1.x asserts on it, hence also an ``AssertionError``)."""
+
+
 class DeferredInitializationError(NbdlError, RuntimeError):
     """The parameter's initialization waits for its shape, which the first
     forward pass infers."""
@@ -100,6 +105,12 @@ class Parameter:
         if not isinstance(name, str):
             raise ParameterError(f"Parameter name must be a str, got {name!r}")
         for what, st in (("stype", stype), ("grad_stype", grad_stype)):
+            if st not in ("default", "row_sparse", "csr"):
+                # not a storage type at all: MXNet 1.x asserts, so the error is
+                # an AssertionError too
+                raise InvalidStorageTypeError(
+                    f"Parameter {name!r}: {what}={st!r} is not a storage type "
+                    f"('default', 'row_sparse' or 'csr')")
             if st != "default":
                 raise ParameterError(f"Parameter {name!r}: {what}={st!r} is not supported; nbdl "
                                      f"arrays are dense ('default')")

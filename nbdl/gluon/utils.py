@@ -1,15 +1,20 @@
 """Gluon utilities: splitting a batch across devices, clipping gradients by
-their global norm, and checking a file's SHA-1 (Gluon's ``gluon.utils``).
-
-There is no ``download``: nbdl never reaches the network.
+their global norm, checking a file's SHA-1 and downloading a file (Gluon's
+``gluon.utils``).
 """
 import hashlib
+import logging
+import os
+import ssl
+import urllib.error
+import urllib.request
+import uuid
 import warnings
 
 import numpy as np
 
 from ..device import Device, as_device
-from ..errors import DeviceError, DTypeError, ShapeError
+from ..errors import ArgumentError, DeviceError, DTypeError, NbdlError, ShapeError
 from .. import ndarray as nd
 from ..ndarray import NDArray
 
@@ -117,6 +122,115 @@ def check_sha1(filename, sha1_hash):
     digest = sha1.hexdigest()
     n = min(len(digest), len(sha1_hash))
     return digest[:n] == sha1_hash[:n].lower()
+
+
+class DownloadError(NbdlError, OSError):
+    """``download`` could not fetch the file (after its retries), or what it
+    fetched does not have the SHA-1 asked for."""
+
+
+def _download_target(url, path):
+    if path is None:
+        fname = url.split("/")[-1]
+        if not fname:
+            raise ArgumentError(f"download: no file name in url {url!r}; give path=")
+        return fname
+    path = os.path.expanduser(path)
+    if os.path.isdir(path):
+        name = url.split("/")[-1]
+        if not name:
+            raise ArgumentError(f"download: no file name in url {url!r} to store in the "
+                                f"directory {path!r}; give a file path")
+        return os.path.join(path, name)
+    return path
+
+
+def _fetch(url, target, sha1_hash, context, timeout):
+    """One attempt: ``url`` into a temporary file beside ``target``, checked,
+    then moved over it (so a failed attempt never leaves a partial file)."""
+    tmp = f"{target}.{uuid.uuid4().hex}.part"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout, context=context) as resp:
+            status = getattr(resp, "status", None)
+            if status is not None and status != 200:
+                raise DownloadError(f"download: {url} answered with status {status}")
+            with open(tmp, "wb") as f:
+                for chunk in iter(lambda: resp.read(1 << 20), b""):
+                    f.write(chunk)
+        if sha1_hash and not check_sha1(tmp, sha1_hash):
+            raise DownloadError(f"download: the file fetched from {url} does not have the "
+                                f"SHA-1 {sha1_hash} (an outdated or incomplete file)")
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_ssl=True,
+             timeout=60):
+    """Fetch ``url`` (``http(s)://``, ``ftp://`` or ``file://``) to a file
+    and return its path, as Gluon's ``download``.
+
+    Nothing is fetched when the file exists, unless ``overwrite`` or its
+    SHA-1 differs from ``sha1_hash``.  Each attempt writes a temporary file
+    beside the target and moves it into place only when complete and (with
+    ``sha1_hash``) matching, so a failed or mismatched download never leaves
+    a partial file; failed attempts (network errors, a status other than
+    200, a wrong SHA-1) are retried.
+
+    Parameters
+    ----------
+    url : str
+        What to fetch.
+    path : str, optional
+        The file to write, or a directory to write it in under the url's
+        last component (default: that name in the current directory).
+    overwrite : bool
+        Fetch even when the file exists.
+    sha1_hash : str, optional
+        Expected SHA-1 (hex, compared over the shorter of the two, as
+        ``check_sha1``).
+    retries : int
+        Attempts to make (at least one; MXNet's count).
+    verify_ssl : bool
+        Check HTTPS certificates (False warns).
+    timeout : float
+        Seconds an attempt may wait for the server.
+
+    Returns
+    -------
+    str
+        The path of the file.
+    """
+    fname = _download_target(url, path)
+    if isinstance(retries, bool) or not isinstance(retries, (int, np.integer)) or retries < 0:
+        raise ArgumentError(f"download: retries must be an integer >= 0, got {retries!r}")
+    context = None
+    if not verify_ssl:
+        warnings.warn("download: unverified HTTPS request (verify_ssl=False); certificate "
+                      "verification is strongly advised", stacklevel=2)
+        context = ssl._create_unverified_context()
+    if not (overwrite or not os.path.exists(fname)
+            or (sha1_hash and not check_sha1(fname, sha1_hash))):
+        return fname
+    os.makedirs(os.path.dirname(os.path.abspath(fname)), exist_ok=True)
+    attempts = max(1, int(retries))
+    log = logging.getLogger(__name__)
+    for attempt in range(attempts):
+        log.info("Downloading %s from %s...", fname, url)
+        try:
+            _fetch(url, fname, sha1_hash, context, timeout)
+            return fname
+        except (OSError, urllib.error.URLError, ValueError) as e:
+            left = attempts - attempt - 1
+            if not left:
+                if isinstance(e, DownloadError):
+                    raise
+                raise DownloadError(f"download: fetching {url} failed after {attempts} "
+                                    f"attempt{'s' if attempts > 1 else ''}: {e}") from e
+            log.warning("download of %s failed (%r), retrying, %d attempt%s left",
+                        url, e, left, "s" if left > 1 else "")
+    return fname
 
 
 def _describe(x):

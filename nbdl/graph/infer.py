@@ -96,6 +96,76 @@ def infer_shapes(order, known, partial=True):
     return _run(order, table, "infer_shape", "shape", ShapeError, partial)
 
 
+# two sizes standing in for the unknown dims of partial shapes (see
+# ``infer_shapes_unknown_zero``): primes, unlikely to arise from known dims
+_PROBES = (7919, 7927)
+
+
+def _declared_partial(order):
+    """{Entry: shape} of the variables declared with a shape holding a 0."""
+    from ..ops.attrs import _parse_tuple
+    out = {}
+    for node in order:
+        if node.op is None and "__shape__" in node.user_attrs:
+            shp = _parse_tuple(node.user_attrs["__shape__"])
+            if shp and any(d == 0 for d in shp) and all(d is not None for d in shp):
+                out[node.output(0)] = tuple(int(d) for d in shp)
+    return out
+
+
+def infer_shapes_unknown_zero(order, known):
+    """Partial inference reading a ``0`` dim as unknown (MXNet 1.x's legacy
+    shapes): ``known`` and the variables' declared shapes may hold zeros.
+
+    The inference runs twice, the unknown dims set to one and then another
+    probe size; a dim that comes out the same both times is known, one that
+    differs depends on an unknown dim and is reported as ``0``.  When an op
+    rule rejects the probe sizes (dims it requires to match, or divide), the
+    partial shapes are left out instead: the entries that only they would
+    have given stay unknown, and the partial shapes given are reported for
+    their own variables.
+
+    Parameters
+    ----------
+    order : list of Node
+        The graph in topological order.
+    known : dict
+        {Entry: shape} given by the caller; a ``0`` dim is unknown.
+
+    Returns
+    -------
+    dict
+        {Entry: shape}, with ``0`` for the dims that stay unknown.
+    """
+    partial = {e: s for e, s in _declared_partial(order).items() if e not in known}
+    full = {}
+    for e, s in known.items():
+        if s is None:
+            continue
+        s = tuple(int(d) for d in s)
+        (partial if 0 in s else full)[e] = s
+    if not partial:
+        return infer_shapes(order, full)
+    tables = []
+    try:
+        for p in _PROBES:
+            probe = dict(full)
+            probe.update({e: tuple(p if d == 0 else d for d in s) for e, s in partial.items()})
+            tables.append(infer_shapes(order, probe))
+    except ShapeError:
+        table = infer_shapes(order, full)
+        for e, s in partial.items():
+            table.setdefault(e, s)
+        return table
+    first, second = tables
+    out = {}
+    for e, a in first.items():
+        b = second.get(e)
+        if b is not None and len(a) == len(b):
+            out[e] = tuple(x if x == y else 0 for x, y in zip(a, b))
+    return out
+
+
 def infer_types(order, known):
     table = {}
     for node in order:

@@ -5,7 +5,8 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import ArgumentError, NbdlError, ShapeError
-from ..ndarray import NDArray, array as nd_array, from_numpy
+from ..ndarray import NDArray, array as nd_array
+from ..ndarray.creation import share_numpy as from_numpy
 from .base import DataBatch, DataDesc, DataIter
 
 __all__ = ["NDArrayIter"]
@@ -76,10 +77,11 @@ class NDArrayIter(DataIter):
     Parameters
     ----------
     data : array, list of arrays or dict str -> array
-        The input data; every array has the same number of examples along
-        the batch axis.
+        The input data.  The first array (by name) sets the number of
+        examples along the batch axis; the other data and label arrays need
+        at least as many (of a longer one, the first are read, as in MXNet).
     label : array, list of arrays or dict str -> array, optional
-        The labels, with as many examples as ``data``.
+        The labels.
     batch_size : int
         Examples per batch (positive).
     shuffle : bool, optional
@@ -121,12 +123,17 @@ class NDArrayIter(DataIter):
                     raise ShapeError(f"{what}: {kind} {name!r} has shape {host.shape}, which has "
                                      f"no batch axis {self._axis} (layout {layout!r})")
                 sizes.append((kind, name, host.shape))
+        # as in MXNet, the first data array sets the number of examples; an
+        # array with more is read for its first ones only, one with fewer
+        # cannot give every batch its rows
         num = sizes[0][2][self._axis]
-        bad = [s for s in sizes if s[2][self._axis] != num]
+        bad = [s for s in sizes if s[2][self._axis] < num]
         if bad:
-            raise ShapeError(f"{what}: every data and label array needs the same number of "
-                             f"examples along axis {self._axis}; got "
-                             + ", ".join(f"{k} {n!r} {s}" for k, n, s in sizes))
+            raise ShapeError(f"{what}: every data and label array needs at least as many "
+                             f"examples along axis {self._axis} as the first data array "
+                             f"({num}); got " + ", ".join(f"{k} {n!r} {s}" for k, n, s in sizes))
+        self._data = [(k, _take(h, 0, num, self._axis), d) for k, h, d in self._data]
+        self._label = [(k, _take(h, 0, num, self._axis), d) for k, h, d in self._label]
         if last_batch_handle == "roll_over" and self.batch_size > num:
             raise ArgumentError(f"{what}: last_batch_handle='roll_over' needs batch_size <= the "
                                 f"number of examples, got batch_size={self.batch_size} for "

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..device import as_device
 from ..dtype import as_dtype
-from ..errors import ArgumentError, DeviceError
+from ..errors import ArgumentError, DeviceError, ShapeError
 from .ndarray import NDArray
 
 
@@ -57,15 +57,48 @@ def array(source_array, ctx=None, dtype=None, device=None):
     return from_host(a, dev)
 
 
+def share_numpy(a, ctx=None, device=None):
+    """nbdl's own wrapping of a host array: shared on the CPU when
+    C-contiguous (the source stays writeable), copied otherwise.
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        The array.
+    ctx, device : Device, optional
+        Where the NDArray lives (default CPU).
+    """
+    dev = _device(ctx, device)
+    a = np.asarray(a)
+    as_dtype(a.dtype)
+    if dev.device_type == "cpu" and a.flags.c_contiguous:
+        return NDArray(a, dev)
+    return NDArray(dev.from_numpy(a.copy() if dev.device_type == "cpu" else a), dev)
+
+
 def from_numpy(ndarray, zero_copy=True, ctx=None, device=None):
-    """An NDArray from a numpy array; on the CPU it shares memory with a
-    C-contiguous source when ``zero_copy`` is true (the dtype is kept)."""
+    """An NDArray from a numpy array (the dtype is kept).  With
+    ``zero_copy`` (the default, as MXNet 1.x) the NDArray shares the memory
+    of the source, which must be C-contiguous (``ValueError`` otherwise) and
+    is marked read-only, as MXNet does: write through the NDArray.  On a GPU
+    device, or without ``zero_copy``, the data is copied."""
     dev = _device(ctx, device)
     a = np.asarray(ndarray)
     as_dtype(a.dtype)  # rejects dtypes nbdl does not support
-    if dev.device_type == "cpu" and zero_copy and a.flags.c_contiguous:
-        return NDArray(a, dev)
-    return NDArray(dev.from_numpy(a.copy() if dev.device_type == "cpu" else a), dev)
+    if not zero_copy or dev.device_type != "cpu":
+        return NDArray(dev.from_numpy(a.copy() if dev.device_type == "cpu" else a), dev)
+    if not a.flags.c_contiguous:
+        raise ValueError("from_numpy: only C-contiguous arrays can be shared (zero_copy=True); "
+                         "pass zero_copy=False to copy")
+    if not a.flags.writeable:
+        try:        # a source marked read-only by an earlier from_numpy
+            a.flags.writeable = True
+        except ValueError:
+            raise ValueError("from_numpy: the source is read-only and does not own its "
+                             "memory; pass zero_copy=False to copy") from None
+    view = a.view()          # keeps its own (writeable) flag for the NDArray
+    a.flags.writeable = False
+    return NDArray(view, dev)
 
 
 def empty(shape, ctx=None, dtype=None, device=None, stype=None):
@@ -74,20 +107,28 @@ def empty(shape, ctx=None, dtype=None, device=None, stype=None):
     return NDArray(dev.empty(_shape(shape), as_dtype(dtype)), dev)
 
 
-def zeros(shape, ctx=None, dtype=None, device=None, stype=None, **kwargs):
+def zeros(shape, ctx=None, dtype=None, device=None, stype=None, out=None, **kwargs):
+    """Zeros of ``shape``; with ``out``, ``out`` filled with zeros and returned."""
     _check_stype(stype)
     _no_kwargs("zeros", kwargs)
+    if out is not None:
+        return full(shape, 0, out=out)
     dev = _device(ctx, device)
     return NDArray(dev.zeros(_shape(shape), as_dtype(dtype)), dev)
 
 
-def ones(shape, ctx=None, dtype=None, device=None, **kwargs):
+def ones(shape, ctx=None, dtype=None, device=None, out=None, **kwargs):
+    """Ones of ``shape``; with ``out``, ``out`` filled with ones and returned."""
     _no_kwargs("ones", kwargs)
-    return full(shape, 1, ctx=ctx, dtype=dtype, device=device)
+    return full(shape, 1, ctx=ctx, dtype=dtype, device=device, out=out)
 
 
 def full(shape, val, ctx=None, dtype=None, out=None, device=None):
+    """``val`` everywhere in ``shape``; with ``out`` (of that shape), ``out``
+    filled and returned."""
     if out is not None:
+        if tuple(out.shape) != _shape(shape):
+            raise ShapeError(f"full: out has shape {tuple(out.shape)}, not {_shape(shape)}")
         out[:] = val
         return out
     dev = _device(ctx, device)

@@ -18,8 +18,8 @@ import numpy as np
 from ..device import Device, as_device, cpu, gpu
 from ..errors import ArgumentError, ShapeError
 from .storage import (_c_contiguous, _is_scalar, _lhs_shape, _overlaps, _parse_key, _prod,
-                      _reshape_storage, _resolve_shape, _scope, _sim_unwrap, _squeeze_leading,
-                      _transfer, _transfer_into)
+                      _reshape_storage, _resolve_shape, _scope, _sim_unwrap, _slice_is_contiguous,
+                      _squeeze_leading, _transfer, _transfer_into)
 
 
 def _arith(same_shape_op, broadcast_op, scalar_op):
@@ -143,6 +143,16 @@ class NDArray:
         with _scope(self._device):
             return self._data.copy_to_host()
 
+    def __array_function__(self, func, types, args, kwargs):
+        # numpy's own behaviour (np.argmax(x) calls x.argmax, an NDArray, as
+        # with MXNet); a ufunc it would apply to an NDArray runs on numpy
+        try:
+            return func._implementation(*args, **kwargs)
+        except TypeError as e:
+            if "does not support ufuncs" not in str(e):
+                raise
+        return func(*_host_args(args), **_host_args(kwargs))
+
     def __array__(self, dtype=None, copy=None):
         a = self.asnumpy()
         return a if dtype is None else a.astype(dtype, copy=False)
@@ -226,6 +236,15 @@ class NDArray:
         return {"data": self.asnumpy(), "device": str(self._device)}
 
     def __setstate__(self, state):
+        if "handle" in state and "data" not in state:
+            # an MXNet 1.x pickle: the array's raw bytes (loaded on the CPU,
+            # whatever device it was saved from)
+            from ..serialization.ndarray_file import load_raw_bytes
+            data = load_raw_bytes(state["handle"])
+            dev = cpu()
+            self._device = dev
+            self._data = dev.from_numpy(np.zeros((0,), np.float32) if data is None else data)
+            return
         dev = as_device(state["device"])
         self._device = dev
         self._data = dev.from_numpy(state["data"])
@@ -296,6 +315,23 @@ class NDArray:
 
     def reshape_like(self, other):
         return self.reshape(other.shape)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether basic indexing with ``slc_key`` (ints, slices, ``None``,
+        ``Ellipsis``) of a C-contiguous array of ``shape`` gives a
+        C-contiguous block, as numpy's ``flags.contiguous`` says (dims of
+        length 1 are ignored, an empty result is contiguous); MXNet 1.x's
+        helper of the same name.
+
+        Parameters
+        ----------
+        slc_key : int, slice, None, Ellipsis or tuple of them
+            The index.
+        shape : tuple of int
+            The shape of the array indexed.
+        """
+        return _slice_is_contiguous(slc_key, shape)
 
     def __getitem__(self, key):
         if self._recorded():
@@ -519,6 +555,15 @@ def _record_index(src, key):
         return [g]
     record_custom([src], [out], backward, name="_index")
     return out
+
+
+def _host_args(v):
+    """``v`` with every NDArray (in lists, tuples and dicts too) as numpy."""
+    if isinstance(v, NDArray):
+        return v.asnumpy()
+    if isinstance(v, (list, tuple)):
+        return type(v)(_host_args(x) for x in v)
+    return {k: _host_args(x) for k, x in v.items()} if isinstance(v, dict) else v
 
 
 from .invoke import invoke as _invoke, scalar_op as _scalar_op  # noqa: E402

@@ -198,3 +198,38 @@ def _transfer_into(src_data, src, dst_data, dst):
             host = src_data.copy_to_host()
         with _scope(dst):
             dst_data.copy_to_device(host)
+
+
+def _slice_is_contiguous(slc_key, shape):
+    """See ``NDArray._basic_indexing_slice_is_contiguous``."""
+    key = slc_key if isinstance(slc_key, tuple) else (slc_key,)
+    real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    fill = (slice(None),) * (len(shape) - real)
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        key = key[:i] + fill + key[i + 1:]
+    else:
+        key = key + fill
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    strides.reverse()
+    axis, out = 0, []
+    for k in key:
+        if k is None:
+            continue
+        if isinstance(k, slice):
+            start, stop, stride = k.indices(shape[axis])
+            out.append((len(range(start, stop, stride)), stride * strides[axis]))
+        axis += 1
+    if any(n == 0 for n, _ in out):
+        return True
+    expected = 1
+    for n, st in reversed(out):
+        if n == 1:
+            continue
+        if st != expected:
+            return False
+        expected *= n
+    return True

@@ -60,8 +60,18 @@ def _parse_float(v):
     return float(s)
 
 
+def _numpy_to_python(v):
+    """A numpy array or scalar as a list or Python number (MXNet 1.x accepts
+    ``shape=np.array([2, 3])``); anything else unchanged."""
+    if type(v).__module__ == "numpy" and hasattr(v, "tolist"):
+        return v.tolist()
+    return v
+
+
 def _parse_tuple(v):
-    """``(2, 3)``, ``[2,3]``, ``2`` or ``()`` -> tuple of ints (None kept)."""
+    """``(2, 3)``, ``[2,3]``, ``2``, ``()`` or a 1-d numpy array -> tuple of
+    ints (None kept)."""
+    v = _numpy_to_python(v)
     if isinstance(v, (tuple, list)):
         items = v
     elif isinstance(v, int) and not isinstance(v, bool):
@@ -145,6 +155,7 @@ def attr_to_str(v):
     """MXNet's string form of a Python attribute value."""
     if isinstance(v, str):
         return v
+    v = _numpy_to_python(v)
     if isinstance(v, bool):
         return "True" if v else "False"
     if isinstance(v, list):
@@ -161,11 +172,13 @@ def parse_attrs(opname, schema, raw, node_name=None):
     """Parse ``raw`` (a dict of str or Python values) against ``schema``.
 
     Returns ``(parsed, strings)``; raises ``AttrError`` naming the op, node and
-    attribute for unknown keys, missing required ones and malformed values."""
+    attribute for unknown keys, missing required ones and malformed values.
+    An op without attributes ignores the keys it is given, as MXNet 1.x's
+    parameterless ops do (``broadcast_maximum(a, b, axis=1)``)."""
     where = f"{opname}" + (f" (node {node_name!r})" if node_name else "")
     parsed, strings = {}, {}
     for key, value in raw.items():
-        if is_user_attr(key):
+        if is_user_attr(key) or not schema:
             continue
         if key not in schema:
             known = ", ".join(sorted(schema)) or "none"

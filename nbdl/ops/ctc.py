@@ -52,7 +52,7 @@ class CTCInputError(NbdlError, ValueError):
         code, n, j, value, limit, blank = self.args
         if code == BAD_LABEL:
             return (f"CTCLoss: label[{n}, {j}] = {value} is not a valid class: labels must lie in "
-                    f"[0, {limit}) and differ from the blank label {blank}")
+                    f"[0, {limit}) (integers; the blank label is {blank})")
         if code == BAD_DATA_LENGTH:
             return (f"CTCLoss: data_lengths[{n}] = {value} is out of range: it must lie in "
                     f"[0, {limit}] (the data's sequence length)")

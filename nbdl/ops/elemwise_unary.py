@@ -212,8 +212,8 @@ register(OpDef(
     attrs={"num_args": Attr("int")},
     infer_shape=_add_n_shape, infer_type=_add_n_type, gradient=_add_n_grad,
     inplace=_inplace_first, kernels=kernels("prepare_add_n"), supports_add=True,
-    temp=_add_n_temp, dtypes=FLOATING,
-    doc="Sum of all inputs (``add_n``)."), aliases=("add_n",))
+    temp=_add_n_temp, dtypes=NUMERIC,
+    doc="Sum of all inputs (``add_n``); integer inputs sum exactly in their dtype."), aliases=("add_n",))
 
 
 # -- where ---------------------------------------------------------------------------------

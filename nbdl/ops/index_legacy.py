@@ -4,8 +4,12 @@ ravel_multi_index and unravel_index (rules only; kernels in
 ``pick`` (registered in ``indexing``).
 
 As in MXNet 1.9.1, none of them is differentiable (no gradient flows
-through them); indices may be float (truncated toward zero) or integer.
+through them); ``batch_take``, which MXNet registers without any gradient,
+refuses a gradient asked through it (a ``GraphError`` when the gradient
+graph is built, where MXNet refuses to bind).  Indices may be float
+(truncated toward zero) or integer.
 """
+from ..errors import GraphError
 from .indexing import INDEX_DTYPES
 from .registry import Attr, OpDef, register, shape_error
 from .shape import MOVE_DTYPES, size_of
@@ -43,9 +47,15 @@ def _batch_take_shape(attrs, in_shapes, out_shapes):
     return [tuple(a), tuple(idx)], [tuple(idx)]
 
 
+def _batch_take_grad(node, out_grads):
+    raise GraphError(f"batch_take (node {node.name!r}) is not differentiable (MXNet registers "
+                     f"no gradient for it): a gradient was asked through it; stop it with "
+                     f"BlockGrad/stop_gradient, bind its inputs with grad_req='null', or use pick")
+
+
 register(OpDef(
     name="batch_take", input_names=("a", "indices"),
-    infer_shape=_batch_take_shape, infer_type=_first_type,
+    infer_shape=_batch_take_shape, infer_type=_first_type, gradient=_batch_take_grad,
     kernels=kernels("prepare_batch_take"), dtypes=MOVE_DTYPES, int_inputs=(1,),
     doc="out[i] = a[i, indices[i]] over a seen as (rows, a.shape[-1]); indices are clipped "
         "to [0, a.shape[-1]) (deprecated in MXNet: use pick)."))

@@ -248,6 +248,8 @@ def broadcast_like_shape(attrs, lshape, rshape, where="broadcast_like"):
         if len(la) != len(ra):
             raise shape_error(where, f"lhs_axes={la} and rhs_axes={ra} have different lengths",
                               shapes)
+        if not la:
+            raise shape_error(where, "lhs_axes and rhs_axes must not be empty (as MXNet)", shapes)
         pairs = [(norm_axis(a, len(lshape), where, "lhs_axes entry", shapes),
                   norm_axis(b, len(rshape), where, "rhs_axes entry", shapes)) for a, b in zip(la, ra)]
     out = list(lshape)

@@ -168,6 +168,29 @@ def load_frombuffer(buf):
     return _parse(_BufferSource(mv, "<buffer>"))
 
 
+def load_raw_bytes(buf):
+    """One array from MXNet's raw NDArray bytes (``MXNDArraySaveRawBytes``,
+    what an MXNet 1.x NDArray pickles as its ``'handle'``): a numpy array
+    (None for an empty array).  The context it was saved from is read and
+    ignored (arrays load on the CPU, as ``load``).
+
+    Parameters
+    ----------
+    buf : bytes, bytearray or memoryview
+        The bytes of one array, without a file header.
+    """
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise ArgumentError(f"load_raw_bytes expects bytes, bytearray or memoryview, "
+                            f"got {type(buf).__name__}")
+    src = _BufferSource(memoryview(buf).cast("B"), "<NDArray bytes>")
+    value = _read_array(src, "the array")
+    if isinstance(value, _Unsupported):
+        raise UnsupportedFormatError(f"<NDArray bytes>: {value.reason}")
+    if src.remaining:
+        src.fail(f"{src.remaining} unexpected bytes after the array at offset {src.pos}")
+    return value
+
+
 class _Source:
     """Bounded reading: every ``take`` is checked against the bytes left."""
 

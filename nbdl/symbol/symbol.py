@@ -12,7 +12,7 @@ import numpy as np
 
 from ..base import NotImplementedForSymbol
 from ..errors import ArgumentError, AttrError, DTypeError, GraphError, ShapeError
-from ..graph.infer import infer_shapes, infer_types
+from ..graph.infer import infer_shapes, infer_shapes_unknown_zero, infer_types
 from .. import name as _names
 from ..ops.ir import Entry, Node, classify_variables, make_node, topo_order
 from ..ops.attrs import attr_to_str, is_user_attr
@@ -304,9 +304,26 @@ class Symbol:
         return order, arg_nodes, aux_nodes, known
 
     def infer_shape_partial(self, *args, **kwargs):
-        """As ``infer_shape``, with ``()`` for every shape that stays unknown."""
+        """As ``infer_shape``, with ``()`` for every shape that stays unknown.
+        Outside NumPy-shape mode a ``0`` dim (given here or in a variable's
+        declared ``shape=``) is unknown, as in MXNet 1.x: the dims that depend
+        on it come back as ``0`` (``(64, 0, 7, 7)``), the others are inferred.
+
+        Parameters
+        ----------
+        *args : tuple
+            Shapes of the arguments by position (``list_arguments()`` order).
+        **kwargs : tuple
+            Shapes by argument or auxiliary-state name.
+        """
+        from ..util import is_np_shape
+        return self._infer_shape_partial(args, kwargs, zero_unknown=not is_np_shape())
+
+    def _infer_shape_partial(self, args, kwargs, zero_unknown):
+        """``infer_shape_partial``; ``zero_unknown=False`` reads a 0 dim as a
+        zero size (what Gluon's deferred initialisation needs)."""
         order, arg_nodes, aux_nodes, known = self._known(args, kwargs, "shape")
-        table = infer_shapes(order, known)
+        table = (infer_shapes_unknown_zero if zero_unknown else infer_shapes)(order, known)
 
         def get(e):
             return table.get(e) if table.get(e) is not None else ()

@@ -113,6 +113,24 @@ def test_backward_twice_needs_retain_graph():
         y.backward()
 
 
+def test_freed_intermediate_is_a_constant_in_a_new_recording():
+    # MXNet 1.x clears the history of the arrays a backward frees: an
+    # intermediate used again is a constant of the new graph
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        y = x * 3
+        z = nd.sum(y * y)
+    z.backward()
+    assert x.grad.asnumpy().tolist() == [18.0, 36.0]
+    with autograd.record():
+        w = nd.sum(y * x)
+    w.backward()
+    assert x.grad.asnumpy().tolist() == [3.0, 6.0]      # y held fixed
+    with pytest.raises(nbdl.NbdlError, match="retain_graph"):
+        z.backward()
+
+
 def test_grad_function_and_second_order():
     x = nd.array([1.0, 2.0, 3.0])
     x.attach_grad()

@@ -337,3 +337,11 @@ def test_children_hybridized_alone_before_being_added(tmp_path):
     _, params = net.export(str(tmp_path / "net"))
     assert sorted(nbdl.nd.load(params)) == ["arg:0.bias", "arg:0.weight", "arg:1.bias",
                                             "arg:1.weight"]
+
+
+def test_dense_accepts_zero_units_and_refuses_negative():
+    # MXNet 1.x builds Dense(0) (an unknown size); a negative one is an error
+    layer = nbdl.gluon.nn.Dense(0)
+    assert layer.weight.shape == (0, 0)
+    with pytest.raises(nbdl.NbdlError, match="units must be >= 0"):
+        nbdl.gluon.nn.Dense(-1)

@@ -243,3 +243,54 @@ def test_dropping_a_loader_with_large_batches_in_flight_does_not_hang(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr[-2000:]
+
+
+class _Recording:
+    """A dataset that records which samples were read."""
+
+    def __init__(self, n):
+        self.n, self.read = n, []
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        self.read.append(i)
+        return np.full((2,), i, np.float32)
+
+
+def _wait_for(cond, seconds=10.0):
+    end = time.monotonic() + seconds
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.01)
+    return cond()
+
+
+def test_auto_reload_prefetches_each_pass_ahead():
+    data = _Recording(6)
+    loader = gdata.DataLoader(data, batch_size=2, num_workers=1, thread_pool=True, auto_reload=True)
+    # the first pass is in flight before iter(loader)
+    assert _wait_for(lambda: len(data.read) > 0)
+    first = [b.asnumpy()[:, 0].tolist() for b in loader]
+    assert first == [[0, 1], [2, 3], [4, 5]]
+    # the next pass was prepared when this one ended
+    before = len(data.read)
+    assert _wait_for(lambda: len(data.read) > before)
+    assert [b.asnumpy()[:, 0].tolist() for b in loader] == first
+    loader.close()
+
+
+def test_no_auto_reload_reads_nothing_before_iteration():
+    data = _Recording(4)
+    loader = gdata.DataLoader(data, batch_size=2, num_workers=1, thread_pool=True)
+    assert loader.auto_reload is False
+    time.sleep(0.1)
+    assert data.read == []
+    loader.refresh()
+    assert _wait_for(lambda: len(data.read) > 0)
+    loader.clean()
+    assert [b.asnumpy()[:, 0].tolist() for b in loader] == [[0, 1], [2, 3]]
+    # same-process loaders accept it too (their passes are lazy)
+    same = gdata.DataLoader(_Recording(3), batch_size=2, auto_reload=True)
+    assert [len(b) for b in same] == [2, 1] and [len(b) for b in same] == [2, 1]
+    loader.close()

@@ -339,18 +339,18 @@ def test_triplet(batch_axis, weight, with_sw, rng):
 def test_cosine_embedding(margin, weight, with_sw, rng):
     x, y = rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
     label = np.array([1.0, -1.0, 1.0, -1.0, 0.0])
-    sw = rng.uniform(0.5, 2, 5) if with_sw else None
+    sw = rng.uniform(0.5, 2, (5, 1)) if with_sw else None
     block = gloss.CosineEmbeddingLoss(margin=margin, weight=weight)
 
     def ref(a, b, l, s):
         cos = (a * b).sum(-1) / np.maximum(np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1),
                                           1e-12)
         loss = np.where(l == 1, 1 - cos, np.where(l == -1, np.maximum(0, cos - margin), 0.0))
-        return weighting(loss, weight, s)
-    head = rng.uniform(0.5, 1.5, 5)
+        return weighting(loss.reshape(-1, 1), weight, s)
+    head = rng.uniform(0.5, 1.5, (5, 1))
     inputs = [x, y, label, sw]
     out, grads = run(block, inputs, grad_idx=(0, 1), head=head)
-    assert out.shape == (5,) and out[4] == 0
+    assert out.shape == (5, 1) and out[4, 0] == 0      # MXNet 1.x's column
     assert_almost_equal(out, ref(*inputs), rtol=1e-10, atol=1e-12)
     for k in range(2):
         assert_almost_equal(grads[k], numeric_grad(ref, inputs, k, head), rtol=1e-5, atol=1e-7)
@@ -363,7 +363,7 @@ def test_cosine_embedding(margin, weight, with_sw, rng):
 def test_cosine_embedding_zero_vector_has_finite_gradient():
     x, y = np.zeros((1, 3)), np.ones((1, 3))
     out, grads = run(gloss.CosineEmbeddingLoss(), [x, y, np.array([1.0])], grad_idx=(0, 1))
-    assert_almost_equal(out, [1.0])
+    assert_almost_equal(out, [[1.0]])
     assert all(np.isfinite(g).all() for g in grads)
 
 
@@ -445,10 +445,17 @@ def test_ctc_loss_hybridized_without_lengths(rng):
     assert_almost_equal(g_h, g, rtol=1e-6, atol=1e-6)
 
 
-def test_ctc_loss_label_equal_to_blank_is_an_error(rng):
-    x = nd(rng.normal(size=(1, 4, 3)))
-    with pytest.raises(nbdl.NbdlError, match=r"label\[0, 0\] = 2\.0 .*blank label 2"):
-        gloss.CTCLoss()(x, nd(np.array([[2.0, -1.0]])))
+def test_ctc_loss_label_equal_to_blank_is_computed(rng):
+    # MXNet 1.x computes a loss for a label holding the blank class (the last
+    # one here); tests/ops/test_ctc.py checks the op's number
+    x = rng.normal(size=(1, 4, 3))
+    got = gloss.CTCLoss()(nd(x), nd(np.array([[2.0, 1.0, -1.0]]))).asnumpy()
+    op = nbdl.nd.CTCLoss(nd(x.transpose(1, 0, 2)), nd(np.array([[2.0, 1.0]])),
+                         blank_label="last").asnumpy()
+    assert np.isfinite(got).all()
+    assert_almost_equal(got, op, rtol=1e-6)
+    with pytest.raises(nbdl.NbdlError, match=r"label\[0, 0\] = 3\.0 is not a valid class"):
+        gloss.CTCLoss()(nd(x), nd(np.array([[3.0, -1.0]])))
 
 
 # ---------------------------------------------------------------- construction

@@ -33,6 +33,16 @@ def test_bad_construction_arguments(kwargs, words):
         Parameter("w", **kwargs)
 
 
+@pytest.mark.parametrize("what", ["stype", "grad_stype"])
+def test_a_storage_type_that_does_not_exist_is_also_an_assertion_error(what):
+    # MXNet 1.x asserts on it; sparse ones are refused as not supported
+    with pytest.raises(AssertionError, match=f"{what}='invalid' is not a storage type"):
+        Parameter("w", **{what: "invalid"})
+    with pytest.raises(ParameterError) as info:
+        Parameter("w", **{what: "csr"})
+    assert not isinstance(info.value, AssertionError)
+
+
 def test_initialize_with_known_shape():
     p = Parameter("weight", shape=(4, 3), init=initializer.Constant(2.0))
     p.initialize()

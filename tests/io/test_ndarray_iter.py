@@ -204,11 +204,27 @@ def test_datadesc_helpers():
         DataDesc.get_list([("a", (1,))], [("b", np.int32)])
 
 
+def test_longer_label_is_read_for_the_first_examples():
+    # MXNet sizes the epoch by the first data array; a longer label (or data)
+    # array gives its first rows, and shuffling keeps rows paired
+    label = np.arange(20) * 10
+    it = NDArrayIter(rows(10), {"label": label, "w": np.arange(20.0)}, batch_size=5)
+    assert it.num_data == 10
+    got = [b.label for b in it]
+    assert len(got) == 2
+    np.testing.assert_array_equal(np.concatenate([g[0].asnumpy() for g in got]), label[:10])
+    np.testing.assert_array_equal(np.concatenate([g[1].asnumpy() for g in got]), np.arange(10.0))
+    np.random.seed(3)
+    it = NDArrayIter(rows(10), label, batch_size=10, shuffle=True)
+    b = next(iter(it))
+    np.testing.assert_array_equal(b.label[0].asnumpy(), b.data[0].asnumpy()[:, 0] * 10)
+
+
 def test_bad_input():
     with pytest.raises(nbdl.ShapeError, match=r"data 'data' \(10, 2\), label 'softmax_label' \(9,\)"):
         NDArrayIter(rows(10), np.arange(9), batch_size=2)
-    with pytest.raises(nbdl.ShapeError, match="same number of examples"):
-        NDArrayIter({"a": rows(4), "b": rows(5)}, batch_size=2)
+    with pytest.raises(nbdl.ShapeError, match="at least as many examples.*first data array \\(5\\)"):
+        NDArrayIter({"a": rows(5), "b": rows(4)}, batch_size=2)
     with pytest.raises(nbdl.ArgumentError, match="last_batch_handle.*'keep'"):
         NDArrayIter(rows(4), batch_size=2, last_batch_handle="keep")
     for bad in (0, -1, 2.0, True, None):

@@ -110,6 +110,44 @@ def test_from_numpy_zero_copy():
     assert not np.shares_memory(y._data, a)
     g = nd.from_numpy(a, ctx=nbdl.gpu(0))
     np.testing.assert_array_equal(g.asnumpy(), a)
+    # as MXNet 1.x: the shared source turns read-only, writes go through the NDArray
+    with pytest.raises(ValueError):
+        a[0] = 5
+    x[1] = 7
+    assert a[1] == 7
+    x2 = nd.from_numpy(a)            # a source already read-only is shared again
+    x2[2] = 8
+    assert a[2] == 8 and not a.flags.writeable
+    with pytest.raises(ValueError, match="C-contiguous"):
+        nd.from_numpy(np.arange(6.0).reshape(2, 3).T)
+    assert nd.from_numpy(np.arange(6.0).reshape(2, 3).T, zero_copy=False).shape == (3, 2)
+
+
+def test_creation_out_and_legacy_functions():
+    out = nd.zeros((2, 2))
+    assert nd.ones((2, 2), out=out) is out and (out.asnumpy() == 1).all()
+    assert nd.zeros((2, 2), out=out) is out and (out.asnumpy() == 0).all()
+    assert nd.full((2, 2), 3, out=out) is out and (out.asnumpy() == 3).all()
+    with pytest.raises(nbdl.ShapeError, match="out has shape"):
+        nd.ones((3,), out=out)
+    x = np.arange(24.0).reshape(2, 3, 4)
+    assert nd.moveaxis(nd.array(x), 0, -1).shape == (3, 4, 2)
+    np.testing.assert_array_equal(nd.moveaxis(nd.array(x), -1, 1).asnumpy(),
+                                  np.moveaxis(x, -1, 1))
+    with pytest.raises(nbdl.ArgumentError, match="source 3"):
+        nd.moveaxis(nd.array(x), 3, 0)
+    np.testing.assert_array_equal(nd.moveaxis(nd.array(x), [0, 2], [2, 0]).asnumpy(),
+                                  np.moveaxis(x, [0, 2], [2, 0]))
+    with pytest.raises(ValueError, match="repeated axis"):
+        nd.moveaxis(nd.array(x), [0, 0], [0, 1])
+    with pytest.raises(ValueError, match="same number"):
+        nd.moveaxis(nd.array(x), [0, 1], [0])
+    parts = [nd.array(x), nd.array(x[:, :1])]
+    np.testing.assert_array_equal(nd.concatenate(parts, axis=1).asnumpy(),
+                                  np.concatenate([x, x[:, :1]], axis=1))
+    assert nd.concatenate(parts[:1], always_copy=False) is parts[0]
+    with pytest.raises(nbdl.ShapeError, match="differ outside axis 0"):
+        nd.concatenate(parts, axis=0)
 
 
 def test_waitall():

@@ -266,3 +266,41 @@ def test_zeros_like_ones_like_methods():
     assert z.dtype is np.float64 and z.shape == (1, 2)
     np.testing.assert_array_equal(z.asnumpy(), [[0, 0]])
     np.testing.assert_array_equal(o.asnumpy(), [[1, 1]])
+
+
+def _mxnet_raw_bytes(values, dev_type):
+    """An array in MXNet's raw NDArray format (V2 magic, dense, int64 dims,
+    context, type flag, data), as MXNet 1.x pickles an NDArray's handle."""
+    import struct
+    a = np.ascontiguousarray(values, np.float32)
+    head = struct.pack("<Iii", 0xF993FAC9, 0, a.ndim) + struct.pack(f"<{a.ndim}q", *a.shape)
+    return head + struct.pack("<iii", dev_type, 0, 0) + a.tobytes()
+
+
+def test_setstate_reads_an_mxnet_pickled_handle():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+    for dev_type in (1, 2):          # saved on a CPU, and on a GPU: loaded on the CPU
+        a = nbdl.nd.zeros((1,))
+        a.__setstate__({"handle": bytearray(_mxnet_raw_bytes(x, dev_type))})
+        assert a.context == nbdl.cpu() and a.dtype == np.float32
+        np.testing.assert_array_equal(a.asnumpy(), x)
+    # nbdl's own pickles still round-trip
+    b = pickle.loads(pickle.dumps(nbdl.nd.array(x)))
+    np.testing.assert_array_equal(b.asnumpy(), x)
+    with pytest.raises(nbdl.NbdlError, match="unexpected bytes"):
+        nbdl.nd.zeros((1,)).__setstate__({"handle": _mxnet_raw_bytes(x, 1) + b"\0"})
+
+
+def test_numpy_functions_see_ndarrays_as_numpy():
+    a = nbdl.nd.array([50000001], dtype="int32")
+    # MXNet 1.x code calls numpy's functions on NDArrays: np.all(x == v)
+    assert np.all(a == 50000001) and np.all(a.floor() == 50000001)
+    assert np.all(a.round() == 50000001) and np.all(a.trunc() == 50000001)
+    got = np.concatenate([nbdl.nd.ones((2,)), nbdl.nd.zeros((1,))])
+    assert isinstance(got, np.ndarray) and got.tolist() == [1, 1, 0]
+    assert np.allclose(nbdl.nd.ones((2, 2)), 1)
+    assert np.sum(nbdl.nd.ones((2, 3)), axis=0).tolist() == [2, 2, 2]
+    # functions numpy answers with the object's method still do (an NDArray)
+    assert isinstance(np.argmax(nbdl.nd.array([[1.0, 3.0]]), axis=1), nbdl.nd.NDArray)
+    # numpy scalars still defer to the NDArray operators
+    assert isinstance(np.float32(2) * nbdl.nd.ones((2,)), nbdl.nd.NDArray)

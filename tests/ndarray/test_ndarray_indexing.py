@@ -139,3 +139,23 @@ def test_setitem_shape_mismatch():
     x = nd.zeros((2, 3))
     with pytest.raises(ValueError):
         x[0] = np.ones(4)
+
+
+def test_basic_indexing_slice_is_contiguous_matches_numpy_flags():
+    from nbdl.ndarray.ndarray import NDArray
+    pred = NDArray._basic_indexing_slice_is_contiguous
+    x = np.arange(4 * 5 * 3 * 2).reshape(4, 5, 3, 2)
+    parts = [slice(None), slice(2), slice(1, 3), slice(None, None, 2), slice(0, 1),
+             slice(None, None, -1), slice(3, 1), 1, None, Ellipsis]
+    rng = np.random.RandomState(0)
+    seen = set()
+    for _ in range(3000):
+        key = tuple(parts[i] for i in rng.randint(0, len(parts), rng.randint(1, 5)))
+        if (sum(k is Ellipsis for k in key) > 1
+                or sum(k is not None and k is not Ellipsis for k in key) > x.ndim):
+            continue
+        want = x[key].flags.c_contiguous
+        assert pred(key, x.shape) == want, key
+        seen.add(want)
+    assert seen == {True, False}
+    assert pred(3, (5, 4)) and pred(slice(1, 2), (5, 4)) and not pred((slice(None), 1), (5, 4))

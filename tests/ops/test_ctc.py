@@ -222,11 +222,54 @@ def test_loss_only_and_gradient_only_requests(rng):
 @pytest.mark.parametrize("device", ["cpu", "gpu"])
 @pytest.mark.parametrize("label,attrs,match", [
     ([[1, 4]], {}, r"label\[0, 1\] = 4\.0 is not a valid class"),          # >= C
-    ([[2, 3]], {"blank_label": "last"}, r"label\[0, 1\] = 3\.0 .*blank label 3"),
+    ([[2, 2.5]], {"blank_label": "last"}, r"label\[0, 1\] = 2\.5 .*blank label is 3"),
     ([[1, -2]], {}, r"label\[0, 1\] = -2\.0"),
     ([[1, 2]], {"use_data_lengths": True}, r"data_lengths\[0\] = 9\.0 is out of range"),
     ([[1, 2]], {"use_label_lengths": True}, r"label_lengths\[0\] = 3\.0 is out of range"),
 ])
+def lattice(x, label, blank):
+    """-log of the sum over monotone paths through the extended label's
+    states (MXNet's recursion: a step of 2 only into a state whose class is
+    neither the blank nor the class two states back), enumerated one by one;
+    for labels without the blank this is the usual CTC probability."""
+    T, C = x.shape
+    lp = np_log_softmax(x)
+    ext = [blank]
+    for k in label:
+        ext += [int(k), blank]
+    S = len(ext)
+    total = 0.0
+    for steps in itertools.product((0, 1, 2), repeat=T - 1):
+        for s0 in (0, 1):
+            s, ok, path = s0, s0 < S, [s0]
+            for d in steps:
+                if d == 2 and (s + 2 >= S or ext[s + 2] == blank or ext[s + 2] == ext[s]):
+                    ok = False
+                    break
+                s += d
+                ok = ok and s < S
+                path.append(s)
+            if ok and path[-1] >= S - 2:
+                total += np.exp(sum(lp[t, ext[q]] for t, q in enumerate(path)))
+    return -np.log(total)
+
+
+@pytest.mark.parametrize("label", [[3, 1, 3], [1, 3, 3], [3]])
+def test_label_equal_to_blank_follows_mxnets_recursion(label, rng):
+    # MXNet computes a loss for a label holding the blank class (aligned as a
+    # blank state that cannot be skipped into); so does nbdl
+    x = rng.normal(size=(5, 1, 4))
+    lab = np.array([label], np.float32)
+    got = nbdl.nd.CTCLoss(nbdl.nd.array(x), nbdl.nd.array(lab), blank_label="last").asnumpy()
+    assert_almost_equal(got, [lattice(x[:, 0], label, 3)], rtol=1e-5)
+    # without the blank the lattice is the usual CTC probability
+    assert_almost_equal(lattice(x[:, 0], [1, 2], 3), reference(x, [[1, 2]], "last")[0][0],
+                        rtol=1e-10)
+    check_numeric_gradient(nbdl.sym.CTCLoss(nbdl.sym.var("x"), nbdl.sym.var("l"),
+                                            blank_label="last"),
+                           {"x": x, "l": lab}, grad_nodes=["x"], rtol=1e-2, atol=1e-3)
+
+
 def test_bad_labels_and_lengths_raise(device, label, attrs, match, rng):
     dev = cpu() if device == "cpu" else gpu()
     x = nbdl.nd.array(rng.uniform(-1, 1, (3, 1, 4)), device=dev)

@@ -232,3 +232,13 @@ def test_attr_strings_are_mxnet_spelling():
     s = sym.clip(sym.var("x"), a_min=0, a_max=1.5)
     assert s.attr("a_min") == "0" and s.attr("a_max") == "1.5"
     assert sym.Activation(sym.var("x"), act_type="relu").attr("act_type") == "relu"
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_elementwise_sum_of_integers(dtype):
+    xs = [np.arange(6, dtype=dtype).reshape(2, 3) * (k + 1) - 4 for k in range(3)]
+    y = nbdl.sym.ElementWiseSum(*[nbdl.sym.var(f"x{k}") for k in range(3)], num_args=3)
+    out = check_symbolic_forward(y, {f"x{k}": x for k, x in enumerate(xs)}, [sum(xs)],
+                                 rtol=0, atol=0)[0]
+    assert out.dtype == np.dtype(dtype)
+    check_consistency(y, {f"x{k}": x for k, x in enumerate(xs)}, grad=False)

@@ -179,3 +179,17 @@ def test_boolean_mask_graph_is_refused():
 ])
 def test_cpu_vs_cuda(make, loc):
     check_consistency(make(), loc, grad=False)
+
+
+def test_batch_take_refuses_a_gradient_through_it():
+    y = sym.batch_take(sym.var("x"), sym.var("idx"))
+    with pytest.raises(nbdl.GraphError, match="batch_take .* not differentiable"):
+        y.simple_bind(nbdl.cpu(), x=(4, 3), idx=(4,), type_dict={"idx": np.int32})
+    # stopped before it, or no gradient asked: it binds and runs
+    exe = sym.BlockGrad(y).simple_bind(nbdl.cpu(), x=(4, 3), idx=(4,),
+                                       type_dict={"idx": np.int32})
+    exe.forward(is_train=True)
+    exe.backward()
+    exe = y.simple_bind(nbdl.cpu(), grad_req="null", x=(4, 3), idx=(4,),
+                        type_dict={"idx": np.int32})
+    assert exe.forward()[0].shape == (4,)

@@ -254,3 +254,10 @@ def test_broadcast_to_and_axis_int(device):
     np.testing.assert_array_equal(out.asnumpy(), np.broadcast_to(a, (2, 3)))
     out = nd.broadcast_axis(nd.array(a.T, dtype=np.int64, ctx=dev), axis=0, size=2)
     np.testing.assert_array_equal(out.asnumpy(), np.broadcast_to(a.T, (2, 2)))
+
+
+def test_broadcast_like_empty_axes_are_refused():
+    lhs, rhs = nbdl.nd.ones((2, 1)), nbdl.nd.ones((2, 3))
+    with pytest.raises(nbdl.ShapeError, match="must not be empty"):
+        nbdl.nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=())
+    assert nbdl.nd.broadcast_like(lhs, rhs, lhs_axes=(1,), rhs_axes=(1,)).shape == (2, 3)

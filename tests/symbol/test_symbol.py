@@ -88,6 +88,29 @@ def test_infer_shape_partial():
     assert out == [(4, 10)] and all(arg)
 
 
+def test_infer_shape_partial_reads_zero_dims_as_unknown():
+    # MXNet 1.x (legacy shapes): a 0 dim is unknown; what depends on it stays 0
+    data = nbdl.sym.var("data", shape=(1, 0, 0, 0))
+    conv = nbdl.sym.Convolution(nbdl.sym.Cast(data, dtype="float16"), kernel=(7, 7),
+                                stride=(2, 2), pad=(3, 3), num_filter=64, no_bias=True)
+    arg, out, _ = conv.infer_shape_partial()
+    assert dict(zip(conv.list_arguments(), arg)) == {"data": (1, 0, 0, 0),
+                                                     "convolution0_weight": (64, 0, 7, 7)}
+    assert out == [(1, 64, 0, 0)]
+    fc = nbdl.sym.FullyConnected(nbdl.sym.var("x"), num_hidden=5)
+    arg, out, _ = fc.infer_shape_partial(x=(0, 3))
+    assert arg == [(0, 3), (5, 3), (5,)] and out == [(0, 5)]
+    # probes an op rejects: the partial shape is reported for its own variable only
+    add = nbdl.sym.var("a") + nbdl.sym.var("b")
+    arg, out, _ = add.infer_shape_partial(a=(0, 3), b=(2, 0))
+    assert arg == [(0, 3), (2, 0)] and out == [()]
+    # infer_shape and NumPy-shape mode read a 0 as a zero size
+    assert fc.infer_shape(x=(0, 3))[1] == [(0, 5)]
+    with nbdl.util.np_shape(True):
+        assert fc.infer_shape_partial(x=(4, 0))[0] == [(4, 0), (5, 0), (5,)]
+        assert add.infer_shape_partial(a=(0, 3))[1] == [(0, 3)]
+
+
 def test_infer_shape_errors_name_the_argument():
     net = mlp()
     with pytest.raises(nbdl.ShapeError, match="bogus"):

@@ -20,7 +20,8 @@ import numpy as np
 from ...device import cpu
 from ...dtype import as_dtype
 from ...errors import ShapeError
-from ...ndarray import NDArray, from_numpy
+from ...ndarray import NDArray
+from ...ndarray.creation import share_numpy as from_numpy
 from .dataset import DataError
 
 

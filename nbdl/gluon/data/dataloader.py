@@ -58,12 +58,48 @@ class DataLoader:
     this Python one with a warning (as Gluon does when it cannot compile the
     pipeline).  CPU memory needs no pinning here: ``pin_memory`` and
     ``pin_device_id`` are accepted and batches are on ``nbdl.cpu()``.
+
+    ``auto_reload=True`` (MXNet 1.x) prepares a pass at construction and the
+    next one as soon as a pass ends, so a worker loader has the first
+    ``prefetch`` batches of a pass in flight before it is iterated
+    (``refresh()`` does that by hand, ``clean()`` drops a prepared pass).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Samples by index (``len`` and ``[]``).
+    batch_size : int, optional
+        Samples per batch (unless ``batch_sampler`` is given).
+    shuffle : bool
+        Draw the samples in random order.
+    sampler : Sampler, optional
+        The order of the samples (not with ``shuffle``).
+    last_batch : {'keep', 'discard', 'rollover'}, optional
+        What to do with an incomplete last batch (default 'keep').
+    batch_sampler : Sampler, optional
+        Yields the indices of each batch (instead of the four above).
+    batchify_fn : callable, optional
+        ``batchify_fn(samples) -> batch``.
+    num_workers : int
+        Worker processes (threads with ``thread_pool``); 0 loads in this process.
+    pin_memory, pin_device_id : optional
+        Accepted for MXNet's signature (nothing to pin here).
+    prefetch : int, optional
+        Batches in flight with workers (default ``2 * num_workers``).
+    thread_pool : bool
+        Workers are threads instead of processes.
+    timeout : float
+        Seconds a worker may take for a batch.
+    try_nopython : bool, optional
+        Accepted; True warns that there is no nopython pipeline.
+    auto_reload : bool
+        Prepare each pass ahead (see above; default False, as MXNet 1.9.1).
     """
 
     def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None, last_batch=None,
                  batch_sampler=None, batchify_fn=None, num_workers=0, pin_memory=False,
                  pin_device_id=0, prefetch=None, thread_pool=False, timeout=120,
-                 try_nopython=None):
+                 try_nopython=None, auto_reload=False):
         self._dataset = dataset
         if batch_sampler is None:
             if batch_size is None:
@@ -106,14 +142,39 @@ class DataLoader:
         self._pin_memory = pin_memory
         self._pin_device_id = pin_device_id
         self._pool = self._pool_finalizer = self._worker_pids = None
+        self._iter = None
+        self.auto_reload = bool(auto_reload)
+        if self.auto_reload:
+            self.refresh()
 
     def __len__(self):
         return len(self._batch_sampler)
 
     def __iter__(self):
+        it = self._iter if self._iter is not None else self._prefetch_iter()
+        self._iter = None           # a prefetched pass is used once
+        return self._reloading(it) if self.auto_reload else it
+
+    def _reloading(self, it):
+        yield from it
+        if self._iter is None and self.auto_reload:
+            self.refresh()
+
+    def _prefetch_iter(self):
         if self._num_workers == 0:
             return self._same_process_iter()
         return _PoolIter(self)
+
+    def refresh(self):
+        """Start the next pass now: with workers, its first ``prefetch``
+        batches are submitted at once, and the next ``iter(loader)`` takes
+        them (what ``auto_reload=True`` does after each pass)."""
+        self._iter = self._prefetch_iter()
+
+    def clean(self):
+        """Drop the pass ``refresh`` prepared; the next ``iter(loader)``
+        starts its own."""
+        self._iter = None
 
     def _same_process_iter(self):
         for indices in self._batch_sampler:
@@ -185,6 +246,7 @@ class DataLoader:
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_pool"] = state["_pool_finalizer"] = state["_worker_pids"] = None
+        state["_iter"] = None
         return state
 
 

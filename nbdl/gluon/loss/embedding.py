@@ -1,7 +1,7 @@
 """Embedding losses: TripletLoss, CosineEmbeddingLoss, SDMLLoss."""
 from ...errors import AttrError, ShapeError
 from ...ndarray.ndarray import NDArray
-from ._base import Loss, apply_weighting, batch_mean, check_number, op, reshape_like
+from ._base import Loss, apply_weighting, check_number, op, reshape_like
 
 # lower bound of |x| * |y| in the cosine similarity, as Gluon's
 _EPS = 1e-12
@@ -36,8 +36,10 @@ class CosineEmbeddingLoss(Loss):
 
     ``forward(input1, input2, label, sample_weight=None)``; ``label`` holds
     one value per pair (``input1.shape[:-1]`` elements, e.g. ``(batch,)``).
-    The result has one loss per sample, shape ``(batch,)``: Gluon documents
-    that shape but returned ``(batch, 1)``."""
+    The result is MXNet 1.x's: one loss per pair as a column, shape
+    ``(pairs, 1)`` (``(batch, 1)`` for 2-d inputs; Gluon documents
+    ``(batch,)``), which ``sample_weight`` is broadcast against (give it as
+    ``(batch, 1)``)."""
 
     def __init__(self, weight=None, batch_axis=0, margin=0, **kwargs):
         super().__init__(weight, batch_axis, **kwargs)
@@ -52,9 +54,8 @@ class CosineEmbeddingLoss(Loss):
         pull = op("elemwise_mul", op("_rminus_scalar", cos, scalar=1.0), similar)
         push = op("elemwise_mul", op("relu", op("_minus_scalar", cos, scalar=self._margin)),
                   dissimilar)
-        loss = op("elemwise_add", pull, push)
-        loss = apply_weighting(loss, self._weight, sample_weight)
-        return batch_mean(loss, self._batch_axis)
+        loss = op("Reshape", op("elemwise_add", pull, push), shape=(-1, 1))
+        return apply_weighting(loss, self._weight, sample_weight)
 
     @staticmethod
     def _cosine_similarity(x, y, axis=-1):

@@ -83,8 +83,9 @@ class Dense(HybridBlock):
     def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32",
                  weight_initializer=None, bias_initializer="zeros", in_units=0, **kwargs):
         super().__init__(**kwargs)
-        if int(units) <= 0:
-            raise NbdlError(f"Dense: units must be positive, got {units}")
+        if int(units) < 0:
+            # 0 is accepted, as MXNet: an unknown size, to be set before initialisation
+            raise NbdlError(f"Dense: units must be >= 0, got {units}")
         self._units, self._in_units = int(units), int(in_units)
         self._flatten, self._use_bias, self._act_type = flatten, use_bias, activation
         self.weight = Parameter("weight", shape=(units, in_units), init=weight_initializer,

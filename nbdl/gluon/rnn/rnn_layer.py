@@ -114,8 +114,8 @@ class _RNNLayer(HybridBlock):
         if x is None or not todo:
             return
         inputs = x.list_inputs()
-        _, out_shapes, _ = x.infer_shape_partial(**{k: v for k, v in known.items()
-                                                    if k in inputs})
+        _, out_shapes, _ = x._infer_shape_partial(
+            (), {k: v for k, v in known.items() if k in inputs}, zero_unknown=False)
         if out_shapes and out_shapes[0] and out_shapes[0][-1] > 0:
             for p in todo:
                 p.shape = (self._gates * self._hidden_size, int(out_shapes[0][-1]))

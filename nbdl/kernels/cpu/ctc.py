@@ -77,7 +77,7 @@ def _sample(n, data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, 
                 a = alpha[n, t - 1, s]
                 if s >= 1:
                     a = _logaddexp(a, alpha[n, t - 1, s - 1])
-                if s >= 2 and s % 2 == 1 and k != _ext(label, n, s - 2, blank):
+                if s >= 2 and k != blank and k != _ext(label, n, s - 2, blank):
                     a = _logaddexp(a, alpha[n, t - 1, s - 2])
                 alpha[n, t, s] = a + (data[t, n, k] - lse[n, t]) if a != ninf else ninf
         loglik = alpha[n, tn - 1, S - 1]
@@ -123,9 +123,9 @@ def _sample(n, data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, 
                 if s + 1 < S:
                     k1 = _ext(label, n, s + 1, blank)
                     b = _logaddexp(b, beta[n, cur, s + 1] + (data[t, n, k1] - lse[n, t]))
-                if s + 2 < S and s % 2 == 1:
+                if s + 2 < S:
                     k2 = _ext(label, n, s + 2, blank)
-                    if k2 != k:
+                    if k2 != blank and k2 != k:
                         b = _logaddexp(b, beta[n, cur, s + 2] + (data[t, n, k2] - lse[n, t]))
                 beta[n, prev, s] = b
 

@@ -19,8 +19,10 @@ def _label_length(label, llen, n, use_ll, padding):
 
 @njit(cache=True)
 def check_inputs(T, C, label, dlen, llen, use_dl, use_ll, blank, padding):
-    """Every length in range and every used label a non-blank class of ``C``;
-    raises ``CTCInputError`` naming the first bad value."""
+    """Every length in range and every used label a class of ``C`` (the
+    blank class too: as in MXNet, a label equal to the blank is aligned as a
+    blank, with no skip into it); raises ``CTCInputError`` naming the first
+    bad value."""
     N, L = label.shape
     for n in range(N):
         if use_dl:
@@ -35,7 +37,7 @@ def check_inputs(T, C, label, dlen, llen, use_dl, use_ll, blank, padding):
         for j in range(ln):
             v = label[n, j]
             k = int(v)
-            if k < 0 or k >= C or k == blank or v != k:
+            if k < 0 or k >= C or v != k:
                 raise CTCInputError(BAD_LABEL, n, j, float(v), C, blank)
 
 

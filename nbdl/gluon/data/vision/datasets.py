@@ -23,7 +23,7 @@ import zlib
 
 import numpy as np
 
-from ....ndarray import from_numpy
+from ....ndarray.creation import share_numpy as from_numpy
 from ..dataset import DataError, Dataset
 from .image import FormatError, ImageError, read_host, decode_host
 from .recordio import MXIndexedRecordIO, unpack

@@ -14,7 +14,8 @@ import os
 
 import numpy as np
 
-from ....ndarray import NDArray, from_numpy
+from ....ndarray import NDArray
+from ....ndarray.creation import share_numpy as from_numpy
 # The error classes live with the record files (nbdl.recordio), which raise them too.
 from ....recordio import FormatError, ImageError  # noqa: F401
 

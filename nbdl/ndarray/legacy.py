@@ -1,0 +1,83 @@
+"""MXNet 1.x's NDArray functions that are Python, not operators:
+``concatenate`` (deprecated there for ``concat``) and ``moveaxis``."""
+from ..errors import ArgumentError, DTypeError, ShapeError
+from .invoke import invoke
+from .ndarray import NDArray
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """Join ``arrays`` along ``axis`` (MXNet 1.x's deprecated ``concatenate``;
+    ``concat`` is the op).
+
+    Parameters
+    ----------
+    arrays : list of NDArray
+        Arrays of one dtype whose shapes agree except along ``axis``.
+    axis : int
+        The axis to join along.
+    always_copy : bool
+        When False and ``arrays`` holds one array, that array is returned.
+
+    Returns
+    -------
+    NDArray
+        On the device of ``arrays[0]``.
+    """
+    if not isinstance(arrays, (list, tuple)) or not arrays:
+        raise ArgumentError("concatenate: arrays must be a non-empty list of NDArrays")
+    if not all(isinstance(a, NDArray) for a in arrays):
+        raise ArgumentError(f"concatenate: arrays must be NDArrays, got "
+                            f"{[type(a).__name__ for a in arrays]}")
+    if not always_copy and len(arrays) == 1:
+        return arrays[0]
+    first = arrays[0]
+    nd_ = len(first.shape)
+    if not -nd_ <= axis < nd_:
+        raise ArgumentError(f"concatenate: axis {axis} is out of range for {nd_}-d arrays")
+    ax = axis % nd_
+    for a in arrays[1:]:
+        if a.dtype != first.dtype:
+            raise DTypeError(f"concatenate: dtypes differ: {[str(b.dtype) for b in arrays]}")
+        if len(a.shape) != nd_ or a.shape[:ax] != first.shape[:ax] \
+                or a.shape[ax + 1:] != first.shape[ax + 1:]:
+            raise ShapeError(f"concatenate: shapes {[b.shape for b in arrays]} differ outside "
+                             f"axis {axis}")
+    dev = first.context
+    parts = [a if a.context == dev else a.as_in_context(dev) for a in arrays]
+    return invoke("Concat", parts, {"dim": ax, "num_args": len(parts)})
+
+
+def _axes(v, n, name):
+    axes = [v] if isinstance(v, int) else list(v)
+    for a in axes:
+        if not isinstance(a, int) or not -n <= a < n:
+            raise ArgumentError(f"moveaxis: {name} {v!r} is not an axis of a {n}-d array")
+    axes = [a % n for a in axes]
+    if len(set(axes)) != len(axes):
+        raise ArgumentError(f"moveaxis: repeated axis in {name} {v!r}")
+    return axes
+
+
+def moveaxis(tensor, source, destination):
+    """``tensor`` with the axes ``source`` moved to the positions
+    ``destination``, the other axes in their order (a ``transpose``), as
+    numpy's ``moveaxis``.
+
+    Parameters
+    ----------
+    tensor : NDArray
+        The array.
+    source : int or sequence of int
+        The axes to move (negative counts from the end).
+    destination : int or sequence of int
+        Their positions in the result, as many as ``source``.
+    """
+    n = len(tensor.shape)
+    src, dst = _axes(source, n, "source"), _axes(destination, n, "destination")
+    if len(src) != len(dst):
+        raise ArgumentError(f"moveaxis: source {source!r} and destination {destination!r} "
+                            f"need the same number of axes")
+    order = [i for i in range(n) if i not in src]
+    for d, s_ in sorted(zip(dst, src)):
+        order.insert(d, s_)
+    return invoke("transpose", [tensor], {"axes": tuple(order)})
