@@ -1,7 +1,9 @@
 """``nbdl.nd.contrib``: MXNet's ``mx.nd.contrib`` spellings.  ``contrib.X`` is
 the op ``_contrib_X`` of the op table (``nd.contrib.index_copy`` runs
 ``_contrib_index_copy``), except ``boolean_mask``, whose output shape depends
-on its mask's values: it reads the mask and takes the selected rows eagerly.
+on its mask's values: it reads the mask and takes the selected rows eagerly,
+and ``isinf`` / ``isfinite`` / ``isnan``, which MXNet writes (as here) with
+other ops.
 """
 import numpy as np
 
@@ -48,6 +50,43 @@ def boolean_mask(data, index, axis=0, out=None, name=None):
 
 
 _namespace.register_eager("_contrib_boolean_mask", boolean_mask)
+
+
+def isinf(data):
+    """1 where ``data`` is +inf or -inf, 0 elsewhere (NaN included), in
+    ``data``'s dtype (MXNet's ``mx.nd.contrib.isinf``).
+
+    Parameters
+    ----------
+    data : NDArray
+        The array to test.
+    """
+    return data.abs() == np.inf
+
+
+def isnan(data):
+    """1 where ``data`` is NaN, 0 elsewhere, in ``data``'s dtype (MXNet's
+    ``mx.nd.contrib.isnan``).
+
+    Parameters
+    ----------
+    data : NDArray
+        The array to test.
+    """
+    return data != data
+
+
+def isfinite(data):
+    """1 where ``data`` is neither infinite nor NaN, 0 elsewhere, in
+    ``data``'s dtype (MXNet's ``mx.nd.contrib.isfinite``).
+
+    Parameters
+    ----------
+    data : NDArray
+        The array to test.
+    """
+    from . import namespace
+    return namespace.function_for("broadcast_logical_and")(data == data, data.abs() != np.inf)
 
 
 def __getattr__(name):
