@@ -1,5 +1,8 @@
 """MXNet 1.x's NDArray functions that are Python, not operators:
-``concatenate`` (deprecated there for ``concat``) and ``moveaxis``."""
+``concatenate`` (deprecated there for ``concat``), ``moveaxis`` and
+``onehot_encode``."""
+import numpy as np
+
 from ..errors import ArgumentError, DTypeError, ShapeError
 from .invoke import invoke
 from .ndarray import NDArray
@@ -81,3 +84,25 @@ def moveaxis(tensor, source, destination):
     for d, s_ in sorted(zip(dst, src)):
         order.insert(d, s_)
     return invoke("transpose", [tensor], {"axes": tuple(order)})
+
+
+def onehot_encode(indices, out):
+    """Write the one-hot rows of ``indices`` into ``out`` and return it
+    (MXNet 1.x's ``onehot_encode``; ``one_hot`` is the op).
+
+    Parameters
+    ----------
+    indices : NDArray
+        1-d class indices, ``out.shape[0]`` of them.
+    out : NDArray
+        The 2-d (rows, classes) array to fill: 1 at ``(i, indices[i])``, 0
+        elsewhere (a row whose index is outside ``[0, classes)`` is all 0).
+    """
+    if not isinstance(indices, NDArray) or not isinstance(out, NDArray):
+        raise ArgumentError("onehot_encode: indices and out must be NDArrays")
+    if len(out.shape) != 2 or len(indices.shape) != 1 or indices.shape[0] != out.shape[0]:
+        raise ShapeError(f"onehot_encode: indices must be 1-d with out.shape[0] entries and out "
+                         f"2-d; got indices {indices.shape}, out {out.shape}")
+    res = invoke("one_hot", [indices], {"depth": out.shape[1], "dtype": np.dtype(out.dtype).name})
+    out[:] = res
+    return out

@@ -153,3 +153,14 @@ def test_creation_out_and_legacy_functions():
 def test_waitall():
     nd.array([1], ctx=nbdl.gpu(0))
     nd.waitall()
+
+
+def test_onehot_encode_fills_out():
+    out = nd.array(np.full((4, 3), 7.0, np.float32))
+    got = nd.onehot_encode(nd.array([0, 2, 1, 5]), out)
+    want = np.zeros((4, 3), np.float32)
+    want[[0, 1, 2], [0, 2, 1]] = 1     # index 5 is outside the 3 classes: an all-zero row
+    assert got is out
+    np.testing.assert_array_equal(out.asnumpy(), want)
+    with pytest.raises(nbdl.errors.ShapeError, match="onehot_encode"):
+        nd.onehot_encode(nd.array([0, 1]), out)
