@@ -59,7 +59,8 @@ def build_gradient(heads, head_grads, wrt, order=None):
             if c:
                 out_grads.append(c[0] if len(c) == 1 else _sum(c, f"{node.name}_{o.index}_grad"))
             else:
-                out_grads.append(make_node("zeros_like", [o], name=f"{node.name}_out{o.index}_zero").output(0))
+                zero = make_node("zeros_like", [o], name=f"{node.name}_out{o.index}_zero")
+                out_grads.append(zero.output(0))
         in_grads = op.gradient(node, out_grads)
         inputs = node.inputs
         if len(in_grads) > len(inputs):
