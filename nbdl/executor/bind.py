@@ -145,11 +145,12 @@ def _check_unique(sym, order=None):
 
 def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, checked=None):
     """``checked``: ``(topo_order(sym._outputs), arguments, aux states)`` as
-    ``_check_unique`` found them, when the caller has it."""
+    ``_check_unique`` found them, when the caller has it, then (from
+    ``simple_bind``) the shape and dtype tables the arrays were made from."""
     if checked is None:
         order = topo_order(sym._outputs)
         checked = (order, *_check_unique(sym, order))
-    order, arg_nodes, aux_nodes = checked
+    order, arg_nodes, aux_nodes = checked[:3]
     arg_names = [n.name for n in arg_nodes]
     wants = {n for n, g in zip(arg_names, grad_nds) if g is not None and reqs[n] != REQ_NULL}
     reqs = {n: (reqs[n] if n in wants else REQ_NULL) for n in arg_names}
@@ -242,7 +243,8 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, **shapes):
     arg_nds = [alloc(n) for n in arg_nodes]
     grad_nds = [alloc(n) if reqs[n.name] != REQ_NULL else None for n in arg_nodes]
     aux_nds = [alloc(n) for n in aux_nodes]
-    return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, checked=(order, arg_nodes, aux_nodes))
+    return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs,
+                   checked=(order, arg_nodes, aux_nodes, s_table, t_table))
 
 
 def _resized(dev, a, shape, name, what, allow_up_sizing):

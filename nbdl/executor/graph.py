@@ -93,14 +93,39 @@ def _order_after(heads, seen):
     return order
 
 
+def _plain_shape(s):
+    return type(s) is tuple and all(type(d) is int for d in s)
+
+
+def _reuse(s_table, t_table, known_s, known_t):
+    """Copies of ``simple_bind``'s tables as ``infer_all`` from the bound
+    arrays would give them: every variable's value is the array's; None
+    when a value is not in the canonical form (a shape a tuple of ints, a
+    dtype an ``np.dtype``), so that the caller infers again."""
+    for e, v in known_s.items():
+        if s_table.get(e) != v:
+            return None, None
+    for e, v in known_t.items():
+        if t_table.get(e) != v:
+            return None, None
+    if not (all(map(_plain_shape, s_table.values()))
+            and all(isinstance(t, np.dtype) for t in t_table.values())):
+        return None, None
+    shapes, dtypes = dict(s_table), dict(t_table)
+    shapes.update(known_s)
+    dtypes.update(known_t)
+    return shapes, dtypes
+
+
 def build(sym, arg_shapes, arg_dtypes, aux_shapes, aux_dtypes, wants_grad, checked=None):
     """``arg_shapes``/``arg_dtypes``: {name: value} for the bound arguments;
     ``wants_grad``: names of the arguments that get gradients;
     ``checked``: ``(topo_order(sym._outputs), arguments, aux states)`` when
-    the caller has them."""
+    the caller has them, followed by ``simple_bind``'s shape and dtype tables
+    when the arrays were made from them."""
     heads = forward_heads(sym)
     if checked is not None and all(h is e for h, e in zip(heads, sym._outputs)):
-        order, arg_nodes, aux_nodes = checked   # no output was a variable: the same graph
+        order, arg_nodes, aux_nodes = checked[:3]   # no output was a variable: the same graph
     else:
         order = topo_order(heads)
         arg_nodes, aux_nodes = classify_variables(order)
@@ -109,8 +134,21 @@ def build(sym, arg_shapes, arg_dtypes, aux_shapes, aux_dtypes, wants_grad, check
                if v is not None}
     known_t = {by_name[k].output(0): v for k, v in list(arg_dtypes.items()) + list(aux_dtypes.items())
                if v is not None}
-    shapes, dtypes = infer_all(order, arg_nodes, known_s, known_t)
-    check_complete(order, shapes, arg_nodes, aux_nodes)
+    if checked is not None and len(checked) > 3 and order is checked[0]:
+        # ``simple_bind`` inferred this graph and made the arrays from its
+        # tables: as in MXNet, those are the shapes (an incomplete table
+        # infers again, for the same error as before).
+        shapes, dtypes = _reuse(checked[3], checked[4], known_s, known_t)
+        if shapes is not None:
+            try:
+                check_complete(order, shapes, arg_nodes, aux_nodes)
+            except ShapeError:
+                shapes = None
+    else:
+        shapes = None
+    if shapes is None:
+        shapes, dtypes = infer_all(order, arg_nodes, known_s, known_t)
+        check_complete(order, shapes, arg_nodes, aux_nodes)
     fwd_nodes = [n for n in order if n.op is not None]
 
     head_grads, grad_of, bwd_nodes = [], {}, []

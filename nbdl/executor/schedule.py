@@ -83,30 +83,23 @@ def _nbytes(shape, dtype):
     return n * np.dtype(dtype).itemsize
 
 
-class _Signatures:
-    """What ``compile_schedule`` asks an op per node, remembered per call
-    signature (op, attributes, shapes, dtypes, write requests): the temps,
-    the in-place pairs, the shape-only inputs and the prepared ``Launch``
-    (per training flag).  Big graphs repeat a few signatures, and each of
-    these is a function of the signature alone (docs/ops.md), as the eager
-    path's cache already assumes.  A node whose signature has no exact key
-    is asked directly."""
+def _signature(node, memo, in_s, in_d, out_s, out_d, reqs):
+    """(key or None, what ``memo`` remembers for it or None).
 
-    def __init__(self):
-        self.memo = {}
-
-    def lookup(self, node, in_shapes, in_dtypes, out_shapes, out_dtypes, reqs):
-        """(key or None, remembered entry or None); an entry is
-        ``[temps, inplace pairs, shape-only inputs, {is_train: Launch}]``."""
-        akey = node_attr_key(node.attrs)
-        if akey is None:
-            return None, None
-        key = (id(node.op), akey, tuple(in_shapes), tuple(in_dtypes), tuple(out_shapes),
-               tuple(out_dtypes), tuple(reqs))
-        try:
-            return key, self.memo.get(key)
-        except TypeError:           # a shape that is a list: no exact key
-            return None, None
+    ``compile_schedule`` asks an op, per node, for its temps, its in-place
+    pairs, its shape-only inputs and its prepared ``Launch`` (per training
+    flag): functions of the call signature (op, attributes, shapes, dtypes,
+    write requests) alone (docs/ops.md), as the eager path's cache already
+    assumes, and big graphs repeat a few signatures.  A node whose
+    attributes or shapes have no exact key is asked directly."""
+    akey = node_attr_key(node.attrs)
+    if akey is None:
+        return None, None
+    key = (id(node.op), akey, in_s, in_d, out_s, out_d, reqs)
+    try:
+        return key, memo.get(key)
+    except TypeError:           # a shape that is a list: no exact key
+        return None, None
 
 
 def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, arg_grad_arrays,
@@ -119,10 +112,12 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     bound = bind_gradients(bg, grad_req)
     nodes = bg.fwd_nodes + bg.bwd_nodes
     shapes, dtypes = bg.shapes, bg.dtypes
+    shape_of, dtype_of = shapes.__getitem__, dtypes.__getitem__
     ids, entries = {}, []
+    new_id = ids.get
 
     def eid(e):
-        i = ids.get(e)
+        i = new_id(e)
         if i is None:
             i = ids[e] = len(entries)
             entries.append(e)
@@ -140,7 +135,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
 
     readers = _count_readers(nodes)
     heads = set(bg.heads)
-    sigs = _Signatures()
+    memo = {}
 
     steps, nbytes, names, req, temps, calls = [], {}, {}, {}, {}, []
     unwritten_order = []
@@ -156,21 +151,18 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
                 reqs.append(REQ_NULL)
             else:
                 reqs.append(REQ_WRITE)
-        in_shapes = [shapes[e] for e in inputs]
-        in_dtypes = [dtypes[e] for e in inputs]
-        out_shapes = [shapes[e] for e in outs]
-        out_dtypes = [dtypes[e] for e in outs]
-        key, known = sigs.lookup(node, in_shapes, in_dtypes, out_shapes, out_dtypes, reqs)
+        sig = (tuple(map(shape_of, inputs)), tuple(map(dtype_of, inputs)),
+               tuple(map(shape_of, outs)), tuple(map(dtype_of, outs)), tuple(reqs))
+        key, known = _signature(node, memo, *sig)
         call = None
         if known is None:
-            call = Call(op, node.attrs, in_shapes, in_dtypes, out_shapes, out_dtypes,
-                        device=device, req=reqs, is_train=True, node_name=node.name)
+            call = _call(node, sig, device)
             known = [[(tuple(shape), np.dtype(dt)) for shape, dt in op.temps(call)],
                      list(op.inplace(node.attrs)) if op.inplace else [],
                      op.list_shape_inputs(node.attrs), {}]
             if key is not None:
-                sigs.memo[key] = known
-        calls.append((node, call, key, known, in_shapes, in_dtypes, out_shapes, out_dtypes, reqs))
+                memo[key] = known
+        calls.append((node, call, known, sig))
         nid = id(node)
         for i, r in enumerate(reqs):
             req[(nid, i)] = r
@@ -200,9 +192,10 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         else:
             reads = [eid(e) for e in inputs]
         writes = [eid(e) for e in outs]
-        for e, r, w in zip(outs, reqs, writes):
-            if r == REQ_NULL and w not in ext:
-                unwritten_order.append(w)
+        if REQ_NULL in reqs:
+            for r, w in zip(reqs, writes):
+                if r == REQ_NULL and w not in ext:
+                    unwritten_order.append(w)
         steps.append(Step(node.name, op.name, reads, writes, tids, pairs))
     itemsize = {}
     out_names = {}
@@ -231,38 +224,42 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         arena = device.empty((max(plan.arena_bytes, 1),), np.uint8)
     offsets = plan.offsets
     arrays = dict(ext)
+    view = _viewer(device, arena)
     for e, i in ids.items():
         if i not in arrays:
-            arrays[i] = _view(device, arena, offsets[i], shapes[e], dtypes[e])
+            arrays[i] = view(offsets[i], nbytes[i], shapes[e], dtypes[e])
     for node in nodes:
         for t, shape, dt in temps.get(id(node), ()):
-            arrays[t] = _view(device, arena, offsets[t], shape, dt)
+            arrays[t] = view(offsets[t], nbytes[t], shape, dt)
 
     sched = Schedule(nodes, len(bg.fwd_nodes), ids, entries, request, plan, arena, arrays, req,
                      {k: [t for t, _, _ in v] for k, v in temps.items()}, grad_bound=bound)
     n_forward = sched.n_forward
     sched_temps = sched.temps
-    for k, item in enumerate(calls):
-        node, call, key, known, in_shapes, in_dtypes, out_shapes, out_dtypes, reqs = item
-        aids = [ids[e] for e in node.inputs]
-        aids += [ids[e] for e in node.outputs()]
+    array_of = arrays.__getitem__
+    id_of = ids.__getitem__
+    for k, (node, call, known, sig) in enumerate(calls):
+        aids = list(map(id_of, node.inputs))
+        aids += map(id_of, node.outputs())
         t = sched_temps.get(id(node))
         if t:
             aids += t
-        arrs = [arrays[i] for i in aids]
+        arrs = list(map(array_of, aids))
         launches = known[3]
-        train_aware = node.op.train_aware
-        if True not in launches or (train_aware and k < n_forward and False not in launches):
+        both = k < n_forward and node.op.train_aware
+        if True not in launches or (both and False not in launches):
             if call is None:
-                call = Call(node.op, node.attrs, in_shapes, in_dtypes, out_shapes, out_dtypes,
-                            device=device, req=reqs, is_train=True, node_name=node.name)
-            for is_train in (True, False) if train_aware and k < n_forward else (True,):
+                call = _call(node, sig, device)
+            for is_train in (True, False) if both else (True,):
                 if is_train not in launches:
                     call.is_train = is_train
-                    launches[is_train] = node.op.prepare(call)
+                    launch = node.op.prepare(call)
+                    views = None if launch.views is None else [
+                        None if v is None else tuple(v) for v in launch.views]
+                    launches[is_train] = (launch.fn, tuple(launch.scalars), views)
         if k < n_forward:
             p_train = _prepared(node, aids, arrs, launches[True])
-            p_infer = _prepared(node, aids, arrs, launches[False]) if train_aware else p_train
+            p_infer = _prepared(node, aids, arrs, launches[False]) if both else p_train
             sched.fwd_train.append(p_train)
             sched.fwd_infer.append(p_infer)
         else:
@@ -270,13 +267,37 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     return sched
 
 
+def _call(node, sig, device):
+    in_s, in_d, out_s, out_d, reqs = sig
+    return Call(node.op, node.attrs, list(in_s), list(in_d), list(out_s), list(out_d),
+                device=device, req=list(reqs), is_train=True, node_name=node.name)
+
+
 def _prepared(node, aids, arrays, launch):
+    """``launch``: (kernel, scalars, view shapes or None) of a prepared
+    ``Launch``."""
+    fn, scalars, shapes = launch
     views = list(arrays)
-    if launch.views is not None:
-        views = [a if v is None or tuple(v) == tuple(a.shape) else a.reshape(tuple(v))
-                 for a, v in zip(arrays, launch.views)]
-    scalars = tuple(launch.scalars)
-    return Prepared(node, list(aids), launch.fn, tuple(views) + scalars, arrays, scalars, views)
+    if shapes is not None:
+        views = [a if v is None or v == tuple(a.shape) else a.reshape(v)
+                 for a, v in zip(arrays, shapes)]
+    return Prepared(node, list(aids), fn, tuple(views) + scalars, arrays, scalars, views)
+
+
+def _viewer(device, arena):
+    """``view(offset, nbytes, shape, dtype)``: the arena's bytes at
+    ``offset`` as an array of ``shape`` and ``dtype``."""
+    if type(arena) is np.ndarray:
+        ndarray = np.ndarray
+
+        def view(offset, n, shape, dtype):
+            if n:
+                return ndarray(shape, dtype, arena, offset)
+            return _view(device, arena, offset, shape, dtype)
+    else:
+        def view(offset, n, shape, dtype):
+            return _view(device, arena, offset, shape, dtype)
+    return view
 
 
 def _view(device, arena, offset, shape, dtype):
