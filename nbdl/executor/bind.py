@@ -13,7 +13,6 @@ import numpy as np
 from .. import profiler_core as _prof
 from ..device import as_device
 from ..errors import BindError, ShapeError
-from ..graph.signature import remembering
 from ..ops.ir import classify_variables, topo_order
 from ..ops.registry import REQ_ADD, REQ_INPLACE, REQ_NAMES, REQ_NULL, REQ_WRITE
 from . import graph as _graph
@@ -113,18 +112,16 @@ def _is_contiguous(d):
 
 
 def _gc_paused(fn):
-    """Run ``fn`` with the cyclic garbage collector off (restored after) and
-    each node's attribute key computed once (``graph.signature``)."""
+    """Run ``fn`` with the cyclic garbage collector off (restored after)."""
     @functools.wraps(fn)
     def paused(*args, **kwargs):
-        with remembering():
-            if not gc.isenabled():
-                return fn(*args, **kwargs)
-            gc.disable()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                gc.enable()
+        if not gc.isenabled():
+            return fn(*args, **kwargs)
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            gc.enable()
     return paused
 
 

@@ -7,7 +7,7 @@ from operator import is_not
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
-from .signature import bounded_put, node_attr_key
+from .signature import attr_key, bounded_put
 
 
 def _where(node):
@@ -67,10 +67,10 @@ def _run(order, table, rule_attr, what, err, partial):
             node, in_es, out_es, rule = item
             ins = list(map(get, in_es))
             outs = list(map(get, out_es))
-            if all(map(is_not, ins, nones)) and all(map(is_not, outs, nones)):
+            if all(map(is_not, outs, nones)) and all(map(is_not, ins, nones)):
                 continue
             attrs = node.attrs
-            akey = node_attr_key(attrs)
+            akey = attr_key(attrs)
             if akey is None:
                 key = res = None
             else:

@@ -2,9 +2,6 @@
 big graphs can remember a rule's answer (or a kernel's ``prepare``) per
 signature: in a large graph most nodes repeat a few (op, attributes, shapes,
 dtypes) combinations."""
-import threading
-from contextlib import contextmanager
-
 import numpy as np
 
 _PLAIN = (int, str, bool, type(None))
@@ -78,40 +75,3 @@ def bounded_put(memo, key, value):
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = value
-
-
-_local = threading.local()
-
-
-@contextmanager
-def remembering():
-    """Within this block ``node_attr_key`` computes each attribute dict's key
-    once (a bind asks for it in every inference sweep and again when
-    scheduling); the keys are forgotten on leaving the outermost block."""
-    outer = getattr(_local, "keys", None)
-    if outer is None:
-        _local.keys = {}
-    try:
-        yield
-    finally:
-        if outer is None:
-            _local.keys = None
-
-
-def node_attr_key(attrs):
-    """``attr_key(attrs)``, remembered per dict inside ``remembering()``.
-
-    Parameters
-    ----------
-    attrs : dict
-        A node's parsed attributes (not changed after the node is made).
-    """
-    keys = getattr(_local, "keys", None)
-    if keys is None:
-        return attr_key(attrs)
-    hit = keys.get(id(attrs))
-    if hit is not None and hit[0] is attrs:
-        return hit[1]
-    k = attr_key(attrs)
-    keys[id(attrs)] = (attrs, k)
-    return k
