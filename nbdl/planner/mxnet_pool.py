@@ -150,6 +150,45 @@ def simulate_mxnet_pool(request: PlanRequest, liveness: Liveness | None = None) 
                       temp_block_bytes=temp_block, temp_offset=temp_offset)
 
 
+def mxnet_aliases(request: PlanRequest, liveness: Liveness) -> dict[int, int]:
+    """``simulate_mxnet_pool(request, liveness).alias_of`` without the pool:
+    MXNet's in-place choice reads only the reference count of the input's
+    storage, which belongs to the entries sharing it by in-place alone (a
+    block is reused only once its count is 0, and a step reads only entries
+    whose storage is still held), so counting per group decides the same."""
+    nbytes, external = request.nbytes, request.external
+    planned = set(liveness.planned)
+    reads = Counter(chain.from_iterable(st.reads for st in request.steps))
+    entry_ref: dict[int, int] = {e: reads.get(e, 0) for e in planned}
+    for e in request.outputs:
+        if e in planned:
+            entry_ref[e] += 1
+    group: dict[int, int] = {}          # entry -> its group's first entry
+    ref: dict[int, int] = {}            # group -> outstanding references
+    alias_of: dict[int, int] = {}
+    for st in request.steps:
+        if st.inplace:
+            taken: set[int] = set()
+            for i, o in st.inplace:
+                if i in taken or i not in group or o in external or o in group:
+                    continue
+                g = group[i]
+                if ref[g] == 1 and entry_ref[o] > 0 and nbytes[i] == nbytes[o]:
+                    taken.add(i)
+                    group[o] = g
+                    ref[g] += entry_ref[o]
+                    alias_of[o] = i
+        for e in st.writes:
+            if e not in external and e not in group:
+                group[e] = e
+                ref[e] = entry_ref[e]
+        for e in st.reads:
+            g = group.get(e)
+            if g is not None:
+                ref[g] -= 1
+    return alias_of
+
+
 def mxnet_pool_bytes(request: PlanRequest) -> int:
     """Bytes MXNet 1.x's storage-id pool would allocate for ``request``
     (blocks rounded to ``request.alignment``, plus one shared temp block)."""
