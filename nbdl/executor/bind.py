@@ -1,5 +1,13 @@
 """``bind`` / ``simple_bind``: validate what the user passed, build the
-forward+backward graph, plan it and compile the schedule."""
+forward+backward graph, plan it and compile the schedule.
+
+Binding a big graph makes hundreds of thousands of small objects (entries,
+rule results, steps, views) and no garbage cycles worth collecting, so the
+cyclic collector is paused while it runs: otherwise its passes over the
+growing heap take a fifth of the time."""
+import functools
+import gc
+
 import numpy as np
 
 from .. import profiler_core as _prof
@@ -103,8 +111,23 @@ def _is_contiguous(d):
         return bool(getattr(flags, "c_contiguous", True))
 
 
-def _check_unique(sym):
-    order = topo_order(sym._outputs)
+def _gc_paused(fn):
+    """Run ``fn`` with the cyclic garbage collector off (restored after)."""
+    @functools.wraps(fn)
+    def paused(*args, **kwargs):
+        if not gc.isenabled():
+            return fn(*args, **kwargs)
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            gc.enable()
+    return paused
+
+
+def _check_unique(sym, order=None):
+    if order is None:
+        order = topo_order(sym._outputs)
     seen, dup = {}, []
     for n in order:
         if n.op is None:
@@ -117,8 +140,14 @@ def _check_unique(sym):
     return classify_variables(order)
 
 
-def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None):
-    arg_nodes, aux_nodes = _check_unique(sym)
+def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, checked=None):
+    """``checked``: ``(topo_order(sym._outputs), arguments, aux states)`` as
+    ``_check_unique`` found them, when the caller has it, then (from
+    ``simple_bind``) the shape and dtype tables the arrays were made from."""
+    if checked is None:
+        order = topo_order(sym._outputs)
+        checked = (order, *_check_unique(sym, order))
+    order, arg_nodes, aux_nodes = checked[:3]
     arg_names = [n.name for n in arg_nodes]
     wants = {n for n, g in zip(arg_names, grad_nds) if g is not None and reqs[n] != REQ_NULL}
     reqs = {n: (reqs[n] if n in wants else REQ_NULL) for n in arg_names}
@@ -127,7 +156,7 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None):
                       {n: np.dtype(a.dtype) for n, a in zip(arg_names, arg_nds)},
                       {n.name: a.shape for n, a in zip(aux_nodes, aux_nds)},
                       {n.name: np.dtype(a.dtype) for n, a in zip(aux_nodes, aux_nds)},
-                      wants)
+                      wants, checked=checked)
     for n, a in zip(arg_names, arg_nds):
         want = bg.shapes[bg.arg_nodes[arg_names.index(n)].output(0)]
         if tuple(a.shape) != tuple(want):
@@ -156,6 +185,7 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None):
     return Executor(sym, device, bg, sched, arg_nds, grads_out, aux_nds, reqs, head_grads)
 
 
+@_gc_paused
 def bind(sym, ctx, args, args_grad=None, aux_states=None, grad_req="write"):
     """Bind ``sym`` to the given arrays (MXNet's ``Symbol.bind``).
 
@@ -164,23 +194,26 @@ def bind(sym, ctx, args, args_grad=None, aux_states=None, grad_req="write"):
     that argument); ``grad_req``: 'null'|'write'|'add'|'inplace', a list, or a
     dict by name (unlisted names get 'null')."""
     device = as_device(ctx)
-    arg_nodes, aux_nodes = _check_unique(sym)
+    order = topo_order(sym._outputs)
+    arg_nodes, aux_nodes = _check_unique(sym, order)
     arg_names = [n.name for n in arg_nodes]
     aux_names = [n.name for n in aux_nodes]
     reqs = parse_grad_req(grad_req, arg_names)
     arg_nds = _as_list("args", args, arg_names, True, device)
     grad_nds = _as_list("args_grad", args_grad, arg_names, False, device)
     aux_nds = _as_list("aux_states", aux_states, aux_names, True, device)
-    return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs)
+    return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, checked=(order, arg_nodes, aux_nodes))
 
 
+@_gc_paused
 def simple_bind(sym, ctx, grad_req="write", type_dict=None, **shapes):
     """Infer every shape from the given ones, allocate zeros for arguments,
     aux states and, as MXNet does, a gradient for every argument whose
     grad_req is not 'null' (data included: pass a dict such as
     ``{"data": "null", ...}`` or ``'null'`` entries to skip them), and bind."""
     device = as_device(ctx)
-    arg_nodes, aux_nodes = _check_unique(sym)
+    order = topo_order(sym._outputs)
+    arg_nodes, aux_nodes = _check_unique(sym, order)
     arg_names = [n.name for n in arg_nodes]
     unknown = [k for k in shapes if k not in arg_names and k not in [n.name for n in aux_nodes]]
     if unknown:
@@ -191,7 +224,6 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, **shapes):
     if bad:
         raise BindError(f"simple_bind: type_dict names {bad} that are not arguments")
     reqs = parse_grad_req(grad_req, arg_names)
-    order = topo_order(sym._outputs)
     from ..dtype import as_dtype
     known_s = {n.output(0): tuple(shapes[n.name]) for n in arg_nodes + aux_nodes if n.name in shapes}
     known_t = {n.output(0): as_dtype(type_dict[n.name]) for n in arg_nodes if n.name in type_dict}
@@ -208,7 +240,8 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, **shapes):
     arg_nds = [alloc(n) for n in arg_nodes]
     grad_nds = [alloc(n) if reqs[n.name] != REQ_NULL else None for n in arg_nodes]
     aux_nds = [alloc(n) for n in aux_nodes]
-    return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs)
+    return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs,
+                   checked=(order, arg_nodes, aux_nodes, s_table, t_table))
 
 
 def _resized(dev, a, shape, name, what, allow_up_sizing):
@@ -230,6 +263,7 @@ def _resized(dev, a, shape, name, what, allow_up_sizing):
     return NDArray(a._data.reshape(a.size)[:n].reshape(shape), dev)
 
 
+@_gc_paused
 def rebind(ex, new_shapes, partial_shaping=False, allow_up_sizing=False):
     """``Executor.reshape``, MXNet's semantics: an argument or aux state
     whose shape is unchanged keeps its arrays (value and gradient), one that

@@ -67,19 +67,88 @@ def check_complete(order, shapes, arg_nodes, aux_nodes):
                                  f"be inferred from input shapes {shapes_str(ins)}")
 
 
-def build(sym, arg_shapes, arg_dtypes, aux_shapes, aux_dtypes, wants_grad):
+def _order_after(heads, seen):
+    """``topo_order``'s continuation: the nodes reachable from ``heads`` that
+    are not in ``seen`` (ids of the nodes already ordered), in the order
+    ``topo_order(earlier_heads + heads)`` appends them after the earlier
+    ones.  ``seen`` is extended."""
+    order = []
+    for h in heads:
+        root = h.node
+        if id(root) in seen:
+            continue
+        stack = [(root, 0)]
+        seen.add(id(root))
+        while stack:
+            node, i = stack.pop()
+            inputs = node.inputs
+            if i < len(inputs):
+                stack.append((node, i + 1))
+                child = inputs[i].node
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, 0))
+            else:
+                order.append(node)
+    return order
+
+
+def _plain_shape(s):
+    return type(s) is tuple and all(type(d) is int for d in s)
+
+
+def _reuse(s_table, t_table, known_s, known_t):
+    """Copies of ``simple_bind``'s tables as ``infer_all`` from the bound
+    arrays would give them: every variable's value is the array's; None
+    when a value is not in the canonical form (a shape a tuple of ints, a
+    dtype an ``np.dtype``), so that the caller infers again."""
+    for e, v in known_s.items():
+        if s_table.get(e) != v:
+            return None, None
+    for e, v in known_t.items():
+        if t_table.get(e) != v:
+            return None, None
+    if not (all(map(_plain_shape, s_table.values()))
+            and all(isinstance(t, np.dtype) for t in t_table.values())):
+        return None, None
+    shapes, dtypes = dict(s_table), dict(t_table)
+    shapes.update(known_s)
+    dtypes.update(known_t)
+    return shapes, dtypes
+
+
+def build(sym, arg_shapes, arg_dtypes, aux_shapes, aux_dtypes, wants_grad, checked=None):
     """``arg_shapes``/``arg_dtypes``: {name: value} for the bound arguments;
-    ``wants_grad``: names of the arguments that get gradients."""
+    ``wants_grad``: names of the arguments that get gradients;
+    ``checked``: ``(topo_order(sym._outputs), arguments, aux states)`` when
+    the caller has them, followed by ``simple_bind``'s shape and dtype tables
+    when the arrays were made from them."""
     heads = forward_heads(sym)
-    order = topo_order(heads)
-    arg_nodes, aux_nodes = classify_variables(order)
+    if checked is not None and all(h is e for h, e in zip(heads, sym._outputs)):
+        order, arg_nodes, aux_nodes = checked[:3]   # no output was a variable: the same graph
+    else:
+        order = topo_order(heads)
+        arg_nodes, aux_nodes = classify_variables(order)
     by_name = {n.name: n for n in arg_nodes + aux_nodes}
     known_s = {by_name[k].output(0): v for k, v in list(arg_shapes.items()) + list(aux_shapes.items())
                if v is not None}
     known_t = {by_name[k].output(0): v for k, v in list(arg_dtypes.items()) + list(aux_dtypes.items())
                if v is not None}
-    shapes, dtypes = infer_all(order, arg_nodes, known_s, known_t)
-    check_complete(order, shapes, arg_nodes, aux_nodes)
+    if checked is not None and len(checked) > 3 and order is checked[0]:
+        # ``simple_bind`` inferred this graph and made the arrays from its
+        # tables: as in MXNet, those are the shapes (an incomplete table
+        # infers again, for the same error as before).
+        shapes, dtypes = _reuse(checked[3], checked[4], known_s, known_t)
+        if shapes is not None:
+            try:
+                check_complete(order, shapes, arg_nodes, aux_nodes)
+            except ShapeError:
+                shapes = None
+    else:
+        shapes = None
+    if shapes is None:
+        shapes, dtypes = infer_all(order, arg_nodes, known_s, known_t)
+        check_complete(order, shapes, arg_nodes, aux_nodes)
     fwd_nodes = [n for n in order if n.op is not None]
 
     head_grads, grad_of, bwd_nodes = [], {}, []
@@ -90,12 +159,15 @@ def build(sym, arg_shapes, arg_dtypes, aux_shapes, aux_dtypes, wants_grad):
             head_grads.append(v.output(0))
             shapes[v.output(0)] = shapes[h]
             dtypes[v.output(0)] = dtypes[h]
-        grads = build_gradient(heads, head_grads, [n.output(0) for n in wrt])
-        full = topo_order(heads + grads)
-        shapes, dtypes = infer_all(full, arg_nodes, shapes, dtypes)
-        check_complete(full, shapes, arg_nodes, aux_nodes)
-        fwd_ids = {id(n) for n in fwd_nodes}
-        bwd_nodes = [n for n in full if n.op is not None and id(n) not in fwd_ids]
+        grads = build_gradient(heads, head_grads, [n.output(0) for n in wrt], order=order)
+        # The nodes ``topo_order(heads + grads)`` puts after the forward ones.
+        # Every forward entry is known, so inferring over these alone gives
+        # what a pass over the whole graph would (forward nodes are skipped
+        # as finished there).
+        new = _order_after(grads, {id(n) for n in order})
+        shapes, dtypes = infer_all(new, arg_nodes, shapes, dtypes)
+        check_complete(new, shapes, arg_nodes, aux_nodes)
+        bwd_nodes = [n for n in new if n.op is not None]
         for n, g in zip(wrt, grads):
             grad_of[n.name] = g
     return BoundGraph(heads, arg_nodes, aux_nodes, fwd_nodes, bwd_nodes, head_grads,

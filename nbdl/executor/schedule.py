@@ -1,10 +1,13 @@
 """Compile a bound graph into a schedule: entry ids, the planner's request,
 the arena and its views, and one prepared kernel call per node."""
+from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
 from ..errors import GraphError
+from ..graph.signature import attr_key
 from ..ops.ir import make_node
 from ..ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call
 from ..planner import PlanRequest, Step, plan as make_plan
@@ -40,15 +43,17 @@ class Schedule:
     grad_bound: dict = field(default_factory=dict)   # arg name -> bound entry
 
 
+def _count_readers(nodes):
+    """{Entry: how many times steps read it}."""
+    return Counter(chain.from_iterable(node.inputs for node in nodes))
+
+
 def bind_gradients(bg, grad_req):
     """Decide where each argument's gradient is written.  The node producing
     it writes straight into the user's gradient array when nothing else reads
     that entry (and, for ``add``, when its kernel accumulates); otherwise a
     ``_copy`` node is appended that copies or accumulates into it."""
-    readers = {}
-    for node in bg.fwd_nodes + bg.bwd_nodes:
-        for e in node.inputs:
-            readers[e] = readers.get(e, 0) + 1
+    readers = _count_readers(bg.fwd_nodes + bg.bwd_nodes)
     bwd_ids = {id(n) for n in bg.bwd_nodes}
     heads = set(bg.heads)
     taken = set()
@@ -79,6 +84,25 @@ def _nbytes(shape, dtype):
     return n * np.dtype(dtype).itemsize
 
 
+def _signature(node, memo, in_s, in_d, out_s, out_d, reqs):
+    """(key or None, what ``memo`` remembers for it or None).
+
+    ``compile_schedule`` asks an op, per node, for its temps, its in-place
+    pairs, its shape-only inputs and its prepared ``Launch`` (per training
+    flag): functions of the call signature (op, attributes, shapes, dtypes,
+    write requests) alone (docs/ops.md), as the eager path's cache already
+    assumes, and big graphs repeat a few signatures.  A node whose
+    attributes or shapes have no exact key is asked directly."""
+    akey = attr_key(node.attrs)
+    if akey is None:
+        return None, None
+    key = (id(node.op), akey, in_s, in_d, out_s, out_d, reqs)
+    try:
+        return key, memo.get(key)
+    except TypeError:           # a shape that is a list: no exact key
+        return None, None
+
+
 def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, arg_grad_arrays,
                      shared_arena=None):
     """``external_arrays``: {Entry: device array} for arguments and aux;
@@ -88,10 +112,13 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     is large enough (``Executor.reshape``: the executors share memory)."""
     bound = bind_gradients(bg, grad_req)
     nodes = bg.fwd_nodes + bg.bwd_nodes
+    shapes, dtypes = bg.shapes, bg.dtypes
+    shape_of, dtype_of = shapes.__getitem__, dtypes.__getitem__
     ids, entries = {}, []
+    new_id = ids.get
 
     def eid(e):
-        i = ids.get(e)
+        i = new_id(e)
         if i is None:
             i = ids[e] = len(entries)
             entries.append(e)
@@ -107,57 +134,88 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         ext[eid(e)] = arg_grad_arrays[name]
         bound_req[e] = grad_req[name]
 
-    readers = {}
-    for node in nodes:
-        for e in node.inputs:
-            readers[e] = readers.get(e, 0) + 1
+    readers = _count_readers(nodes)
     heads = set(bg.heads)
+    memo = {}
 
-    steps, nbytes, names, req, temps, calls = [], {}, {}, {}, {}, {}
+    steps, nbytes, names, req, temps, calls = [], {}, {}, {}, {}, []
+    unwritten_order = []
     for node in nodes:
         _check_mutated(node, ids, ext)
+        op = node.op
+        inputs = node.inputs
         outs = node.outputs()
         reqs = []
         for e in outs:
             if e in bound_req:
                 reqs.append(REQ_ADD if bound_req[e] == REQ_ADD else REQ_WRITE)
-            elif readers.get(e, 0) == 0 and e not in heads:
+            elif e not in readers and e not in heads:
                 reqs.append(REQ_NULL)
             else:
                 reqs.append(REQ_WRITE)
-        call = Call(node.op, node.attrs, [bg.shapes[e] for e in node.inputs],
-                    [bg.dtypes[e] for e in node.inputs], [bg.shapes[e] for e in outs],
-                    [bg.dtypes[e] for e in outs], device=device, req=reqs, is_train=True,
-                    node_name=node.name)
-        calls[id(node)] = call
+        sig = (tuple(map(shape_of, inputs)), tuple(map(dtype_of, inputs)),
+               tuple(map(shape_of, outs)), tuple(map(dtype_of, outs)), tuple(reqs))
+        key, known = _signature(node, memo, *sig)
+        call = None
+        if known is None:
+            call = _call(node, sig, device)
+            known = [[(tuple(shape), np.dtype(dt)) for shape, dt in op.temps(call)],
+                     list(op.inplace(node.attrs)) if op.inplace else [],
+                     op.list_shape_inputs(node.attrs), {}]
+            if key is not None:
+                memo[key] = known
+        calls.append((node, call, known, sig))
+        nid = id(node)
         for i, r in enumerate(reqs):
-            req[(id(node), i)] = r
+            req[(nid, i)] = r
         tids = []
-        for k, (shape, dt) in enumerate(node.op.temps(call)):
-            t = len(entries)
-            entries.append(None)
-            nbytes[t] = _nbytes(shape, dt)
-            names[t] = f"{node.name}_temp{k}"
-            tids.append(t)
-            temps.setdefault(id(node), []).append((t, tuple(shape), np.dtype(dt)))
+        node_temps = known[0]
+        if node_temps:
+            name = node.name
+            mine = temps[nid] = []
+            for k, (shape, dt) in enumerate(node_temps):
+                t = len(entries)
+                entries.append(None)
+                nbytes[t] = _nbytes(shape, dt)
+                names[t] = f"{name}_temp{k}"
+                tids.append(t)
+                mine.append((t, shape, dt))
         pairs = []
-        if node.op.inplace:
-            for i_in, i_out in node.op.inplace(node.attrs):
-                if reqs[i_out] == REQ_WRITE and i_in < len(node.inputs):
-                    pairs.append((eid(node.inputs[i_in]), eid(outs[i_out])))
+        for i_in, i_out in known[1]:
+            if reqs[i_out] == REQ_WRITE and i_in < len(inputs):
+                pairs.append((eid(inputs[i_in]), eid(outs[i_out])))
         # Inputs used only for their shape are not reads: their data may be
         # overwritten before this step (the kernel still gets a view).
-        shape_only = node.op.list_shape_inputs(node.attrs)
-        reads = [eid(e) for k, e in enumerate(node.inputs) if k not in shape_only]
-        for e in node.inputs:
-            eid(e)
+        shape_only = known[2]
+        if shape_only:
+            reads = [eid(e) for k, e in enumerate(inputs) if k not in shape_only]
+            for e in inputs:
+                eid(e)
+        else:
+            reads = [eid(e) for e in inputs]
         writes = [eid(e) for e in outs]
-        steps.append(Step(node.name, node.op.name, reads, writes, tids, pairs))
+        if REQ_NULL in reqs:
+            for r, w in zip(reqs, writes):
+                if r == REQ_NULL and w not in ext:
+                    unwritten_order.append(w)
+        steps.append(Step(node.name, op.name, reads, writes, tids, pairs))
+    itemsize = {}
+    out_names = {}
     for e, i in ids.items():
-        nbytes[i] = _nbytes(bg.shapes[e], bg.dtypes[e])
-        names[i] = e.name
-    unwritten = {ids[node.output(i)] for node in nodes for i in range(node.num_outputs)
-                 if req[(id(node), i)] == REQ_NULL and ids[node.output(i)] not in ext}
+        dt = dtypes[e]
+        size = itemsize.get(dt)
+        if size is None:
+            size = itemsize[dt] = np.dtype(dt).itemsize
+        n = size
+        for d in shapes[e]:
+            n *= d
+        nbytes[i] = n
+        node = e[0]
+        onames = out_names.get(id(node))
+        if onames is None:
+            onames = out_names[id(node)] = node.output_names()
+        names[i] = onames[e[1]]
+    unwritten = set(unwritten_order)
     request = PlanRequest(steps=steps, nbytes=nbytes, names=names, external=set(ext),
                           outputs={ids[h] for h in bg.heads}, unwritten=unwritten)
     plan = make_plan(request)
@@ -166,28 +224,48 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         arena = shared_arena
     else:
         arena = device.empty((max(plan.arena_bytes, 1),), np.uint8)
+    offsets = plan.offsets
     arrays = dict(ext)
+    view = _viewer(device, arena)
     for e, i in ids.items():
         if i not in arrays:
-            arrays[i] = _view(device, arena, plan.offsets[i], bg.shapes[e], bg.dtypes[e])
+            arrays[i] = view(offsets[i], nbytes[i], shapes[e], dtypes[e])
     for node in nodes:
-        for t, shape, dt in temps.get(id(node), []):
-            arrays[t] = _view(device, arena, plan.offsets[t], shape, dt)
+        for t, shape, dt in temps.get(id(node), ()):
+            arrays[t] = view(offsets[t], nbytes[t], shape, dt)
 
     sched = Schedule(nodes, len(bg.fwd_nodes), ids, entries, request, plan, arena, arrays, req,
                      {k: [t for t, _, _ in v] for k, v in temps.items()}, grad_bound=bound)
-    for k, node in enumerate(nodes):
-        call = calls[id(node)]
-        aids = ([ids[e] for e in node.inputs] + [ids[e] for e in node.outputs()]
-                + sched.temps.get(id(node), []))
-        arrs = [arrays[i] for i in aids]
-        if k < sched.n_forward:
-            p_train = _prepare(node, call, aids, arrs, True)
-            p_infer = _prepare(node, call, aids, arrs, False) if node.op.train_aware else p_train
+    n_forward = sched.n_forward
+    sched_temps = sched.temps
+    array_of = arrays.__getitem__
+    id_of = ids.__getitem__
+    for k, (node, call, known, sig) in enumerate(calls):
+        aids = list(map(id_of, node.inputs))
+        aids += map(id_of, node.outputs())
+        t = sched_temps.get(id(node))
+        if t:
+            aids += t
+        arrs = list(map(array_of, aids))
+        launches = known[3]
+        both = k < n_forward and node.op.train_aware
+        if True not in launches or (both and False not in launches):
+            if call is None:
+                call = _call(node, sig, device)
+            for is_train in (True, False) if both else (True,):
+                if is_train not in launches:
+                    call.is_train = is_train
+                    launch = node.op.prepare(call)
+                    views = None if launch.views is None else [
+                        None if v is None else tuple(v) for v in launch.views]
+                    launches[is_train] = (launch.fn, tuple(launch.scalars), views)
+        if k < n_forward:
+            p_train = _prepared(node, aids, arrs, launches[True])
+            p_infer = _prepared(node, aids, arrs, launches[False]) if both else p_train
             sched.fwd_train.append(p_train)
             sched.fwd_infer.append(p_infer)
         else:
-            sched.backward.append(_prepare(node, call, aids, arrs, True))
+            sched.backward.append(_prepared(node, aids, arrs, launches[True]))
     return sched
 
 
@@ -210,15 +288,37 @@ def _check_mutated(node, ids, ext):
                              f"computed by {src!r}")
 
 
-def _prepare(node, call, aids, arrays, is_train):
-    call.is_train = is_train
-    launch = node.op.prepare(call)
+def _call(node, sig, device):
+    in_s, in_d, out_s, out_d, reqs = sig
+    return Call(node.op, node.attrs, list(in_s), list(in_d), list(out_s), list(out_d),
+                device=device, req=list(reqs), is_train=True, node_name=node.name)
+
+
+def _prepared(node, aids, arrays, launch):
+    """``launch``: (kernel, scalars, view shapes or None) of a prepared
+    ``Launch``."""
+    fn, scalars, shapes = launch
     views = list(arrays)
-    if launch.views is not None:
-        views = [a if v is None or tuple(v) == tuple(a.shape) else a.reshape(tuple(v))
-                 for a, v in zip(arrays, launch.views)]
-    scalars = tuple(launch.scalars)
-    return Prepared(node, list(aids), launch.fn, tuple(views) + scalars, arrays, scalars, views)
+    if shapes is not None:
+        views = [a if v is None or v == tuple(a.shape) else a.reshape(v)
+                 for a, v in zip(arrays, shapes)]
+    return Prepared(node, list(aids), fn, tuple(views) + scalars, arrays, scalars, views)
+
+
+def _viewer(device, arena):
+    """``view(offset, nbytes, shape, dtype)``: the arena's bytes at
+    ``offset`` as an array of ``shape`` and ``dtype``."""
+    if type(arena) is np.ndarray:
+        ndarray = np.ndarray
+
+        def view(offset, n, shape, dtype):
+            if n:
+                return ndarray(shape, dtype, arena, offset)
+            return _view(device, arena, offset, shape, dtype)
+    else:
+        def view(offset, n, shape, dtype):
+            return _view(device, arena, offset, shape, dtype)
+    return view
 
 
 def _view(device, arena, offset, shape, dtype):

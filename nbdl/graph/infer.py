@@ -1,9 +1,13 @@
 """Shape and dtype inference over a graph: each op's rule, run forward and
 backward to a fixed point, so weights get their shapes from data and labels
 from outputs (two-way, partial)."""
+from itertools import repeat
+from operator import is_not
+
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
+from .signature import attr_key, bounded_put
 
 
 def _where(node):
@@ -31,10 +35,15 @@ def _fmt(v):
 
 def _known(values):
     # ``is None``, not ``None in``: numpy compares np.dtype('float64') == None as True.
-    for v in values:
-        if v is None:
-            return False
-    return True
+    return all(map(is_not, values, _NONES))
+
+
+# (what, rule, attribute key, input values, output values) -> the rule's
+# answer; rules are pure functions of their arguments (docs/ops.md), and a
+# big graph repeats a few signatures over and over.
+_MEMO = {}
+_SEQ = (list, tuple)
+_NONES = repeat(None)
 
 
 def _run(order, table, rule_attr, what, err, partial):
@@ -42,29 +51,70 @@ def _run(order, table, rule_attr, what, err, partial):
     nothing.  A node whose inputs and outputs are all known is finished for
     good (entries are never forgotten), so each sweep visits only the nodes
     the previous one left unfinished, and a graph that one forward sweep
-    settles costs one visit a node: linear in its size."""
+    settles costs one visit a node: linear in its size.  A rule's answer is
+    remembered per (rule, attributes, known values): repeating nodes cost a
+    dictionary lookup."""
     pending = [(n, n.inputs, n.outputs(), getattr(n.op, rule_attr)) for n in order
                if n.op is not None]
     get = table.get
+    memo = _MEMO.setdefault(what, {})
+    nones = _NONES
     forward = True
     while pending:
         changed = False
         still = []
         for item in (pending if forward else reversed(pending)):
             node, in_es, out_es, rule = item
-            ins = [get(e) for e in in_es]
-            outs = [get(e) for e in out_es]
-            if _known(ins) and _known(outs):
+            ins = list(map(get, in_es))
+            outs = list(map(get, out_es))
+            if all(map(is_not, outs, nones)) and all(map(is_not, ins, nones)):
                 continue
-            try:
-                new_in, new_out = rule(node.attrs, ins, outs)
-            except err as e:
-                raise err(f"node {node.name!r}: {e}" if node.name not in str(e) else str(e)) from None
-            for e, v in zip(in_es, new_in):
-                changed |= _merge(table, e, v, node, what, err)
-            for e, v in zip(out_es, new_out):
-                changed |= _merge(table, e, v, node, what, err)
-            if not (_known([get(e) for e in in_es]) and _known([get(e) for e in out_es])):
+            attrs = node.attrs
+            akey = attr_key(attrs)
+            if akey is None:
+                key = res = None
+            else:
+                key = (rule, akey, tuple(ins), tuple(outs))
+                res = memo.get(key)
+            if res is None:
+                try:
+                    res = rule(attrs, ins, outs)
+                except err as e:
+                    raise err(f"node {node.name!r}: {e}" if node.name not in str(e) else str(e)) from None
+                if key is not None and type(res[0]) in _SEQ and type(res[1]) in _SEQ:
+                    bounded_put(memo, key, res)
+            new_in, new_out = res
+            # ``o``: the entry's value before this visit; an entry listed
+            # twice may have been set by its first listing meanwhile.
+            done = len(new_in) >= len(ins) and len(new_out) >= len(outs)
+            for e, v, o in zip(in_es, new_in, ins):
+                if v is None:
+                    if o is None:
+                        done = False
+                elif o is None:
+                    old = get(e)
+                    if old is None:
+                        table[e] = v
+                        changed = True
+                    elif old != v:
+                        _merge(table, e, v, node, what, err)
+                elif o != v:
+                    _merge(table, e, v, node, what, err)
+            for e, v, o in zip(out_es, new_out, outs):
+                if v is None:
+                    if o is None:
+                        done = False
+                elif o is None:
+                    old = get(e)
+                    if old is None:
+                        table[e] = v
+                        changed = True
+                    elif old != v:
+                        _merge(table, e, v, node, what, err)
+                elif o != v:
+                    _merge(table, e, v, node, what, err)
+            if not done and not (all(map(is_not, map(get, in_es), nones))
+                                 and all(map(is_not, map(get, out_es), nones))):
                 still.append(item)
         if not forward:
             still.reverse()

@@ -32,7 +32,9 @@ scratch.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
 
 from .liveness import Liveness, compute_liveness
 from .types import PlanRequest, align_up
@@ -89,16 +91,14 @@ def simulate_mxnet_pool(request: PlanRequest, liveness: Liveness | None = None) 
     nbytes, external = request.nbytes, request.external
     planned = set(liveness.planned)
 
-    entry_ref: dict[int, int] = dict.fromkeys(planned, 0)
-    for st in request.steps:
-        for e in st.reads:
-            if e in planned:
-                entry_ref[e] += 1
+    reads = Counter(chain.from_iterable(st.reads for st in request.steps))
+    entry_ref: dict[int, int] = {e: reads.get(e, 0) for e in planned}
     for e in request.outputs:
         if e in planned:
             entry_ref[e] += 1
 
     pool = _Pool()
+    request_block, release = pool.request, pool.release
     storage: dict[int, int] = {}
     ref: list[int] = []                 # per block: outstanding references
     alias_of: dict[int, int] = {}
@@ -106,20 +106,24 @@ def simulate_mxnet_pool(request: PlanRequest, liveness: Liveness | None = None) 
     temp_offset: dict[int, int] = {}
 
     for st in request.steps:
-        taken: set[int] = set()
-        for i, o in st.inplace:
-            if i in taken or i not in storage or o in external or o in storage:
-                continue
-            sid = storage[i]
-            if ref[sid] == 1 and entry_ref[o] > 0 and nbytes[i] == nbytes[o]:
-                taken.add(i)
-                storage[o] = sid
-                ref[sid] += entry_ref[o]
-                alias_of[o] = i
-        fresh = [(nbytes[e], k, e) for k, e in enumerate(st.writes)
+        if st.inplace:
+            taken: set[int] = set()
+            for i, o in st.inplace:
+                if i in taken or i not in storage or o in external or o in storage:
+                    continue
+                sid = storage[i]
+                if ref[sid] == 1 and entry_ref[o] > 0 and nbytes[i] == nbytes[o]:
+                    taken.add(i)
+                    storage[o] = sid
+                    ref[sid] += entry_ref[o]
+                    alias_of[o] = i
+        writes = st.writes
+        fresh = [(nbytes[e], k, e) for k, e in enumerate(writes)
                  if e not in external and e not in storage]
-        for _, _, e in sorted(fresh, reverse=True):    # biggest first, like MXNet
-            sid = pool.request(align_up(nbytes[e], align))
+        if len(fresh) > 1:
+            fresh.sort(reverse=True)    # biggest first, like MXNet
+        for n, _, e in fresh:
+            sid = request_block(-(-n // align) * align)
             if sid == len(ref):
                 ref.append(0)
             ref[sid] = entry_ref[e]
@@ -130,19 +134,59 @@ def simulate_mxnet_pool(request: PlanRequest, liveness: Liveness | None = None) 
                 continue
             ref[sid] -= 1
             if ref[sid] == 0:
-                pool.release(sid)
-        for e in st.writes:
+                release(sid)
+        for e in writes:
             sid = storage.get(e)
             if sid is not None and ref[sid] == 0 and e not in external:
-                pool.release(sid)
-        used = 0
-        for t in st.temps:
-            temp_offset[t] = used
-            used += align_up(nbytes[t], align)
-        temp_block = max(temp_block, used)
+                release(sid)
+        if st.temps:
+            used = 0
+            for t in st.temps:
+                temp_offset[t] = used
+                used += align_up(nbytes[t], align)
+            temp_block = max(temp_block, used)
 
     return PoolResult(storage_of=storage, block_bytes=pool.block_bytes, alias_of=alias_of,
                       temp_block_bytes=temp_block, temp_offset=temp_offset)
+
+
+def mxnet_aliases(request: PlanRequest, liveness: Liveness) -> dict[int, int]:
+    """``simulate_mxnet_pool(request, liveness).alias_of`` without the pool:
+    MXNet's in-place choice reads only the reference count of the input's
+    storage, which belongs to the entries sharing it by in-place alone (a
+    block is reused only once its count is 0, and a step reads only entries
+    whose storage is still held), so counting per group decides the same."""
+    nbytes, external = request.nbytes, request.external
+    planned = set(liveness.planned)
+    reads = Counter(chain.from_iterable(st.reads for st in request.steps))
+    entry_ref: dict[int, int] = {e: reads.get(e, 0) for e in planned}
+    for e in request.outputs:
+        if e in planned:
+            entry_ref[e] += 1
+    group: dict[int, int] = {}          # entry -> its group's first entry
+    ref: dict[int, int] = {}            # group -> outstanding references
+    alias_of: dict[int, int] = {}
+    for st in request.steps:
+        if st.inplace:
+            taken: set[int] = set()
+            for i, o in st.inplace:
+                if i in taken or i not in group or o in external or o in group:
+                    continue
+                g = group[i]
+                if ref[g] == 1 and entry_ref[o] > 0 and nbytes[i] == nbytes[o]:
+                    taken.add(i)
+                    group[o] = g
+                    ref[g] += entry_ref[o]
+                    alias_of[o] = i
+        for e in st.writes:
+            if e not in external and e not in group:
+                group[e] = e
+                ref[e] = entry_ref[e]
+        for e in st.reads:
+            g = group.get(e)
+            if g is not None:
+                ref[g] -= 1
+    return alias_of
 
 
 def mxnet_pool_bytes(request: PlanRequest) -> int:

@@ -14,7 +14,7 @@ from .. import config
 from ..errors import NbdlError
 from .inplace import Groups, groups_from_aliases, inplace_groups, singleton_groups
 from .liveness import Liveness, compute_liveness
-from .mxnet_pool import PoolResult, simulate_mxnet_pool
+from .mxnet_pool import PoolResult, mxnet_aliases, simulate_mxnet_pool
 from .packing import GREEDY_PACKERS, group_arrays, lower_bound_bytes, pack_greedy, pack_naive
 from .types import Buffer, MemoryPlan, PlanRequest, PlanStats, align_up
 
@@ -120,19 +120,29 @@ def _plan_with_unwritten(request: PlanRequest, packers) -> MemoryPlan:
     st = p.stats
     st.planned_bytes = p.arena_bytes
     st.naive_bytes += sum(sizes.values())
-    st.mxnet_pool_bytes = simulate_mxnet_pool(request, compute_liveness(request)).total_bytes
+    st.defer_mxnet_pool_bytes(_PoolBytes(request))
     span = (min(write_step.values()), max(write_step.values()))
     p.buffers.append(Buffer(0, max(sizes.values()), sorted(unwritten, key=write_step.get), span))
     p.buffers.sort(key=lambda b: (b.offset, b.live[0], b.nbytes))
     return p
 
 
+class _PoolBytes:
+    """``simulate_mxnet_pool(request, liveness).total_bytes``, on demand."""
+
+    def __init__(self, request, liveness=None):
+        self.request, self.liveness = request, liveness
+
+    def __call__(self):
+        return simulate_mxnet_pool(self.request, self.liveness).total_bytes
+
+
 def _plan(request: PlanRequest, packers, mode) -> MemoryPlan:
     liveness = compute_liveness(request)
     align, nbytes = request.alignment, request.nbytes
     num_steps = len(request.steps)
-    aligned = {e: align_up(nbytes[e], align) for e in liveness.planned}
-    pool = simulate_mxnet_pool(request, liveness)
+    aligned = {e: -(-nbytes[e] // align) * align for e in liveness.planned}
+    pool = None
 
     if mode == "naive":
         groups = singleton_groups(liveness)
@@ -144,9 +154,19 @@ def _plan(request: PlanRequest, packers, mode) -> MemoryPlan:
         groups = inplace_groups(request, liveness)
         roots, starts, ends, sizes = group_arrays(groups, nbytes, align)
         own_lower = lower_bound_bytes(starts, ends, sizes, num_steps)
+        # the bound must hold whichever inplace choices the winner used
+        mx_groups = groups_from_aliases(liveness, mxnet_aliases(request, liveness))
+        _, mx_starts, mx_ends, mx_sizes = group_arrays(mx_groups, nbytes, align)
+        mx_lower = lower_bound_bytes(mx_starts, mx_ends, mx_sizes, num_steps)
         best = None
         for name in packers:
             if name == "mxnet_pool":
+                # MXNet's blocks hold its groups apart at every step, so its
+                # pool is never below their bound: it cannot beat (and ties
+                # do not replace) a packer already there.
+                if best is not None and best[0] <= mx_lower:
+                    continue
+                pool = simulate_mxnet_pool(request, liveness)
                 arena = pool.total_bytes
             elif best is not None and best[0] <= own_lower:
                 # No greedy packer goes below the bound of the groups they all
@@ -162,10 +182,7 @@ def _plan(request: PlanRequest, packers, mode) -> MemoryPlan:
             alias_of = pool.alias_of
         else:
             units, alias_of = _group_units(groups, roots, offsets, sizes), groups.alias_of
-        # the bound must hold whichever inplace choices the winner used
-        mx_groups = groups_from_aliases(liveness, pool.alias_of)
-        _, mx_starts, mx_ends, mx_sizes = group_arrays(mx_groups, nbytes, align)
-        lower = min(own_lower, lower_bound_bytes(mx_starts, mx_ends, mx_sizes, num_steps))
+        lower = min(own_lower, mx_lower)
 
     offsets_by_id: dict[int, int] = {}
     for off, _size, entries, _span in units:
@@ -174,7 +191,10 @@ def _plan(request: PlanRequest, packers, mode) -> MemoryPlan:
     stats = PlanStats(naive_bytes=sum(aligned.values()), planned_bytes=int(arena),
                       lower_bound_bytes=int(lower),
                       temp_bytes=sum(aligned[t] for t in liveness.temp_step),
-                      mxnet_pool_bytes=pool.total_bytes, packer=packer)
+                      mxnet_pool_bytes=pool.total_bytes if pool is not None else 0,
+                      packer=packer)
+    if pool is None:
+        stats.defer_mxnet_pool_bytes(_PoolBytes(request, liveness))
     return MemoryPlan(request=request, offsets=offsets_by_id, arena_bytes=int(arena),
                       live=dict(liveness.live), alias_of=dict(alias_of),
                       buffers=_buffers(units, liveness.live), stats=stats)

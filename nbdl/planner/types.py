@@ -62,6 +62,24 @@ class PlanStats:
     mxnet_pool_bytes: int = 0       # MXNet 1.x storage-id pool on the same request
     packer: str = ""                # strategy that produced the offsets
 
+    def defer_mxnet_pool_bytes(self, compute) -> None:
+        """Compute ``mxnet_pool_bytes`` with ``compute()`` when it is first
+        read (the planner skips simulating MXNet's pool when no packer
+        needs it; the figure is a statistic)."""
+        self.__dict__.pop("mxnet_pool_bytes", None)
+        self.__dict__["_pool_bytes"] = compute
+
+    def __getattr__(self, name):
+        compute = self.__dict__.get("_pool_bytes")
+        if name != "mxnet_pool_bytes" or compute is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = self.__dict__["mxnet_pool_bytes"] = int(compute())
+        del self.__dict__["_pool_bytes"]
+        return value
+
+
+del PlanStats.mxnet_pool_bytes     # the default lives in __init__; reads may be deferred
+
 
 @dataclass
 class MemoryPlan:

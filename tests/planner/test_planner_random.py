@@ -124,3 +124,21 @@ def test_every_packer_alone_gives_a_valid_plan(req, packer):
     if packer == "mxnet_pool":      # MXNet's blocks laid end to end: exactly its figure
         assert p.arena_bytes == p.stats.mxnet_pool_bytes
     assert p.arena_bytes >= plan(req).arena_bytes
+
+
+@MANY
+@given(schedules(max_steps=60))
+def test_mxnet_aliases_match_the_pool_whose_bytes_bound_them(req):
+    """``mxnet_aliases`` decides as the full pool simulation does, and the
+    pool never goes below the lower bound of those groups (what lets the
+    planner skip simulating it)."""
+    from nbdl.planner.inplace import groups_from_aliases
+    from nbdl.planner.liveness import compute_liveness
+    from nbdl.planner.mxnet_pool import mxnet_aliases, simulate_mxnet_pool
+    from nbdl.planner.packing import group_arrays, lower_bound_bytes
+    live = compute_liveness(req)
+    sim = simulate_mxnet_pool(req, live)
+    assert mxnet_aliases(req, live) == sim.alias_of
+    _, starts, ends, sizes = group_arrays(groups_from_aliases(live, sim.alias_of),
+                                          req.nbytes, req.alignment)
+    assert sim.total_bytes >= lower_bound_bytes(starts, ends, sizes, len(req.steps))

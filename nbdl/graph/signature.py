@@ -1,0 +1,77 @@
+"""Hashable, exact keys for a node's parsed attributes, so that passes over
+big graphs can remember a rule's answer (or a kernel's ``prepare``) per
+signature: in a large graph most nodes repeat a few (op, attributes, shapes,
+dtypes) combinations."""
+import numpy as np
+
+_PLAIN = (int, str, bool, type(None))
+_MEMO_LIMIT = 4096
+
+
+def _seq_key(v):
+    out = []
+    for x in v:
+        t = type(x)
+        if t is float:
+            out.append((t, x.hex()))
+        elif t in _PLAIN:
+            out.append((t, x))
+        elif t is tuple or t is list:
+            sub = _seq_key(x)
+            if sub is None:
+                return None
+            out.append((t, sub))
+        else:
+            return None
+    return tuple(out)
+
+
+def attr_key(attrs):
+    """A hashable key equal for two attribute dicts exactly when they hold the
+    same values of the same types in the same order (``float.hex`` keeps
+    ``-0.0`` apart from ``0.0``, the type ``1`` apart from ``1.0``); None when
+    a value has no exact key (then callers do not memoize).
+
+    Parameters
+    ----------
+    attrs : dict
+        A node's parsed attributes (``Node.attrs``).
+    """
+    if not attrs:
+        return ()
+    items = []
+    for k, v in attrs.items():
+        t = type(v)
+        if t is float:
+            items.append((k, t, v.hex()))
+        elif t in _PLAIN:
+            items.append((k, t, v))
+        elif t is tuple or t is list:
+            sub = _seq_key(v)
+            if sub is None:
+                return None
+            items.append((k, t, sub))
+        elif t is np.dtype or isinstance(v, np.dtype):
+            items.append((k, np.dtype, v.str, v.name))
+        else:
+            return None
+    return tuple(items)
+
+
+def bounded_put(memo, key, value):
+    """``memo[key] = value``, emptying ``memo`` first once it holds
+    ``_MEMO_LIMIT`` entries (the memos are caches, never needed for
+    correctness).
+
+    Parameters
+    ----------
+    memo : dict
+        The cache.
+    key : hashable
+        Its key.
+    value : object
+        What to remember.
+    """
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
