@@ -132,6 +132,14 @@ def _channel_view(ctx, x, entry, axis, rank, hint):
     return ctx.unsqueeze(x, list(range(1, rank - axis)), name=hint)
 
 
+def _scale_shift(ctx, node, y, inputs, axis, rank, out):
+    """``y * gamma + beta`` with the 1-D gamma, beta (inputs 1, 2) along ``axis``."""
+    g = _channel_view(ctx, inputs[1], node.inputs[1], axis, rank, node.name)
+    b = _channel_view(ctx, inputs[2], node.inputs[2], axis, rank, node.name)
+    return ctx.node("Add", [ctx.node("Mul", [y, g], name=node.name)[0], b], name=node.name,
+                    outputs=out)
+
+
 def _norm_over(ctx, x, entry, axes, eps, name):
     """``(x - mean) / sqrt(var + eps)`` over ``axes`` (kept)."""
     mean = ctx.reduce("ReduceMean", x, axes, True, name=f"{name}_mean")
@@ -156,10 +164,7 @@ def layer_norm(ctx, node, inputs):
         return ctx.node("LayerNormalization", inputs[:3], name=node.name, outputs=out,
                         axis=-1, epsilon=eps)
     y = _norm_over(ctx, inputs[0], node.inputs[0], [axis], eps, node.name)
-    g = _channel_view(ctx, inputs[1], node.inputs[1], axis, rank, node.name)
-    b = _channel_view(ctx, inputs[2], node.inputs[2], axis, rank, node.name)
-    return ctx.node("Add", [ctx.node("Mul", [y, g], name=node.name)[0], b], name=node.name,
-                    outputs=out)
+    return _scale_shift(ctx, node, y, inputs, axis, rank, out)
 
 
 @exporter("InstanceNorm")
@@ -181,10 +186,7 @@ def group_norm(ctx, node, inputs):
     y = _norm_over(ctx, grouped, node.inputs[0], [2], float(a.get("eps", 1e-5)), node.name)
     y = ctx.node("Reshape", [y, ctx.node("Shape", [inputs[0]], name=node.name)[0]],
                  name=node.name)[0]
-    gamma = _channel_view(ctx, inputs[1], node.inputs[1], 1, rank, node.name)
-    beta = _channel_view(ctx, inputs[2], node.inputs[2], 1, rank, node.name)
-    return ctx.node("Add", [ctx.node("Mul", [y, gamma], name=node.name)[0], beta],
-                    name=node.name, outputs=[ctx.claim(node.output(0).name)])
+    return _scale_shift(ctx, node, y, inputs, 1, rank, [ctx.claim(node.output(0).name)])
 
 
 _ACT = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "softrelu": "Softplus",
