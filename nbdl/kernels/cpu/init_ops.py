@@ -1,0 +1,45 @@
+"""CPU kernels of the fill ops (nbdl.ops.init_ops): one flat loop each."""
+import numpy as np
+from numba import njit
+
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.init_ops import affine_params
+
+
+@njit(cache=True)
+def fill_affine(out, a, b, repeat, req):
+    if req == REQ_NULL:
+        return
+    for i in range(out.size):
+        v = a + (i // repeat) * b
+        if req == REQ_ADD:
+            out[i] += v
+        else:
+            out[i] = v
+
+
+@njit(cache=True)
+def fill_eye(out, k, req):
+    if req == REQ_NULL:
+        return
+    n, m = out.shape
+    for r in range(n):
+        for c in range(m):
+            v = out.dtype.type(1) if c - r == k else out.dtype.type(0)
+            if req == REQ_ADD:
+                out[r, c] += v
+            else:
+                out[r, c] = v
+
+
+def _affine(call):
+    a, b, repeat = affine_params(call)
+    n = int(np.prod(call.out_shapes[0]))
+    return Launch(fill_affine, (a, b, repeat, int(call.req[0])), views=[(n,)])
+
+
+prepare_zeros = prepare_ones = prepare_full = prepare_arange = _affine
+
+
+def prepare_eye(call):
+    return Launch(fill_eye, (int(call.attrs["k"]), int(call.req[0])))

@@ -1,0 +1,140 @@
+"""Ops with no inputs that fill an array: MXNet 1.9.1's ``_zeros``, ``_ones``,
+``_full``, ``_arange`` and ``_eye`` (rules only; kernels in
+nbdl.kernels.{cpu,cuda}.init_ops).
+
+They are what ``sym.zeros(shape)``, ``sym.ones``, ``sym.full``,
+``sym.arange`` and ``sym.eye`` build (and what MXNet -symbol.json files hold);
+``nd.zeros`` & co. stay host-side creation functions (nbdl.ndarray.creation).
+Attributes and their positional order are MXNet's Python front-ends'
+(``sym.full(shape, val)``, ``sym.arange(start, stop, step, repeat)``).
+``dtype`` is float32 by default; bool, uint8, int8, int32, int64, float32
+and float64 are filled (float16 raises DTypeError: the CPU kernels cannot
+write it).  ``_zeros`` / ``_ones`` / ``_full`` with an empty ``shape`` take
+their shape from the consumer, as MXNet's do.  ``_arange`` with
+``infer_range=True`` takes its length from the consumer.
+"""
+import math
+
+import numpy as np
+
+from ..errors import AttrError
+from .attrs import Attr
+from .registry import OpDef, register, shape_error
+
+FILL_DTYPES = ("float32", "float64", "uint8", "int8", "int32", "int64", "bool")
+RANGE_DTYPES = ("float32", "float64", "uint8", "int8", "int32", "int64")
+_CTX = Attr("str", "", doc="Device of the output (imperative calls).")
+
+
+def _kernels(name):
+    return {"cpu": f"nbdl.kernels.cpu.init_ops:{name}",
+            "cuda": f"nbdl.kernels.cuda.init_ops:{name}"}
+
+
+def _no_grad(node, out_grads):
+    return []
+
+
+def _dtype(choices):
+    return Attr("str", "float32", choices=choices + ("float16",), doc="Output dtype.")
+
+
+def _typed(opname):
+    def rule(attrs, in_types, out_types):
+        want = np.dtype(attrs["dtype"])
+        if out_types[0] is not None and np.dtype(out_types[0]) != want:
+            from ..errors import DTypeError
+            raise DTypeError(f"{opname}: output dtype {np.dtype(out_types[0])} differs from "
+                             f"dtype={want}")
+        return in_types, [want]
+    return rule
+
+
+def _filled_shape(opname):
+    def rule(attrs, in_shapes, out_shapes):
+        shape = tuple(attrs["shape"])
+        if any(s is None or s < 0 for s in shape):
+            raise shape_error(opname, f"shape={shape} must hold non-negative sizes")
+        if not shape:   # from the consumer, as MXNet's
+            return in_shapes, [None if out_shapes[0] is None else tuple(out_shapes[0])]
+        if out_shapes[0] is not None and tuple(out_shapes[0]) != shape:
+            raise shape_error(opname, f"output shape {tuple(out_shapes[0])} differs from "
+                              f"shape={shape}")
+        return in_shapes, [shape]
+    return rule
+
+
+def arange_length(attrs):
+    """Number of values ``_arange`` writes (``repeat`` copies of each)."""
+    start, stop, step = attrs["start"], attrs["stop"], attrs["step"]
+    if stop is None:
+        start, stop = 0.0, start
+    if step == 0:
+        raise AttrError(f"_arange: step must not be 0 (start={start}, stop={stop})")
+    if attrs["repeat"] < 1:
+        raise AttrError(f"_arange: repeat={attrs['repeat']} must be at least 1")
+    n = max(0, int(math.ceil((stop - start) / step)))
+    return n * int(attrs["repeat"])
+
+
+def arange_start(attrs):
+    return 0.0 if attrs["stop"] is None else attrs["start"]
+
+
+def _arange_shape(attrs, in_shapes, out_shapes):
+    if attrs["infer_range"]:
+        return in_shapes, [None if out_shapes[0] is None else tuple(out_shapes[0])]
+    n = arange_length(attrs)
+    if out_shapes[0] is not None and tuple(out_shapes[0]) != (n,):
+        raise shape_error("_arange", f"output shape {tuple(out_shapes[0])} differs from the "
+                          f"range's ({n},)")
+    return in_shapes, [(n,)]
+
+
+def _eye_shape(attrs, in_shapes, out_shapes):
+    n, m = int(attrs["N"]), int(attrs["M"])
+    if n < 0 or m < 0:
+        raise shape_error("_eye", f"N={n} and M={m} must be non-negative")
+    return in_shapes, [(n, m or n)]
+
+
+_FILL = dict(shape=Attr("tuple", (), doc="Output shape (from the consumer when empty)."))
+for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
+    register(OpDef(
+        name=_name, input_names=(),
+        attrs=dict(_FILL, dtype=_dtype(FILL_DTYPES), ctx=_CTX),
+        infer_shape=_filled_shape(_name), infer_type=_typed(_name), gradient=_no_grad,
+        kernels=_kernels("prepare_zeros" if _value == 0 else "prepare_ones"),
+        dtypes=tuple(np.dtype(d) for d in FILL_DTYPES),
+        doc=f"An array of {'zeros' if _value == 0 else 'ones'} of ``shape``."),
+        aliases=(_name[1:],))
+
+register(OpDef(
+    name="_full", input_names=(),
+    attrs=dict(_FILL, value=Attr("float", doc="The fill value."), dtype=_dtype(FILL_DTYPES),
+               ctx=_CTX),
+    infer_shape=_filled_shape("_full"), infer_type=_typed("_full"), gradient=_no_grad,
+    kernels=_kernels("prepare_full"), dtypes=tuple(np.dtype(d) for d in FILL_DTYPES),
+    doc="An array of ``shape`` filled with ``value``."), aliases=("full",))
+
+register(OpDef(
+    name="_arange", input_names=(),
+    attrs={"start": Attr("float", doc="First value (the stop when ``stop`` is None)."),
+           "stop": Attr("float", None, optional=True, doc="End of the range (excluded)."),
+           "step": Attr("float", 1.0, doc="Spacing between values."),
+           "repeat": Attr("int", 1, doc="Times each value is repeated."),
+           "infer_range": Attr("bool", False, doc="Take the length from the consumer."),
+           "dtype": _dtype(RANGE_DTYPES), "ctx": _CTX},
+    infer_shape=_arange_shape, infer_type=_typed("_arange"), gradient=_no_grad,
+    kernels=_kernels("prepare_arange"), dtypes=tuple(np.dtype(d) for d in RANGE_DTYPES),
+    doc="``start, start + step, ...`` below ``stop``, each value ``repeat`` times."),
+    aliases=("arange",))
+
+register(OpDef(
+    name="_eye", input_names=(),
+    attrs={"N": Attr("int", doc="Rows."), "M": Attr("int", 0, doc="Columns (0: N)."),
+           "k": Attr("int", 0, doc="Diagonal: 0 the main one, >0 above, <0 below."),
+           "dtype": _dtype(RANGE_DTYPES), "ctx": _CTX},
+    infer_shape=_eye_shape, infer_type=_typed("_eye"), gradient=_no_grad,
+    kernels=_kernels("prepare_eye"), dtypes=tuple(np.dtype(d) for d in RANGE_DTYPES),
+    doc="An N x M array with ones on diagonal ``k`` and zeros elsewhere."), aliases=("eye",))

@@ -1,0 +1,74 @@
+"""The fill ops _zeros, _ones, _full, _arange, _eye (what sym.zeros & co.
+build): numpy references, dtypes, shape from the consumer, CPU vs the CUDA
+simulator, MXNet -symbol.json nodes, and errors."""
+import numpy as np
+import pytest
+
+import nbdl
+from nbdl.errors import AttrError, DTypeError, ShapeError
+from nbdl.testing import check_consistency, check_numeric_gradient, check_symbolic_forward
+
+S = nbdl.sym
+
+
+def np_arange(start, stop=None, step=1.0, repeat=1, dtype=np.float32):
+    return np.repeat(np.arange(start, stop, step), repeat).astype(dtype)
+
+
+CASES = [
+    (lambda: S.zeros((2, 3)), np.zeros((2, 3), np.float32)),
+    (lambda: S.ones((4,), dtype="int32"), np.ones(4, np.int32)),
+    (lambda: S.ones((3,), dtype="bool"), np.ones(3, bool)),
+    (lambda: S.full((2, 2), 3.5, dtype="float64"), np.full((2, 2), 3.5)),
+    (lambda: S._full(shape=(3,), value=-2, dtype="int64"), np.full(3, -2, np.int64)),
+    (lambda: S.arange(2, 10, 3, repeat=2), np_arange(2, 10, 3, repeat=2)),
+    (lambda: S.arange(5, dtype="int64"), np_arange(5, dtype=np.int64)),
+    (lambda: S._arange(start=1.0, stop=-1.0, step=-0.5), np_arange(1.0, -1.0, -0.5)),
+    (lambda: S.arange(0, 0), np_arange(0, 0)),
+    (lambda: S.eye(3, 4, 1), np.eye(3, 4, 1, dtype=np.float32)),
+    (lambda: S._eye(N=3, k=-2, dtype="uint8"), np.eye(3, k=-2, dtype=np.uint8)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(CASES)))
+def test_forward_against_numpy(k):
+    make, want = CASES[k]
+    out = check_symbolic_forward(make(), {}, [want])
+    assert out[0].dtype == want.dtype
+
+
+@pytest.mark.parametrize("k", [0, 3, 5, 9])
+def test_cpu_matches_cuda_simulator(k):
+    check_consistency(CASES[k][0](), {}, grad=False)
+
+
+def test_shape_from_the_consumer_and_gradient_through_a_sum():
+    x = S.var("x")
+    y = x * 2.0 + S.zeros(()) + S.ones(())
+    assert y.infer_shape(x=(2, 3))[1] == [(2, 3)]
+    check_symbolic_forward(y, {"x": np.ones((2, 3), np.float32)}, [np.full((2, 3), 3.0)])
+    y64 = x * 2.0 + S.zeros((), dtype="float64")
+    check_numeric_gradient(y64, {"x": np.random.RandomState(0).randn(2, 3)})
+    r = S.elemwise_add(x, S._arange(start=0, infer_range=True))
+    assert r.infer_shape(x=(4,))[1] == [(4,)]
+
+
+def test_mxnet_json_nodes_load():
+    doc = """{"nodes": [{"op": "_zeros", "name": "_zeros0", "attrs": {"dtype": "float32",
+              "shape": "(2, 3)"}, "inputs": []},
+              {"op": "_arange", "name": "_arange0", "attrs": {"start": "1", "stop": "4",
+               "step": "1.0", "repeat": "1", "infer_range": "False", "dtype": "float32"},
+               "inputs": []}],
+              "arg_nodes": [], "node_row_ptr": [0, 1, 2], "heads": [[0, 0, 0], [1, 0, 0]],
+              "attrs": {"mxnet_version": ["int", 10901]}}"""
+    sym = S.load_json(doc)
+    check_symbolic_forward(sym, {}, [np.zeros((2, 3), np.float32), np.arange(1, 4, dtype=np.float32)])
+
+
+def test_errors_name_the_op():
+    with pytest.raises(AttrError, match="_arange: step must not be 0"):
+        S.arange(0, 3, 0).infer_shape()
+    with pytest.raises(ShapeError, match="_eye"):
+        S._eye(N=-1).infer_shape()
+    with pytest.raises(DTypeError):
+        check_symbolic_forward(S.zeros((2,), dtype="float16"), {}, [np.zeros(2, np.float16)])
