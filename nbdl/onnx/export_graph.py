@@ -279,7 +279,7 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32, onnx_file_pat
                 np.ascontiguousarray(params[n.name]), n.name))
         else:
             graph_inputs.append(_value_info(onnx, n.name, ctx.dtype(e), ctx.shape(e),
-                                            dyn.get(n.name, ())))
+                                            {0: "batch"} if n.name in dyn else {}))
     for node in order:
         if node.op is None:
             continue
@@ -298,7 +298,10 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32, onnx_file_pat
         if src != want:
             src = ctx.node("Identity", [src], outputs=[ctx.claim(want)], name=want)[0]
         shape = ctx.shape(e)
-        axes = [i for i, (a, b) in enumerate(zip(shape, moved.get(e, shape))) if a != b]
+        # an axis that grew by one with the batch is the batch; one that grew
+        # otherwise (a Reshape merged the batch in) is left unnamed
+        axes = {i: ("batch" if b == a + 1 else None)
+                for i, (a, b) in enumerate(zip(shape, moved.get(e, shape))) if a != b}
         outputs.append(_value_info(onnx, src, ctx.dtype(e), shape, axes))
     # Parameters no ONNX node reads (BatchNorm's gamma under fix_gamma) are left out.
     used = {i for n in ctx.nodes for i in n.input} | {o.name for o in outputs}
@@ -362,7 +365,8 @@ def _dynamic_batch(dynamic, dynamic_input_shapes, in_shapes):
 
 
 def _value_info(onnx, name, dtype, shape, dynamic_axes):
-    dims = ["batch" if i in dynamic_axes else int(d) for i, d in enumerate(shape)]
+    """A tensor's type; ``dynamic_axes`` maps axis -> symbolic name (None: unknown)."""
+    dims = [dynamic_axes[i] if i in dynamic_axes else int(d) for i, d in enumerate(shape)]
     return onnx.helper.make_tensor_value_info(name, onnx_dtype(dtype, name), dims)
 
 
