@@ -2,7 +2,7 @@
 shape / indexing ops (see ``export_nn`` for the converter signature)."""
 import numpy as np
 
-from ._common import OnnxError, exporter, onnx_dtype
+from ._common import OnnxError, exporter, onnx_dtype, require_onnx
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -192,7 +192,7 @@ def where(ctx, node, inputs):
 
 @exporter("zeros_like", "ones_like")
 def fill_like(ctx, node, inputs):
-    onnx = __import__("onnx")
+    onnx = require_onnx()
     value = 1 if node.op.name == "ones_like" else 0
     dt = ctx.dtype(node.output(0))
     shape = ctx.node("Shape", inputs[:1], name=node.name)[0]

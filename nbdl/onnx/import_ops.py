@@ -5,7 +5,7 @@ Symbol, ``ctx.const(name, what)`` as a constant."""
 import numpy as np
 
 from .. import symbol as S
-from ._common import OnnxError, importer, numpy_dtype
+from ._common import OnnxError, importer, numpy_dtype, require_onnx
 
 _FLOAT_MAX = float(np.finfo(np.float32).max)
 
@@ -19,10 +19,6 @@ def _refuse(ctx, node, what):
                     f"supported")
 
 
-def _ins(node):
-    return list(node.input)
-
-
 def _opt(node, i):
     """Input ``i`` of ``node`` if present and not empty."""
     return node.input[i] if len(node.input) > i and node.input[i] else None
@@ -32,7 +28,7 @@ def _opt(node, i):
 
 @importer("Constant")
 def constant(ctx, node, attrs):
-    onnx = __import__("onnx")
+    onnx = require_onnx()
     if "value" in attrs:
         return [onnx.numpy_helper.to_array(attrs["value"])]
     for key, dt in (("value_float", np.float32), ("value_floats", np.float32),
@@ -44,7 +40,7 @@ def constant(ctx, node, attrs):
 
 @importer("ConstantOfShape")
 def constant_of_shape(ctx, node, attrs):
-    onnx = __import__("onnx")
+    onnx = require_onnx()
     shape = ctx.const(node.input[0], "ConstantOfShape's shape")
     value = onnx.numpy_helper.to_array(attrs["value"]) if "value" in attrs \
         else np.zeros(1, np.float32)
