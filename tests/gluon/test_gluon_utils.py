@@ -109,7 +109,3 @@ def test_check_sha1(tmp_path):
     assert utils.check_sha1(str(path), digest)
     assert utils.check_sha1(str(path), digest[:8])
     assert not utils.check_sha1(str(path), "0" * 40)
-
-
-def test_no_download():
-    assert not hasattr(utils, "download")

@@ -219,14 +219,6 @@ def test_loss_only_and_gradient_only_requests(rng):
             assert_almost_equal(out_l, loss)
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
-@pytest.mark.parametrize("label,attrs,match", [
-    ([[1, 4]], {}, r"label\[0, 1\] = 4\.0 is not a valid class"),          # >= C
-    ([[2, 2.5]], {"blank_label": "last"}, r"label\[0, 1\] = 2\.5 .*blank label is 3"),
-    ([[1, -2]], {}, r"label\[0, 1\] = -2\.0"),
-    ([[1, 2]], {"use_data_lengths": True}, r"data_lengths\[0\] = 9\.0 is out of range"),
-    ([[1, 2]], {"use_label_lengths": True}, r"label_lengths\[0\] = 3\.0 is out of range"),
-])
 def lattice(x, label, blank):
     """-log of the sum over monotone paths through the extended label's
     states (MXNet's recursion: a step of 2 only into a state whose class is
@@ -270,6 +262,14 @@ def test_label_equal_to_blank_follows_mxnets_recursion(label, rng):
                            {"x": x, "l": lab}, grad_nodes=["x"], rtol=1e-2, atol=1e-3)
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("label,attrs,match", [
+    ([[1, 4]], {}, r"label\[0, 1\] = 4\.0 is not a valid class"),          # >= C
+    ([[2, 2.5]], {"blank_label": "last"}, r"label\[0, 1\] = 2\.5 .*blank label is 3"),
+    ([[1, -2]], {}, r"label\[0, 1\] = -2\.0"),
+    ([[1, 2]], {"use_data_lengths": True}, r"data_lengths\[0\] = 9\.0 is out of range"),
+    ([[1, 2]], {"use_label_lengths": True}, r"label_lengths\[0\] = 3\.0 is out of range"),
+])
 def test_bad_labels_and_lengths_raise(device, label, attrs, match, rng):
     dev = cpu() if device == "cpu" else gpu()
     x = nbdl.nd.array(rng.uniform(-1, 1, (3, 1, 4)), device=dev)

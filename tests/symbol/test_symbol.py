@@ -92,7 +92,8 @@ def test_infer_shape_partial_reads_zero_dims_as_unknown():
     # MXNet 1.x (legacy shapes): a 0 dim is unknown; what depends on it stays 0
     data = nbdl.sym.var("data", shape=(1, 0, 0, 0))
     conv = nbdl.sym.Convolution(nbdl.sym.Cast(data, dtype="float16"), kernel=(7, 7),
-                                stride=(2, 2), pad=(3, 3), num_filter=64, no_bias=True)
+                                stride=(2, 2), pad=(3, 3), num_filter=64, no_bias=True,
+                                name="convolution0")   # the name the test reads, in any run
     arg, out, _ = conv.infer_shape_partial()
     assert dict(zip(conv.list_arguments(), arg)) == {"data": (1, 0, 0, 0),
                                                      "convolution0_weight": (64, 0, 7, 7)}
