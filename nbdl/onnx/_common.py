@@ -28,28 +28,24 @@ def require_onnx():
     return onnx
 
 
-def exporter(*op_names):
-    """Register ``fn(ctx, node, inputs) -> [output names]`` as the export
-    converter of the nbdl ops ``op_names``."""
-    def deco(fn):
-        for n in op_names:
-            if n in EXPORTERS:
-                raise ValueError(f"two ONNX exporters for {n!r}")
-            EXPORTERS[n] = fn
-        return fn
-    return deco
+def _register_in(table, what):
+    def register(*names):
+        def deco(fn):
+            for n in names:
+                if n in table:
+                    raise ValueError(f"two ONNX {what}s for {n!r}")
+                table[n] = fn
+            return fn
+        return deco
+    return register
 
 
-def importer(*op_types):
-    """Register ``fn(ctx, onnx_node, inputs) -> [Symbols]`` as the import
-    converter of the ONNX op types ``op_types``."""
-    def deco(fn):
-        for n in op_types:
-            if n in IMPORTERS:
-                raise ValueError(f"two ONNX importers for {n!r}")
-            IMPORTERS[n] = fn
-        return fn
-    return deco
+exporter = _register_in(EXPORTERS, "exporter")
+exporter.__doc__ = """``@exporter(*op_names)``: register ``fn(ctx, node, inputs) -> [output
+names]`` as the export converter of the nbdl ops ``op_names``."""
+importer = _register_in(IMPORTERS, "importer")
+importer.__doc__ = """``@importer(*op_types)``: register ``fn(ctx, onnx_node, attrs) ->
+[outputs]`` as the import converter of the ONNX op types ``op_types``."""
 
 
 def onnx_dtype(dtype, where):
