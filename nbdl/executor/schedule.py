@@ -7,7 +7,7 @@ from itertools import chain
 import numpy as np
 
 from ..errors import GraphError
-from ..graph.signature import attr_key
+from ..graph.signature import node_attr_key
 from ..ops.ir import make_node
 from ..ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call
 from ..planner import PlanRequest, Step, plan as make_plan
@@ -93,7 +93,7 @@ def _signature(node, memo, in_s, in_d, out_s, out_d, reqs):
     write requests) alone (docs/ops.md), as the eager path's cache already
     assumes, and big graphs repeat a few signatures.  A node whose
     attributes or shapes have no exact key is asked directly."""
-    akey = attr_key(node.attrs)
+    akey = node_attr_key(node)
     if akey is None:
         return None, None
     key = (id(node.op), akey, in_s, in_d, out_s, out_d, reqs)

@@ -7,7 +7,7 @@ from operator import is_not
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
-from .signature import attr_key, bounded_put
+from .signature import bounded_put, node_attr_key
 
 
 def _where(node):
@@ -70,7 +70,7 @@ def _run(order, table, rule_attr, what, err, partial):
             if all(map(is_not, outs, nones)) and all(map(is_not, ins, nones)):
                 continue
             attrs = node.attrs
-            akey = attr_key(attrs)
+            akey = node_attr_key(node)
             if akey is None:
                 key = res = None
             else:

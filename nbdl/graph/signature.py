@@ -4,6 +4,8 @@ signature: in a large graph most nodes repeat a few (op, attributes, shapes,
 dtypes) combinations."""
 import numpy as np
 
+from ..ops.ir import _UNSET
+
 _PLAIN = (int, str, bool, type(None))
 _MEMO_LIMIT = 4096
 
@@ -56,6 +58,22 @@ def attr_key(attrs):
         else:
             return None
     return tuple(items)
+
+
+def node_attr_key(node):
+    """``attr_key(node.attrs)``, computed once per node (a node's attributes
+    do not change after it is made; bind's passes ask for it several times
+    a node).
+
+    Parameters
+    ----------
+    node : nbdl.ops.ir.Node
+        An op node.
+    """
+    key = node._akey
+    if key is _UNSET:
+        key = node._akey = attr_key(node.attrs)
+    return key
 
 
 def bounded_put(memo, key, value):

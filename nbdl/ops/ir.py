@@ -9,6 +9,8 @@ from ..errors import GraphError
 from .attrs import attr_to_str, is_user_attr
 from .registry import get_op
 
+_UNSET = object()
+
 
 class Node:
     """One operator application, or a variable when ``op`` is None.
@@ -18,7 +20,8 @@ class Node:
     ``__lr_mult__``, ...) that belong to the node rather than the op.
     ``inputs`` lists the op's data inputs and then its aux inputs."""
 
-    __slots__ = ("op", "name", "attrs", "attr_str", "user_attrs", "inputs", "_outs", "__weakref__")
+    __slots__ = ("op", "name", "attrs", "attr_str", "user_attrs", "inputs", "_outs", "_akey",
+                 "__weakref__")
 
     def __init__(self, op, name, attrs=None, attr_str=None, inputs=(), user_attrs=None):
         self.op = op
@@ -28,6 +31,7 @@ class Node:
         self.inputs = list(inputs)
         self.user_attrs = dict(user_attrs or {})
         self._outs = None
+        self._akey = _UNSET     # nbdl.graph.signature.node_attr_key's memo
 
     @property
     def is_variable(self):
