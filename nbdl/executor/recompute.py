@@ -215,7 +215,9 @@ def within_budget(bg, bound, nodes, ids, request, budget, device, compile_graph)
         sched = compile_graph(graph)
         # the compiled graph numbers its entries anew
         sid = sched.ids
-        info.recomputed = {sid[c]: sid[o] for c, o in copy_of.items() if c in sid}
+        unread = sched.request.unwritten
+        info.recomputed = {sid[c]: sid[o] for c, o in copy_of.items()
+                           if c in sid and sid[c] not in unread}
         clones = {id(c.node) for c in copy_of}
         info.recompute_steps = [k for k, n in enumerate(sched.nodes) if id(n) in clones]
         sched.plan.budget = info

@@ -342,7 +342,8 @@ class _Budget:
             cur = best[2]
 
     def finish(self, rw: _Rewrite, plan: MemoryPlan) -> BudgetPlan:
-        copy_of = {c: o for o, c in rw.copies.items()}
+        unread = rw.request.unwritten
+        copy_of = {c: o for o, c in rw.copies.items() if c not in unread}
         steps = [i for i, o in enumerate(rw.order) if isinstance(o, RecomputeStep)]
         plan.budget = BudgetInfo(budget=self.breq.budget, unbudgeted_bytes=0,
                                  recomputed=copy_of, recompute_steps=steps, extra_flops=rw.flops,
