@@ -278,10 +278,10 @@ class _Budget:
         return rw
 
     # -- the choice ---------------------------------------------------------------
-    def _added_flops(self, x, cur, kept):
-        """FLOPs of the rule steps dropping ``x`` adds to ``cur``."""
+    def _added_flops(self, x, done, kept):
+        """FLOPs of the rule steps dropping ``x`` adds to a schedule that
+        already recomputes the forward steps ``done``."""
         rules, rule_of, droppable = self.rules, self.rule_of, self.droppable
-        done = {o.step for o in cur.order if isinstance(o, RecomputeStep)}
         total, stack, seen = 0, [rule_of[x]], set()
         while stack:
             k = stack.pop()
@@ -317,14 +317,32 @@ class _Budget:
             gain = np.minimum(nb * (hot_sum[stop] - hot_sum[start]),
                               over_sum[stop] - over_sum[start])
             ranked = []
+            done = {o.step for o in cur.order if isinstance(o, RecomputeStep)}
             for i in np.flatnonzero(gain > 0):
                 x = cands[i]
-                cost = self._added_flops(x, cur, kept)
-                ranked.append((-float(gain[i]) / (cost + 1), x))
+                cost = self._added_flops(x, done, kept)
+                ranked.append((-float(gain[i]) / (cost + 1), x, int(gain[i])))
             ranked.sort()
+            # Far above the target, the best estimates (within half the best
+            # ratio) whose gains add up to at most a quarter of the excess go
+            # together: one evaluation instead of one round each, for big
+            # graphs drop hundreds of entries.
+            group, total = [], 0
+            for r, x, est in ranked:
+                if total + est > excess // 4 or r > ranked[0][0] / 2:
+                    break
+                group.append(x)
+                total += est
+            if len(group) > 1:
+                kept.difference_update(group)
+                new = self.evaluate(kept)
+                if new.excess(goal) < excess and new.peak <= cur.peak:
+                    cur = new
+                    continue
+                kept.update(group)
             best = None
             tried = 0
-            for _, x in ranked:
+            for _, x, _ in ranked:
                 kept.discard(x)
                 new = self.evaluate(kept)
                 kept.add(x)
@@ -340,6 +358,25 @@ class _Budget:
                 return cur
             kept.discard(best[1])
             cur = best[2]
+
+    def keep_again(self, kept, target, cur):
+        """The greedy's last drops may have made earlier ones unneeded: keep
+        again, costliest rule first, every dropped entry whose return keeps
+        the live bytes within ``target`` and saves FLOPs (those whose rule
+        costs at least 1/64 of the extra FLOPs: the rest cannot save much)."""
+        rules, rule_of = self.rules, self.rule_of
+        dropped = sorted((x for x in self.saved if x not in kept),
+                         key=lambda x: (-rules[rule_of[x]].flops, x))
+        for x in dropped:
+            if rules[rule_of[x]].flops * 64 < cur.flops:
+                break
+            kept.add(x)
+            new = self.evaluate(kept)
+            if new.peak <= target and new.flops < cur.flops:
+                cur = new
+            else:
+                kept.discard(x)
+        return cur
 
     def finish(self, rw: _Rewrite, plan: MemoryPlan) -> BudgetPlan:
         unread = rw.request.unwritten
@@ -385,6 +422,8 @@ def fit_budget(breq: BudgetRequest, unbudgeted: MemoryPlan | None = None) -> Bud
     cur = None
     for _ in range(_RETARGETS):
         cur = g.descend(kept, target, cur)
+        if cur.peak <= target:
+            cur = g.keep_again(kept, target, cur)
         p = make_plan(dataclasses.replace(cur.request, mode="greedy"))
         if p.arena_bytes <= breq.budget:
             return _with_base(g.finish(cur, p), base_bytes)
