@@ -68,6 +68,8 @@ def _rules(nodes, n_forward, request, ids, bg, device):
             if op.train_aware or op.mutates_aux or op.list_mutates(node.attrs):
                 continue
             reads, writes = list(st.reads), list(st.writes)
+            if any(w in request.external for w in writes):
+                continue
             rules[k] = Recompute(reads, writes, [request.nbytes[t] for t in st.temps],
                                  [(reads.index(i), writes.index(o)) for i, o in st.inplace],
                                  flops)

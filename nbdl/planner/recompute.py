@@ -146,7 +146,10 @@ class _Budget:
         req = breq.request
         self.breq, self.req = breq, req
         self.nf = nf = breq.n_forward
-        self.rules = breq.recompute
+        # a rule reading an entry no kernel writes (an unread output, such as
+        # a mask nobody needs) cannot run: that step is kept instead
+        self.rules = {k: r for k, r in breq.recompute.items()
+                      if not any(x in req.unwritten for x in r.reads)}
         if not 0 <= nf <= len(req.steps):
             raise NbdlError(f"BudgetRequest.n_forward={nf} is outside the schedule's "
                             f"{len(req.steps)} steps")

@@ -231,3 +231,22 @@ def test_zoo_models_with_a_budget_are_bitwise_unchanged(name, size, monkeypatch)
         assert check_plan(plan) == [] and plan.arena_bytes <= budget
         assert plan.budget.recompute_steps and plan.budget.extra_flops > 0
         assert got == want, name
+
+
+def test_dropout_whose_mask_nobody_reads_is_kept():
+    # no gradient flows back through the Dropout: its mask is never written
+    # (req null), so its output cannot be made again from it
+    h = nbdl.sym.Dropout(nbdl.sym.var("data"), p=0.5, name="drop")
+    h = nbdl.sym.FullyConnected(h, num_hidden=64, name="fc0")
+    h = nbdl.sym.Activation(h, act_type="tanh", name="act")
+    h = nbdl.sym.FullyConnected(h, num_hidden=4, name="fc1")
+    sym = nbdl.sym.LinearRegressionOutput(h, name="l2")
+    shapes = {"data": (16, 32)}
+    reqs = {"data": "null", "fc0_weight": "write", "fc0_bias": "write", "fc1_weight": "write",
+            "fc1_bias": "write", "l2_label": "null"}
+    want = _step(sym.simple_bind(nbdl.cpu(), grad_req=reqs, **shapes))
+    smallest = _smallest(sym, grad_req=reqs, **shapes)
+    ex = _budgeted(sym, smallest, grad_req=reqs, **shapes)
+    names = [ex._sched.nodes[k].op.name for k in ex.memory_plan.budget.recompute_steps]
+    assert "_backward_Dropout" not in names
+    assert _step(ex) == want
