@@ -305,7 +305,9 @@ class _Budget:
         size = self.req.nbytes
         align = self.req.alignment
         while True:
-            goal = cur.peak - 1 if peak_mode else target
+            # peak mode aims a little (1/512) below the current peak, so that
+            # big graphs still drop entries in groups
+            goal = cur.peak - cur.peak // 512 - 1 if peak_mode else target
             if cur.peak <= goal or not kept:
                 return cur
             excess = cur.excess(goal)
@@ -450,7 +452,9 @@ def smallest_plan(breq: BudgetRequest, g: _Budget | None = None) -> BudgetPlan:
     the FLOPs): the same search aiming each round just below the peak.
     Independent of ``breq.budget``, so a budget of its arena is always met."""
     g = g or _Budget(breq)
-    cur = g.descend(set(g.saved), 0, peak_mode=True)
+    kept = set(g.saved)
+    cur = g.descend(kept, 0, peak_mode=True)
+    cur = g.keep_again(kept, cur.peak, cur)
     return g.finish(cur, make_plan(dataclasses.replace(cur.request, mode="greedy")))
 
 
