@@ -1,13 +1,13 @@
 """Memory budgets (docs/memory-budget.md): planned bytes with and without a
 budget, and the training step time a budget costs.
 
-    python perf/memory_budget.py memory            # planned bytes (exact, no run)
+    python perf/memory_budget.py memory [resnet50 resnet152 lstm]   # planned bytes (exact)
     python perf/memory_budget.py time [steps]      # ResNet-50 v1, batch 32, 1,200 MB
     python perf/memory_budget.py picture PATH      # the README's arena picture
 
 ``memory`` binds ResNet-50 v1 and ResNet-152 v1 at batch 32, 3x224x224
 (training: grad_req write, softmax head) and a 4-layer, 1,024-hidden LSTM
-unrolled over 64 steps (batch 64, 50-d input, L2 head), each without a
+unrolled over 32 steps (batch 64, 50-d input, L2 head), each without a
 budget, at the smallest budget nbdl meets, and at a budget in between; it
 runs nothing, so its figures do not depend on the machine's load.  ``time``
 binds ResNet-50 with and without a 1,200 MB budget in one process and runs
@@ -43,7 +43,7 @@ class _UnrolledLSTM(nn.HybridBlock):
     def __init__(self, layers, hidden, seq):
         super().__init__()
         self.seq = seq
-        self.cells = rnn.SequentialRNNCell()
+        self.cells = rnn.HybridSequentialRNNCell()
         for _ in range(layers):
             self.cells.add(rnn.LSTMCell(hidden))
 
@@ -52,7 +52,7 @@ class _UnrolledLSTM(nn.HybridBlock):
         return out
 
 
-def lstm(layers=4, hidden=1024, batch=64, inputs=50, seq=64):
+def lstm(layers=4, hidden=1024, batch=64, inputs=50, seq=32):
     """(training symbol, input shapes) of a stacked LSTM unrolled over
     ``seq`` steps (one graph node per gate operation), with an L2 head."""
     net = _UnrolledLSTM(layers, hidden, seq)
@@ -96,13 +96,16 @@ def memory_row(label, sym, shapes, fraction=0.5):
     print(f"| {label} | (smallest found in {t_small:.1f} s) | | | | |", flush=True)
 
 
-def memory():
+def memory(which=("resnet50", "resnet152", "lstm")):
     print("| graph | budget MB | planned MB | entries recomputed | extra GFLOP | bind |")
     print("|---|---|---|---|---|---|")
-    memory_row("ResNet-50 v1, batch 32, training", *resnet("resnet50_v1"), fraction=1200 * MB /
-               resnet_base("resnet50_v1"))
-    memory_row("ResNet-152 v1, batch 32, training", *resnet("resnet152_v1"))
-    memory_row("LSTM 4x1024 unrolled 64 steps, batch 64, training", *lstm())
+    if "resnet50" in which:
+        memory_row("ResNet-50 v1, batch 32, training", *resnet("resnet50_v1"),
+                   fraction=1200 * MB / resnet_base("resnet50_v1"))
+    if "resnet152" in which:
+        memory_row("ResNet-152 v1, batch 32, training", *resnet("resnet152_v1"))
+    if "lstm" in which:
+        memory_row("LSTM 4x1024 unrolled 32 steps, batch 64, training", *lstm())
 
 
 def resnet_base(name):
@@ -177,7 +180,7 @@ if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "memory"
     os.environ.setdefault("NBDL_QUIET", "1")
     if what == "memory":
-        memory()
+        memory(sys.argv[2:] or ("resnet50", "resnet152", "lstm"))
     elif what == "time":
         step_times(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
     elif what == "picture":
