@@ -9,8 +9,9 @@ and Horovod-style calls, barriers, broadcasts), ``grads`` (the gradient
 buckets' nonblocking allreduces, which run while backward still runs) and
 ``sync`` (SyncBatchNorm's statistics, reduced inside backward too).  It
 installs a ``sys.excepthook`` that aborts the whole job when a rank raises
-(so no rank waits for ever on one that is gone) and pins the rank's threads
-to its share of the cores (``pinning``).
+(so no rank waits for ever on one that is gone) and, when several ranks
+share the machine, pins each rank's threads to its share of the cores
+(``pinning``).
 
 mpi4py is optional: importing nbdl never imports it, and asking for a
 distributed store or ``nbdl.distributed.init()`` without it raises an
@@ -124,7 +125,7 @@ def init(what="nbdl.distributed.init()"):
             mpi = mpi_module(what)
             w = World(mpi)
             _install_excepthook(w)
-            if config.dist_pin_threads():
+            if config.dist_pin_threads() and w.local_size > 1:
                 from .pinning import pin_threads
                 w.pinned = pin_threads(w.local_rank, w.local_size)
             _world[0] = w

@@ -72,12 +72,16 @@ class GradBuckets:
         The most bytes of gradients in one bucket.
     compression : TwoBitCompression, optional
         Quantize each bucket (with a residual per bucket) before it is sent.
+    prescale : float, default 1.0
+        Multiplies each bucket before the sum (Horovod's
+        ``gradient_predivide_factor``).
     """
 
-    def __init__(self, params, world, bucket_bytes, compression=None):
+    def __init__(self, params, world, bucket_bytes, compression=None, prescale=1.0):
         self._world = world
         self._params = list(params)
         self._compression = compression
+        self._prescale = prescale
         self._buckets = []
         self._owner = {}             # id(gradient NDArray) -> bucket
         self.stats = {"wait_s": 0.0, "steps": 0, "early": 0, "buckets": 0, "bytes": 0}
@@ -166,6 +170,8 @@ class GradBuckets:
             send = self._compression.compress(("bucket", b.index), 0, b.slab)
         elif b.dtype == np.float16:
             send = b.slab.astype(np.float32)
+        if self._prescale != 1.0:
+            send = send * send.dtype.type(self._prescale)
         b.send = send                    # kept alive until the reduction completes
         b.pending = collective.iallreduce(send, b.recv, f"gradient bucket {b.index}",
                                           comm=self._world.grads, world=self._world)

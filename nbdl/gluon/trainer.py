@@ -117,6 +117,7 @@ class Trainer:
                                f"{bucket_size_mb!r}")
         self._bucket_bytes = None if bucket_size_mb is None else int(bucket_size_mb * 2**20)
         self._buckets = None
+        self._grad_prescale = 1.0     # what each bucket is multiplied by before its sum
         if compression_params is not None and isinstance(kvstore, KVStoreBase):
             kvstore.set_gradient_compression(compression_params)
         elif compression_params is not None and kvstore is None:
@@ -391,7 +392,8 @@ class Trainer:
                 self._buckets.close()
             size = self._bucket_bytes if self._bucket_bytes is not None \
                 else config.dist_bucket_bytes()
-            self._buckets = GradBuckets(trainable, kv._world, size, kv.compression)
+            self._buckets = GradBuckets(trainable, kv._world, size, kv.compression,
+                                        self._grad_prescale)
         self._buckets.reduce()
         return True
 
