@@ -139,6 +139,12 @@ class Trainer:
         self._reset_kvstore()
         for p in self._params:
             p._set_trainer(self)
+        if (is_distributed_type(kvstore) or getattr(kvstore, "distributed", False)) \
+                and self._contexts is not None:
+            # every rank makes its trainer: start from rank 0's values now, before
+            # the first forward pass, and lay out the gradient buckets
+            self._prepare()
+            self._bucketed()
 
     def _param_dict(self):
         return {i: p for i, p in enumerate(self._params)}
@@ -377,15 +383,14 @@ class Trainer:
             for g in p.list_grad():
                 g._fresh_grad = False
 
-    def _reduce_buckets(self):
-        """With a distributed store and one CPU device, sum every trainable
-        gradient over the ranks through the gradient buckets (made at the
-        first step, remade when parameters got new gradient arrays) and
-        return True; otherwise False (per-key pushpull)."""
+    def _bucketed(self):
+        """The gradient buckets (made, or remade when parameters got new
+        gradient arrays) when the store is distributed and the parameters
+        live on one CPU device; None otherwise (per-key pushpull)."""
         kv = self._kvstore
         if kv is None or not getattr(kv, "distributed", False) or len(self._contexts) != 1 \
                 or self._contexts[0].device_type != "cpu":
-            return False
+            return None
         trainable = [p for _, p in self._trainable()]
         if self._buckets is None or not self._buckets.valid(trainable):
             if self._buckets is not None:
@@ -394,7 +399,16 @@ class Trainer:
                 else config.dist_bucket_bytes()
             self._buckets = GradBuckets(trainable, kv._world, size, kv.compression,
                                         self._grad_prescale)
-        self._buckets.reduce()
+        return self._buckets
+
+    def _reduce_buckets(self):
+        """Sum every trainable gradient over the ranks through the gradient
+        buckets and return True; False when there are none (see
+        ``_bucketed``)."""
+        buckets = self._bucketed()
+        if buckets is None:
+            return False
+        buckets.reduce()
         return True
 
     def _allreduce_grads(self, todo):
