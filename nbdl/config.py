@@ -210,12 +210,12 @@ def dist_timeout():
 
 def dist_bucket_bytes():
     """``NBDL_DIST_BUCKET_MB``: the size of a gradient bucket (one allreduce
-    over contiguous memory) in MiB, default 4; the Trainer's
+    over contiguous memory) in MiB, default 1; the Trainer's
     ``bucket_size_mb`` argument overrides it."""
     try:
-        return int(float(os.environ.get("NBDL_DIST_BUCKET_MB", "4")) * (1 << 20))
+        return int(float(os.environ.get("NBDL_DIST_BUCKET_MB", "1")) * (1 << 20))
     except ValueError:
-        return 4 << 20
+        return 1 << 20
 
 
 def dist_pin_threads():
@@ -223,3 +223,10 @@ def dist_pin_threads():
     its share of the machine's cores (default on; ``0`` leaves threads and
     affinity alone)."""
     return _flag("NBDL_DIST_PIN", True)
+
+
+def dist_overlap():
+    """``NBDL_DIST_OVERLAP``: whether a gradient bucket's allreduce starts as
+    soon as backward has written its gradients (default on); ``0`` starts
+    them all at ``Trainer.step`` (what perf/distributed_bench.py compares)."""
+    return _flag("NBDL_DIST_OVERLAP", True)

@@ -40,14 +40,15 @@ class DistributedTrainer(Trainer):
             raise NbdlError(f"DistributedTrainer: gradient_predivide_factor must be > 0, got "
                             f"{gradient_predivide_factor!r}")
         kv = create_kvstore("horovod")
+        if compression is not None:
+            kv.set_gradient_compression(compression)
+        # each bucket is divided by the factor before the sum (read when the
+        # buckets are made, in Trainer.__init__)
+        factor = float(gradient_predivide_factor)
+        self._grad_prescale = 1.0 / factor
         super().__init__(params, optimizer, optimizer_params, kvstore=kv,
                          compression_params=None, update_on_kvstore=False,
                          bucket_size_mb=bucket_size_mb)
-        if compression is not None:
-            kv.set_gradient_compression(compression)
-        # the average over the ranks, folded into the optimizer's rescale:
-        # each bucket is divided by the factor before the sum
-        factor = float(gradient_predivide_factor)
-        self._grad_prescale = 1.0 / factor
+        # the average over the ranks, folded into the optimizer's rescale
         self._scale *= factor / kv.num_workers
         self._prefix = prefix

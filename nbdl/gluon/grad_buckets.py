@@ -29,6 +29,9 @@ result is dropped and it is reduced again from the final values.  Every
 rank runs the same program, so every rank starts, re-reduces and waits for
 the same buckets in the same order, as MPI requires.
 
+``NBDL_DIST_OVERLAP=0`` turns the listening off: every bucket then starts
+in ``reduce()``.
+
 Stats.  ``stats`` counts the seconds spent waiting in ``reduce`` (what
 communication did not hide behind backward) and the buckets started early.
 """
@@ -36,7 +39,7 @@ import time
 
 import numpy as np
 
-from .. import collective
+from .. import collective, config
 from ..autograd import engine as _engine
 from ..autograd import mark_variables
 from ..ndarray import NDArray
@@ -83,7 +86,7 @@ class GradBuckets:
         self._compression = compression
         self._prescale = prescale
         self._buckets = []
-        self._owner = {}             # id(gradient NDArray) -> bucket
+        self._owner = {}             # id(gradient NDArray) -> (that NDArray, its bucket)
         self.stats = {"wait_s": 0.0, "steps": 0, "early": 0, "buckets": 0, "bytes": 0}
         open_by_dtype = {}
         for p in reversed(self._params):
@@ -99,7 +102,9 @@ class GradBuckets:
             self._lay_out(b)
         self.stats["buckets"] = len(self._buckets)
         self.stats["bytes"] = sum(b.nbytes for b in self._buckets)
-        _engine.add_grad_listener(self._on_write)
+        self._listening = config.dist_overlap()
+        if self._listening:
+            _engine.add_grad_listener(self._on_write)
 
     def _lay_out(self, b):
         total = sum(n for _, _, n in b.members)
@@ -114,7 +119,7 @@ class GradBuckets:
             grad._written_in = old._written_in
             p._grad = [grad]
             mark_variables(p._data, p._grad, p.grad_req)
-            self._owner[id(grad)] = b
+            self._owner[id(grad)] = (grad, b)
 
     def __repr__(self):
         return (f"<GradBuckets: {len(self._buckets)} buckets, "
@@ -137,12 +142,13 @@ class GradBuckets:
         """
         if [id(p) for p in params] != [id(p) for p in self._params]:
             return False
-        return all(p._grad is not None and len(p._grad) == 1 and id(p._grad[0]) in self._owner
-                   for p in params)
+        return all(p._grad is not None and len(p._grad) == 1
+                   and self._owner.get(id(p._grad[0]), (None,))[0] is p._grad[0] for p in params)
 
     def close(self):
         """Stop listening (the trainer makes new buckets)."""
-        _engine.remove_grad_listener(self._on_write)
+        if self._listening:
+            _engine.remove_grad_listener(self._on_write)
         for b in self._buckets:
             if b.pending is not None:
                 b.pending.wait()
@@ -150,9 +156,10 @@ class GradBuckets:
 
     # -- during backward ---------------------------------------------------------
     def _on_write(self, grad):
-        b = self._owner.get(id(grad))
-        if b is None:
+        owner = self._owner.get(id(grad))
+        if owner is None or owner[0] is not grad:
             return
+        b = owner[1]
         if b.pending is not None:
             b.dirty = True           # written again after its reduction started
         else:

@@ -80,7 +80,7 @@ class Trainer:
     bucket_size_mb : float, optional
         With a distributed kvstore (``'dist_sync'``, ...), the size of a
         gradient bucket, the unit of one allreduce started during backward
-        (``nbdl.gluon.grad_buckets``); default ``NBDL_DIST_BUCKET_MB`` (4).
+        (``nbdl.gluon.grad_buckets``); default ``NBDL_DIST_BUCKET_MB`` (1).
     """
 
     def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
@@ -117,7 +117,9 @@ class Trainer:
                                f"{bucket_size_mb!r}")
         self._bucket_bytes = None if bucket_size_mb is None else int(bucket_size_mb * 2**20)
         self._buckets = None
-        self._grad_prescale = 1.0     # what each bucket is multiplied by before its sum
+        # what each gradient bucket is multiplied by before its sum (a subclass
+        # may set it before calling this constructor)
+        self._grad_prescale = getattr(self, "_grad_prescale", 1.0)
         if compression_params is not None and isinstance(kvstore, KVStoreBase):
             kvstore.set_gradient_compression(compression_params)
         elif compression_params is not None and kvstore is None:

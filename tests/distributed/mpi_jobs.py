@@ -73,7 +73,7 @@ def scenario_train():
             for s in range(steps)]
     every = [np.arange(s * n * local, (s + 1) * n * local) for s in range(steps)]
     for kind, hybrid in (("dist_sync", True), ("dist_sync_local_update", True),
-                         ("dist_sync", False), ("horovod", True)):
+                         ("dist_sync", False), ("horovod", True), ("horovod_predivide", True)):
         ref = _mlp(0)
         ref_trainer = gluon.Trainer(ref.collect_params(), "sgd",
                                     {"learning_rate": 0.1, "momentum": 0.9}, kvstore=None)
@@ -84,11 +84,12 @@ def scenario_train():
         if w.rank == 0:                    # rank 0 starts where the reference does
             for p, q in zip(net.collect_params().values(), _mlp(0).collect_params().values()):
                 p.set_data(q.data())
-        if kind == "horovod":
+        if kind.startswith("horovod"):
             hvd.broadcast_parameters(net.collect_params(), root_rank=0)
-            trainer = hvd.DistributedTrainer(net.collect_params(), "sgd",
-                                             {"learning_rate": 0.1, "momentum": 0.9},
-                                             bucket_size_mb=0.0005)
+            trainer = hvd.DistributedTrainer(
+                net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9},
+                bucket_size_mb=0.0005,
+                gradient_predivide_factor=2.0 if kind == "horovod_predivide" else 1.0)
             _train(net, trainer, X, Y, mine, steps, local)
         else:                              # the trainer starts every rank from rank 0's
             trainer = gluon.Trainer(net.collect_params(), "sgd",
@@ -235,6 +236,15 @@ def scenario_collectives():
     o = nbdl.nd.zeros((3,))
     comp.pull(0, out=o)
     assert np.allclose(o.asnumpy(), [0.5 * n, -0.5 * n, 0.0])
+    # 2-bit compression of the gradient buckets: each rank sends [0.5, -0.5, 0]
+    w = gluon.Parameter("w", shape=(3,))
+    w.initialize(nbdl.init.Zero())
+    trainer = gluon.Trainer([w], "sgd", {"learning_rate": 1.0}, kvstore="dist_sync",
+                            compression_params={"type": "2bit", "threshold": 0.5})
+    with autograd.record():
+        (w.data() * nbdl.nd.array([0.7, -0.9, 0.2])).sum().backward()
+    trainer.step(1)
+    assert np.allclose(w.data().asnumpy(), [-0.5 * n, 0.5 * n, 0.0]), w.data()
     # data shards: samplers and iterators default to (size, rank)
     seq = list(gluon.data.SequentialSampler(7))
     assert seq == [k % 7 for k in range(r, 8, n)] and len(seq) == 8 // n
