@@ -144,10 +144,11 @@ def active():
 
 
 def _install_excepthook(w):
-    """An uncaught exception on any rank ends the whole job: print it, then
-    ``MPI_Abort``, so that the other ranks, possibly waiting in a
-    collective for this one, exit with an error instead of hanging (and
-    ``mpiexec`` exits non-zero).  Exceptions in other threads too."""
+    """An uncaught exception in the main thread of any rank ends the whole
+    job: print it, then ``MPI_Abort``, so that the other ranks, possibly
+    waiting in a collective for this one, exit with an error instead of
+    hanging (and ``mpiexec`` exits non-zero).  (Other threads keep Python's
+    hook: nbdl's background compilations may fail without harm.)"""
     previous = sys.excepthook
 
     def hook(kind, value, tb):
@@ -157,13 +158,7 @@ def _install_excepthook(w):
         text = "".join(traceback.format_exception(kind, value, tb))
         w.abort(f"uncaught {kind.__name__} on rank {w.rank}:\n{text}")
 
-    def thread_hook(args):
-        if issubclass(args.exc_type, SystemExit):
-            return
-        hook(args.exc_type, args.exc_value, args.exc_traceback)
-
     sys.excepthook = hook
-    threading.excepthook = thread_hook
 
 
 def environment_rank():

@@ -110,6 +110,38 @@ def scenario_train():
         print("ok train", flush=True)
 
 
+def scenario_module():
+    """MXNet 1.x's Module with kvstore='dist_sync' against one Module trained
+    on the concatenated batches."""
+    w = _world()
+    n, local, steps = w.size, 4, 3
+    X, Y = _data(n * local * steps)
+    x = nbdl.sym.var("data")
+    net = nbdl.sym.FullyConnected(x, num_hidden=8, name="fc1")
+    net = nbdl.sym.Activation(net, act_type="tanh")
+    net = nbdl.sym.FullyConnected(net, num_hidden=4, name="fc2")
+    net = nbdl.sym.SoftmaxOutput(net, name="softmax")
+    results = []
+    for kv, batch in (("dist_sync", local), (None, n * local)):
+        mod = nbdl.mod.Module(net)
+        mod.bind(data_shapes=[("data", (batch, 10))], label_shapes=[("softmax_label", (batch,))])
+        nbdl.random.seed(3)
+        mod.init_params(nbdl.init.Xavier())
+        mod.init_optimizer(kvstore=kv, optimizer="sgd",
+                           optimizer_params={"learning_rate": 0.5, "momentum": 0.5})
+        for s in range(steps):
+            start = s * n * local + (w.rank * local if kv else 0)
+            rows = slice(start, start + batch)
+            mod.forward_backward(nbdl.io.DataBatch([nbdl.nd.array(X[rows])],
+                                                   [nbdl.nd.array(Y[rows])]))
+            mod.update()
+        results.append({k: v.asnumpy() for k, v in mod.get_params()[0].items()})
+    for k, v in results[0].items():
+        assert np.abs(v - results[1][k]).max() <= TOL, (k, np.abs(v - results[1][k]).max())
+    if w.rank == 0:
+        print("ok module", flush=True)
+
+
 def scenario_broadcast():
     """broadcast_parameters: differently initialized ranks end equal,
     deferred parameters included (broadcast at their first forward)."""

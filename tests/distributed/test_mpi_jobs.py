@@ -50,9 +50,9 @@ def run_job(args, timeout, env=None, launcher=False):
     return proc.returncode, proc.stdout, time.monotonic() - t0
 
 
-def test_training_collectives_syncbn_checkpoint_under_two_ranks(tmp_path):
+def test_training_module_collectives_syncbn_checkpoint_under_two_ranks(tmp_path):
     # through the launcher: python -m nbdl.distributed.launch -n 2 mpi_jobs.py ...
-    names = ["collectives", "broadcast", "train", "syncbn", "checkpoint"]
+    names = ["collectives", "broadcast", "train", "module", "syncbn", "checkpoint"]
     code, out, _ = run_job(names, timeout=900, env={"NBDL_TEST_TMP": str(tmp_path)},
                            launcher=True)
     assert code == 0, out
