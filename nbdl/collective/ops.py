@@ -79,6 +79,12 @@ class Pending:
             self.done = True
 
 
+def _job(comm, world):
+    """(the World, the communicator: ``comm`` or the world's ``comm``)."""
+    w = world or init()
+    return w, (comm if comm is not None else w.comm)
+
+
 def _check(what, arr):
     if not isinstance(arr, np.ndarray) or not arr.flags.c_contiguous:
         raise DistributedError(f"{what}: expected a C-contiguous numpy array, got "
@@ -106,10 +112,9 @@ def iallreduce(send, recv=None, what="allreduce", comm=None, world=None):
     world : World, optional
         The job (default ``init()``).
     """
-    w = world or init()
+    w, c = _job(comm, world)
     _check(what, send)
     mpi = w.MPI
-    c = comm if comm is not None else w.comm
     if recv is None:
         req = c.Iallreduce(mpi.IN_PLACE, send, op=mpi.SUM)
     else:
@@ -137,13 +142,12 @@ def allreduce(buf, what="allreduce", comm=None, world=None, op="sum"):
     op : str, default 'sum'
         ``'sum'``, ``'max'`` or ``'min'``.
     """
-    w = world or init()
+    w, c = _job(comm, world)
     _check(what, buf)
     mpi = w.MPI
     ops = {"sum": mpi.SUM, "max": mpi.MAX, "min": mpi.MIN}
     if op not in ops:
         raise DistributedError(f"{what}: op must be one of {sorted(ops)}, got {op!r}")
-    c = comm if comm is not None else w.comm
     wait(c.Iallreduce(mpi.IN_PLACE, buf, op=ops[op]), what, w)
     return buf
 
@@ -164,13 +168,12 @@ def broadcast(buf, root=0, what="broadcast", comm=None, world=None):
     world : World, optional
         The job (default ``init()``).
     """
-    w = world or init()
+    w, c = _job(comm, world)
     if not isinstance(buf, np.ndarray) or not buf.flags.c_contiguous:
         raise DistributedError(f"{what}: expected a C-contiguous numpy array")
     if not 0 <= root < w.size:
         raise DistributedError(f"{what}: root_rank {root} is not a rank of this job of "
                                f"{w.size}")
-    c = comm if comm is not None else w.comm
     wait(c.Ibcast(buf.view(np.uint8).reshape(-1), root=root), what, w)
     return buf
 
@@ -187,8 +190,7 @@ def barrier(what="barrier", comm=None, world=None):
     world : World, optional
         The job (default ``init()``).
     """
-    w = world or init()
-    c = comm if comm is not None else w.comm
+    w, c = _job(comm, world)
     wait(c.Ibarrier(), what, w)
 
 

@@ -33,8 +33,8 @@ training, or with ``use_global_stats``, the moving statistics are used and
 nothing is reduced.
 """
 from .attrs import Attr
-from .batch_norm import _check, _inputs, same_float_type
-from .ir import make_node
+from .batch_norm import (_inputs, bn_backward_shape_rule, bn_gradient_rule, bn_shape_rule,
+                         same_float_type)
 from .registry import OpDef, register, shape_error
 
 _NAME = "_contrib_SyncBatchNorm"
@@ -53,54 +53,11 @@ SBN_ATTRS = {
 SBN_BACKWARD_ATTRS = {k: SBN_ATTRS[k] for k in ("eps", "fix_gamma", "use_global_stats")}
 
 
-def _channels(opname, data, in_shapes):
+def _channel_axis(opname, attrs, data, in_shapes):
     if len(data) < 2:
         raise shape_error(opname, f"data must have at least 2 dimensions (N, C, ...), got "
                           f"{tuple(data)}", in_shapes)
-    return (int(data[1]),)
-
-
-def _sbn_shape(attrs, in_shapes, out_shapes):
-    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
-    if data is None:
-        c = next((s for s in list(in_shapes[1:]) + list(out_shapes[1:]) if s is not None), None)
-        if c is None:
-            return in_shapes, out_shapes
-        c = tuple(c)
-        return [in_shapes[0]] + [c] * 4, [out_shapes[0], c, c]
-    data = tuple(data)
-    _check(_NAME, "output", out_shapes[0], data, in_shapes)
-    param = _channels(_NAME, data, in_shapes)
-    for name, s in zip(("gamma", "beta", "moving_mean", "moving_var"), in_shapes[1:]):
-        _check(_NAME, name, s, param, in_shapes)
-    for name, s in zip(("mean", "var"), out_shapes[1:]):
-        _check(_NAME, name, s, param, in_shapes)
-    return [data] + [param] * 4, [data, param, param]
-
-
-def _sbn_backward_shape(attrs, in_shapes, out_shapes):
-    opname = "_backward_contrib_SyncBatchNorm"
-    data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None), None)
-    if data is None:
-        return in_shapes, out_shapes
-    data = tuple(data)
-    param = _channels(opname, data, in_shapes)
-    for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
-                          ("gamma", in_shapes[2], param), ("mean", in_shapes[3], param),
-                          ("var", in_shapes[4], param), ("data_grad", out_shapes[0], data),
-                          ("gamma_grad", out_shapes[1], param),
-                          ("beta_grad", out_shapes[2], param)):
-        _check(opname, name, s, want, in_shapes)
-    return [data, data, param, param, param], [data, param, param]
-
-
-def _sbn_gradient(node, out_grads):
-    back = make_node("_backward_contrib_SyncBatchNorm",
-                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
-                      node.output(2)],
-                     {k: node.attrs[k] for k in SBN_BACKWARD_ATTRS},
-                     name=f"{node.name}_backward")
-    return [back.output(0), back.output(1), back.output(2)]
+    return 1
 
 
 def sbn_temp(call):
@@ -130,8 +87,9 @@ register(OpDef(
     num_outputs=3, output_names=["output", "mean", "var"],
     num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
     attrs=dict(SBN_ATTRS),
-    infer_shape=_sbn_shape, infer_type=same_float_type,
-    gradient=_sbn_gradient, temp=sbn_temp,
+    infer_shape=bn_shape_rule(_NAME, _channel_axis), infer_type=same_float_type,
+    gradient=bn_gradient_rule("_backward_contrib_SyncBatchNorm", SBN_BACKWARD_ATTRS),
+    temp=sbn_temp,
     kernels={"cpu": "nbdl.kernels.cpu.sync_batch_norm:prepare_sync_batch_norm",
              "cuda": "nbdl.kernels.cuda.sync_batch_norm:prepare_sync_batch_norm"},
     inplace=_data_inplace,
@@ -146,7 +104,8 @@ register(OpDef(
                         ["out_grad", "data", "gamma", "mean", "var"]),
     num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
     attrs=dict(SBN_BACKWARD_ATTRS),
-    infer_shape=_sbn_backward_shape, infer_type=same_float_type, temp=sbn_temp,
+    infer_shape=bn_backward_shape_rule("_backward_contrib_SyncBatchNorm", _channel_axis, "var"),
+    infer_type=same_float_type, temp=sbn_temp,
     kernels={"cpu": "nbdl.kernels.cpu.sync_batch_norm:prepare_sync_batch_norm_backward",
              "cuda": "nbdl.kernels.cuda.sync_batch_norm:prepare_sync_batch_norm_backward"},
     supports_add=True, train_aware=True, hidden=True,
