@@ -4,12 +4,12 @@ compiled here).  Grids are viewed as (N, 2, H*W), images as flat arrays;
 float16 runs the float32 kernels on mirrors (``shared.half_mirror``)."""
 import math
 
-import numpy as np
 from numba import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import spatial_transformer as st
 from ..shared.half_mirror import with_half, with_half_prepare
+from ._half import host_copy
 
 _dst_point = njit(cache=True, inline="always")(st.py_dst_point)
 _affine_point = njit(cache=True, inline="always")(st.py_affine_point)
@@ -20,11 +20,6 @@ _blend_grads = njit(cache=True, inline="always")(st.py_blend_grads)
 _tap_weights = njit(cache=True, inline="always")(st.py_tap_weights)
 
 temp_plain = with_half(None)
-
-
-def host_copy(dst, src):
-    """float16 <-> float32 copy of two same-size host arrays."""
-    np.copyto(dst.reshape(-1), src.reshape(-1), casting="unsafe")
 
 
 def _half(prepare):

@@ -11,6 +11,7 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import spatial_transformer as st
 from ..shared.half_mirror import with_half, with_half_prepare
+from ._half import device_copy
 from ._launch import launcher
 
 _dst_point = cuda.jit(device=True)(st.py_dst_point)
@@ -22,17 +23,6 @@ _blend_grads = cuda.jit(device=True)(st.py_blend_grads)
 _tap_weights = cuda.jit(device=True)(st.py_tap_weights)
 
 temp_plain = with_half(None)
-
-
-@cuda.jit
-def _convert(dst, src):
-    for i in range(cuda.grid(1), dst.size, cuda.gridsize(1)):
-        dst[i] = src[i]
-
-
-def device_copy(dst, src):
-    """float16 <-> float32 copy of two same-size device arrays."""
-    launcher(_convert, dst.size)(dst.reshape(dst.size), src.reshape(src.size))
 
 
 def _half(prepare):
