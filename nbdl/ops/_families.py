@@ -14,3 +14,4 @@ from . import (array_checks, cumsum, reduce_norm, sort)  # noqa: F401
 from . import init_ops, optimizer  # noqa: F401
 from . import spatial_transformer  # noqa: F401
 from . import correlation  # noqa: F401
+from . import roi_contrib  # noqa: F401
