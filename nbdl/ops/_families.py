@@ -15,3 +15,5 @@ from . import init_ops, optimizer  # noqa: F401
 from . import spatial_transformer  # noqa: F401
 from . import correlation  # noqa: F401
 from . import roi_contrib  # noqa: F401
+from . import image  # noqa: F401
+from . import image_random  # noqa: F401
