@@ -17,3 +17,4 @@ from . import correlation  # noqa: F401
 from . import roi_contrib  # noqa: F401
 from . import image  # noqa: F401
 from . import image_random  # noqa: F401
+from . import count_sketch, fft  # noqa: F401
