@@ -314,3 +314,46 @@ def test_bad_arguments_are_nbdl_errors():
             make()
     with pytest.raises(NbdlError, match="NDArray or numpy"):
         T.ToTensor()([[1, 2]])
+
+
+def np_rotate(img, deg):
+    """Nearest-free reference: rotate a CHW float image about its centre by
+    sampling bilinearly at the rotated (normalised) grid, zeros outside."""
+    c, h, w = img.shape
+    out = np.zeros_like(img, dtype=np.float64)
+    t = np.pi * deg / 180
+    hs, ws = (h - 1) / 2, (w - 1) / 2
+    for y in range(h):
+        for x in range(w):
+            gx = ((x - ws) * np.cos(t) - (y - hs) * np.sin(t)) / ws
+            gy = ((x - ws) * np.sin(t) + (y - hs) * np.cos(t)) / hs
+            sx, sy = (gx + 1) * ws, (gy + 1) * hs
+            x0, y0 = int(np.floor(sx)), int(np.floor(sy))
+            for dy in (0, 1):
+                for dx in (0, 1):
+                    xi, yi = x0 + dx, y0 + dy
+                    if 0 <= xi < w and 0 <= yi < h:
+                        out[:, y, x] += (1 - abs(sx - xi)) * (1 - abs(sy - yi)) * img[:, yi, xi]
+    return out
+
+
+def test_rotate_random_rotation_random_apply():
+    img = np.random.default_rng(3).random((2, 5, 7)).astype(np.float32)
+    out = T.Rotate(30)(nbdl.nd.array(img)).asnumpy()
+    np.testing.assert_allclose(out, np_rotate(img, 30), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(T.Rotate(0)(img), img, atol=1e-6)            # numpy in and out
+    batch = np.stack([img, img])
+    np.testing.assert_allclose(T.Rotate(-45, zoom_in=True)(batch)[1],
+                               T.Rotate(-45, zoom_in=True)(img), rtol=1e-6)
+    with pytest.raises(TypeError, match="float32"):
+        T.Rotate(10)(nbdl.nd.array(img.astype(np.uint8), dtype=np.uint8))
+    np.testing.assert_array_equal(T.RandomRotation((-10, 10), rotate_with_proba=0)(img), img)
+    nbdl.random.seed(4)
+    a = T.RandomRotation((-90, 90))(batch)
+    nbdl.random.seed(4)
+    np.testing.assert_array_equal(T.RandomRotation((-90, 90))(batch), a)
+    assert not np.allclose(a[0], a[1])                  # one angle per image
+    with pytest.raises(NbdlError, match="ordered"):
+        T.RandomRotation((10, -10))
+    assert T.RandomApply(T.Rotate(90), p=0)(img) is img
+    np.testing.assert_allclose(T.RandomApply(lambda x: x * 2, p=1)(img), img * 2)

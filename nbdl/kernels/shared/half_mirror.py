@@ -37,17 +37,18 @@ def as_f32(call):
 
 
 def _half_slots(call):
+    """(float16 inputs, which of them are read for their shape only, float16
+    outputs): a shape-only input gets a mirror too (the float32 kernel is
+    typed for float32 arrays) but nothing is copied into it."""
     shape_only = set(call.op.list_shape_inputs(call.attrs))
-    ins = [i for i, d in enumerate(call.in_dtypes)
-           if np.dtype(d) == F16 and i not in shape_only]
+    ins = [i for i, d in enumerate(call.in_dtypes) if np.dtype(d) == F16]
     outs = [i for i, d in enumerate(call.out_dtypes) if np.dtype(d) == F16]
-    return ins, outs
+    return ins, shape_only, outs
 
 
 def with_half(rule):
     """A temp rule: ``rule``'s scratch for the float32 version of the call,
-    then one float32 mirror per float16 input (not read for its shape only)
-    and output.
+    then one float32 mirror per float16 input and output.
 
     Parameters
     ----------
@@ -58,7 +59,7 @@ def with_half(rule):
         base = rule(as_f32(call)) if rule is not None else []
         if not has_half(call):
             return base
-        ins, outs = _half_slots(call)
+        ins, _, outs = _half_slots(call)
         return (base + [(tuple(call.in_shapes[i]), F32) for i in ins]
                 + [(tuple(call.out_shapes[i]), F32) for i in outs])
     return temps
@@ -84,7 +85,7 @@ def half_launch(call, prepare32, copy, rule):
     l32 = prepare32(c32)
     n_in, n_out = len(call.in_shapes), len(call.out_shapes)
     n_base = len(rule(c32)) if rule is not None else 0
-    ins_h, outs_h = _half_slots(call)
+    ins_h, shape_only, outs_h = _half_slots(call)
     req = list(call.req)
 
     def fn(*arrays):
@@ -94,7 +95,8 @@ def half_launch(call, prepare32, copy, rule):
         mirrors = iter(temps[n_base:])
         for i in ins_h:
             m = next(mirrors)
-            copy(m, ins[i])
+            if i not in shape_only:
+                copy(m, ins[i])
             ins[i] = m
         back = []
         for i in outs_h:

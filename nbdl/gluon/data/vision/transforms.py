@@ -28,7 +28,10 @@ import os
 import numpy as np
 
 from ....ndarray import random as _random
+from .... import ndarray as _nd
+from ....ndarray.ndarray import NDArray
 from .... import npx
+from ....errors import DTypeError
 from ...block import Block
 from ...hybrid_block import HybridBlock
 from ..dataset import DataError
@@ -70,8 +73,9 @@ def _image(x, where, batch=True):
     raise DataError(f"{where}: expected {want}, got an array of shape {arr.shape}")
 
 
-def _size_pair(size, where):
-    """(w, h) from an int or a (w, h) pair."""
+def _size_pair(size, where, positive=True):
+    """(w, h) from an int or a (w, h) pair (``positive``: checked here rather
+    than by the op that takes it)."""
     if isinstance(size, numbers.Integral) and not isinstance(size, bool):
         size = (int(size), int(size))
     try:
@@ -79,7 +83,7 @@ def _size_pair(size, where):
     except (TypeError, ValueError):
         raise DataError(f"{where}: size must be an int or a (width, height) pair, "
                         f"got {size!r}") from None
-    if w <= 0 or h <= 0:
+    if positive and (w <= 0 or h <= 0):
         raise DataError(f"{where}: size must be positive, got {size!r}")
     return w, h
 
@@ -317,7 +321,8 @@ class CropResize(_ImageOp):
         except (TypeError, ValueError):
             raise DataError(f"CropResize: x, y, width, height must be integers, got "
                             f"{(x, y, width, height)!r}") from None
-        self._size = None if size is None else _size_pair(size, "CropResize")
+        # sizes and the region are checked by the ops when they run, as in MXNet
+        self._size = None if size is None else _size_pair(size, "CropResize", positive=False)
         self._interp = _interp_code(1 if interpolation is None else interpolation, "CropResize")
 
     def forward(self, x):
@@ -414,3 +419,122 @@ class RandomLighting(_ImageOp):
 
     def forward(self, x):
         return npx.image.random_lighting(x, alpha_std=self._alpha)
+
+
+# -- rotations (MXNet's mx.image.imrotate: a rotated grid through BilinearSampler) --------------
+
+def rotation_grid(n, h, w, degrees, zoom_in=False, zoom_out=False):
+    """MXNet's ``imrotate`` sampling grid (n, 2, h, w), float32: the pixel
+    grid centred, rotated by ``degrees`` (one per image), normalised, and
+    scaled so that no padding shows (``zoom_in``) or the whole image does
+    (``zoom_out``)."""
+    rad = (np.pi * np.asarray(degrees, np.float32) / np.float32(180)).reshape(n, 1, 1)
+    hs, ws = np.float32((h - 1) / 2), np.float32((w - 1) / 2)
+    hm = np.arange(h, dtype=np.float32).reshape(h, 1).repeat(w, 1)[None] - hs
+    wm = np.arange(w, dtype=np.float32).reshape(1, w).repeat(h, 0)[None] - ws
+    c, s = np.cos(rad), np.sin(rad)
+    grid = np.stack([(wm * c - hm * s) / ws, (wm * s + hm * c) / hs], axis=1)
+    if zoom_in or zoom_out:
+        hf, wf = np.float32(h), np.float32(w)
+        rho, corner = np.sqrt(hf * hf + wf * wf), np.arctan(hf / wf)
+        a = np.abs(rad)
+        max_x = np.maximum(np.abs(rho * np.cos(corner + a)), np.abs(rho * np.cos(corner - a)))
+        max_y = np.maximum(np.abs(rho * np.sin(corner + a)), np.abs(rho * np.sin(corner - a)))
+        scale = (np.maximum(max_x / wf, max_y / hf) if zoom_out
+                 else np.minimum(wf / max_x, hf / max_y))
+        grid = grid * scale.reshape(n, 1, 1, 1)
+    return grid.astype(np.float32)
+
+
+def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
+    """Rotate a CHW image or NCHW batch (float32) by ``rotation_degrees`` (a
+    number, or one per image), as MXNet's ``mx.image.imrotate``.
+
+    Parameters
+    ----------
+    src : NDArray
+        float32 (C, H, W) or (N, C, H, W).
+    rotation_degrees : float or sequence of float
+        The angle in degrees (a number for one image; a number or one per
+        image for a batch), turned the way MXNet's grid turns it.
+    zoom_in, zoom_out : bool
+        Scale so that no padding shows / the whole image shows (not both).
+    """
+    if zoom_in and zoom_out:
+        raise DataError("imrotate: zoom_in and zoom_out cannot both be True")
+    if src.dtype != np.float32:
+        raise DTypeError(f"imrotate: only float32 images are supported, got {src.dtype} "
+                         f"(call it after ToTensor)")
+    single = src.ndim == 3
+    if src.ndim not in (3, 4):
+        raise DataError(f"imrotate: expected (C, H, W) or (N, C, H, W), got {src.shape}")
+    batch = src.expand_dims(0) if single else src
+    n, _, h, w = batch.shape
+    if isinstance(rotation_degrees, NDArray):
+        rotation_degrees = rotation_degrees.asnumpy()
+    deg = np.asarray(rotation_degrees, np.float32).reshape(-1)
+    if (single and np.ndim(rotation_degrees) != 0) or deg.size not in (1, n):
+        raise DataError(f"imrotate: expected one angle, or one per image ({n}), got "
+                        f"{rotation_degrees!r}")
+    deg = np.broadcast_to(deg, (n,))
+    grid = _nd.array(rotation_grid(n, h, w, deg, zoom_in, zoom_out), ctx=batch.context)
+    out = _nd.BilinearSampler(batch, grid)
+    return out[0] if single else out
+
+
+class Rotate(Block):
+    """Rotates a float32 CHW image or NCHW batch by ``rotation_degrees``,
+    keeping its shape (MXNet's ``imrotate``: a rotated sampling grid through
+    ``BilinearSampler``)."""
+
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        super().__init__()
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, x):
+        arr, as_nd = to_host(x, "Rotate")
+        out = imrotate(x if as_nd else from_host(arr, True), *self._args)
+        return out if as_nd else out.asnumpy()
+
+
+class RandomRotation(Block):
+    """Rotates each float32 CHW image (NCHW batch) by an angle drawn from
+    ``angle_limits``, with probability ``rotate_with_proba``."""
+
+    def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
+        super().__init__()
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise DataError(f"RandomRotation: angle_limits must be an ordered pair, got "
+                            f"{angle_limits!r}")
+        if not 0 <= rotate_with_proba <= 1:
+            raise DataError(f"RandomRotation: rotate_with_proba must be in [0, 1], got "
+                            f"{rotate_with_proba!r}")
+        self._limits = (float(lower), float(upper))
+        self._zoom = (zoom_in, zoom_out)
+        self._p = float(rotate_with_proba)
+
+    def forward(self, x):
+        rng = _rng()
+        if rng.random() > self._p:
+            return x
+        arr, as_nd = to_host(x, "RandomRotation")
+        deg = rng.uniform(*self._limits, size=None if arr.ndim == 3 else len(arr))
+        out = imrotate(x if as_nd else from_host(arr, True), deg, *self._zoom)
+        return out if as_nd else out.asnumpy()
+
+
+class RandomApply(Block):
+    """Applies ``transforms`` (a Block or callable) with probability ``p``."""
+
+    def __init__(self, transforms, p=0.5):
+        super().__init__()
+        if not callable(transforms):
+            raise DataError(f"RandomApply: transforms must be callable, got {transforms!r}")
+        self.transforms = transforms if isinstance(transforms, Block) else _Callable(transforms)
+        self.p = p
+
+    def forward(self, x):
+        if self.p < _rng().random():
+            return x
+        return self.transforms(x)
