@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import nbdl
-from nbdl.testing import check_consistency, check_numeric_gradient, check_symbolic_forward
+from nbdl.testing import (bind_and_run, check_consistency, check_numeric_gradient,
+                          check_symbolic_forward)
 
 sym = nbdl.sym
 
@@ -185,6 +186,15 @@ def test_float16(rng):
     assert out.dtype == np.float16
     want = np_psroi(x.astype(np.float64), ROIS.astype(np.float16).astype(np.float64), 0.0625, 2, 3)
     np.testing.assert_allclose(out.asnumpy(), want, rtol=2e-3, atol=2e-3)
+    # the gradient reads data for its shape only: a float16 mirror with nothing copied
+    y = sym.contrib.PSROIPooling(sym.var("data"), sym.var("rois"), spatial_scale=0.0625,
+                                 output_dim=2, pooled_size=3)
+    _, _, g16, _ = bind_and_run(y, {"data": x, "rois": ROIS.astype(np.float16)},
+                                grad_names=["data"], backward=True)
+    _, _, g32, _ = bind_and_run(y, {"data": x.astype(np.float32), "rois": ROIS.astype(np.float32)},
+                                grad_names=["data"], backward=True)
+    assert g16["data"].dtype == np.float16
+    np.testing.assert_allclose(g16["data"], g32["data"], rtol=1e-3, atol=1e-3)
 
 
 def test_errors():
