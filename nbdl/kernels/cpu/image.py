@@ -3,8 +3,6 @@
 ``nbdl.kernels.shared.image_resize``).  Images are viewed as (N, H*W, C) or
 flat; crop runs Crop's kernels on an (N, H, W*C) view; float16 runs the
 float32 kernels on mirrors."""
-import math
-
 import numpy as np
 from numba import njit
 
@@ -31,11 +29,7 @@ def to_tensor(x, out, req):
     for n in range(x.shape[0]):
         for c in range(x.shape[2]):
             for p in range(x.shape[1]):
-                v = np.float32(x[n, p, c]) / np.float32(255)
-                if req == REQ_ADD:
-                    out[n, c, p] += v
-                else:
-                    out[n, c, p] = v
+                im.to_tensor_element(x, out, n, c, p, req == REQ_ADD)
 
 
 def _prepare_to_tensor(call):
@@ -50,14 +44,8 @@ def channel_affine(x, out, a0, a1, a2, b0, b1, b2, req):
         return
     for n in range(x.shape[0]):
         for c in range(x.shape[1]):
-            a = a0 if c == 0 else (a1 if c == 1 else a2)
-            b = b0 if c == 0 else (b1 if c == 1 else b2)
             for p in range(x.shape[2]):
-                v = (x[n, c, p] - a) / b
-                if req == REQ_ADD:
-                    out[n, c, p] += v
-                else:
-                    out[n, c, p] = v
+                im.normalize_element(x, out, n, c, p, a0, a1, a2, b0, b1, b2, req == REQ_ADD)
 
 
 def _prepare_normalize(call):
@@ -123,36 +111,15 @@ def _prepare_adjust_lighting(call):
 
 @njit(cache=True)
 def resize(x, out, my, ty, sy, mx, tx, sx, fixed, rnd, lo, hi, linear8, req):
-    """OpenCV's separable resize of (N, H, W, C) images (float64 sums;
-    ``fixed``: 11-bit weights, as OpenCV's 8-bit path; ``rnd``: round the
-    sum to an integer; ``linear8``: OpenCV's 8-bit bilinear integer path)."""
+    """OpenCV's separable resize of (N, H, W, C) images (``shared.image_resize``)."""
     if req == REQ_NULL:
         return
-    N, H, W, C = x.shape
-    for n in range(N):
+    for n in range(x.shape[0]):
         for d in range(out.shape[1]):
             for e in range(out.shape[2]):
-                for c in range(C):
-                    if linear8:
-                        out[n, d, e, c] = _linear8(x, n, d, e, c, H, W, my, sy, mx, sx)
-                        continue
-                    acc = 0.0
-                    for i in range(ty):
-                        yi, wy = rs.resize_tap(d, i, H, my, sy, fixed, False)
-                        row = 0.0
-                        for j in range(tx):
-                            xj, wx = rs.resize_tap(e, j, W, mx, sx, fixed, True)
-                            row += wx * x[n, yi, xj, c]
-                        acc += wy * row
-                    if rnd:
-                        acc = math.floor(acc + 0.5)
-                    out[n, d, e, c] = min(max(acc, lo), hi)
-
-
-@njit(cache=True, inline="always")
-def _linear8(x, n, d, e, c, H, W, my, sy, mx, sx):
-    r0, r1, b0, b1 = rs.linear8_sums(x, n, d, e, c, H, W, my, sy, mx, sx)
-    return min(max(rs.linear8_value(r0, r1, b0, b1), 0), 255)
+                for c in range(x.shape[3]):
+                    out[n, d, e, c] = rs.resize_value(x, n, d, e, c, my, ty, sy, mx, tx, sx,
+                                                      fixed, rnd, lo, hi, linear8)
 
 
 def _prepare_resize(call):

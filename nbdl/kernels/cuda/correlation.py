@@ -11,20 +11,10 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import correlation as cr
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import device_copy
-from ._launch import launcher
+from ._launch import launcher, noop, zero
 
 
 temp_plain = with_half(None)
-
-
-def _noop(*args):
-    pass
-
-
-@cuda.jit
-def _zero(a, zero):
-    for i in range(cuda.grid(1), a.size, cuda.gridsize(1)):
-        a[i] = zero
 
 
 @cuda.jit
@@ -71,7 +61,7 @@ def _prepare_correlation(call):
     m = math.prod(call.out_shapes[0])
     views = [(n,), (n,), None]
     if m == 0 or call.req[0] == REQ_NULL:
-        return Launch(_noop, (), views=views)
+        return Launch(noop, (), views=views)
     return Launch(launcher(_forward, m), cr.corr_scalars(call, call.in_shapes[0]) + (call.req[0],),
                   views=views)
 
@@ -82,15 +72,13 @@ def _prepare_correlation_backward(call):
     views = [None, (n,), (n,), (n,), (n,)]
     req1, req2 = call.req
     scalars = cr.corr_scalars(call, call.in_shapes[1]) + (req1, req2)
-    zero = scalars[12]
-    zero_run = launcher(_zero, max(n, 1))
     run = launcher(_backward, max(m, 1))
 
     def fn(og, d1, d2, g1, g2):
-        if n and req1 not in (REQ_NULL, REQ_ADD):
-            zero_run(g1, zero)
-        if n and req2 not in (REQ_NULL, REQ_ADD):
-            zero_run(g2, zero)
+        if req1 not in (REQ_NULL, REQ_ADD):
+            zero(g1)
+        if req2 not in (REQ_NULL, REQ_ADD):
+            zero(g2)
         if m and n and (req1 != REQ_NULL or req2 != REQ_NULL):
             run(og, d1, d2, g1, g2, *scalars)
     return Launch(fn, (), views=views)

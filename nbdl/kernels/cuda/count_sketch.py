@@ -5,17 +5,7 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.count_sketch import sketch_views
-from ._launch import launcher
-
-
-def _noop(*args):
-    pass
-
-
-@cuda.jit
-def _zero(a):
-    for t in range(cuda.grid(1), a.size, cuda.gridsize(1)):
-        a[t // a.shape[1], t % a.shape[1]] = 0
+from ._launch import launcher, noop, zero
 
 
 @cuda.jit
@@ -49,14 +39,13 @@ def prepare_count_sketch(call):
     dv, ov = sketch_views(call.in_shapes[0], call.attrs["out_dim"])
     views = [dv, None, None, ov]
     if call.req[0] == REQ_NULL or ov[0] * ov[1] == 0:
-        return Launch(_noop, (), views=views)
-    zero_run = launcher(_zero, ov[0] * ov[1])
+        return Launch(noop, (), views=views)
     run = launcher(_sketch, max(dv[0] * dv[1], 1))
     add = call.req[0] == REQ_ADD
 
     def fn(x, h, s, out):
         if not add:
-            zero_run(out)
+            zero(out.reshape(out.size))
         if dv[0] * dv[1]:
             run(x, h, s, out)
     return Launch(fn, (), views=views)
@@ -66,7 +55,7 @@ def prepare_count_sketch_backward(call):
     dv, ov = sketch_views(call.in_shapes[1], call.attrs["out_dim"])
     views = [ov, dv, None, None, dv]
     if call.req[0] == REQ_NULL or dv[0] * dv[1] == 0:
-        return Launch(_noop, (), views=views)
+        return Launch(noop, (), views=views)
     run = launcher(_sketch_backward, dv[0] * dv[1])
     add = call.req[0] == REQ_ADD
 

@@ -5,16 +5,12 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import fft as sf
-from ._launch import launcher
+from ._launch import launcher, noop
 
 
 def temp_fft(call):
     """Two complex float64 buffers per row."""
     return sf.temp_rows(call, call.op.name == "_contrib_ifft")
-
-
-def _noop(*args):
-    pass
 
 
 @cuda.jit
@@ -30,7 +26,7 @@ def _prepare(call, inverse):
     rows, n = sf.rows_layout(call.in_shapes[0], inverse)
     views = ([(rows, 2 * n), (rows, n)] if inverse else [(rows, n), (rows, 2 * n)]) + [None]
     if rows * n == 0 or call.req[0] == REQ_NULL:
-        return Launch(_noop, (), views=views)
+        return Launch(noop, (), views=views)
     return Launch(launcher(_fft_rows, rows), (n, inverse, call.req[0] == REQ_ADD), views=views)
 
 

@@ -13,7 +13,7 @@ from ..shared import image as im
 from ..shared import image_resize as rs
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import device_copy
-from ._launch import launcher
+from ._launch import launcher, noop
 from .crop import _backward as _crop_backward
 from .crop import _forward as _crop_forward
 
@@ -24,10 +24,6 @@ def half(prepare, rule=None):
     """``prepare`` with float16 calls run on float32 mirrors (``rule``: the
     op's float32 temp rule)."""
     return with_half_prepare(prepare, rule, device_copy)
-
-
-def noop(*args):
-    """The launch of an op with nothing to do."""
 
 
 def launch(kernel, work, scalars, views, req):
@@ -43,14 +39,7 @@ def _to_tensor(x, out, req):
     HW = x.shape[1]
     C = x.shape[2]
     for t in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        p = t % HW
-        c = (t // HW) % C
-        n = t // (HW * C)
-        v = np.float32(x[n, p, c]) / np.float32(255)
-        if req == REQ_ADD:
-            out[n, c, p] += v
-        else:
-            out[n, c, p] = v
+        im.to_tensor_element(x, out, t // (HW * C), (t // HW) % C, t % HW, req == REQ_ADD)
 
 
 def _prepare_to_tensor(call):
@@ -64,16 +53,8 @@ def _channel_affine(x, out, a0, a1, a2, b0, b1, b2, req):
     C = x.shape[1]
     HW = x.shape[2]
     for t in range(cuda.grid(1), x.size, cuda.gridsize(1)):
-        p = t % HW
-        c = (t // HW) % C
-        n = t // (HW * C)
-        a = a0 if c == 0 else (a1 if c == 1 else a2)
-        b = b0 if c == 0 else (b1 if c == 1 else b2)
-        v = (x[n, c, p] - a) / b
-        if req == REQ_ADD:
-            out[n, c, p] += v
-        else:
-            out[n, c, p] = v
+        im.normalize_element(x, out, t // (HW * C), (t // HW) % C, t % HW, a0, a1, a2, b0, b1,
+                             b2, req == REQ_ADD)
 
 
 def _prepare_normalize(call):
@@ -144,29 +125,16 @@ def _prepare_adjust_lighting(call):
 
 @cuda.jit
 def _resize(x, out, my, ty, sy, mx, tx, sx, fixed, rnd, lo, hi, linear8):
-    N, H, W, C = x.shape
+    C = x.shape[3]
     OH = out.shape[1]
     OW = out.shape[2]
-    for t in range(cuda.grid(1), N * OH * OW * C, cuda.gridsize(1)):
+    for t in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         c = t % C
         e = (t // C) % OW
         d = (t // (C * OW)) % OH
         n = t // (C * OW * OH)
-        if linear8:
-            r0, r1, b0, b1 = rs.linear8_sums(x, n, d, e, c, H, W, my, sy, mx, sx)
-            out[n, d, e, c] = min(max(rs.linear8_value(r0, r1, b0, b1), 0), 255)
-            continue
-        acc = 0.0
-        for i in range(ty):
-            yi, wy = rs.resize_tap(d, i, H, my, sy, fixed, False)
-            row = 0.0
-            for j in range(tx):
-                xj, wx = rs.resize_tap(e, j, W, mx, sx, fixed, True)
-                row += wx * x[n, yi, xj, c]
-            acc += wy * row
-        if rnd:
-            acc = math.floor(acc + 0.5)
-        out[n, d, e, c] = min(max(acc, lo), hi)
+        out[n, d, e, c] = rs.resize_value(x, n, d, e, c, my, ty, sy, mx, tx, sx, fixed, rnd, lo,
+                                          hi, linear8)
 
 
 def _prepare_resize(call):

@@ -14,8 +14,8 @@ from ..shared import image_random as ir
 from ..shared.half_mirror import with_half
 from ..shared.random_state import next_key
 from . import random as _random  # noqa: F401  (silences the simulator's uint64 wrap warnings)
-from ._launch import launcher
-from .image import half, noop
+from ._launch import launcher, noop
+from .image import half
 
 F32 = np.dtype(np.float32)
 temp_plain = with_half(None)

@@ -11,23 +11,13 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import roi_contrib as rc
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import device_copy
-from ._launch import launcher
+from ._launch import launcher, noop, zero
 
 temp_plain = with_half(None)
 
 
 def _half(prepare):
     return with_half_prepare(prepare, None, device_copy)
-
-
-def _noop(*args):
-    pass
-
-
-@cuda.jit
-def _zero(a):
-    for i in range(cuda.grid(1), a.size, cuda.gridsize(1)):
-        a[i] = a.dtype.type(0)
 
 
 @cuda.jit(device=True)
@@ -70,7 +60,7 @@ def _psroi_backward(og, rois, gdata, N, C, H, W, P, G, output_dim, scale):
 def _forward_launch(kernel, call, scalars, views):
     m = math.prod(call.out_shapes[0])
     if m == 0 or call.req[0] == REQ_NULL:
-        return Launch(_noop, (), views=views)
+        return Launch(noop, (), views=views)
     return Launch(launcher(kernel, m), scalars + (call.req[0],), views=views)
 
 
@@ -84,15 +74,14 @@ def _prepare_psroi_pooling_backward(call):
     m = math.prod(call.in_shapes[0])
     views = [None, (n,), None, (n,)]
     if n == 0 or call.req[0] == REQ_NULL:
-        return Launch(_noop, (), views=views)
+        return Launch(noop, (), views=views)
     scalars = rc.psroi_scalars(call, call.in_shapes[1])
-    zero_run = launcher(_zero, n)
     run = launcher(_psroi_backward, max(m, 1))
     add = call.req[0] == REQ_ADD
 
     def fn(og, data, rois, gdata):
         if not add:
-            zero_run(gdata)
+            zero(gdata)
         if m:
             run(og, rois, gdata, *scalars)
     return Launch(fn, (), views=views)
@@ -155,7 +144,7 @@ def _prepare_deformable_psroi_pooling(call):
     if not call.attrs["no_trans"]:
         return _forward_launch(_deformable_forward, call, s, [(n,), None, (m,), None])
     fwd = _forward_launch(_deformable_forward, call, s, [(n,), None, None])
-    if fwd.fn is _noop:
+    if fwd.fn is noop:
         return fwd
 
     def fn(data, rois, out, *scalars):
@@ -171,7 +160,6 @@ def _prepare_deformable_psroi_pooling_backward(call):
     views = [None, (n,), None] + ([] if no_trans else [(m,)]) + [(n,)] + \
         ([] if no_trans else [(m,)])
     work = math.prod(call.in_shapes[0])
-    zero_run = launcher(_zero, max(n, m, 1))
     run = launcher(_deformable_backward, max(work, 1))
 
     def fn(og, data, rois, *rest):
@@ -179,10 +167,10 @@ def _prepare_deformable_psroi_pooling_backward(call):
             trans, gdata, gtrans = rois[0], rest[0], rest[0][:0]
         else:
             trans, gdata, gtrans = rest
-        if n and req not in (REQ_NULL, REQ_ADD):
-            zero_run(gdata)
-        if m and req_trans not in (REQ_NULL, REQ_ADD):
-            zero_run(gtrans)
+        if req not in (REQ_NULL, REQ_ADD):
+            zero(gdata)
+        if req_trans not in (REQ_NULL, REQ_ADD):
+            zero(gtrans)
         if work and n and (req != REQ_NULL or req_trans != REQ_NULL):
             run(og, data, rois, trans, gdata, gtrans, *s, req, req_trans)
     return Launch(fn, (), views=views)

@@ -180,6 +180,28 @@ def apply_pixel(src, out, q, C, mode, a, mean, c0, c1, c2, lo, hi):
 
 
 @register_jitable
+def to_tensor_element(x, out, n, c, p, add):
+    """``out[n, c, p] = x[n, p, c] / 255`` (float32; ``add``: accumulate)."""
+    v = _F(x[n, p, c]) / _F(255)
+    if add:
+        out[n, c, p] += v
+    else:
+        out[n, c, p] = v
+
+
+@register_jitable
+def normalize_element(x, out, n, c, p, a0, a1, a2, b0, b1, b2, add):
+    """``out[n, c, p] = (x[n, c, p] - a[c]) / b[c]`` (C <= 3; ``add``: accumulate)."""
+    a = a0 if c == 0 else (a1 if c == 1 else a2)
+    b = b0 if c == 0 else (b1 if c == 1 else b2)
+    v = (x[n, c, p] - a) / b
+    if add:
+        out[n, c, p] += v
+    else:
+        out[n, c, p] = v
+
+
+@register_jitable
 def flip_source(n, h, w, H, W, fh, fw):
     """The source pixel (n, h', w') of output pixel (n, h, w)."""
     return n, H - 1 - h if fh else h, W - 1 - w if fw else w

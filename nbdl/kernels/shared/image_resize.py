@@ -222,3 +222,26 @@ def resize_args(call, layout, bounds):
     lo, hi = bounds(dt)
     return [src, dst], plan + (fixed, bool(np.issubdtype(dt, np.integer)), float(lo), float(hi),
                                uses_linear8(dt, plan, src[1:3], dst[1:3]))
+
+
+@register_jitable
+def resize_value(x, n, d, e, c, my, ty, sy, mx, tx, sx, fixed, rnd, lo, hi, linear8):
+    """Output (n, d, e, c) of resizing the (N, H, W, C) images ``x`` (a
+    float64 sum of the taps; ``rnd``: rounded to an integer; ``linear8``:
+    OpenCV's 8-bit bilinear integer path), clamped to [lo, hi]."""
+    H = x.shape[1]
+    W = x.shape[2]
+    if linear8:
+        r0, r1, b0, b1 = linear8_sums(x, n, d, e, c, H, W, my, sy, mx, sx)
+        return float(min(max(linear8_value(r0, r1, b0, b1), 0), 255))
+    acc = 0.0
+    for i in range(ty):
+        yi, wy = resize_tap(d, i, H, my, sy, fixed, False)
+        row = 0.0
+        for j in range(tx):
+            xj, wx = resize_tap(e, j, W, mx, sx, fixed, True)
+            row += wx * x[n, yi, xj, c]
+        acc += wy * row
+    if rnd:
+        acc = math.floor(acc + 0.5)
+    return min(max(acc, lo), hi)
