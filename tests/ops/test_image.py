@@ -158,3 +158,27 @@ def test_float16_and_cpu_vs_cuda(rng):
         check_consistency(y, {"data": x}, grad=False, rtol=1e-5, atol=1e-3)
     check_consistency(sym.image.normalize(sym.image.to_tensor(sym.var("data")), mean=(0.1,),
                                           std=(0.3,)), {"data": x})
+
+
+IMAGE_OPS = ["_image_to_tensor", "_image_normalize", "_image_crop", "_image_flip_left_right",
+             "_image_flip_top_bottom", "_image_adjust_lighting", "_image_resize",
+             "_image_random_flip_left_right", "_image_random_flip_top_bottom",
+             "_image_random_brightness", "_image_random_contrast", "_image_random_saturation",
+             "_image_random_hue", "_image_random_color_jitter", "_image_random_lighting"]
+
+
+@pytest.mark.parametrize("op", IMAGE_OPS)
+def test_spellings_reach_the_op(op):
+    from nbdl.ops.registry import get_op
+    short = op[len("_image_"):]
+    assert get_op(f"_npx__image_{short}") is get_op(op)
+    assert getattr(nd.image, short) is nd.namespace.function_for(op)
+    attrs = {"resize": {"size": 2}, "crop": {"x": 0, "y": 0, "width": 1, "height": 1},
+             "adjust_lighting": {"alpha": (0.1, 0.1, 0.1)},
+             "random_color_jitter": {k: 0.1 for k in ("brightness", "contrast", "saturation",
+                                                      "hue")}}.get(short, {})
+    if short in ("random_brightness", "random_contrast", "random_saturation", "random_hue"):
+        attrs = {"min_factor": 0.5, "max_factor": 1.5}
+    node = getattr(sym.image, short)(sym.var("data"), **attrs)
+    assert __import__("json").loads(node.tojson())["nodes"][-1]["op"] == op
+    assert callable(getattr(nbdl.npx.image, short))
