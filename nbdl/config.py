@@ -194,3 +194,17 @@ def blas_serial_max_flops():
         return int(os.environ.get("NBDL_BLAS_SERIAL_MAX_FLOPS", str(1 << 25)))
     except ValueError:
         return 1 << 25
+
+
+def compile_workers():
+    """``NBDL_COMPILE_WORKERS``: worker processes that compile a graph's
+    kernels beside its first run (``nbdl.executor.compile_pool``): ``auto``
+    (default, None here: one per idle core beyond the first, at most 4), or a
+    number (``0``: none)."""
+    v = (os.environ.get("NBDL_COMPILE_WORKERS") or "auto").strip().lower()
+    if v == "auto":
+        return None
+    try:
+        return max(0, int(v))
+    except ValueError:
+        return None
