@@ -4,7 +4,7 @@
 flat; crop runs Crop's kernels on an (N, H, W*C) view; float16 runs the
 float32 kernels on mirrors."""
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import image as im
