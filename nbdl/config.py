@@ -42,6 +42,13 @@ def _flag(name, default):
     return v.strip().lower() not in ("0", "false", "no", "off")
 
 
+def graph_passes():
+    """``NBDL_GRAPH_PASSES``: a graph bound without gradients is rewritten for
+    inference (convolution + BatchNorm + residual add + ReLU fused, Dropout
+    dropped: ``nbdl.graph.fuse``); ``0`` binds the graph as written."""
+    return _flag("NBDL_GRAPH_PASSES", True)
+
+
 def planner_mode():
     """``NBDL_PLANNER``: ``greedy`` (default) packs entries into one arena;
     ``naive`` gives every entry its own region (no sharing, no inplace)."""
