@@ -16,9 +16,6 @@ NDArray wrappers (plus a tape node under ``autograd.record()``).
 ``invoke_step`` the one autograd's backward takes (write requests and
 given output arrays).
 """
-import threading
-from collections import OrderedDict
-
 import numpy as np
 
 from .. import profiler_core as _prof
@@ -26,24 +23,18 @@ from ..autograd import state as _ag_state
 from ..autograd.tape import record_op, tape_op
 from ..device import as_device
 from ..errors import DeviceError, DTypeError, GraphError, ShapeError
-from ..executor.interpret import view_args
-from ..ops.registry import REQ_INPLACE, REQ_WRITE, Call, get_op, shapes_str
+from ..graph.signature import raw_attr_key as _attr_key
+from ..ops.registry import REQ_INPLACE, REQ_WRITE, get_op
+from ..runner import call as _run
+from ..runner import eager as _eager
+from ..runner.eager import Signature, eager_call as prepare, run_given as _run_given
 from . import invoke_scalars as _scalars
-from .eager_call import EagerCall, Signature, _run_given
 from .ndarray import NDArray
-from .storage import _overlaps, _same_buffer, _scope
+from .storage import _overlaps, _same_buffer
 
-CACHE_SIZE = 512
-
-_cache = OrderedDict()
-_lock = threading.Lock()
 _state = _ag_state._state       # the thread-local recording / training flags
 _new = object.__new__
-_empty = np.empty
-
-
-_fast = {}          # call signature -> Signature (CPU, the common case)
-FAST_SIZE = 4096
+_fast = _eager.fast             # call signature -> Signature (CPU, the common case)
 
 
 def _cpu_data(inputs):
@@ -191,10 +182,8 @@ def invoke_step(op, raw, akey, inputs, is_train, req=None, given=None):
     sig = _fast.get(key)
     if sig is None or sig.op is not op:
         entry = prepare(op, _raw(op, raw, inputs), shapes, dtypes, dev, req, train)
-        sig = Signature(op, raw, akey, entry, shapes)
-        if len(_fast) >= FAST_SIZE:
-            _fast.clear()
-        _fast[key] = sig
+        sig = Signature(op, raw, akey, entry, train, shapes)
+        _eager.remember(key, sig)
     if given is not None:
         given = _usable(sig, data, given)
     if given is None:
@@ -286,9 +275,7 @@ def _remember(key, op, attrs, akey, inputs, shapes, dtypes, dev, train):
     op = get_op(op) if type(op) is str else op
     raw = _raw(op, attrs, inputs)
     entry = prepare(op, raw, shapes, dtypes, dev, None, train)
-    if len(_fast) >= FAST_SIZE:
-        _fast.clear()
-    _fast[key] = Signature(op, raw, akey, entry, shapes)
+    _eager.remember(key, Signature(op, raw, akey, entry, train, shapes))
 
 
 def _raw(op, attrs, inputs):
@@ -326,7 +313,7 @@ def _invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
 
     if out is None:
         out_data = [dev.empty(s, d) for s, d in zip(entry.out_shapes, entry.out_dtypes)]
-        _launch(entry, in_data, out_data, dev)
+        _launch(entry, entry.launch(bool(is_train)), in_data, out_data, dev)
         every = [NDArray(d, dev) for d in out_data]
         if recording:
             record_op(op, raw, inputs, every, is_train)
@@ -362,7 +349,7 @@ def _invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
             req[o] = REQ_WRITE
     if any(r != REQ_WRITE for r in req):
         entry = prepare(op, raw, in_shapes, in_dtypes, dev, tuple(req), is_train)
-    _launch(entry, in_data, out_data, dev)
+    _launch(entry, entry.launch(bool(is_train)), in_data, out_data, dev)
     for o in redirected:
         with _ag_state.pause(is_train):
             invoke("_copy", [NDArray(out_data[o], dev)], out=outs[o])
@@ -372,119 +359,16 @@ def _invoke(op, inputs, attrs=None, out=None, is_train=None, device=None):
     return outs[0] if len(outs) == 1 else outs
 
 
-def prepare(op, raw, in_shapes, in_dtypes, device, req, is_train):
-    """The cached ``EagerCall`` for one call signature (made on a miss)."""
-    key = _attr_key(raw)
-    if key is not None:
-        key = (op.name, id(op), key, in_shapes, in_dtypes, device, req, bool(is_train))
-        entry = _cache.get(key)
-        if entry is not None and entry.op is op:
-            try:
-                _cache.move_to_end(key)
-            except KeyError:  # evicted by another thread meanwhile
-                pass
-            return entry
-    entry = _make(op, raw, list(in_shapes), list(in_dtypes), device, req, is_train)
-    if key is not None:
-        with _lock:
-            _cache[key] = entry
-            while len(_cache) > CACHE_SIZE:
-                _cache.popitem(last=False)
-    return entry
-
-
 def clear_cache():
-    with _lock:
-        _cache.clear()
-        _fast.clear()
-        _scalars.clear()
+    """Forget every prepared eager call (``nbdl.runner.eager``'s caches and
+    the scalar-attribute road's)."""
+    _eager.clear()
+    _scalars.clear()
 
 
 def cache_info():
-    return {"size": len(_cache), "max_size": CACHE_SIZE}
-
-
-def _make(op, raw, in_shapes, in_dtypes, device, req, is_train):
-    attrs, _ = op.parse_attrs(raw)
-    names = op.list_inputs(attrs) + op.list_aux(attrs)
-    if len(in_shapes) != len(names):
-        raise GraphError(f"{op.name}: expected {len(names)} inputs ({', '.join(names) or 'none'}), "
-                         f"got {len(in_shapes)}")
-    n_out = op.n_outputs(attrs)
-    out_shapes = _infer(op, attrs, in_shapes, n_out, names, "shape")
-    out_dtypes = _infer(op, attrs, in_dtypes, n_out, names, "dtype")
-    call = Call(op, attrs, in_shapes, in_dtypes, out_shapes, out_dtypes, device=device,
-                req=list(req) if req else [REQ_WRITE] * n_out, is_train=bool(is_train))
-    temps = [(tuple(s), np.dtype(d)) for s, d in op.temps(call)]
-    launch = op.prepare(call)
-    return EagerCall(op, attrs, out_shapes, out_dtypes, temps, launch)
-
-
-def _infer(op, attrs, given, n_out, names, what):
-    """Run the op's shape (or dtype) rule on fully known inputs; check that it
-    agrees with them and that it determines every output."""
-    rule = op.infer_shape if what == "shape" else op.infer_type
-    err = ShapeError if what == "shape" else DTypeError
-    fmt = (lambda s: str(tuple(s))) if what == "shape" else (lambda t: str(np.dtype(t)))
-    outs = [None] * n_out
-    if rule is None:
-        if what == "shape" or not given:
-            raise err(f"{op.name}: the op has no {what} rule")
-        return [np.dtype(given[0])] * n_out
-    ins = list(given)
-    for _ in range(3):  # a two-way rule may need a second look at its own results
-        new_in, new_out = rule(attrs, list(ins), list(outs))
-        for name, g, v in zip(names, given, new_in):
-            if v is not None and _norm(v, what) != _norm(g, what):
-                raise err(f"{op.name}: input {name!r} has {what} {fmt(g)} but the op expects "
-                          f"{fmt(v)}; input {what}s {_list(given, what)}")
-        outs = [None if v is None else _norm(v, what) for v in new_out]
-        if all(v is not None for v in outs):
-            return outs
-    if what == "dtype":  # an op without inputs that says nothing: MXNet's default
-        return [np.dtype(np.float32) if v is None else v for v in outs]
-    raise ShapeError(f"{op.name}: output shapes could not be inferred from input shapes "
-                     f"{shapes_str(given)}")
-
-
-def _norm(v, what):
-    return tuple(int(d) for d in v) if what == "shape" else np.dtype(v)
-
-
-def _list(vals, what):
-    if what == "shape":
-        return shapes_str(vals)
-    return "[" + ", ".join(str(np.dtype(t)) for t in vals) + "]"
-
-
-_PLAIN = {int, str, bool, type(None)}
-_NUMBERS = (int, float, type(None), np.integer)
-
-
-def _attr_key(raw):
-    """A hashable, exact key for raw attribute values (``float.hex``/``repr``
-    keep ``-0.0`` apart from ``0.0``, and the type ``1`` from ``1.0``); None
-    when a value cannot be represented, which turns caching off for that
-    call.  The key follows the dict's order: the same attributes given in
-    another order make another (equally valid) key."""
-    if not raw:
-        return ()
-    items = []
-    for k, v in raw.items():
-        t = type(v)
-        if t is float:
-            items.append((k, t, v.hex()))
-        elif t in _PLAIN:
-            items.append((k, t, v))
-        elif t is tuple or t is list:
-            if not all(isinstance(x, _NUMBERS) for x in v):
-                return None
-            items.append((k, t, repr(tuple(v))))
-        elif isinstance(v, (str, int, float, bool, np.number, np.bool_)):
-            items.append((k, t, repr(v)))
-        else:
-            return None
-    return tuple(items)
+    """``{"size": ..., "max_size": ...}`` of the prepared eager calls."""
+    return _eager.info()
 
 
 def _common_device(op, inputs, device):
@@ -519,26 +403,13 @@ def _check_out(entry, outs, dev):
                              f"but the output has dtype {d}")
 
 
-def _launch(entry, in_data, out_data, dev):
+def _launch(entry, launch, in_data, out_data, dev):
     if _prof.imperative:
         t0 = _prof.now_ns()
-        _launch_now(entry, in_data, out_data, dev)
+        _run.run(entry, launch, in_data, out_data, dev)
         if dev.device_type != "cpu":
             from numba import cuda
             cuda.synchronize()
         _prof.complete(entry.op.name, _prof.CAT_OPERATOR, t0, _prof.now_ns())
         return
-    _launch_now(entry, in_data, out_data, dev)
-
-
-def _launch_now(entry, in_data, out_data, dev):
-    if entry.nothing_to_do:
-        return
-    launch = entry.launch
-    temps = [dev.empty(s, d) for s, d in entry.temps]
-    arrays = view_args(in_data + out_data + temps, launch.views)
-    if dev.device_type == "cpu":
-        launch.fn(*arrays, *launch.scalars)
-    else:
-        with _scope(dev):
-            launch.fn(*arrays, *launch.scalars)
+    _run.run(entry, launch, in_data, out_data, dev)

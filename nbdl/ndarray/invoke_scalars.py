@@ -5,14 +5,15 @@ every step reuses the prepared launch with the new values in its scalar
 slots instead of re-preparing it and filling the caches (docs/ops.md)."""
 import numpy as np
 
-from ..ops.registry import REQ_INPLACE, REQ_WRITE, get_op
 from .. import profiler_core as _prof
+from ..graph.signature import raw_attr_key
+from ..ops.registry import REQ_INPLACE, REQ_WRITE, get_op
+from ..runner.eager import FAST_SIZE, eager_call, scalar_runner
 from . import invoke as _inv
 from .ndarray import NDArray
-from .storage import _overlaps, _scope
+from .storage import _overlaps
 
 _new = object.__new__
-_empty = np.empty
 
 SCALAR_ATTRS = {}   # op name -> its OpDef.scalar_attrs (filled on first use)
 # (op, static attrs, given scalar attrs, shapes, dtypes, train, req, device) -> run
@@ -136,7 +137,7 @@ def _lookup(op, name, sa, data, shapes, dtypes, dev, attrs, out, train):
                 req.append(None)
             out_data.append(od)
         req = tuple(req)
-    skey = _inv._attr_key(dict(static)) if static else ()
+    skey = raw_attr_key(dict(static)) if static else ()
     if skey is None:
         return None
     key = (name, skey, tuple(given), shapes, dtypes, train, req, dev.key)
@@ -146,7 +147,7 @@ def _lookup(op, name, sa, data, shapes, dtypes, dev, attrs, out, train):
                                out_data)
         if run is None:
             return None
-        if len(_scalar_fast) >= _inv.FAST_SIZE:
+        if len(_scalar_fast) >= FAST_SIZE:
             _scalar_fast.clear()
         _scalar_fast[key] = run
     return run, out_data, values
@@ -173,14 +174,14 @@ def _make_scalar_run(op, attrs, sa, given, data, shapes, dtypes, dev, train, req
                 return None
             codes.append(REQ_INPLACE)
         codes = tuple(codes)
-    entry = _inv.prepare(opdef, raw, shapes, dtypes, dev, codes, train)
+    entry = eager_call(opdef, raw, shapes, dtypes, dev, codes, train)
     if out_data is not None:
         if len(out_data) != entry.n_visible or len(out_data) != len(entry.out_shapes):
             return None
         for od, s, d in zip(out_data, entry.out_shapes, entry.out_dtypes):
             if od.shape != tuple(s) or od.dtype != d:
                 return None
-    return scalar_runner(entry, shapes, sa, given, dev)
+    return scalar_runner(entry, entry.launch(bool(train)), shapes, sa, given, dev)
 
 
 def device_data(inputs):
@@ -197,78 +198,6 @@ def device_data(inputs):
         return None
     return dev, data, tuple([tuple(d.shape) for d in data]), \
         tuple([np.dtype(d.dtype) for d in data])
-
-
-def scalar_runner(entry, in_shapes, scalar_attrs, given, device):
-    """``run(data, out_data, values)`` for an op with ``scalar_attrs``: the
-    prepared launch of ``entry`` with the values of the attributes named in
-    ``given`` (a subset of ``scalar_attrs``, in call order) put into their
-    slots among the launch's last scalars, each converted to the type of the
-    value it replaces (``np.float32(lr)``).  ``out_data`` is None (new
-    outputs) or an array per output.  Returns the output arrays.  On a GPU
-    ``device`` allocates the outputs and the kernel runs in its context."""
-    launch = entry.launch
-    fn = launch.fn
-    base = list(launch.scalars)
-    first = len(base) - len(scalar_attrs)
-    slots = [first + scalar_attrs.index(k) for k in given]
-    kinds = [type(base[p]) for p in slots]
-    tail = slots == list(range(first, len(base))) and len(set(kinds)) == 1
-    head = base[:first]
-    kind = kinds[0] if kinds else None
-    outs = list(zip(entry.out_shapes, entry.out_dtypes))
-    temps = entry.temps
-    views = launch.views
-    if views is not None:        # no reshape where a view is the array's own shape
-        shapes = list(in_shapes) + list(entry.out_shapes) + [sh for sh, _ in temps]
-        views = [None if v is None or tuple(v) == tuple(sh) else tuple(v)
-                 for v, sh in zip(views, shapes)]
-        if all(v is None for v in views):
-            views = None
-    nothing = entry.nothing_to_do
-    cpu = device.device_type == "cpu"
-    empty = _empty if cpu else device.empty
-
-    def run(data, out_data, values):
-        if out_data is None:
-            out_data = [empty(s, d) for s, d in outs]
-        if nothing:
-            return out_data
-        if tail:        # every scalar attribute given, in order, of one type
-            sc = head + [kind(v) for v in values]
-        else:
-            sc = base[:]
-            for p, t, v in zip(slots, kinds, values):
-                sc[p] = t(v)
-        arrays = [*data, *out_data]
-        if temps:
-            arrays += [empty(s, d) for s, d in temps]
-        if views is not None:
-            arrays = [a if v is None or tuple(a.shape) == v else a.reshape(v)
-                      for a, v in zip(arrays, views)]
-        if cpu:
-            fn(*arrays, *sc)
-        else:
-            with _scope(device):
-                fn(*arrays, *sc)
-        return out_data
-
-    def bind(data, out_data):
-        """``call(values)``: ``run(data, out_data, values)`` with the arrays
-        (and their views) fixed once, for a caller that repeats the call."""
-        if nothing or temps or not cpu or not tail:
-            return lambda values: run(data, out_data, list(values))
-        arrays = [*data, *out_data]
-        if views is not None:
-            arrays = [a if v is None or tuple(a.shape) == v else a.reshape(v)
-                      for a, v in zip(arrays, views)]
-        arrays = tuple(arrays) + tuple(head)
-
-        def call(values):
-            fn(*arrays, *[kind(v) for v in values])
-        return call
-    run.bind = bind
-    return run
 
 
 def clear():
