@@ -8,7 +8,9 @@ from operator import is_not
 
 import numpy as np
 
+from ..dtype import from_flag
 from ..errors import DTypeError, ShapeError
+from ..ops.attrs import _parse_tuple
 from ..ops.registry import shapes_str
 from .signature import attr_key, bounded_put, node_attr_key
 
@@ -137,7 +139,6 @@ def infer_shapes(order, known, partial=True):
     table = {}
     for node in order:
         if node.op is None and "__shape__" in node.user_attrs:
-            from ..ops.attrs import _parse_tuple
             shp = _parse_tuple(node.user_attrs["__shape__"])
             if shp and all(d is not None and d > 0 for d in shp):
                 table[node.output(0)] = shp
@@ -156,7 +157,6 @@ _PROBES = (7919, 7927)
 
 def _declared_partial(order):
     """{Entry: shape} of the variables declared with a shape holding a 0."""
-    from ..ops.attrs import _parse_tuple
     out = {}
     for node in order:
         if node.op is None and "__shape__" in node.user_attrs:
@@ -223,7 +223,6 @@ def infer_types(order, known):
     table = {}
     for node in order:
         if node.op is None and "__dtype__" in node.user_attrs:
-            from ..dtype import from_flag
             table[node.output(0)] = from_flag(node.user_attrs["__dtype__"])
     for e, t in known.items():
         if t is not None:

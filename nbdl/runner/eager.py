@@ -71,6 +71,25 @@ def eager_call(op, raw, in_shapes, in_dtypes, device, req, is_train):
     return entry
 
 
+def raw_attrs(op, attrs, n_inputs):
+    """A call's raw attributes as its ``PreparedCall`` is keyed by: a copy of
+    ``attrs`` (None: none) with the input count of a variadic op added.
+
+    Parameters
+    ----------
+    op : OpDef
+        The op.
+    attrs : dict or None
+        The attributes the caller gave.
+    n_inputs : int
+        How many array inputs the call has.
+    """
+    raw = dict(attrs) if attrs else {}
+    if op.key_var_num_args and op.key_var_num_args not in raw:
+        raw[op.key_var_num_args] = n_inputs
+    return raw
+
+
 def _make(op, raw, in_shapes, in_dtypes, device, req, is_train):
     attrs, _ = op.parse_attrs(raw)
     names = op.list_inputs(attrs) + op.list_aux(attrs)

@@ -2,16 +2,17 @@
 ``nbdl/ops/optimizer.py``): ``invoke`` hands such a call here, whose cache
 key leaves those attributes' values out, so a learning rate that changes
 every step reuses the prepared launch with the new values in its scalar
-slots instead of re-preparing it and filling the caches (docs/ops.md)."""
+slots instead of re-preparing it and filling the caches (docs/ops.md).
+A call this road cannot take (``None`` back) goes ``invoke``'s general
+path."""
 import numpy as np
 
 from .. import profiler_core as _prof
 from ..graph.signature import raw_attr_key
 from ..ops.registry import REQ_INPLACE, REQ_WRITE, get_op
-from ..runner.eager import FAST_SIZE, eager_call, scalar_runner
-from . import invoke as _inv
-from .ndarray import NDArray
-from .storage import _overlaps
+from ..runner.buffers import overlaps as _overlaps
+from ..runner.eager import FAST_SIZE, eager_call, raw_attrs, scalar_runner
+from .base import NDArrayBase
 
 _new = object.__new__
 
@@ -39,19 +40,21 @@ def invoke_scalars(op, name, sa, inputs, data, shapes, dtypes, dev, attrs, out, 
     learning rate runs the kernel prepared for the first one with the new
     values in its scalar slots (no re-prepare, no cache growth).  ``out``
     may be an input the op pairs in place with that output (``out=weight``)
-    or arrays sharing no memory with the inputs; anything else takes the
-    general path.  Calls are not taped (the updates have no gradient).  On
-    a GPU the same (``dev`` is the inputs' device)."""
+    or arrays sharing no memory with the inputs; anything else returns None
+    (the caller takes the general path).  Calls are not taped (the updates
+    have no gradient).  On a GPU the same (``dev`` is the inputs' device).
+    New arrays are of the first input's class."""
     got = _lookup(op, name, sa, data, shapes, dtypes, dev, attrs, out, train)
     if got is None:
-        return _inv._invoke(op, inputs, attrs, out, train, None)
+        return None
     run, out_data, values = got
     result = run(data, out_data, values)
     if out is not None:
         return out
     every = []
+    kind = type(inputs[0])
     for d in result:
-        r = _new(NDArray)
+        r = _new(kind)
         r._data = d
         r._device = dev
         every.append(r)
@@ -122,7 +125,7 @@ def _lookup(op, name, sa, data, shapes, dtypes, dev, attrs, out, train):
     req = None
     out_data = None
     if out is not None:
-        outs = [out] if isinstance(out, NDArray) else list(out)
+        outs = [out] if isinstance(out, NDArrayBase) else list(out)
         req, out_data = [], []
         for o in outs:
             od = getattr(o, "_data", None)
@@ -158,7 +161,7 @@ def _make_scalar_run(op, attrs, sa, given, data, shapes, dtypes, dev, train, req
     ``_invoke_scalars``, or None when ``out_data`` does not fit the outputs
     or an input pairing does not hold (the general path then decides)."""
     opdef = get_op(op) if type(op) is str else op
-    raw = _inv._raw(opdef, attrs, data)
+    raw = raw_attrs(opdef, attrs, len(data))
     codes = None
     if req is not None:
         pairs = None

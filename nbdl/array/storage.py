@@ -4,6 +4,7 @@ transfers, basic-index keys and reshape targets (plain functions on numpy /
 import numpy as np
 
 from ..errors import ShapeError
+from ..ops.registry import get_op
 from ..runner.buffers import (buffer as _buffer, device_scope as _scope,  # noqa: F401
                               overlaps as _overlaps, prod as _prod, same_buffer as _same_buffer)
 
@@ -118,7 +119,6 @@ def _resolve_shape(shape, target, reverse):
                                  f"(size {size}) into {target}")
             target = tuple(size // known if d == -1 else d for d in target)
     else:
-        from ..ops.registry import get_op
         op = get_op("Reshape")
         attrs, _ = op.parse_attrs({"shape": target, "reverse": reverse})
         _, outs = op.infer_shape(attrs, [tuple(shape)], [None])
