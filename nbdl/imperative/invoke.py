@@ -3,11 +3,12 @@
 ``invoke`` works on ``NDArrayBase`` instances and makes its outputs of the
 class of the first input (or of ``out=``; ``cls=`` for an op without array
 inputs), so the NDArray class sits above it.  It infers the output shapes
-and dtypes with the op's own rules, allocates the outputs on the inputs' device (or writes into ``out=``),
-prepares the kernel and calls it the way the executor does: ``fn(*inputs,
-*outputs, *temps, *scalars)`` over the views the ``Launch`` asks for.
-Everything up to the kernel call is cached per (op, attributes, input shapes
-and dtypes, device, write requests, training flag).
+and dtypes with the op's own rules, allocates the outputs on the inputs'
+device (or writes into ``out=``), prepares the kernel and calls it the way
+the executor does: ``fn(*inputs, *outputs, *temps, *scalars)`` over the
+views the ``Launch`` asks for.  Everything up to the kernel call is a
+one-node schedule cached per (op, attributes, input shapes and dtypes,
+device, write requests, training flag): ``nbdl.runner.eager``.
 
 On the CPU a repeated call signature takes a shorter road: the first call
 leaves a ``Signature`` whose ``run`` closure allocates the outputs and calls

@@ -67,8 +67,9 @@ _MIN_NAME_BYTES = 8
 
 def save(fname, data):
     """Save an array, a list of arrays or a dict str -> array (numpy arrays
-    or nbdl arrays: ``NDArrayBase``, NDArray's runtime base) to ``fname`` in MXNet 1.x's format, atomically: the file
-    appears complete or not at all, and a failed save keeps the old file."""
+    or nbdl arrays: ``NDArrayBase``, NDArray's runtime base) to ``fname`` in
+    MXNet 1.x's format, atomically: the file appears complete or not at all,
+    and a failed save keeps the old file."""
     path = as_path(fname, "save")
     arrays, names = _normalise(data)
     atomic_write(path, lambda f: _write(f, arrays, names))
