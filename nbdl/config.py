@@ -194,3 +194,39 @@ def blas_serial_max_flops():
         return int(os.environ.get("NBDL_BLAS_SERIAL_MAX_FLOPS", str(1 << 25)))
     except ValueError:
         return 1 << 25
+
+
+def dist_timeout():
+    """``NBDL_DIST_TIMEOUT``: seconds a rank waits for one collective (an
+    allreduce, a barrier, a broadcast) before it gives up and aborts the
+    whole job (a rank that died or raised would otherwise leave the others
+    waiting for ever).  Default 600: the first step of a model may spend
+    minutes compiling kernels on one rank while another waits."""
+    try:
+        return max(0.1, float(os.environ.get("NBDL_DIST_TIMEOUT", "600")))
+    except ValueError:
+        return 600.0
+
+
+def dist_bucket_bytes():
+    """``NBDL_DIST_BUCKET_MB``: the size of a gradient bucket (one allreduce
+    over contiguous memory) in MiB, default 1; the Trainer's
+    ``bucket_size_mb`` argument overrides it."""
+    try:
+        return int(float(os.environ.get("NBDL_DIST_BUCKET_MB", "1")) * (1 << 20))
+    except ValueError:
+        return 1 << 20
+
+
+def dist_pin_threads():
+    """``NBDL_DIST_PIN``: whether ``nbdl.collective.init`` pins each rank to
+    its share of the machine's cores (default on; ``0`` leaves threads and
+    affinity alone)."""
+    return _flag("NBDL_DIST_PIN", True)
+
+
+def dist_overlap():
+    """``NBDL_DIST_OVERLAP``: whether a gradient bucket's allreduce starts as
+    soon as backward has written its gradients (default on); ``0`` starts
+    them all at ``Trainer.step`` (what perf/distributed_bench.py compares)."""
+    return _flag("NBDL_DIST_OVERLAP", True)

@@ -179,21 +179,45 @@ class CachedOp:
         ex = slot.ex
         trained = [(name, p.grad(dev)) for name, p in self.params.items()
                    if p.grad_req != "null" and name in ex.grad_dict]
+        marked = set()
         with _ag.pause():
             if slot.primary:
                 # a 'write' gradient already written in this pass would be
                 # overwritten: keep it aside and add it back
                 saved = [(g, g.copy()) for name, g in trained
                          if _engine.written_this_pass(g) and self.params[name].grad_req == "write"]
-                ex.backward(out_grads)
+                ex.backward(out_grads, grad_ready=self._early_marker(trained, saved, marked))
                 for g, old in saved:
                     invoke("elemwise_add", [g, old], out=g)
             else:
                 ex.backward(out_grads)
                 for name, g in trained:
                     _engine.store_grad(g, ex.grad_dict[name], self.params[name].grad_req)
-        for _, g in trained:
-            _engine.mark_written(g)
+                    marked.add(name)
+        for name, g in trained:
+            if name not in marked:
+                _engine.mark_written(g)
+
+    @staticmethod
+    def _early_marker(trained, saved, marked):
+        """With gradient listeners (a distributed trainer's buckets), a
+        ``grad_ready`` callback for the primary executor's backward that
+        marks each parameter's gradient written as soon as the step writing
+        it has run, so its reduction can start while backward goes on;
+        gradients that still get a value added afterwards (``saved``) are
+        marked at the end.  None without listeners (one runner, no cuts)."""
+        if not _engine.has_grad_listeners():
+            return None
+        grads = dict(trained)
+        late = {id(g) for g, _ in saved}
+
+        def ready(names):
+            for name in names:
+                g = grads.get(name)
+                if g is not None and id(g) not in late:
+                    _engine.mark_written(g)
+                    marked.add(name)
+        return ready
 
 
 def _dev_copy(o):
