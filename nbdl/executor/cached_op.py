@@ -60,14 +60,18 @@ class CachedOp:
         ``list_device()``, as Gluon's ``Parameter``).
     static_alloc, static_shape : bool
         MXNet's flags (kept; nbdl's executors always plan their memory).
+    memory_budget : int, optional
+        Arena bytes every executor bound must fit (None: none).
     """
 
-    def __init__(self, symbol, input_names, params, static_alloc=False, static_shape=False):
+    def __init__(self, symbol, input_names, params, static_alloc=False, static_shape=False,
+                 memory_budget=None):
         self.symbol = symbol
         self.input_names = list(input_names)
         self.params = params            # {var name: Parameter}
         self.static_alloc = static_alloc
         self.static_shape = static_shape
+        self.memory_budget = memory_budget  # bytes, for every executor bound (None: none)
         self._bound = {}                # signature -> [_Bound]
         arg_names = symbol.list_arguments()
         aux_names = symbol.list_auxiliary_states()
@@ -125,7 +129,7 @@ class CachedOp:
                         reqs[name] = "write"
         aux = {name: self.params[name].data(dev) for name in self._aux_names}
         return bind(self.symbol, dev, args, args_grad=grads or None, aux_states=aux or None,
-                    grad_req=reqs)
+                    grad_req=reqs, memory_budget=self.memory_budget)
 
     def _params_key(self, dev):
         """What a bound executor depends on besides the input signature: the

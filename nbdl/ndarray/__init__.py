@@ -19,6 +19,7 @@ from . import namespace as _namespace
 from .legacy import concatenate, moveaxis, onehot_encode  # noqa: F401
 from . import contrib  # noqa: F401  (nbdl.nd.contrib.<op> is _contrib_<op>)
 from . import linalg  # noqa: F401  (nbdl.nd.linalg.<op> is _linalg_<op>)
+from . import image  # noqa: F401  (nbdl.nd.image.<op> is _image_<op>)
 from .files import load, load_frombuffer, save  # noqa: F401
 from ..executor.cached_op import NDCachedOp as CachedOp  # noqa: F401  (MXNet 1.x's nd.CachedOp)
 

@@ -45,7 +45,7 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, Recompute, register, shape_error
 
 BN_ATTRS = {
     "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
@@ -60,6 +60,7 @@ BN_ATTRS = {
     "max_calib_range": Attr("float", None, optional=True, doc="Accepted and ignored."),
 }
 BN_BACKWARD_ATTRS = {k: BN_ATTRS[k] for k in ("fix_gamma", "use_global_stats", "axis")}
+BN_APPLY_ATTRS = {k: BN_ATTRS[k] for k in ("fix_gamma", "axis")}
 IN_ATTRS = {"eps": Attr("float", 1e-3, doc="Added to the variance before the square root.")}
 GN_ATTRS = {
     "num_groups": Attr("int", 1, doc="Number of channel groups."),
@@ -179,6 +180,29 @@ def _data_inplace(attrs):
     return [(0, 0)]
 
 
+def _bn_recompute(node):
+    """BatchNorm's output again during backward (a memory budget's
+    recompute): normalised with the mean and inverse std the forward wrote
+    to its hidden outputs, which the gradient keeps anyway, so the result is
+    bitwise the forward's and the moving statistics are not updated twice."""
+    return Recompute("_nbdl_BatchNorm_apply",
+                     list(node.inputs[:3]) + [node.output(1), node.output(2)],
+                     {k: node.attrs[k] for k in BN_APPLY_ATTRS}, [0])
+
+
+def _bn_apply_shape(attrs, in_shapes, out_shapes):
+    opname = "_nbdl_BatchNorm_apply"
+    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    if data is None:
+        return in_shapes, out_shapes
+    data = tuple(data)
+    param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
+    for name, s in zip(("gamma", "beta", "mean", "invstd"), in_shapes[1:]):
+        _check(opname, name, s, param, in_shapes)
+    _check(opname, "output", out_shapes[0], data, in_shapes)
+    return [data] + [param] * 4, [data]
+
+
 register(OpDef(
     name="BatchNorm",
     input_names=_inputs("BatchNorm", ["data", "gamma", "beta"]),
@@ -191,7 +215,7 @@ register(OpDef(
     kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"},
     inplace=_data_inplace,
-    supports_add=True, train_aware=True, mutates_aux=True,
+    supports_add=True, train_aware=True, mutates_aux=True, recompute=_bn_recompute,
     input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
     doc="Batch normalisation over every axis but ``axis``; updates the moving "
         "statistics in place in training."))
@@ -206,6 +230,19 @@ register(OpDef(
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"},
     supports_add=True, train_aware=True, hidden=True,
     doc="BatchNorm's data, gamma and beta gradients."))
+
+
+register(OpDef(
+    name="_nbdl_BatchNorm_apply",
+    input_names=_inputs("_nbdl_BatchNorm_apply", ["data", "gamma", "beta", "mean", "invstd"]),
+    attrs=dict(BN_APPLY_ATTRS),
+    infer_shape=_bn_apply_shape, infer_type=same_float_type,
+    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_apply",
+             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_apply"},
+    inplace=_data_inplace, supports_add=True, hidden=True,
+    doc="``(data - mean) * invstd * gamma + beta`` per channel, computed as BatchNorm's "
+        "forward computes it (bitwise its output for the statistics it saved); what a "
+        "memory budget recomputes BatchNorm's output with."))
 
 
 # -- InstanceNorm / GroupNorm -----------------------------------------------------

@@ -58,10 +58,51 @@ class Call:
 
 @dataclass
 class Launch:
-    """A prepared kernel call: ``fn(*arrays, *scalars)``."""
+    """A prepared kernel call: ``fn(*arrays, *scalars)``.
+
+    ``views`` gives a shape per array of the call (inputs, outputs, temps;
+    None: its own shape).  ``args`` (None: every array, in order) picks the
+    arrays ``fn`` takes, after the views: an index into that list (it may
+    repeat), or ``(index, shape)`` for the first ``prod(shape)`` elements of
+    that array viewed as ``shape`` -- ``(0, (0,))`` is an empty 1-D array of
+    the first input's dtype, the placeholder a kernel with an optional array
+    (a bias) gets when the op has none, so that one compiled kernel serves
+    both instead of a thin wrapper per variant (a wrapper is a compilation of
+    its own, and it recompiles what it calls)."""
     fn: Callable
     scalars: tuple = ()
     views: Optional[list] = None  # shape per array argument (inputs, outputs, temps) or None
+    args: Optional[tuple] = None  # which arrays fn takes (see above), or None: all
+
+
+def pick_args(args, arrays):
+    """The arrays a kernel takes: ``arrays`` (the call's, viewed) picked by
+    ``Launch.args`` (None: all of them)."""
+    if args is None:
+        return arrays
+    out = []
+    for a in args:
+        if type(a) is int:
+            out.append(arrays[a])
+        else:
+            i, shape = a
+            n = 1
+            for d in shape:
+                n *= d
+            out.append(arrays[i].reshape(-1)[:n].reshape(shape))
+    return out
+
+
+@dataclass
+class Recompute:
+    """An op's ``recompute`` rule's answer: run ``op`` with ``attrs`` on
+    ``inputs`` (entries of the forward graph: the node's inputs, or outputs of
+    its own that backward keeps anyway, such as a mask) and its output ``k``
+    is bitwise the node's output ``outputs[k]``."""
+    op: str
+    inputs: list
+    attrs: dict
+    outputs: list
 
 
 _SERIAL_TWINS = {}
@@ -123,6 +164,17 @@ class OpDef:
     dtypes: tuple = None                  # compute dtypes the kernels support (None: float32/64)
     int_inputs: tuple = ()                # inputs that may also be integer (labels, indices)
     hidden: bool = False                  # internal op (_backward_*): not exported to nd/sym namespaces
+    # How a memory budget may make this op's outputs again during backward
+    # (nbdl/executor/recompute.py): None re-runs the node, where the op draws
+    # no random numbers and writes neither aux states nor inputs (``train_aware``,
+    # ``mutates_aux`` and ``mutates`` ops are then kept instead); False never
+    # (random ops); or f(node) -> ``Recompute`` or None, a call on kept entries
+    # that gives bitwise the outputs the forward wrote (BatchNorm from its saved
+    # statistics, Dropout from its mask).
+    recompute: Any = None
+    # (attrs, in_shapes, out_shapes) -> floating-point operations of one call,
+    # what recomputing it costs; None: one per element read or written
+    flops: Callable = None
     eager_only: bool = False              # output shape depends on values: no kernels (docs/ops.md)
     # input name -> the ``__init__`` (initializer JSON) that a variable feeding that input
     # gets when composed without one (MXNet's FSetInputVarAttrOnCompose: prelu gamma 0.25)
@@ -267,5 +319,5 @@ def shape_error(attrs_or_where, msg, in_shapes=None):
     return ShapeError(text)
 
 
-__all__ = ["Attr", "Call", "Launch", "OpDef", "register", "get_op", "list_ops",
+__all__ = ["Attr", "Call", "Launch", "OpDef", "Recompute", "register", "get_op", "list_ops",
            "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES"]

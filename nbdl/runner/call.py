@@ -13,7 +13,7 @@ signature: ``nbdl.runner.eager``) and the reference interpreter
 of one prepared call on given arrays."""
 import numpy as np
 
-from ..ops.registry import REQ_WRITE, Call
+from ..ops.registry import REQ_WRITE, Call, pick_args
 from .buffers import device_scope, prod
 
 
@@ -75,8 +75,9 @@ class PreparedCall:
 
     def launch(self, is_train=True):
         """The ``Launch`` for training (``is_train``) or inference, made once
-        per flag: ``fn``, ``scalars`` (a tuple) and ``views`` (None, or a
-        shape tuple or None per array argument)."""
+        per flag: ``fn``, ``scalars`` (a tuple), ``views`` (None, or a shape
+        tuple or None per array of the call) and ``args`` (None, or the
+        arrays ``fn`` takes: ``Launch.args``)."""
         got = self._launches.get(is_train)
         if got is None:
             call = self.call
@@ -84,18 +85,20 @@ class PreparedCall:
             raw = self.op.prepare(call)
             views = None if raw.views is None else [None if v is None else tuple(v)
                                                     for v in raw.views]
-            got = self._launches[is_train] = _Launch(raw.fn, tuple(raw.scalars), views)
+            got = self._launches[is_train] = _Launch(raw.fn, tuple(raw.scalars), views,
+                                                     raw.args)
         return got
 
 
 class _Launch:
     """A ``Launch`` with its scalars a tuple and its views tuples."""
-    __slots__ = ("fn", "scalars", "views")
+    __slots__ = ("fn", "scalars", "views", "args")
 
-    def __init__(self, fn, scalars, views):
+    def __init__(self, fn, scalars, views, args):
         self.fn = fn
         self.scalars = scalars
         self.views = views
+        self.args = args
 
 
 def prepare(op, attrs, in_shapes, in_dtypes, out_shapes, out_dtypes, device, req=None,
@@ -135,6 +138,20 @@ def view_args(arrays, views):
     return out
 
 
+def kernel_args(launch, arrays):
+    """The arrays ``launch.fn`` takes: a call's ``arrays`` (inputs, outputs,
+    temps) viewed as ``launch.views`` asks, then picked by ``launch.args``.
+
+    Parameters
+    ----------
+    launch : _Launch
+        A ``PreparedCall``'s launch.
+    arrays : list
+        The call's device arrays.
+    """
+    return pick_args(launch.args, view_args(arrays, launch.views))
+
+
 def run(prepared, launch, inputs, outputs, device):
     """Launch ``prepared`` (a ``PreparedCall``) with ``launch`` (one of its
     launches) on device arrays ``inputs`` and ``outputs``; its temps are
@@ -154,7 +171,7 @@ def run(prepared, launch, inputs, outputs, device):
     if prepared.nothing_to_do:
         return
     temps = [device.empty(s, d) for s, d in prepared.temps]
-    arrays = view_args(list(inputs) + list(outputs) + temps, launch.views)
+    arrays = kernel_args(launch, list(inputs) + list(outputs) + temps)
     if device.device_type == "cpu":
         launch.fn(*arrays, *launch.scalars)
     else:

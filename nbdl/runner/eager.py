@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import GraphError
 from ..graph.infer import infer_call
 from ..graph.signature import raw_attr_key
+from ..ops.registry import pick_args
 from .buffers import device_scope
 from .call import prepare
 
@@ -159,8 +160,9 @@ def own_views(views, shapes):
 
 def _runner(entry, launch, n_in, views, single):
     """The closure behind ``Signature.run``: the common shapes of call (one
-    output, no temps, one or two inputs) get straight-line code."""
-    fn, sc = launch.fn, launch.scalars
+    output, no temps, one or two inputs, every array passed) get
+    straight-line code."""
+    fn, sc, pick = launch.fn, launch.scalars, launch.args
     outs = list(zip(entry.out_shapes, entry.out_dtypes))
     temps = entry.temps
     if entry.nothing_to_do:
@@ -168,7 +170,8 @@ def _runner(entry, launch, n_in, views, single):
             shape, dtype = outs[0]
             return lambda data: _empty(shape, dtype)
         return lambda data: [_empty(s, d) for s, d in outs]
-    if single and not temps and n_in in (1, 2) and (views is None or len(views) == n_in + 1):
+    if (single and not temps and pick is None and n_in in (1, 2)
+            and (views is None or len(views) == n_in + 1)):
         (shape, dtype), = outs
         vs = views or [None] * (n_in + 1)
         if n_in == 1:
@@ -207,6 +210,8 @@ def _runner(entry, launch, n_in, views, single):
             arrays += [_empty(s, d) for s, d in temps]
         if views is not None:
             arrays = [a if v is None else a.reshape(v) for a, v in zip(arrays, views)]
+        if pick is not None:
+            arrays = pick_args(pick, arrays)
         fn(*arrays, *sc)
         return out[0] if single else out
     return run
@@ -224,7 +229,7 @@ def run_given(sig, data, given):
         if views is not None:
             arrays = [a if v is None else a.reshape(v) for a, v in zip(arrays, views)]
         launch = sig.launch
-        launch.fn(*arrays, *launch.scalars)
+        launch.fn(*pick_args(launch.args, arrays), *launch.scalars)
     return out
 
 
@@ -253,7 +258,7 @@ def scalar_runner(entry, launch, in_shapes, scalar_attrs, given, device):
     device : Device
         Where the arrays live.
     """
-    fn = launch.fn
+    fn, pick = launch.fn, launch.args
     base = list(launch.scalars)
     first = len(base) - len(scalar_attrs)
     slots = [first + scalar_attrs.index(k) for k in given]
@@ -286,6 +291,8 @@ def scalar_runner(entry, launch, in_shapes, scalar_attrs, given, device):
         if views is not None:
             arrays = [a if v is None or tuple(a.shape) == v else a.reshape(v)
                       for a, v in zip(arrays, views)]
+        if pick is not None:
+            arrays = pick_args(pick, arrays)
         if cpu:
             fn(*arrays, *sc)
         else:
@@ -302,7 +309,7 @@ def scalar_runner(entry, launch, in_shapes, scalar_attrs, given, device):
         if views is not None:
             arrays = [a if v is None or tuple(a.shape) == v else a.reshape(v)
                       for a, v in zip(arrays, views)]
-        arrays = tuple(arrays) + tuple(head)
+        arrays = tuple(pick_args(pick, arrays)) + tuple(head)
 
         def call(values):
             fn(*arrays, *[kind(v) for v in values])
