@@ -89,7 +89,8 @@ def _nbytes(shape, dtype):
 
 
 def _signature(node, memo, in_s, in_d, out_s, out_d, reqs):
-    """(key or None, the ``PreparedCall`` ``memo`` holds for it or None).
+    """(key or None, what ``memo`` holds for it or None: the ``PreparedCall``,
+    its temps, in-place pairs and shape-only inputs).
 
     ``compile_schedule`` asks an op, per node, for its temps, its in-place
     pairs, its shape-only inputs and its prepared ``Launch`` (per training
@@ -164,15 +165,16 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
                tuple(map(shape_of, outs)), tuple(map(dtype_of, outs)), tuple(reqs))
         key, known = _signature(node, memo, *sig)
         if known is None:
-            known = prepare(op, node.attrs, *sig[:4], device, sig[4], node_name=node.name)
+            pc = prepare(op, node.attrs, *sig[:4], device, sig[4], node_name=node.name)
+            known = (pc, pc.temps, pc.inplace(), pc.shape_inputs())
             if key is not None:
                 memo[key] = known
-        calls.append((node, known))
+        pc, node_temps, node_pairs, shape_only = known
+        calls.append((node, pc))
         nid = id(node)
         for i, r in enumerate(reqs):
             req[(nid, i)] = r
         tids = []
-        node_temps = known.temps
         if node_temps:
             name = node.name
             mine = temps[nid] = []
@@ -184,12 +186,11 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
                 tids.append(t)
                 mine.append((t, shape, dt))
         pairs = []
-        for i_in, i_out in known.inplace():
+        for i_in, i_out in node_pairs:
             if reqs[i_out] == REQ_WRITE and i_in < len(inputs):
                 pairs.append((eid(inputs[i_in]), eid(outs[i_out])))
         # Inputs used only for their shape are not reads: their data may be
         # overwritten before this step (the kernel still gets a view).
-        shape_only = known.shape_inputs()
         if shape_only:
             reads = [eid(e) for k, e in enumerate(inputs) if k not in shape_only]
             for e in inputs:
@@ -255,7 +256,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     sched_temps = sched.temps
     array_of = arrays.__getitem__
     id_of = ids.__getitem__
-    for k, (node, known) in enumerate(calls):
+    for k, (node, pc) in enumerate(calls):
         aids = list(map(id_of, node.inputs))
         aids += map(id_of, node.outputs())
         t = sched_temps.get(id(node))
@@ -263,13 +264,13 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
             aids += t
         arrs = list(map(array_of, aids))
         if k < n_forward:
-            p_train = _prepared(node, aids, arrs, known.launch(True))
+            p_train = _prepared(node, aids, arrs, pc.launch(True))
             both = node.op.train_aware
-            p_infer = _prepared(node, aids, arrs, known.launch(False)) if both else p_train
+            p_infer = _prepared(node, aids, arrs, pc.launch(False)) if both else p_train
             sched.fwd_train.append(p_train)
             sched.fwd_infer.append(p_infer)
         else:
-            sched.backward.append(_prepared(node, aids, arrs, known.launch(True)))
+            sched.backward.append(_prepared(node, aids, arrs, pc.launch(True)))
     return sched
 
 
