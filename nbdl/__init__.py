@@ -29,6 +29,7 @@ from . import np, npx  # noqa: F401
 from . import contrib  # noqa: F401  (mx.contrib.nd / mx.contrib.sym)
 from . import gluon  # noqa: F401
 from . import io, recordio, callback  # noqa: F401
+from . import rnn  # noqa: F401  (MXNet 1.x's symbolic cells; Gluon's are nbdl.gluon.rnn)
 from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
 from . import metric  # noqa: F401  (MXNet 1.x's metrics; Gluon 2.0's are nbdl.gluon.metric)
