@@ -48,7 +48,7 @@ def alias(*names):
     return reg
 
 
-def create(init, **kwargs):
+def create(init, /, **kwargs):
     """An Initializer from an instance (returned as is), a registered name
     (``'xavier'``, ``'zeros'``), or a ``dumps()`` string."""
     if isinstance(init, Initializer):

@@ -187,7 +187,15 @@ def _resolve_partial_fills(order, table, fills):
                     table[node.output(0)] = shape
                     break
         else:
-            return table
+            break
+    for node in fills:  # what the consumers gave must agree with the fills' known dims
+        out = table.get(node.output(0))
+        if out is not None:
+            try:
+                node.op.infer_shape(node.attrs, [], [out])
+            except ShapeError as e:
+                raise ShapeError(f"node {node.name!r}: {e}") from None
+    return table
 
 
 def _probe_fill(rest, table, node):

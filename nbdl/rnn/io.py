@@ -37,7 +37,8 @@ def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", 
         The first id given to a new token.
     unknown_token : str, optional
         Tokens missing from ``vocab`` are encoded as this token (added to
-        the vocabulary on first use).
+        the vocabulary on first use; every unknown token then gets its id,
+        where MXNet gave each new one a fresh id and moved the token to it).
 
     Returns
     -------
@@ -60,12 +61,13 @@ def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", 
                 if not (new_vocab or unknown_token):
                     raise ArgumentError(f"encode_sentences: unknown token {word!r} (give "
                                         f"unknown_token, or no vocab to build one)")
-                if idx == invalid_label:
-                    idx += 1
                 if unknown_token:
                     word = unknown_token
-                vocab[word] = idx
-                idx += 1
+                if word not in vocab:  # MXNet gave the unknown token a new id each time
+                    if idx == invalid_label:
+                        idx += 1
+                    vocab[word] = idx
+                    idx += 1
             coded.append(vocab[word])
         res.append(coded)
     return res, vocab
