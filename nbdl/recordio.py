@@ -382,6 +382,13 @@ class MXIndexedRecordIO(MXRecordIO):
         self.fidx = None
         super().__setstate__(state)
 
+    def _offset(self, idx):
+        try:
+            return self.idx[idx]
+        except (KeyError, TypeError):
+            raise ImageError(f"{self.uri}: no record with key {idx!r} in {self.idx_path} "
+                             f"({len(self.idx)} keys)") from None
+
     def seek(self, idx):
         """Move the read position to the record with key ``idx``.
 
@@ -390,12 +397,7 @@ class MXIndexedRecordIO(MXRecordIO):
         idx : key_type
             A key of the index.
         """
-        try:
-            pos = self.idx[idx]
-        except (KeyError, TypeError):
-            raise ImageError(f"{self.uri}: no record with key {idx!r} in {self.idx_path} "
-                             f"({len(self.idx)} keys)") from None
-        self._seek_offset(pos)
+        self._seek_offset(self._offset(idx))
 
     def read_idx(self, idx):
         """The record with key ``idx``.
@@ -409,11 +411,7 @@ class MXIndexedRecordIO(MXRecordIO):
         -------
         bytes
         """
-        self.seek(idx)
-        rec = self.read()
-        if rec is None:
-            raise FormatError(f"{self.uri}: no record at offset {self.idx[idx]} (key {idx!r})")
-        return rec
+        return self.read_at(self._offset(idx))
 
     def write_idx(self, idx, buf):
         """Append a record and index it under key ``idx``.

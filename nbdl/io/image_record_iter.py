@@ -19,8 +19,8 @@ from ..imaging import decode_host
 from ..ndarray import array as nd_array
 from ..recordio import MXIndexedRecordIO, MXRecordIO, unpack
 from ..serialization import load as nd_load, save as nd_save
-from .host_iter import BatchCursor, HostBatchIter, check_batch_size, check_int, check_names, \
-    check_parts
+from .host_iter import (BatchCursor, HostBatchIter, check_batch_size, check_int, check_names,
+                        check_parts)
 from .image_aug import AUG_DEFAULTS, UNSUPPORTED_AUG, ImageAugmenter
 
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]

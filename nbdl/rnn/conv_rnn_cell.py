@@ -5,7 +5,7 @@ import functools
 
 from .. import symbol
 from ..errors import ArgumentError
-from .rnn_cell import BaseRNNCell
+from .rnn_cell import BaseRNNCell, gru_update, lstm_update
 
 __all__ = ["BaseConvRNNCell", "ConvRNNCell", "ConvLSTMCell", "ConvGRUCell"]
 
@@ -80,6 +80,10 @@ h2h_bias_initializer : Initializer or str or None
 
     _num_states = 1
 
+    def _act(self, x, name=None):
+        return self._get_activation(x, self._activation, **({} if name is None
+                                                            else {"name": name}))
+
     def _conv_forward(self, inputs, states, name):
         i2h = symbol.Convolution(name=f"{name}i2h", data=inputs,
                                  num_filter=self._num_hidden * self._num_gates,
@@ -126,16 +130,8 @@ class ConvLSTMCell(BaseConvRNNCell):
         self._counter += 1
         name = f"{self._prefix}t{self._counter}_"
         i2h, h2h = self._conv_forward(inputs, states, name)
-        gates = symbol.SliceChannel(i2h + h2h, num_outputs=4,
-                                    axis=self._conv_layout.find("C"), name=f"{name}slice")
-        in_gate = symbol.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
-        forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
-        in_transform = self._get_activation(gates[2], self._activation, name=f"{name}c")
-        out_gate = symbol.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
-        next_c = symbol._plus(forget_gate * states[1], in_gate * in_transform,
-                              name=f"{name}state")
-        next_h = symbol._mul(out_gate, self._get_activation(next_c, self._activation),
-                             name=f"{name}out")
+        next_h, next_c = lstm_update(i2h + h2h, states[1], name, self._act,
+                                     axis=self._conv_layout.find("C"))
         return next_h, [next_h, next_c]
 
 
@@ -152,13 +148,5 @@ class ConvGRUCell(BaseConvRNNCell):
         self._counter += 1
         name = f"{self._prefix}t{self._counter}_"
         i2h, h2h = self._conv_forward(inputs, states, name)
-        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice")
-        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice")
-        reset_gate = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
-        update_gate = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid",
-                                        name=f"{name}_z_act")
-        next_h_tmp = self._get_activation(i2h + reset_gate * h2h, self._activation,
-                                          name=f"{name}_h_act")
-        next_h = symbol._plus((1. - update_gate) * next_h_tmp, update_gate * states[0],
-                              name=f"{name}out")
+        next_h = gru_update(i2h, h2h, states[0], name, self._act)
         return next_h, [next_h]
