@@ -82,8 +82,8 @@ class _CellMixin:
         """MXNet 1.x's name of a step's graph node (``rnn_t0_out``) for a
         1.x-style cell, else None (an automatic name)."""
         if not self._legacy:
-            return None
-        return f"{self.prefix}t{max(getattr(self, '_counter', 0), 0)}_{what}"
+            return None   # the block's prefix comes from its trace's name scope
+        return f"t{max(getattr(self, '_counter', 0), 0)}_{what}"
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
                valid_length=None):
