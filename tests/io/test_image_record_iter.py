@@ -166,6 +166,17 @@ def test_parts_split_the_records(tmp_path, with_idx):
                         for p in range(3)]
 
 
+def test_a_directory_of_record_files_is_read_as_one(tmp_path):
+    d = tmp_path / "recs"
+    d.mkdir()
+    write_rec(d, n=3, name="b")
+    write_rec(d, n=2, name="a")
+    for idx in d.glob("*.idx"):
+        idx.unlink()
+    it = ImageRecordIter(path_imgrec=str(d), data_shape=(3, 8, 8), batch_size=5)
+    assert [int(v) for v in epoch(it)[0][1]] == [0, 1, 0, 1, 2]  # a.rec, then b.rec
+
+
 def test_shuffle_draws_a_permutation_every_epoch(tmp_path):
     rec, idx, _, _ = write_rec(tmp_path)
     it = ImageRecordIter(path_imgrec=rec, path_imgidx=idx, data_shape=(3, 8, 8), batch_size=5,
