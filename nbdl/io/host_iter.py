@@ -10,8 +10,8 @@ from ..errors import ArgumentError, NbdlError, ShapeError
 from ..ndarray import array as nd_array
 from .base import DataBatch, DataDesc, DataIter
 
-__all__ = ["HostBatchIter", "BatchCursor", "check_batch_size", "check_int", "check_parts",
-           "check_names", "label_view"]
+__all__ = ["HostBatchIter", "BatchCursor", "check_batch_size", "check_int", "check_names",
+           "label_view"]
 
 
 def check_batch_size(batch_size, what):
@@ -48,24 +48,6 @@ def check_int(value, what, arg, low=None):
         raise ArgumentError(f"{what}: {arg} must be an int"
                             f"{'' if low is None else f' >= {low}'}, got {value!r}")
     return int(value)
-
-
-def check_parts(num_parts, part_index, what):
-    """``(num_parts, part_index)`` checked: ``0 <= part_index < num_parts``.
-
-    Parameters
-    ----------
-    num_parts, part_index : int
-        The data is split into ``num_parts`` parts and part ``part_index`` read.
-    what : str
-        The caller's name, for the message.
-    """
-    num_parts = check_int(num_parts, what, "num_parts", 1)
-    part_index = check_int(part_index, what, "part_index", 0)
-    if part_index >= num_parts:
-        raise ArgumentError(f"{what}: part_index must be < num_parts, got part_index="
-                            f"{part_index}, num_parts={num_parts}")
-    return num_parts, part_index
 
 
 def check_names(data_name, label_name, what):

@@ -14,13 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..collective import resolve_parts
 from ..errors import ArgumentError, ShapeError
 from ..imaging import decode_host
 from ..ndarray import array as nd_array
 from ..recordio import MXIndexedRecordIO, MXRecordIO, unpack
 from ..serialization import load as nd_load, save as nd_save
-from .host_iter import (BatchCursor, HostBatchIter, check_batch_size, check_int, check_names,
-                        check_parts)
+from .host_iter import BatchCursor, HostBatchIter, check_batch_size, check_int, check_names
 from .image_aug import AUG_DEFAULTS, UNSUPPORTED_AUG, ImageAugmenter
 
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
@@ -127,6 +127,7 @@ class ImageRecordIter(HostBatchIter):
         Read only part ``part_index`` of ``num_parts`` (data-parallel
         workers): the records that start in that share of the file's bytes,
         or with ``path_imgidx`` that share of the records (MXNet's split).
+        By default the ranks of a distributed job (``nbdl.collective``), else 1 and 0.
     preprocess_threads : int, optional
         Threads decoding and augmenting a batch.
     dtype : {'float32', 'uint8', 'int8'}, optional
@@ -170,7 +171,7 @@ shuffle_chunk_seed, aug_seq : optional
 
     def __init__(self, *, path_imgrec, data_shape, batch_size, path_imgidx="",
                  path_imglist="", label_width=1, shuffle=False, seed=0, round_batch=True,
-                 num_parts=1, part_index=0, preprocess_threads=4, dtype=None, mean_img="",
+                 num_parts=None, part_index=None, preprocess_threads=4, dtype=None, mean_img="",
                  mirror=False, rand_mirror=False, seed_aug=None, data_name="data",
                  label_name="softmax_label", last_batch_handle=None, **kwargs):
         what = self._what = type(self).__name__
@@ -192,7 +193,7 @@ shuffle_chunk_seed, aug_seq : optional
                                 f"1, 3 or 4 channels and positive sizes, got {data_shape!r}")
         self.data_shape = tuple(int(d) for d in data_shape)
         self.label_width = check_int(label_width, what, "label_width", 1)
-        num_parts, part_index = check_parts(num_parts, part_index, what)
+        num_parts, part_index = resolve_parts(num_parts, part_index, what)
         self._threads = check_int(preprocess_threads, what, "preprocess_threads", 1)
         seed = check_int(seed, what, "seed")
         super().__init__(batch_size, data_name, label_name)
