@@ -108,8 +108,7 @@ class ConvRNNCell(BaseConvRNNCell):
         return ("",)
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._step_name()
         i2h, h2h = self._conv_forward(inputs, states, name)
         output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
         return output, [output]
@@ -127,8 +126,7 @@ class ConvLSTMCell(BaseConvRNNCell):
         return ["_i", "_f", "_c", "_o"]
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._step_name()
         i2h, h2h = self._conv_forward(inputs, states, name)
         next_h, next_c = lstm_update(i2h + h2h, states[1], name, self._act,
                                      axis=self._conv_layout.find("C"))
@@ -145,8 +143,7 @@ class ConvGRUCell(BaseConvRNNCell):
         return ["_r", "_z", "_o"]
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._step_name()
         i2h, h2h = self._conv_forward(inputs, states, name)
         next_h = gru_update(i2h, h2h, states[0], name, self._act)
         return next_h, [next_h]

@@ -289,6 +289,11 @@ class BaseRNNCell:
         outputs, _ = normalize_sequence(length, outputs, layout, merge_outputs)
         return outputs, states
 
+    def _step_name(self):
+        """Count a step and give its node names' start (``lstm_t0_``)."""
+        self._counter += 1
+        return f"{self._prefix}t{self._counter}_"
+
     def _get_activation(self, inputs, activation, **kwargs):
         if isinstance(activation, str):
             return symbol.Activation(inputs, act_type=activation, **kwargs)
@@ -371,8 +376,7 @@ class RNNCell(_DenseCell):
         return ("",)
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._step_name()
         i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
                                     num_hidden=self._num_hidden, name=f"{name}i2h")
         h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
@@ -406,8 +410,7 @@ class LSTMCell(_DenseCell):
         return ["_i", "_f", "_c", "_o"]
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._step_name()
         i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
                                     num_hidden=self._num_hidden * 4, name=f"{name}i2h")
         h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
@@ -437,8 +440,7 @@ class GRUCell(_DenseCell):
         return ["_r", "_z", "_o"]
 
     def __call__(self, inputs, states):
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._step_name()
         prev_h = states[0]
         i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
                                     num_hidden=self._num_hidden * 3, name=f"{name}_i2h")
@@ -448,7 +450,27 @@ class GRUCell(_DenseCell):
         return next_h, [next_h]
 
 
-class SequentialRNNCell(BaseRNNCell):
+class _CellGroup(BaseRNNCell):
+    """What the cells holding other cells (``self._cells``) share: their
+    states and weights are the children's, in order."""
+
+    @property
+    def state_info(self):
+        return _cells_state_info(self._cells)
+
+    def begin_state(self, **kwargs):
+        """The children's first states, in order (see ``BaseRNNCell.begin_state``)."""
+        self._check_unmodified()
+        return _cells_begin_state(self._cells, **kwargs)
+
+    def unpack_weights(self, args):
+        return _cells_unpack_weights(self._cells, args)
+
+    def pack_weights(self, args):
+        return _cells_pack_weights(self._cells, args)
+
+
+class SequentialRNNCell(_CellGroup):
     """Cells stacked one on another: each cell's output is the next one's input.
 
     Parameters
@@ -477,21 +499,6 @@ class SequentialRNNCell(BaseRNNCell):
                                     "or to its cells, not both")
             cell.params._params.update(self.params._params)
         self.params._params.update(cell.params._params)
-
-    @property
-    def state_info(self):
-        return _cells_state_info(self._cells)
-
-    def begin_state(self, **kwargs):
-        """The first states of every cell, in order (see ``BaseRNNCell.begin_state``)."""
-        self._check_unmodified()
-        return _cells_begin_state(self._cells, **kwargs)
-
-    def unpack_weights(self, args):
-        return _cells_unpack_weights(self._cells, args)
-
-    def pack_weights(self, args):
-        return _cells_pack_weights(self._cells, args)
 
     def __call__(self, inputs, states):
         self._counter += 1
@@ -684,7 +691,7 @@ class ResidualCell(ModifierCell):
         return outputs, states
 
 
-class BidirectionalCell(BaseRNNCell):
+class BidirectionalCell(_CellGroup):
     """Runs one cell forward and one backward over the sequence and
     concatenates their outputs (features axis).
 
@@ -713,21 +720,6 @@ class BidirectionalCell(BaseRNNCell):
         self.params._params.update(l_cell.params._params)
         self.params._params.update(r_cell.params._params)
         self._cells = [l_cell, r_cell]
-
-    def unpack_weights(self, args):
-        return _cells_unpack_weights(self._cells, args)
-
-    def pack_weights(self, args):
-        return _cells_pack_weights(self._cells, args)
-
-    @property
-    def state_info(self):
-        return _cells_state_info(self._cells)
-
-    def begin_state(self, **kwargs):
-        """Both cells' first states (see ``BaseRNNCell.begin_state``)."""
-        self._check_unmodified()
-        return _cells_begin_state(self._cells, **kwargs)
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None):
         self.reset()

@@ -11,6 +11,17 @@ from ..parameter import Parameter
 
 
 class _SequentialMixin:
+    """What Sequential and HybridSequential share.
+
+    Parameters
+    ----------
+    prefix, params : optional
+        Gluon 1.x's ``prefix`` and ``params`` (see ``Block``), also by position.
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+
     def add(self, *blocks):
         for b in blocks:
             self.register_child(b)
@@ -37,16 +48,7 @@ class _SequentialMixin:
 
 
 class Sequential(_SequentialMixin, Block):
-    """Stacks Blocks sequentially.
-
-    Parameters
-    ----------
-    prefix, params : optional
-        Gluon 1.x's ``prefix`` and ``params`` (see ``Block``), also by position.
-    """
-
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
+    """Stacks Blocks sequentially (``prefix``, ``params``: see ``_SequentialMixin``)."""
 
     def hybridize(self, active=True, **kwargs):
         """Hybridize the children; warns, as Gluon does, when every child is
@@ -67,16 +69,8 @@ class Sequential(_SequentialMixin, Block):
 
 
 class HybridSequential(_SequentialMixin, HybridBlock):
-    """Stacks HybridBlocks sequentially (hybridizable as a whole).
-
-    Parameters
-    ----------
-    prefix, params : optional
-        Gluon 1.x's ``prefix`` and ``params`` (see ``Block``), also by position.
-    """
-
-    def __init__(self, prefix=None, params=None):
-        super().__init__(prefix=prefix, params=params)
+    """Stacks HybridBlocks sequentially, hybridizable as a whole (``prefix``,
+    ``params``: see ``_SequentialMixin``)."""
 
 
 def _act(x, activation, name=None):
