@@ -35,15 +35,15 @@ from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape,  
                    use_np, use_np_array, use_np_shape)
 from .mxnet import alias_mxnet  # noqa: F401
 
-# MXNet 1.x's training APIs and the optional front ends (ONNX, MPI) are
-# imported on first use (``nbdl.mod``, ``nbdl.io.NDArrayIter``,
+# MXNet 1.x's training APIs (``nbdl.rnn`` among them) and the optional front
+# ends (ONNX, MPI) are imported on first use (``nbdl.mod``, ``nbdl.io.NDArrayIter``,
 # ``nbdl.distributed.init()``): a program that needs none of them does not pay
 # for their import.
 _LAZY = {"contrib": "contrib", "io": "io", "recordio": "recordio", "callback": "callback",
          "kvstore": "kvstore", "kv": "kvstore", "metric": "metric", "profiler": "profiler",
          "visualization": "visualization", "viz": "visualization", "module": "module",
          "mod": "module", "onnx": "onnx", "distributed": "distributed", "runtime": "runtime",
-         "test_utils": "test_utils"}
+         "test_utils": "test_utils", "rnn": "rnn"}
 
 
 def __getattr__(attr):

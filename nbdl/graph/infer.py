@@ -1,13 +1,19 @@
-"""Shape and dtype inference over a graph: each op's rule, run forward and
+"""Shape and dtype inference: over a graph, each op's rule run forward and
 backward to a fixed point, so weights get their shapes from data and labels
-from outputs (two-way, partial)."""
+from outputs (two-way, partial); for one call on known inputs (an eager
+call), ``infer_call``.  Both remember a rule's answer per (rule, attributes,
+known values) in one memo."""
 from itertools import repeat
 from operator import is_not
 
 import numpy as np
 
+from ..dtype import from_flag
 from ..errors import DTypeError, ShapeError
-from .signature import bounded_put, node_attr_key
+from ..ops.attrs import _parse_tuple
+from ..ops.registry import shapes_str
+from ..util import is_np_shape
+from .signature import attr_key, bounded_put, node_attr_key
 
 
 def _where(node):
@@ -48,10 +54,10 @@ _NONES = repeat(None)
 
 def _run(order, table, rule_attr, what, err, partial):
     """Sweep the op nodes alternately forward and backward until a sweep learns
-    nothing.  A node whose inputs and outputs are all known is finished for
-    good (entries are never forgotten), so each sweep visits only the nodes
-    the previous one left unfinished, and a graph that one forward sweep
-    settles costs one visit a node: linear in its size.  A rule's answer is
+    nothing.  A node whose rule ran with its inputs and outputs all known is
+    finished for good (entries are never forgotten), so each sweep visits
+    only the nodes the previous one left unfinished, and a graph that one
+    forward sweep settles costs one visit a node: linear in its size.  A rule's answer is
     remembered per (rule, attributes, known values): repeating nodes cost a
     dictionary lookup."""
     pending = [(n, n.inputs, n.outputs(), getattr(n.op, rule_attr)) for n in order
@@ -67,8 +73,8 @@ def _run(order, table, rule_attr, what, err, partial):
             node, in_es, out_es, rule = item
             ins = list(map(get, in_es))
             outs = list(map(get, out_es))
-            if all(map(is_not, outs, nones)) and all(map(is_not, ins, nones)):
-                continue
+            # a node whose entries its neighbours all set still runs its rule
+            # once: that is what checks them against each other
             attrs = node.attrs
             akey = node_attr_key(node)
             if akey is None:
@@ -134,7 +140,6 @@ def infer_shapes(order, known, partial=True):
     table = {}
     for node in order:
         if node.op is None and "__shape__" in node.user_attrs:
-            from ..ops.attrs import _parse_tuple
             shp = _parse_tuple(node.user_attrs["__shape__"])
             if shp and all(d is not None and d > 0 for d in shp):
                 table[node.output(0)] = shp
@@ -143,7 +148,71 @@ def infer_shapes(order, known, partial=True):
     for e, s in known.items():
         if s is not None:
             table[e] = tuple(int(d) for d in s)
+    fills = [] if is_np_shape() else _partial_fills(order)
+    if fills:
+        table = _resolve_partial_fills(order, table, fills)
     return _run(order, table, "infer_shape", "shape", ShapeError, partial)
+
+
+def _partial_fills(order):
+    """The nodes without inputs whose ``shape`` attribute holds a ``0``
+    (``_zeros``, ``_ones``, ``_full``, the samplers): outside NumPy-shape
+    mode MXNet 1.x reads those dims as unknown, to be found from the
+    consumers (``mx.rnn``'s ``begin_state`` makes ``zeros(shape=(0, H))``)."""
+    return [n for n in order if n.op is not None and not n.inputs and "shape" in n.op.attrs
+            and 0 in tuple(n.attrs.get("shape") or ())]
+
+
+# probe sizes standing in for a partial fill's unknown dims: far from the
+# sizes a graph computes
+_FILL_PROBE = 1_000_003
+
+
+def _resolve_partial_fills(order, table, fills):
+    """Shapes for the outputs of ``fills`` (see ``_partial_fills``) found from
+    the rest of the graph.
+
+    The graph without the fills is inferred from what is known; a fill whose
+    consumer then knows its output (an elementwise op) is settled. For one
+    that is not, the same graph is inferred from that fill alone, its
+    unknown dims set to probe sizes; an entry both inferences reach tells
+    the size each probe stands for (an LSTM's ``h2h`` FullyConnected output
+    (probe, 4H) meets the ``i2h`` output (batch, 4H) at their sum). This is
+    repeated while it settles fills; what stays unknown is left to the
+    fills' own rules (the zeros read as sizes)."""
+    fill_set = set(fills)
+    rest = [n for n in order if n not in fill_set]
+    while True:
+        table = _run(rest, table, "infer_shape", "shape", ShapeError, True)
+        for node in fills:
+            if table.get(node.output(0)) is None:
+                shape = _probe_fill(rest, table, node)
+                if shape is not None:
+                    table[node.output(0)] = shape
+                    break
+        else:
+            return table    # the fills' rules then check what was found
+
+
+def _probe_fill(rest, table, node):
+    """The shape of partial fill ``node``'s output that the graph implies, or None."""
+    shape = tuple(int(d) for d in node.attrs["shape"])
+    probed = tuple(_FILL_PROBE + k if d == 0 else d for k, d in enumerate(shape))
+    try:
+        ptable = _run(rest, {node.output(0): probed}, "infer_shape", "shape", ShapeError, True)
+    except ShapeError:
+        return None
+    probes = {p for p, d in zip(probed, shape) if d == 0}
+    found = {}
+    for e, pshape in ptable.items():
+        real = table.get(e)
+        if real is not None and len(real) == len(pshape):
+            for a, b in zip(pshape, real):
+                if a in probes:
+                    found.setdefault(a, b)
+    if not probes <= set(found):
+        return None
+    return tuple(found.get(d, d) for d in probed)
 
 
 # two sizes standing in for the unknown dims of partial shapes (see
@@ -153,7 +222,6 @@ _PROBES = (7919, 7927)
 
 def _declared_partial(order):
     """{Entry: shape} of the variables declared with a shape holding a 0."""
-    from ..ops.attrs import _parse_tuple
     out = {}
     for node in order:
         if node.op is None and "__shape__" in node.user_attrs:
@@ -220,12 +288,85 @@ def infer_types(order, known):
     table = {}
     for node in order:
         if node.op is None and "__dtype__" in node.user_attrs:
-            from ..dtype import from_flag
             table[node.output(0)] = from_flag(node.user_attrs["__dtype__"])
     for e, t in known.items():
         if t is not None:
             table[e] = np.dtype(t)
     return _run(order, table, "infer_type", "dtype", DTypeError, True)
+
+
+def infer_call(op, attrs, given, n_out, names, what):
+    """The output shapes (``what="shape"``) or dtypes (``"dtype"``) of one
+    call of ``op`` on inputs whose values are all known (an eager call):
+    the op's rule run to a fixed point, checked to agree with the inputs
+    and to determine every output.
+
+    Parameters
+    ----------
+    op : OpDef
+        The op.
+    attrs : dict
+        Its parsed attributes.
+    given : list
+        The inputs' shapes (tuples) or dtypes.
+    n_out : int
+        The number of outputs.
+    names : list of str
+        The inputs' names, for messages.
+    what : str
+        ``"shape"`` or ``"dtype"``.
+
+    Returns
+    -------
+    list
+        One shape (tuple of int) or ``np.dtype`` per output.
+    """
+    rule = op.infer_shape if what == "shape" else op.infer_type
+    err = ShapeError if what == "shape" else DTypeError
+    outs = [None] * n_out
+    if rule is None:
+        if what == "shape" or not given:
+            raise err(f"{op.name}: the op has no {what} rule")
+        return [np.dtype(given[0])] * n_out
+    memo = _MEMO.setdefault(what, {})
+    akey = attr_key(attrs)
+    ins = list(given)
+    for _ in range(3):  # a two-way rule may need a second look at its own results
+        key = None if akey is None else (rule, akey, tuple(ins), tuple(outs))
+        try:
+            res = None if key is None else memo.get(key)
+        except TypeError:           # a value that is a list: no exact key
+            key = res = None
+        if res is None:
+            res = rule(attrs, list(ins), list(outs))
+            if key is not None and type(res[0]) in _SEQ and type(res[1]) in _SEQ:
+                bounded_put(memo, key, res)
+        new_in, new_out = res
+        for name, g, v in zip(names, given, new_in):
+            if v is not None and _norm(v, what) != _norm(g, what):
+                raise err(f"{op.name}: input {name!r} has {what} {_one(g, what)} but the op "
+                          f"expects {_one(v, what)}; input {what}s {_list(given, what)}")
+        outs = [None if v is None else _norm(v, what) for v in new_out]
+        if all(v is not None for v in outs):
+            return outs
+    if what == "dtype":  # an op without inputs that says nothing: MXNet's default
+        return [np.dtype(np.float32) if v is None else v for v in outs]
+    raise ShapeError(f"{op.name}: output shapes could not be inferred from input shapes "
+                     f"{shapes_str(given)}")
+
+
+def _norm(v, what):
+    return tuple(int(d) for d in v) if what == "shape" else np.dtype(v)
+
+
+def _one(v, what):
+    return str(tuple(v)) if what == "shape" else str(np.dtype(v))
+
+
+def _list(vals, what):
+    if what == "shape":
+        return shapes_str(vals)
+    return "[" + ", ".join(str(np.dtype(t)) for t in vals) + "]"
 
 
 def describe_missing(order, table, arg_nodes):
