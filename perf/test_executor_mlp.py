@@ -7,20 +7,12 @@ import numpy as np
 import pytest
 
 import nbdl
-
-
-def mlp():
-    x = nbdl.sym.var("data")
-    for i, h in enumerate((512, 512)):
-        x = nbdl.sym.Activation(nbdl.sym.FullyConnected(x, num_hidden=h, name=f"fc{i + 1}"),
-                                act_type="relu", name=f"relu{i + 1}")
-    x = nbdl.sym.FullyConnected(x, num_hidden=10, name="fc3")
-    return nbdl.sym.SoftmaxOutput(x, name="softmax")
+from workloads import symbol_mlp
 
 
 @pytest.fixture(scope="module")
 def executor():
-    ex = mlp().simple_bind(nbdl.cpu(), data=(128, 784))
+    ex = symbol_mlp().simple_bind(nbdl.cpu(), data=(128, 784))
     rng = np.random.RandomState(0)
     for name, arr in ex.arg_dict.items():
         if name.endswith("weight"):

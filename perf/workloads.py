@@ -141,7 +141,7 @@ def eager_dispatch():
     return chain, N_OPS
 
 
-def _image_train(net, shape, classes):
+def image_train(net, shape, classes):
     nbdl.random.seed(0)
     net.initialize(nbdl.init.Xavier())
     rng = np.random.RandomState(0)
@@ -152,12 +152,12 @@ def _image_train(net, shape, classes):
 
 
 def lenet_train():
-    return _image_train(lenet(), (128, 1, 28, 28), 10), 1
+    return image_train(lenet(), (128, 1, 28, 28), 10), 1
 
 
 def resnet18_train():
     from nbdl.gluon.model_zoo import vision
-    return _image_train(vision.resnet18_v1(classes=10), (32, 3, 32, 32), 10), 1
+    return image_train(vision.resnet18_v1(classes=10), (32, 3, 32, 32), 10), 1
 
 
 def zoo_inference(name, batch):
@@ -179,9 +179,10 @@ def _zoo_row(name, batch):
     return lambda: (zoo_inference(name, batch)[1], 1)
 
 
-def rnn_train(cell):
+def rnn_train(cell, hybridize=True):
     """Training step of a fused 2-layer ``cell`` ('lstm' or 'gru') network,
-    hidden 256, input 256, TNC 35x32, L2 loss, SGD, hybridized."""
+    hidden 256, input 256, TNC 35x32, L2 loss, SGD (hybridized unless
+    ``hybridize`` is False)."""
     nbdl.random.seed(0)
     layer = {"lstm": rnn.LSTM, "gru": rnn.GRU}[cell]
     net = layer(HIDDEN, num_layers=LAYERS, input_size=INPUT)
@@ -189,7 +190,7 @@ def rnn_train(cell):
     rng = np.random.RandomState(0)
     return train_step(net, rng.uniform(-1, 1, (SEQ, BATCH, INPUT)).astype(np.float32),
                       rng.uniform(-1, 1, (SEQ, BATCH, HIDDEN)).astype(np.float32),
-                      gluon.loss.L2Loss(), BATCH)
+                      gluon.loss.L2Loss(), BATCH, hybridize=hybridize)
 
 
 ROWS = {
