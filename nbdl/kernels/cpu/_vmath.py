@@ -16,7 +16,7 @@ its GEMMs).  For float32 these are written out of arithmetic, ``floor``,
   error 6e-10), ``1 - 2 / (e^{2|x|} + 1)`` above, sign copied.
 
 Measured against float64 results rounded to float32 over the whole float32
-range (``tests/kernels/test_vmath.py``): at most 2 ulp for exp, 3 for
+range (``tests/ops/test_vmath.py``): at most 2 ulp for exp, 3 for
 sigmoid and tanh on normal results; NaN, the infinities and signed zeros as
 numpy gives them.  float64 arguments get numpy's ``np.exp``/``np.tanh``.
 
@@ -72,17 +72,20 @@ def vtanh(x):
 
 
 @njit(cache=True, inline="always")
+def _horner(c, x):
+    """c[0] + c[1] x + ... (a tuple of coefficients, lowest first)."""
+    p = c[len(c) - 1]
+    for k in range(len(c) - 2, -1, -1):
+        p = p * x + c[k]
+    return p
+
+
+@njit(cache=True, inline="always")
 def _exp32(x):
     xc = min(max(x, _F(-104.0)), _F(89.0))
     n = np.floor(xc * _LOG2E + _F(0.5))
     r = (xc - n * _LN2_HI) - n * _LN2_LO
-    p = _E[5]
-    p = p * r + _E[4]
-    p = p * r + _E[3]
-    p = p * r + _E[2]
-    p = p * r + _E[1]
-    p = p * r + _E[0]
-    p = _F(1.0) + r + r * r * p
+    p = _F(1.0) + r + r * r * _horner(_E, r)
     ni = np.int32(n)
     n1 = ni >> 1
     n2 = ni - n1
@@ -94,13 +97,7 @@ def _exp32(x):
 def _tanh32(x):
     ax = abs(x)
     t = ax * ax
-    q = _T[5]
-    q = q * t + _T[4]
-    q = q * t + _T[3]
-    q = q * t + _T[2]
-    q = q * t + _T[1]
-    q = q * t + _T[0]
-    small = ax + ax * t * q
+    small = ax + ax * t * _horner(_T, t)
     big = _F(1.0) - _F(2.0) / (_exp32(ax + ax) + _F(1.0))
     return np.copysign(small if ax < _SMALL else big, x)
 

@@ -42,7 +42,8 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_NULL, Launch
 from ._blas_threads import hold_blas, hold_for, release_blas
 from ._parallel import threads, twins as _twins, use_parallel, variant
-from .rnn_cells import gru_forward, lstm_backward, lstm_forward, simple_forward
+from .rnn_cells import (gru_backward, gru_forward, lstm_backward, lstm_forward, simple_backward,
+                        simple_forward)
 from ..shared.rnn import GRU, LSTM, RNN_TANH, _layer_start, backward_views, forward_views, rnn_plan
 
 
@@ -122,8 +123,9 @@ def _gemm(a, b, out):
 
 
 @njit(cache=True, inline="always")
-def _sigmoid(v, one):
-    return one / (one + np.exp(-v))
+def _batch_slice(n, t, nt):
+    """Rows [n0, n1) of batch slice t of nt."""
+    return n * t // nt, n * (t + 1) // nt
 
 
 @njit(cache=True, inline="always")
@@ -208,7 +210,7 @@ def _forward_core_py(data, params, state, cell, out, hy, cy, res, ws, mode, L, D
             prev = hold_blas(hold)      # the per-step products are small
             for s in range(T):
                 for tt in prange(nt):        # batch slices, one a thread (nt = 1: serial)
-                    n0, n1 = N * tt // nt, N * (tt + 1) // nt
+                    n0, n1 = _batch_slice(N, tt, nt)
                     _gemm(h[n0:n1], wh.T, gh[n0:n1])
                     for n in range(n0, n1):
                         ln = int(lens[n])
@@ -359,8 +361,8 @@ def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams,
                 dc[...] = gcy[l * D + d]
             prev = hold_blas(hold)      # the per-step products are small
             for s in range(T - 1, -1, -1):
-                for tt in prange(nt):        # batch slices, one a thread (nt = 1: serial)
-                    n0, n1 = N * tt // nt, N * (tt + 1) // nt
+                for tt in prange(nt):
+                    n0, n1 = _batch_slice(N, tt, nt)
                     if proj:
                         # gradient of the projected output r, then of the unprojected h
                         for n in range(n0, n1):
@@ -386,42 +388,21 @@ def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams,
                         tp = t - 1 if d == 0 else t + 1
                         for j in range(R):
                             hp[t, n, j] = state[l * D + d, n, j] if first else y[tp, n, d * R + j]
+                        if proj:
+                            dhv = dhc[n]
+                        else:
+                            dhv = dhn[n]
+                            dyr = dy[t, n, d * H:(d + 1) * H]
+                            for j in range(H):
+                                dhv[j] = dh[n, j] + dyr[j]
                         if mode == LSTM:
-                            if proj:
-                                dhv = dhc[n]
-                            else:
-                                dhv = dhn[n]
-                                dyr = dy[t, n, d * H:(d + 1) * H]
-                                for j in range(H):
-                                    dhv[j] = dh[n, j] + dyr[j]
                             lstm_backward(g[t, n], e[t, n], cell[l * D + d, n] if first else e[tp, n],
                                           dc[n], dhv, dgx[t, n], dgs[n], clip, lo, hi)
-                        for j in range(H if mode != LSTM else 0):
-                            if proj:
-                                dhv_j = dhc[n, j]
-                            else:
-                                dhv_j = dh[n, j] + dy[t, n, d * H + j]
-                            if mode == GRU:
-                                gr = g[t, n, j]
-                                gz = g[t, n, H + j]
-                                gn = g[t, n, 2 * H + j]
-                                hn = e[t, n, j]
-                                dan = dhv_j * (one - gz) * (one - gn * gn)
-                                dr = dan * hn * gr * (one - gr)
-                                dz = dhv_j * (hp[t, n, j] - gn) * gz * (one - gz)
-                                dgx[t, n, j] = dr
-                                dgx[t, n, H + j] = dz
-                                dgx[t, n, 2 * H + j] = dan
-                                dgh[t, n, j] = dr
-                                dgh[t, n, H + j] = dz
-                                dgh[t, n, 2 * H + j] = dan * gr
-                                dc[n, j] = dhv_j * gz   # GRU has no cell: dc holds dh's direct part
-                            else:
-                                hv = g[t, n, j]
-                                if mode == RNN_TANH:
-                                    dgx[t, n, j] = dhv_j * (one - hv * hv)
-                                else:
-                                    dgx[t, n, j] = dhv_j if hv > zero else zero
+                        elif mode == GRU:
+                            gru_backward(g[t, n], e[t, n], hp[t, n], dhv, dgx[t, n], dgh[t, n],
+                                         dc[n])
+                        else:
+                            simple_backward(g[t, n], dhv, dgx[t, n], mode == RNN_TANH)
                         for k in range(GH):
                             dgs[n, k] = dgh[t, n, k]
                     _gemm(dgs[n0:n1], wh, dhn[n0:n1])

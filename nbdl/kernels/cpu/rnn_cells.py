@@ -111,4 +111,41 @@ def lstm_backward(gr, cv, cprev, dc, dhv, dg, tc, clip, lo, hi):
         dc[j] = d * gf[j]
 
 
-__all__ = ["lstm_forward", "gru_forward", "simple_forward", "lstm_backward"]
+@njit(cache=True, error_model="numpy")
+def gru_backward(gr, hn, hprev, dhv, dgx, dgh, dc):
+    """Gate gradients of one step: ``dgx`` for the input products, ``dgh``
+    for the recurrent ones (n's is scaled by r there); ``dc`` gets the part
+    of the hidden gradient that flows to the previous step directly."""
+    h_n = hn.shape[0]
+    one = hn.dtype.type(1)
+    gx, gz, gn = gr[0:h_n], gr[h_n:2 * h_n], gr[2 * h_n:3 * h_n]
+    dxr, dxz, dxn = dgx[0:h_n], dgx[h_n:2 * h_n], dgx[2 * h_n:3 * h_n]
+    dhr, dhz, dhn = dgh[0:h_n], dgh[h_n:2 * h_n], dgh[2 * h_n:3 * h_n]
+    for j in range(h_n):
+        dan = dhv[j] * (one - gz[j]) * (one - gn[j] * gn[j])
+        dr = dan * hn[j] * gx[j] * (one - gx[j])
+        dz = dhv[j] * (hprev[j] - gn[j]) * gz[j] * (one - gz[j])
+        dxr[j] = dr
+        dxz[j] = dz
+        dxn[j] = dan
+        dhr[j] = dr
+        dhz[j] = dz
+        dhn[j] = dan * gx[j]
+        dc[j] = dhv[j] * gz[j]
+
+
+@njit(cache=True, error_model="numpy")
+def simple_backward(gr, dhv, dg, tanh):
+    """RNN_TANH / RNN_RELU gate gradient from the saved activations ``gr``."""
+    one = gr.dtype.type(1)
+    zero = gr.dtype.type(0)
+    if tanh:
+        for j in range(gr.shape[0]):
+            dg[j] = dhv[j] * (one - gr[j] * gr[j])
+    else:
+        for j in range(gr.shape[0]):
+            dg[j] = dhv[j] if gr[j] > zero else zero
+
+
+__all__ = ["lstm_forward", "gru_forward", "simple_forward", "lstm_backward", "gru_backward",
+           "simple_backward"]
