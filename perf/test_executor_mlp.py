@@ -6,20 +6,12 @@ SoftmaxOutput, SGD update of the weights in place.
 import numpy as np
 import pytest
 
-import nbdl
-from workloads import symbol_mlp
+from workloads import symbol_mlp_executor
 
 
 @pytest.fixture(scope="module")
 def executor():
-    ex = symbol_mlp().simple_bind(nbdl.cpu(), data=(128, 784))
-    rng = np.random.RandomState(0)
-    for name, arr in ex.arg_dict.items():
-        if name.endswith("weight"):
-            arr[:] = rng.uniform(-0.05, 0.05, arr.shape).astype(np.float32)
-    ex.arg_dict["data"][:] = rng.rand(128, 784).astype(np.float32)
-    ex.arg_dict["softmax_label"][:] = rng.randint(0, 10, 128).astype(np.float32)
-    return ex
+    return symbol_mlp_executor()
 
 
 def _sgd_kernel():

@@ -93,7 +93,9 @@ def symbol_mlp():
     return nbdl.sym.SoftmaxOutput(x, name="softmax")
 
 
-def symbol_mlp_train():
+def symbol_mlp_executor():
+    """``symbol_mlp`` bound by ``simple_bind`` for batch 128 with random
+    weights, data and labels."""
     ex = symbol_mlp().simple_bind(nbdl.cpu(), data=(128, 784))
     rng = np.random.RandomState(0)
     for name, arr in ex.arg_dict.items():
@@ -101,6 +103,11 @@ def symbol_mlp_train():
             arr[:] = rng.uniform(-0.05, 0.05, arr.shape).astype(np.float32)
     ex.arg_dict["data"][:] = rng.rand(128, 784).astype(np.float32)
     ex.arg_dict["softmax_label"][:] = rng.randint(0, 10, 128).astype(np.float32)
+    return ex
+
+
+def symbol_mlp_train():
+    ex = symbol_mlp_executor()
     pairs = [(ex.arg_dict[k], ex.grad_dict[k]) for k in ex.grad_dict
              if k not in ("data", "softmax_label")]
 
