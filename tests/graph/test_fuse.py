@@ -148,3 +148,76 @@ def test_gluon_predict_and_train(passes, monkeypatch):
     np.testing.assert_allclose(got_p, want_p, rtol=1e-4, atol=1e-5)
     fused = [len(ex._bg.fused) for ex in net._cached_op.executors()]
     assert sorted(fused) == ([0, 0] if passes == "0" else [0, 4])   # training, predict
+
+
+def _bind_grads(sym, args, aux, passes, req, monkeypatch):
+    monkeypatch.setenv("NBDL_GRAPH_PASSES", "1" if passes else "0")
+    grads = {k: nbdl.nd.zeros(v.shape) for k, v in args.items()}
+    return sym.bind(nbdl.cpu(), {k: nbdl.nd.array(v) for k, v in args.items()}, args_grad=grads,
+                    aux_states={k: nbdl.nd.array(v) for k, v in aux.items()}, grad_req=req)
+
+
+@pytest.mark.parametrize("req", ["write", "mixed"])
+def test_binds_with_gradients_are_not_rewritten(req, monkeypatch, rng):
+    """A bind where any argument gets a gradient runs the graph as written:
+    same schedule, debug_str, outputs and gradients with the passes on."""
+    sym = block()
+    args, aux = _values(sym, rng)
+    reqs = "write" if req == "write" else \
+        {k: ("null" if k in ("data", "softmax_label") else "write") for k in args}
+    runs = []
+    for passes in (True, False):
+        ex = _bind_grads(sym, args, aux, passes, reqs, monkeypatch)
+        assert not ex._bg.fused
+        text = ex.debug_str()
+        assert "Fused for inference" not in text and "_nbdl_fused_conv" not in text
+        nbdl.random.seed(5)
+        out = ex.forward(is_train=True)[0].asnumpy()
+        ex.backward()
+        infer = ex.forward()[0].asnumpy()
+        runs.append((text, out, infer, {k: g.asnumpy() for k, g in ex.grad_dict.items()
+                                        if g is not None}))
+    (t1, o1, i1, g1), (t2, o2, i2, g2) = runs
+    assert t1 == t2
+    np.testing.assert_array_equal(o1, o2)
+    np.testing.assert_array_equal(i1, i2)
+    assert sorted(g1) == sorted(g2) and g1
+    for k in g1:
+        np.testing.assert_array_equal(g1[k], g2[k], err_msg=k)
+
+
+def test_resnet18_v1_inference_matches_plain(monkeypatch):
+    """Model-zoo ResNet-18 v1 bound with grad_req='null' (BatchNorm moving
+    statistics, gamma and beta away from their initial values): every
+    convolution fused (stem, blocks, downsampling shortcuts), no BatchNorm or
+    ReLU left, outputs within 1e-4 relative of the graph as written."""
+    from nbdl.gluon.model_zoo.vision import resnet18_v1
+    nbdl.random.seed(0)
+    net = resnet18_v1()
+    net.initialize(nbdl.init.Xavier(rnd_type="uniform", factor_type="in", magnitude=6))
+    net(nbdl.nd.zeros((1, 3, 32, 32)))
+    sym = net(S.var("data"))
+    rng = np.random.RandomState(7)
+    values = {}
+    for name, p in net.collect_params().items():
+        v = p.data().asnumpy()
+        if name.endswith(("running_var", "gamma")):
+            v = rng.uniform(0.5, 1.5, v.shape)
+        elif name.endswith(("running_mean", "beta")):
+            v = rng.uniform(-0.2, 0.2, v.shape)
+        values[name] = v.astype(np.float32)
+    arg_names, aux_names = sym.list_arguments(), sym.list_auxiliary_states()
+    args = {n: values[n] for n in arg_names if n != "data"}
+    args["data"] = rng.uniform(-1, 1, (2, 3, 32, 32)).astype(np.float32)
+    aux = {n: values[n] for n in aux_names}
+    plain = _bind(sym, args, aux, False, monkeypatch)
+    fused = _bind(sym, args, aux, True, monkeypatch)
+    want = plain.forward()[0].asnumpy()
+    got = fused.forward()[0].asnumpy()
+    assert want.shape == (2, 1000) and np.abs(want).max() > 1e-2
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    ops = [s.node.op.name for s in fused._sched.fwd_infer]
+    n_conv = sum(1 for s in plain._sched.fwd_infer if s.node.op.name == "Convolution")
+    assert n_conv == 20 and ops.count("_nbdl_fused_conv") == n_conv
+    assert not {"Convolution", "BatchNorm", "Activation", "relu"} & set(ops)
+    assert len(fused._bg.fused) == n_conv

@@ -445,7 +445,8 @@ def test_backward_without_parameter_gradient(dev, mode, L, bi):
 
 
 @pytest.mark.parametrize("mode,P,lens", [("lstm", 0, None), ("gru", 0, [4, 1, 0, 3, 4]),
-                                         ("lstm", 2, [2, 4, 3, 1, 4]), ("rnn_tanh", 0, None)])
+                                         ("lstm", 2, [2, 4, 3, 1, 4]), ("rnn_tanh", 0, None),
+                                         ("rnn_relu", 0, [3, 4, 1, 4, 2])])
 def test_rnn_batch_slices(mode, P, lens, monkeypatch):
     """The parallel kernels run the time loops in batch slices (one a thread,
     each with its own per-step GEMM rows): the same outputs and gradients as
@@ -470,6 +471,7 @@ def test_rnn_batch_slices(mode, P, lens, monkeypatch):
                                               backward=True)
             kernels = {s.fn.py_func.__name__ for s in ex._sched.fwd_train + ex._sched.backward}
             assert ("rnn_forward_parallel" in kernels) == parallel
+            assert ("rnn_backward_parallel" in kernels) == parallel
             runs.append((outs, grads))
     finally:
         numba.set_num_threads(prev)

@@ -53,3 +53,19 @@ def test_float64_is_libms():
     for fn, ref in ((0, np.exp(x)), (1, 1 / (1 + np.exp(-x))), (2, np.tanh(x))):
         apply(fn, x, got)
         np.testing.assert_allclose(got, ref, rtol=4e-16, atol=0)
+
+
+def test_special_values_exact():
+    """NaN in gives NaN out; the limits at +-inf and the saturated ranges are
+    exact (exp(+inf) = inf, exp(-inf) = 0, tanh(+-inf) = +-1,
+    sigmoid(-inf) = 0, sigmoid(+inf) = 1), signed zeros kept."""
+    x = np.float32([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 200.0, -200.0, 1e30, -1e30])
+    want = {0: [np.nan, np.nan, np.inf, 0.0, 1.0, 1.0, np.inf, 0.0, np.inf, 0.0],
+            1: [np.nan, np.nan, 1.0, 0.0, 0.5, 0.5, 1.0, 0.0, 1.0, 0.0],
+            2: [np.nan, np.nan, 1.0, -1.0, 0.0, -0.0, 1.0, -1.0, 1.0, -1.0]}
+    for fn, w in want.items():
+        got = np.empty_like(x)
+        apply(fn, x, got)
+        w = np.float32(w)
+        np.testing.assert_array_equal(got, w, err_msg=str(fn))
+        assert np.array_equal(np.signbit(got[~np.isnan(w)]), np.signbit(w[~np.isnan(w)])), fn
