@@ -46,10 +46,17 @@ class DeviceError(NbdlError, RuntimeError):
     """A device that is unavailable or arrays on mismatched devices."""
 
 
+class CustomOpError(NbdlError, RuntimeError):
+    """An exception raised inside a custom operator's Python code
+    (``nbdl.operator``), or a bad answer from it; the message names the
+    operator type and the method."""
+
+
 class OptionalDependencyError(NbdlError, ImportError):
     """A feature needs an optional package that is not installed (the
     message names it and the pip command)."""
 
 
 __all__ = ["NbdlError", "ShapeError", "DTypeError", "AttrError", "UnknownOpError",
-           "BindError", "GraphError", "DeviceError", "ArgumentError", "OptionalDependencyError"]
+           "BindError", "GraphError", "DeviceError", "ArgumentError", "CustomOpError",
+           "OptionalDependencyError"]

@@ -18,13 +18,15 @@ def view_args(arrays, views):
 
 
 def run_op(op, attrs, inputs, out_shapes, out_dtypes, device, is_train=False,
-           node_name="", outputs=None, req=None):
-    """Run one op on device arrays; allocates outputs (unless given) and temps."""
+           node_name="", outputs=None, req=None, node=None, states=None):
+    """Run one op on device arrays; allocates outputs (unless given) and temps.
+    ``node`` and ``states``: see ``Call`` (a graph's node and the per-node
+    state its stateful ops share)."""
     in_shapes = [tuple(a.shape) for a in inputs]
     in_dtypes = [np.dtype(a.dtype) for a in inputs]
     call = Call(op, attrs, in_shapes, in_dtypes, list(out_shapes), list(out_dtypes),
                 device=device, req=req or [REQ_WRITE] * len(out_shapes), is_train=is_train,
-                node_name=node_name)
+                node_name=node_name, node=node, states=states)
     if outputs is None:
         outputs = [device.empty(s, d) for s, d in zip(out_shapes, out_dtypes)]
     temps = [device.empty(s, d) for s, d in op.temps(call)]
@@ -41,6 +43,7 @@ def interpret(heads, values, device, is_train=False):
     shapes = infer_shapes(order, {e: tuple(a.shape) for e, a in values.items()})
     dtypes = infer_types(order, {e: np.dtype(a.dtype) for e, a in values.items()})
     env = dict(values)
+    states = {}
     for node in order:
         if node.op is None:
             if node.output(0) not in env:
@@ -54,7 +57,7 @@ def interpret(heads, values, device, is_train=False):
             raise ShapeError(f"{node.op.name} (node {node.name!r}): output shape could not be inferred")
         result = run_op(node.op, node.attrs, [env[e] for e in node.inputs], out_shapes,
                         [dtypes.get(e, np.dtype(np.float32)) for e in outs], device,
-                        is_train=is_train, node_name=node.name)
+                        is_train=is_train, node_name=node.name, node=node, states=states)
         for e, a in zip(outs, result):
             env[e] = a
     return env

@@ -137,6 +137,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     readers = _count_readers(nodes)
     heads = set(bg.heads)
     memo = {}
+    states = {}     # per-node state of stateful ops (Call.states), one dict per schedule
 
     steps, nbytes, names, req, temps, calls = [], {}, {}, {}, {}, []
     unwritten_order = []
@@ -158,7 +159,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         key, known = _signature(node, memo, *sig)
         call = None
         if known is None:
-            call = _call(node, sig, device)
+            call = _call(node, sig, device, states)
             known = [[(tuple(shape), np.dtype(dt)) for shape, dt in op.temps(call)],
                      list(op.inplace(node.attrs)) if op.inplace else [],
                      op.list_shape_inputs(node.attrs), {}]
@@ -251,7 +252,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         both = k < n_forward and node.op.train_aware
         if True not in launches or (both and False not in launches):
             if call is None:
-                call = _call(node, sig, device)
+                call = _call(node, sig, device, states)
             for is_train in (True, False) if both else (True,):
                 if is_train not in launches:
                     call.is_train = is_train
@@ -288,10 +289,11 @@ def _check_mutated(node, ids, ext):
                              f"computed by {src!r}")
 
 
-def _call(node, sig, device):
+def _call(node, sig, device, states):
     in_s, in_d, out_s, out_d, reqs = sig
     return Call(node.op, node.attrs, list(in_s), list(in_d), list(out_s), list(out_d),
-                device=device, req=list(reqs), is_train=True, node_name=node.name)
+                device=device, req=list(reqs), is_train=True, node_name=node.name, node=node,
+                states=states)
 
 
 def _prepared(node, aids, arrays, launch):

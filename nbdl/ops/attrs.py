@@ -168,17 +168,22 @@ def is_user_attr(key):
     return key.startswith("__") and key.endswith("__")
 
 
-def parse_attrs(opname, schema, raw, node_name=None):
+def parse_attrs(opname, schema, raw, node_name=None, extra=False):
     """Parse ``raw`` (a dict of str or Python values) against ``schema``.
 
     Returns ``(parsed, strings)``; raises ``AttrError`` naming the op, node and
     attribute for unknown keys, missing required ones and malformed values.
     An op without attributes ignores the keys it is given, as MXNet 1.x's
-    parameterless ops do (``broadcast_maximum(a, b, axis=1)``)."""
+    parameterless ops do (``broadcast_maximum(a, b, axis=1)``).  With
+    ``extra=True`` keys outside the schema are kept as strings (``Custom``
+    hands them to its ``CustomOpProp``)."""
     where = f"{opname}" + (f" (node {node_name!r})" if node_name else "")
     parsed, strings = {}, {}
     for key, value in raw.items():
-        if is_user_attr(key) or not schema:
+        if is_user_attr(key) or not (schema or extra):
+            continue
+        if extra and key not in schema:
+            parsed[key] = strings[key] = attr_to_str(value)
             continue
         if key not in schema:
             known = ", ".join(sorted(schema)) or "none"
