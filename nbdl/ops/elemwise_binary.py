@@ -14,6 +14,7 @@ gradient.  Every forward op here also takes int32, int64, uint8 and int8
 arrays (division truncates toward zero; a zero divisor gives 0 in ``/`` and
 ``%``), with the scalar cast to the array's dtype, as MXNet does."""
 from ..dtype import FLOATING, NUMERIC
+from .elemwise_grad2 import DERIVATIVES, second_order
 from .elemwise_unary import (_identity_grad, _inplace_both, _negative_grad, _no_grad, attrs_of,
                              elementwise, equal_types, grad_node, kernels, via)
 from .registry import Attr, OpDef, register, shape_error
@@ -287,4 +288,4 @@ for _name, _use in (("_backward_rdiv_scalar", "data"), ("_backward_power_scalar"
                     ("_backward_minimum_scalar", "data"), ("_backward_rmod_scalar", "data"),
                     ("_backward_hypot_scalar", "data")):
     elementwise(_name, input_names=("ograd", _use), attrs=_SCALAR_ATTRS, family="elemwise_binary",
-                hidden=True)
+                hidden=True, gradient=second_order(DERIVATIVES[_name[10:]], ("scalar", "is_int")))

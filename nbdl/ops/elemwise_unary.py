@@ -12,6 +12,7 @@ import numpy as np
 
 from ..dtype import COMPUTE, FLOATING, HALF, NUMERIC
 from ..errors import DTypeError
+from .elemwise_grad2 import DERIVATIVES, second_order
 from .ir import make_node
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
 
@@ -174,8 +175,10 @@ elementwise("Activation", gradient=_activation_grad,
 _MORE_BACKWARD = [("sqrt", "output"), ("rsqrt", "output"), ("abs", "data"), ("square", "data"),
                   ("sin", "data"), ("cos", "data")]
 for _act, _use in list(_ACT_BACKWARD.items()) + _MORE_BACKWARD:
-    elementwise(f"_backward_{_act}", input_names=("ograd", _use), hidden=True)
-elementwise("_backward_clip", input_names=("ograd", "data"), attrs=_CLIP_ATTRS, hidden=True)
+    elementwise(f"_backward_{_act}", input_names=("ograd", _use), hidden=True,
+                gradient=second_order(DERIVATIVES[_act]))
+elementwise("_backward_clip", input_names=("ograd", "data"), attrs=_CLIP_ATTRS, hidden=True,
+            gradient=second_order(None, ("a_min", "a_max")))
 
 
 # -- ElementWiseSum ----------------------------------------------------------------------
