@@ -362,3 +362,36 @@ def test_mxnet_module_helpers():
     assert args.names == ["data", "act_type"] and args.narg == 2
     assert args.types[1] == "{'relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'}, required"
     assert operator.get_operator_arguments("SwapAxis").types[1] == "int, optional, default=0"
+
+
+class _NumpySquare(operator.NumpyOp):
+    def forward(self, in_data, out_data):
+        assert isinstance(in_data[0], np.ndarray)
+        out_data[0][:] = in_data[0] ** 2
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        in_grad[0][:] = 2 * in_data[0] * out_grad[0]
+
+
+class _NDArrayScale(operator.NDArrayOp):
+    def forward(self, in_data, out_data):
+        out_data[0][:] = in_data[0] * 3
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        assert in_data[0] is None            # declared: out_grad only
+        in_grad[0][:] = out_grad[0] * 3
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        return list(out_grad)
+
+
+@pytest.mark.filterwarnings("ignore:.*deprecated")
+@pytest.mark.parametrize("op,f,df", [(_NumpySquare, np.square, lambda x: 2 * x),
+                                     (_NDArrayScale, lambda x: 3 * x, lambda x: 3 + 0 * x)])
+def test_deprecated_python_ops(op, f, df, rng):
+    x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    og = rng.normal(size=(2, 3)).astype(np.float32)
+    y = op()(_var(), name="pyop")
+    assert y.list_outputs() == ["pyop_output"]
+    check_symbolic_forward(y, {"data": x}, [f(x)])
+    check_symbolic_backward(y, {"data": x}, [og], {"data": og * df(x)})

@@ -1,17 +1,5 @@
-"""Operators written in Python: MXNet 1.x's ``mx.operator``.
-
-    class Sqr(nbdl.operator.CustomOp):
-        def forward(self, is_train, req, in_data, out_data, aux):
-            self.assign(out_data[0], req[0], in_data[0] * in_data[0])
-        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
-            self.assign(in_grad[0], req[0], 2 * in_data[0] * out_grad[0])
-
-    @nbdl.operator.register("sqr")
-    class SqrProp(nbdl.operator.CustomOpProp):
-        def create_operator(self, ctx, shapes, dtypes):
-            return Sqr()
-
-    y = nbdl.nd.Custom(x, op_type="sqr")            # or nbdl.sym.Custom(data, op_type="sqr")
+"""Custom operators: ``CustomOp``, ``CustomOpProp``, ``register`` and the
+eager ``nd.Custom`` (the package docstring has an example).
 
 ``Custom`` is an op of the table (``nbdl.ops.custom``): in a bound graph its
 outputs, gradients and scratch are planned like any op's, and ``forward`` /
@@ -24,27 +12,22 @@ Exceptions it raises become ``nbdl.errors.CustomOpError`` (an
 ``MXNetError``) naming the op type and the method.
 
 Storage types other than ``'default'`` do not exist in nbdl
-(``infer_storage_type`` is kept for subclasses that call it), and
-MXNet's deprecated ``PythonOp`` / ``NumpyOp`` / ``NDArrayOp`` are not provided.
+(``infer_storage_type`` is kept for subclasses that call it).
 """
-import collections
-
 import numpy as np
 
-from . import autograd
-from .autograd.tape import record_custom
-from .device import Device, as_device, current_device
-from .dtype import as_dtype, to_flag
-from .errors import CustomOpError, GraphError, NbdlError
-from .ndarray import NDArray
-from .ndarray import namespace as _namespace
-from .ndarray.sparse import SparseStorageError
-from .ops.attrs import Attr
-from .ops.custom import PROP, register_custom
-from .ops.registry import get_op, list_ops
+from .. import autograd
+from ..autograd.tape import record_custom
+from ..device import Device, as_device, current_device
+from ..dtype import as_dtype, to_flag
+from ..errors import CustomOpError, GraphError, NbdlError
+from ..ndarray import NDArray
+from ..ndarray import namespace as _namespace
+from ..ndarray.sparse import SparseStorageError
+from ..ops.custom import PROP, register_custom
+from ..ops.registry import get_op
 
-__all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
-           "get_operator_arguments", "OperatorArguments"]
+__all__ = ["CustomOp", "CustomOpProp", "register", "Custom"]
 
 
 class CustomOp:
@@ -440,7 +423,7 @@ def _bind_inputs(prop, data, arrays):
 
 def _outputs(out, shapes, dtypes, device):
     if out is None:
-        from .ndarray.creation import zeros
+        from ..ndarray.creation import zeros
         return [zeros(s, ctx=device, dtype=d) for s, d in zip(shapes, dtypes)]
     outs = [out] if isinstance(out, NDArray) else list(out)
     if len(outs) != len(shapes) or any(tuple(o.shape) != tuple(s) for o, s in zip(outs, shapes)):
@@ -452,7 +435,7 @@ def _outputs(out, shapes, dtypes, device):
 def _record(prop, operator, inputs, outputs, device):
     """Tape the call: its backward is the operator's (the arguments get
     gradients; aux states none)."""
-    from .ndarray.creation import zeros
+    from ..ndarray.creation import zeros
     n_in, n_out = len(prop.arguments), len(prop.outputs)
     deps = set(prop.backward_deps)
     args, aux = inputs[:n_in], inputs[n_in:]
@@ -470,59 +453,3 @@ def _record(prop, operator, inputs, outputs, device):
 
 _namespace.register_eager("Custom", Custom)
 _namespace.register_eager("_npi_Custom", Custom)
-
-
-def get_all_registered_operators():
-    """The names of every operator of the table (hidden ones and aliases
-    included), as MXNet's does.
-
-    Returns
-    -------
-    list of str
-    """
-    from .ops.registry import aliases
-    return sorted(set(list_ops(include_hidden=True)) | set(aliases()))
-
-
-OperatorArguments = collections.namedtuple("OperatorArguments", ["narg", "names", "types"])
-
-_KIND_TYPES = {"int": "int", "float": "float", "bool": "boolean", "str": "string",
-               "tuple": "Shape(tuple)", "shape": "Shape(tuple)", "floats": "tuple of <float>"}
-
-
-def get_operator_arguments(op_name):
-    """An operator's arguments: its inputs (``'NDArray-or-Symbol'``) and
-    attributes (MXNet's type strings: ``"{'relu', 'sigmoid'}, required"``,
-    ``'int, optional, default=1'``).
-
-    Parameters
-    ----------
-    op_name : str
-        The operator's name.
-
-    Returns
-    -------
-    OperatorArguments
-        ``(narg, names, types)``.
-    """
-    op = get_op(op_name)
-    names, types = [], []
-    if not callable(op.input_names):
-        for n in list(op.input_names) + list(op.aux_names if not callable(op.aux_names) else ()):
-            names.append(n)
-            types.append("NDArray-or-Symbol")
-    for k, a in op.attrs.items():
-        names.append(k)
-        types.append(_attr_type(a))
-    return OperatorArguments(len(names), names, types)
-
-
-def _attr_type(a: Attr):
-    base = ("{" + ", ".join(repr(c) for c in sorted(a.choices)) + "}" if a.choices
-            else _KIND_TYPES[a.kind])
-    if a.required:
-        return f"{base}, required"
-    default = a.default
-    if isinstance(default, str) and a.choices:
-        default = repr(default)
-    return f"{base}, optional, default={default}"
