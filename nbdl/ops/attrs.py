@@ -7,6 +7,8 @@ for ``-symbol.json`` and ``debug_str``.
 """
 import ast
 
+import numpy as np
+
 from ..errors import AttrError
 
 _MISSING = object()
@@ -62,7 +64,10 @@ def _parse_float(v):
 
 def _numpy_to_python(v):
     """A numpy array or scalar as a list or Python number (MXNet 1.x accepts
-    ``shape=np.array([2, 3])``); anything else unchanged."""
+    ``shape=np.array([2, 3])``), a numpy dtype or scalar type as its name
+    (``Cast(dtype=np.float16)``); anything else unchanged."""
+    if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+        return np.dtype(v).name
     if type(v).__module__ == "numpy" and hasattr(v, "tolist"):
         return v.tolist()
     return v
@@ -111,7 +116,7 @@ def _parse_floats(v):
 
 
 def _parse_str(v):
-    return str(v)
+    return str(_numpy_to_python(v))
 
 
 _PARSERS = {"bool": _parse_bool, "int": _parse_int, "float": _parse_float,

@@ -203,7 +203,7 @@ for _side, _doc in (("lhs", "rhs * lhs ** (rhs - 1)"), ("rhs", "lhs ** rhs * log
 for _side in ("lhs", "rhs"):
     broadcast(f"_broadcast_hypot_grad_{_side}", None, hidden=True, dtypes=FLOATING,
               doc=f"{_side} / hypot(lhs, rhs)")
-broadcast("_broadcast_mod_grad_rhs", None, hidden=True, dtypes=FLOATING, doc="-floor(lhs / rhs)")
+broadcast("_broadcast_mod_grad_rhs", None, hidden=True, dtypes=NUMERIC, doc="-floor(lhs / rhs)")
 
 
 # -- _reduce_sum_like ----------------------------------------------------------------------
@@ -236,7 +236,7 @@ register(OpDef(
     infer_shape=_reduce_sum_like_shape, infer_type=equal_types("_reduce_sum_like", ("data", "like")),
     gradient=_reduce_sum_like_grad, inplace=lambda attrs: [(0, 0)],
     kernels=kernels("prepare_reduce_sum_like", "elemwise_binary"), supports_add=True,
-    hidden=True, dtypes=FLOATING,
+    hidden=True, dtypes=NUMERIC,
     doc="data summed over the axes where like has size 1 (or is missing), giving like's "
         "shape; only like's shape is read."))
 
