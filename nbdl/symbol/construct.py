@@ -160,9 +160,14 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
     n_lead = 0
     while n_lead < len(args) and isinstance(args[n_lead], Symbol):
         n_lead += 1
+    # (an op whose inputs depend on its attributes, ``depth_to_space(data, 2)``,
+    # takes every trailing non-Symbol value as an attribute)
     fixed = not callable(op.input_names) and not op.key_var_num_args
-    if n_lead < len(args) and fixed and n_lead == len(op.input_names):
-        _positional_attrs(op, where, args[n_lead:], attrs, kwargs)
+    rest = args[n_lead:]
+    if rest and ((fixed and n_lead == len(op.input_names)) or (
+            callable(op.input_names) and not op.key_var_num_args
+            and not any(isinstance(a, Symbol) or a is None for a in rest))):
+        _positional_attrs(op, where, rest, attrs, kwargs)
         args = args[:n_lead]
     inputs = [_single(a, f"{where}: positional argument {i}") if isinstance(a, Symbol) else a
               for i, a in enumerate(args)]
