@@ -245,8 +245,11 @@ def numeric_gradients(sym, location, aux_states=None, numeric_eps=None, grad_nod
         name, and the head gradients ``P``."""
     rng = np.random.RandomState(seed)
     arg_nodes, aux_nodes, loc, aux = _locations(sym, location, aux_states)
-    loc = {k: (v.astype(dtype) if np.issubdtype(v.dtype, np.floating) else v) for k, v in loc.items()}
-    aux = {k: (v.astype(dtype) if np.issubdtype(v.dtype, np.floating) else v) for k, v in aux.items()}
+    # C order: the finite differences below perturb ``reshape(-1)`` views in place
+    loc = {k: (v.astype(dtype, order="C") if np.issubdtype(v.dtype, np.floating) else v)
+           for k, v in loc.items()}
+    aux = {k: (v.astype(dtype, order="C") if np.issubdtype(v.dtype, np.floating) else v)
+           for k, v in aux.items()}
     if grad_nodes is None:
         grad_nodes = [k for k, v in loc.items() if np.issubdtype(v.dtype, np.floating)]
     eps = numeric_eps if numeric_eps is not None else (1e-5 if dtype == np.float64 else 1e-2)

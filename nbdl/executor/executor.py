@@ -106,7 +106,8 @@ class Executor:
     def device(self):
         return self._device
 
-    ctx = context = device
+    # ``_ctx``: MXNet 1.x's attribute, which its own tests read
+    ctx = context = _ctx = device
 
     # -- running ----------------------------------------------------------
     def _runner(self, which):

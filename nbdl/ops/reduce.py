@@ -141,6 +141,10 @@ def _reduce_infer_shape(name):
         axes = reduce_axes(attrs, len(ins[0]), name)
         reduce_plan(ins[0], axes, name)  # raises early for an axis set the kernels cannot view
         oshape = reduced_shape(ins[0], axes, attrs["keepdims"])
+        if name in ("max", "min") and prod(oshape) > 0 and any(ins[0][a] == 0 for a in axes):
+            # as numpy's and MXNet's: no identity to start an empty max/min from
+            raise shape_error(name, f"cannot take the {name}imum over a zero-size axis of "
+                              f"{tuple(ins[0])} (axes {tuple(axes)})", in_shapes)
         if outs[0] is not None and tuple(outs[0]) != oshape:
             raise shape_error(name, f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
         outs[0] = oshape

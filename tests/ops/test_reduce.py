@@ -26,13 +26,7 @@ def reduce_ref(op, x, axis=None, keepdims=False, exclude=False):
             axes = tuple(i for i in range(x.ndim) if i not in axes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty axis is NaN
-        if op in ("max", "min") and any(x.shape[a] == 0 for a in axes):
-            fill = -np.inf if op == "max" else np.inf
-            out = np.full([1 if i in axes else d for i, d in enumerate(x.shape)], fill, x.dtype)
-            if not keepdims:
-                out = out.reshape([d for i, d in enumerate(x.shape) if i not in axes])
-        else:
-            out = REFS[op](x.astype(np.float64), axis=axes, keepdims=keepdims).astype(x.dtype)
+        out = REFS[op](x.astype(np.float64), axis=axes, keepdims=keepdims).astype(x.dtype)
     return out.reshape(1) if out.ndim == 0 else out
 
 
@@ -73,7 +67,13 @@ def test_reduce_forward_small_and_empty(shape, axis, op, dtype, rng):
     x = rng.uniform(0.5, 1.5, shape).astype(dtype)
     for keepdims in (False, True):
         s = getattr(sym, op)(sym.var("x"), axis=axis, keepdims=keepdims)
-        expect = reduce_ref(op, x, axis, keepdims)
+        try:
+            expect = reduce_ref(op, x, axis, keepdims)
+        except ValueError:      # numpy's (and MXNet's) refusal: max/min of nothing
+            with pytest.raises(nbdl.ShapeError, match=f"{op}: cannot take the {op}imum over a "
+                                                      f"zero-size axis"):
+                run_symbol(s, {"x": x})
+            continue
         out = run_symbol(s, {"x": x})[0][0]
         assert out.shape == expect.shape and out.dtype == dtype
         np.testing.assert_allclose(out, expect, **_tol(dtype))
