@@ -166,7 +166,7 @@ def _activation_grad(node, out_grads):
     return via(f"_backward_{act}", _ACT_BACKWARD[act])(node, out_grads)
 
 
-elementwise("Activation", gradient=_activation_grad,
+elementwise("Activation", gradient=_activation_grad, unnamed_inputs=True,
             attrs={"act_type": Attr("str", choices=tuple(_ACT_BACKWARD))},
             doc="relu, sigmoid, tanh, softrelu (log(1 + e**x)) or softsign.")
 

@@ -131,6 +131,9 @@ class OpDef:
     # input name -> the ``__init__`` (initializer JSON) that a variable feeding that input
     # gets when composed without one (MXNet's FSetInputVarAttrOnCompose: prelu gamma 0.25)
     input_var_init: dict = field(default_factory=dict)
+    # MXNet registers the op without input names (no FListInputNames): an
+    # executor's monitor calls its inputs input0, input1, ... (act_input0)
+    unnamed_inputs: bool = False
     # f(parsed) -> parsed: keys outside ``attrs`` are kept as strings and the
     # parsed dict goes through f (Custom: makes the CustomOpProp from them)
     extra_attrs: Callable = None
@@ -142,6 +145,11 @@ class OpDef:
     def list_inputs(self, attrs):
         names = self.input_names(attrs) if callable(self.input_names) else self.input_names
         return list(names)
+
+    def monitor_input_names(self, attrs):
+        """The names an executor's monitor gives the inputs (MXNet's)."""
+        names = self.list_inputs(attrs) + self.list_aux(attrs)
+        return [f"input{i}" for i in range(len(names))] if self.unnamed_inputs else names
 
     def list_aux(self, attrs):
         return list(self.aux_names(attrs) if callable(self.aux_names) else self.aux_names)

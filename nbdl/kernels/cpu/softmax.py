@@ -14,12 +14,14 @@ from numba import njit, prange
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._parallel import twins as _twins, use_parallel
-from ..shared.softmax import axis_view, inv_temperature, softmin_attrs
+from ..shared.softmax import axis_view, inv_temperature, length_view, softmin_attrs
 
 
 @njit(cache=True, inline="always")
-def _forward_row(x, out, o, i, inv_t, log):
-    n = x.shape[1]
+def _forward_row(x, out, o, i, inv_t, log, n):
+    """Row (o, i) over its first ``n`` entries; the others get 0 (a masked row)."""
+    for k in range(n, x.shape[1]):
+        out[o, k, i] = out.dtype.type(0)
     if n == 0:
         return
     # max of x / T (not of x) so that a negative temperature stays stable too
@@ -53,7 +55,7 @@ def softmax_forward(x, out, inv_t, log, req):
     inner = x.shape[2]
     for r in range(x.shape[0] * inner):
         o = r // inner
-        _forward_row(x, out, o, r - o * inner, inv_t, log)
+        _forward_row(x, out, o, r - o * inner, inv_t, log, x.shape[1])
 
 
 @njit(cache=True, parallel=True)
@@ -63,12 +65,15 @@ def softmax_forward_parallel(x, out, inv_t, log, req):
     inner = x.shape[2]
     for r in prange(x.shape[0] * inner):
         o = r // inner
-        _forward_row(x, out, o, r - o * inner, inv_t, log)
+        _forward_row(x, out, o, r - o * inner, inv_t, log, x.shape[1])
 
 
 @njit(cache=True, inline="always")
-def _backward_row(og, out, grad, o, i, inv_t, log, add):
-    n = og.shape[1]
+def _backward_row(og, out, grad, o, i, inv_t, log, add, n):
+    """Row (o, i) over its first ``n`` entries; the others' gradient is 0."""
+    if not add:
+        for k in range(n, og.shape[1]):
+            grad[o, k, i] = grad.dtype.type(0)
     s = grad.dtype.type(0)
     if log:
         # y = x/T - logsumexp(x/T):  dx = (g - exp(y) * sum(g)) / T
@@ -100,7 +105,7 @@ def softmax_backward(og, out, grad, inv_t, log, req):
     inner = og.shape[2]
     for r in range(og.shape[0] * inner):
         o = r // inner
-        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add)
+        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add, og.shape[1])
 
 
 @njit(cache=True, parallel=True)
@@ -111,7 +116,39 @@ def softmax_backward_parallel(og, out, grad, inv_t, log, req):
     inner = og.shape[2]
     for r in prange(og.shape[0] * inner):
         o = r // inner
-        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add)
+        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add, og.shape[1])
+
+
+@njit(cache=True, inline="always")
+def _row_length(length, o, i, n):
+    """A row's length, clipped to [0, n]."""
+    k = int(length[o, i])
+    return 0 if k < 0 else (n if k > n else k)
+
+
+@njit(cache=True)
+def softmax_forward_length(x, length, out, inv_t, log, req):
+    """The masked softmax (``use_length``): row (o, i) over its first
+    ``length[o, i]`` entries."""
+    if req == REQ_NULL:
+        return
+    inner = x.shape[2]
+    for r in range(x.shape[0] * inner):
+        o = r // inner
+        i = r - o * inner
+        _forward_row(x, out, o, i, inv_t, log, _row_length(length, o, i, x.shape[1]))
+
+
+@njit(cache=True)
+def softmax_backward_length(og, out, length, grad, inv_t, log, req):
+    if req == REQ_NULL:
+        return
+    add = req == REQ_ADD
+    inner = og.shape[2]
+    for r in range(og.shape[0] * inner):
+        o = r // inner
+        i = r - o * inner
+        _backward_row(og, out, grad, o, i, inv_t, log, add, _row_length(length, o, i, og.shape[1]))
 
 
 # -- prepare -------------------------------------------------------------------
@@ -123,16 +160,21 @@ def pick_variant(serial, parallel, size):
 
 def _prepare_forward(call, log):
     view = axis_view(call.in_shapes[0], call.attrs["axis"])
+    scalars = (inv_temperature(call.attrs, call.out_dtypes[0]), int(log), call.req[0])
+    if call.attrs.get("use_length"):
+        return Launch(softmax_forward_length, scalars, views=[view, length_view(view), view])
     fn = pick_variant(softmax_forward, softmax_forward_parallel, math.prod(view))
-    return Launch(fn, (inv_temperature(call.attrs, call.out_dtypes[0]), int(log), call.req[0]),
-                  views=[view, view])
+    return Launch(fn, scalars, views=[view, view])
 
 
 def _prepare_backward(call, log):
     view = axis_view(call.in_shapes[0], call.attrs["axis"])
+    scalars = (inv_temperature(call.attrs, call.out_dtypes[0]), int(log), call.req[0])
+    if call.attrs.get("use_length"):
+        return Launch(softmax_backward_length, scalars,
+                      views=[view, view, length_view(view), view])
     fn = pick_variant(softmax_backward, softmax_backward_parallel, math.prod(view))
-    return Launch(fn, (inv_temperature(call.attrs, call.out_dtypes[0]), int(log), call.req[0]),
-                  views=[view, view, view])
+    return Launch(fn, scalars, views=[view, view, view])
 
 
 def prepare_softmin(call):

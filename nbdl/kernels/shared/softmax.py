@@ -11,6 +11,11 @@ def axis_view(shape, axis):
     return (outer, int(shape[axis]), inner)
 
 
+def length_view(view):
+    """``(outer, inner)``: the masked softmax's length per row of ``view``."""
+    return (view[0], view[2])
+
+
 def inv_temperature(attrs, dtype):
     t = attrs.get("temperature")
     return np.dtype(dtype).type(1.0 if t is None else 1.0 / t)
