@@ -315,3 +315,13 @@ def test_arg_and_broadcast_cuda_match_cpu(rng):
     y = rng.normal(size=(2, 1, 3))
     check_consistency(sym.broadcast_to(sym.var("x"), shape=(2, 2, 3)), {"x": y})
     check_consistency(sym.broadcast_axis(sym.var("x"), axis=(1,), size=(2,)), {"x": y})
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "prod", "max", "min"])
+def test_integer_reductions_as_mxnet(op):
+    # accumulated exactly, cast once: a mean truncates toward zero
+    x = np.arange(-7, 17).reshape(4, 6).astype(np.int32)
+    s = getattr(sym, op)(sym.var("x"), axis=1)
+    ref = np.trunc(x.mean(axis=1)) if op == "mean" else getattr(np, op)(x.astype(np.int64), axis=1)
+    out = check_symbolic_forward(s, {"x": x}, [ref.astype(np.int32)])[0]
+    assert out.dtype == np.int32
