@@ -10,5 +10,5 @@ from . import (adaptive_pooling, bilinear_resize, contrib_elemwise, crop, im2col
                kl_sparse_reg, nn_normalization, nn_softmax, roi, svm_output)
 from . import (gather_nd, index_contrib, index_legacy, linalg, linalg_factor,  # noqa: F401
                shape_gather)
-from . import (array_checks, cumsum, reduce_norm, sort)  # noqa: F401
+from . import (array_checks, cumsum, histogram, reduce_norm, sort)  # noqa: F401
 from . import custom, init_ops, optimizer  # noqa: F401
