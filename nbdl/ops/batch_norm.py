@@ -45,7 +45,7 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, Recompute, register, shape_error
 
 BN_ATTRS = {
     "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
@@ -60,6 +60,7 @@ BN_ATTRS = {
     "max_calib_range": Attr("float", None, optional=True, doc="Accepted and ignored."),
 }
 BN_BACKWARD_ATTRS = {k: BN_ATTRS[k] for k in ("fix_gamma", "use_global_stats", "axis")}
+BN_APPLY_ATTRS = {k: BN_ATTRS[k] for k in ("fix_gamma", "axis")}
 IN_ATTRS = {"eps": Attr("float", 1e-3, doc="Added to the variance before the square root.")}
 GN_ATTRS = {
     "num_groups": Attr("int", 1, doc="Number of channel groups."),
@@ -109,49 +110,67 @@ def same_float_type(attrs, in_types, out_types):
 
 # -- BatchNorm ------------------------------------------------------------------
 
-def _bn_shape(attrs, in_shapes, out_shapes):
-    opname = "BatchNorm"
-    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
-    if data is None:
-        # the channel count alone still fills in the other parameters
-        c = next((s for s in list(in_shapes[1:]) + list(out_shapes[1:]) if s is not None), None)
-        if c is None:
+def bn_shape_rule(opname, channel_axis):
+    """The shape rule of a batch-normalisation op (inputs data, gamma, beta,
+    moving_mean, moving_var; outputs output, mean, var); ``channel_axis(
+    opname, attrs, data_shape, in_shapes)`` gives the channel axis."""
+    def infer(attrs, in_shapes, out_shapes):
+        data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+        if data is None:
+            # the channel count alone still fills in the other parameters
+            c = next((s for s in list(in_shapes[1:]) + list(out_shapes[1:]) if s is not None),
+                     None)
+            if c is None:
+                return in_shapes, out_shapes
+            c = tuple(c)
+            return [in_shapes[0]] + [c] * 4, [out_shapes[0], c, c]
+        data = tuple(data)
+        _check(opname, "output", out_shapes[0], data, in_shapes)
+        param = (int(data[channel_axis(opname, attrs, data, in_shapes)]),)
+        for name, s in zip(("gamma", "beta", "moving_mean", "moving_var"), in_shapes[1:]):
+            _check(opname, name, s, param, in_shapes)
+        for name, s in zip(("mean", "var"), out_shapes[1:]):
+            _check(opname, name, s, param, in_shapes)
+        return [data] + [param] * 4, [data, param, param]
+    return infer
+
+
+def bn_gradient_rule(backward, keys):
+    """The gradient rule of a batch-normalisation op: ``backward(out_grad,
+    data, gamma, mean, var-or-invstd) -> (data_grad, gamma_grad,
+    beta_grad)`` with the forward's attributes ``keys``."""
+    def gradient(node, out_grads):
+        back = make_node(backward,
+                         [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
+                          node.output(2)],
+                         {k: node.attrs[k] for k in keys}, name=f"{node.name}_backward")
+        return [back.output(0), back.output(1), back.output(2)]
+    return gradient
+
+
+def bn_backward_shape_rule(opname, channel_axis, stat):
+    """The shape rule of a batch-normalisation gradient op (inputs out_grad,
+    data, gamma, mean and ``stat``)."""
+    def infer(attrs, in_shapes, out_shapes):
+        data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None),
+                    None)
+        if data is None:
             return in_shapes, out_shapes
-        c = tuple(c)
-        return [in_shapes[0]] + [c] * 4, [out_shapes[0], c, c]
-    data = tuple(data)
-    _check(opname, "output", out_shapes[0], data, in_shapes)
-    param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
-    for name, s in zip(("gamma", "beta", "moving_mean", "moving_var"), in_shapes[1:]):
-        _check(opname, name, s, param, in_shapes)
-    for name, s in zip(("mean", "var"), out_shapes[1:]):
-        _check(opname, name, s, param, in_shapes)
-    return [data] + [param] * 4, [data, param, param]
+        data = tuple(data)
+        param = (int(data[channel_axis(opname, attrs, data, in_shapes)]),)
+        for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
+                              ("gamma", in_shapes[2], param), ("mean", in_shapes[3], param),
+                              (stat, in_shapes[4], param), ("data_grad", out_shapes[0], data),
+                              ("gamma_grad", out_shapes[1], param),
+                              ("beta_grad", out_shapes[2], param)):
+            _check(opname, name, s, want, in_shapes)
+        return [data, data, param, param, param], [data, param, param]
+    return infer
 
 
-def _bn_gradient(node, out_grads):
-    back = make_node("_backward_BatchNorm",
-                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
-                      node.output(2)],
-                     {k: node.attrs[k] for k in BN_BACKWARD_ATTRS},
-                     name=f"{node.name}_backward")
-    return [back.output(0), back.output(1), back.output(2)]
-
-
-def _bn_backward_shape(attrs, in_shapes, out_shapes):
-    opname = "_backward_BatchNorm"
-    data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None), None)
-    if data is None:
-        return in_shapes, out_shapes
-    data = tuple(data)
-    param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
-    for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
-                          ("gamma", in_shapes[2], param), ("mean", in_shapes[3], param),
-                          ("invstd", in_shapes[4], param), ("data_grad", out_shapes[0], data),
-                          ("gamma_grad", out_shapes[1], param),
-                          ("beta_grad", out_shapes[2], param)):
-        _check(opname, name, s, want, in_shapes)
-    return [data, data, param, param, param], [data, param, param]
+_bn_shape = bn_shape_rule("BatchNorm", bn_axis)
+_bn_gradient = bn_gradient_rule("_backward_BatchNorm", BN_BACKWARD_ATTRS)
+_bn_backward_shape = bn_backward_shape_rule("_backward_BatchNorm", bn_axis, "invstd")
 
 
 def _data_inplace(attrs):
@@ -159,6 +178,29 @@ def _data_inplace(attrs):
     (or a row's) statistics before it writes that channel's outputs, and each
     output element reads only its own input element."""
     return [(0, 0)]
+
+
+def _bn_recompute(node):
+    """BatchNorm's output again during backward (a memory budget's
+    recompute): normalised with the mean and inverse std the forward wrote
+    to its hidden outputs, which the gradient keeps anyway, so the result is
+    bitwise the forward's and the moving statistics are not updated twice."""
+    return Recompute("_nbdl_BatchNorm_apply",
+                     list(node.inputs[:3]) + [node.output(1), node.output(2)],
+                     {k: node.attrs[k] for k in BN_APPLY_ATTRS}, [0])
+
+
+def _bn_apply_shape(attrs, in_shapes, out_shapes):
+    opname = "_nbdl_BatchNorm_apply"
+    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    if data is None:
+        return in_shapes, out_shapes
+    data = tuple(data)
+    param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
+    for name, s in zip(("gamma", "beta", "mean", "invstd"), in_shapes[1:]):
+        _check(opname, name, s, param, in_shapes)
+    _check(opname, "output", out_shapes[0], data, in_shapes)
+    return [data] + [param] * 4, [data]
 
 
 register(OpDef(
@@ -173,7 +215,7 @@ register(OpDef(
     kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"},
     inplace=_data_inplace,
-    supports_add=True, train_aware=True, mutates_aux=True,
+    supports_add=True, train_aware=True, mutates_aux=True, recompute=_bn_recompute,
     input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
     doc="Batch normalisation over every axis but ``axis``; updates the moving "
         "statistics in place in training."))
@@ -188,6 +230,19 @@ register(OpDef(
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"},
     supports_add=True, train_aware=True, hidden=True,
     doc="BatchNorm's data, gamma and beta gradients."))
+
+
+register(OpDef(
+    name="_nbdl_BatchNorm_apply",
+    input_names=_inputs("_nbdl_BatchNorm_apply", ["data", "gamma", "beta", "mean", "invstd"]),
+    attrs=dict(BN_APPLY_ATTRS),
+    infer_shape=_bn_apply_shape, infer_type=same_float_type,
+    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_apply",
+             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_apply"},
+    inplace=_data_inplace, supports_add=True, hidden=True,
+    doc="``(data - mean) * invstd * gamma + beta`` per channel, computed as BatchNorm's "
+        "forward computes it (bitwise its output for the statistics it saved); what a "
+        "memory budget recomputes BatchNorm's output with."))
 
 
 # -- InstanceNorm / GroupNorm -----------------------------------------------------

@@ -8,6 +8,8 @@ A kernel that must honour ``REQ_ADD`` computes its product into a planned
 temp (``np.dot`` overwrites its ``out``) and adds; with any other req those
 temps are requested with zero size.
 """
+import math
+
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
@@ -122,6 +124,7 @@ register(OpDef(
     attrs=_FC_ATTRS,
     infer_shape=fc_infer_shape, infer_type=same_type,
     gradient=fc_gradient, temp=_temps("fc"),
+    flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[1][1],
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_fc"},
     supports_add=True,
@@ -302,6 +305,7 @@ register(OpDef(
     name="dot", input_names=("lhs", "rhs"), attrs=_DOT_ATTRS,
     infer_shape=_dot_rule, infer_type=same_type,
     gradient=_dot_gradient("_backward_dot"), temp=_temps("dot"),
+    flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[0][0 if a["transpose_a"] else -1],
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_dot",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_dot"},
     supports_add=True,
@@ -321,6 +325,7 @@ register(OpDef(
     name="batch_dot", input_names=("lhs", "rhs"), attrs=dict(_DOT_ATTRS),
     infer_shape=_batch_dot_rule, infer_type=same_type,
     gradient=_dot_gradient("_backward_batch_dot"), temp=_temps("batch_dot"),
+    flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[0][-2 if a["transpose_a"] else -1],
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_batch_dot",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot"},
     supports_add=True,

@@ -28,6 +28,8 @@ The gradient is ``_backward_Pooling(out_grad, data, output) -> data_grad``
 (MXNet's input order).  Max pooling recomputes the argmax from the data (the
 first maximum of each window gets the whole gradient); no mask is stored.
 """
+import math
+
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
@@ -196,6 +198,8 @@ register(OpDef(
     attrs=dict(POOLING_ATTRS),
     infer_shape=_forward_shape, infer_type=_same_type,
     gradient=_gradient,
+    flops=lambda a, ins, outs: (math.prod(ins[0]) if a["global_pool"]
+                                else math.prod(outs[0]) * math.prod(a["kernel"] or (1,))),
     kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling",
              "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling"},
     supports_add=True,

@@ -68,6 +68,18 @@ class Launch:
     views: Optional[list] = None  # shape per array argument (inputs, outputs, temps) or None
 
 
+@dataclass
+class Recompute:
+    """An op's ``recompute`` rule's answer: run ``op`` with ``attrs`` on
+    ``inputs`` (entries of the forward graph: the node's inputs, or outputs of
+    its own that backward keeps anyway, such as a mask) and its output ``k``
+    is bitwise the node's output ``outputs[k]``."""
+    op: str
+    inputs: list
+    attrs: dict
+    outputs: list
+
+
 _SERIAL_TWINS = {}
 
 
@@ -127,6 +139,17 @@ class OpDef:
     dtypes: tuple = None                  # compute dtypes the kernels support (None: float32/64)
     int_inputs: tuple = ()                # inputs that may also be integer (labels, indices)
     hidden: bool = False                  # internal op (_backward_*): not exported to nd/sym namespaces
+    # How a memory budget may make this op's outputs again during backward
+    # (nbdl/executor/recompute.py): None re-runs the node, where the op draws
+    # no random numbers and writes neither aux states nor inputs (``train_aware``,
+    # ``mutates_aux`` and ``mutates`` ops are then kept instead); False never
+    # (random ops); or f(node) -> ``Recompute`` or None, a call on kept entries
+    # that gives bitwise the outputs the forward wrote (BatchNorm from its saved
+    # statistics, Dropout from its mask).
+    recompute: Any = None
+    # (attrs, in_shapes, out_shapes) -> floating-point operations of one call,
+    # what recomputing it costs; None: one per element read or written
+    flops: Callable = None
     eager_only: bool = False              # output shape depends on values: no kernels (docs/ops.md)
     # input name -> the ``__init__`` (initializer JSON) that a variable feeding that input
     # gets when composed without one (MXNet's FSetInputVarAttrOnCompose: prelu gamma 0.25)
@@ -285,5 +308,5 @@ def shape_error(attrs_or_where, msg, in_shapes=None):
     return ShapeError(text)
 
 
-__all__ = ["Attr", "Call", "Launch", "OpDef", "register", "get_op", "list_ops",
+__all__ = ["Attr", "Call", "Launch", "OpDef", "Recompute", "register", "get_op", "list_ops",
            "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES"]

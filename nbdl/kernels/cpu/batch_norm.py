@@ -25,8 +25,8 @@ from numba import njit, prange
 
 from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.batch_norm import (bn_scalars, bn_views, group_scalars, group_views,
-                                 py_bn_backward_channel, py_bn_forward_channel,
+from ..shared.batch_norm import (bn_apply_scalars, bn_scalars, bn_views, group_scalars,
+                                 group_views, py_bn_backward_channel, py_bn_forward_channel,
                                  py_group_backward_row, py_group_forward_row, py_group_param)
 
 
@@ -43,18 +43,36 @@ _gn_param = njit(cache=True, inline="always")(py_group_param)
 
 @njit(cache=True)
 def bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-               use_batch, r_out, r_mean, r_var):
+               stats, r_out, r_mean, r_var):
     for c in range(x.shape[1]):
         _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  use_batch, r_out, r_mean, r_var)
+                  stats, r_out, r_mean, r_var)
 
 
 @njit(cache=True, parallel=True)
 def bn_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
-                        fix_gamma, use_batch, r_out, r_mean, r_var):
+                        fix_gamma, stats, r_out, r_mean, r_var):
     for c in prange(x.shape[1]):
         _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  use_batch, r_out, r_mean, r_var)
+                  stats, r_out, r_mean, r_var)
+
+
+# _nbdl_BatchNorm_apply: the forward's per-channel function with the saved
+# statistics (STATS_SAVED), so the output is bitwise the forward's.
+@njit(cache=True)
+def bn_apply(x, gamma, beta, mean, invstd, out, eps, mom, one, inv_m, fix_gamma, stats, r_out,
+             r_mean, r_var):
+    for c in range(x.shape[1]):
+        _bn_fwd_c(x, gamma, beta, mean, invstd, out, mean, invstd, c, eps, mom, one, inv_m,
+                  fix_gamma, stats, r_out, r_mean, r_var)
+
+
+@njit(cache=True, parallel=True)
+def bn_apply_parallel(x, gamma, beta, mean, invstd, out, eps, mom, one, inv_m, fix_gamma, stats,
+                      r_out, r_mean, r_var):
+    for c in prange(x.shape[1]):
+        _bn_fwd_c(x, gamma, beta, mean, invstd, out, mean, invstd, c, eps, mom, one, inv_m,
+                  fix_gamma, stats, r_out, r_mean, r_var)
 
 
 @njit(cache=True)
@@ -137,6 +155,12 @@ def prepare_batch_norm(call):
                   views=[data, param, param, param, param, data, param, param])
 
 
+def prepare_batch_norm_apply(call):
+    data, param = bn_views(call, call.in_shapes[0])
+    fn = bn_apply_parallel if _parallel(math.prod(data)) and data[1] > 1 else bn_apply
+    return Launch(fn, bn_apply_scalars(call), views=[data, param, param, param, param, data])
+
+
 def prepare_batch_norm_backward(call):
     data, param = bn_views(call, call.in_shapes[1])
     fn = bn_backward_parallel if _parallel(math.prod(data)) and data[1] > 1 else bn_backward
@@ -176,6 +200,7 @@ def prepare_group_norm_backward(call):
 
 # Serial twins: what an executor runs until the parallel variant is compiled.
 _twins((bn_forward_parallel, bn_forward),
+       (bn_apply_parallel, bn_apply),
        (bn_backward_parallel, bn_backward),
        (group_forward_parallel, group_forward),
        (group_backward_parallel, group_backward))
