@@ -179,6 +179,7 @@ register(OpDef(
     extra_attrs=_with_prop,
     infer_shape=_custom_shape, infer_type=_custom_type, gradient=_custom_gradient,
     temp=null_output_temps, kernels=_PATHS, train_aware=True, mutates_aux=True,
+    recompute=False,        # Python code: a second forward may not give the same outputs
     dtypes=ALL,
     doc="An operator written in Python: ``op_type`` names a ``CustomOpProp`` registered with "
         "``nbdl.operator.register``; other keyword arguments go to its constructor as strings."),
