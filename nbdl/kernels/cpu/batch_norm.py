@@ -21,7 +21,9 @@ compiles the same code as device functions.  Constants come in as typed
 scalars (``one``, ``inv_m``) so float32 stays float32."""
 import math
 
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch

@@ -1,7 +1,7 @@
 """CPU kernels of _histogram (rules in nbdl.ops.histogram, per-value bin
 search in nbdl.kernels.shared.histogram)."""
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import Launch
 from ..shared.histogram import equal_bins, py_edge_bin, py_equal_bin

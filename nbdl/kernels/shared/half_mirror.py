@@ -17,7 +17,7 @@ import dataclasses
 
 import numpy as np
 
-from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch, pick_args
 
 F16 = np.dtype(np.float16)
 F32 = np.dtype(np.float32)
@@ -108,7 +108,7 @@ def half_launch(call, prepare32, copy, rule):
         args = ins + outs + list(temps[:n_base])
         views = l32.views if l32.views is not None else [None] * len(args)
         args = [a if v is None else a.reshape(v) for a, v in zip(args, views)]
-        l32.fn(*args, *l32.scalars)
+        l32.fn(*pick_args(l32.args, args), *l32.scalars)
         for dst, m, r in back:
             if r != REQ_NULL:
                 copy(dst, m)
