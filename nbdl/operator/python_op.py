@@ -27,7 +27,7 @@ class PythonOp:
     def __init__(self, need_top_grad=True):
         self.info_ = None
         self.need_top_grad_ = need_top_grad
-        warnings.warn("PythonOp has been deprecated. Please use CustomOp")
+        warnings.warn(f"{type(self).__name__} has been deprecated. Please use CustomOp")
 
     def __call__(self, *args, **kwargs):
         return self.get_symbol(*args, **kwargs)
@@ -104,10 +104,6 @@ class NumpyOp(PythonOp):
         Whether backward reads the outputs' gradients.
     """
 
-    def __init__(self, need_top_grad=True):
-        super().__init__(need_top_grad)
-        warnings.warn("NumpyOp has been deprecated. Please use CustomOp")
-
     def _types(self, in_type, n_out):
         return [np.float32] * len(in_type), [np.float32] * n_out
 
@@ -120,10 +116,6 @@ class NDArrayOp(PythonOp):
     need_top_grad : bool
         Whether backward reads the outputs' gradients.
     """
-
-    def __init__(self, need_top_grad=True):
-        super().__init__(need_top_grad)
-        warnings.warn("NDArrayOp has been deprecated. Please use CustomOp")
 
     def declare_backward_dependency(self, out_grad, in_data, out_data):
         """The ids backward reads (see ``CustomOpProp.declare_backward_dependency``).

@@ -62,7 +62,8 @@ _NPX = {"erf": ("_npx_erf",), "erfinv": ("_npx_erfinv",), "gamma": ("_npx_gamma"
 for _name, (_use, _doc) in _MATH.items():
     elementwise(_name, gradient=via(f"_backward_{_name}", _use), aliases=_NPX.get(_name, ()),
                 doc=_doc)
-    # gamma and gammaln have no second derivative (no digamma op)
+    # gamma and gammaln have no second derivative (no digamma op): a second
+    # backward through them raises (tests/autograd/test_get_symbol.py)
     elementwise(f"_backward_{_name}", input_names=("ograd", _use), hidden=True,
                 gradient=second_order(DERIVATIVES[_name]) if _name in DERIVATIVES else None)
 

@@ -3,7 +3,7 @@ import numpy as np
 
 from .. import attribute as _attribute
 from .. import name as _names
-from ..errors import AttrError, GraphError
+from ..errors import AttrError, GraphError, NbdlError
 from ..ops.ir import Entry, make_node, make_variable
 from ..ops.attrs import attr_to_str, is_user_attr
 from .symbol import HIDDEN_KEYS, Symbol, _single, user_attr_key
@@ -117,6 +117,20 @@ def _positional_attrs(op, where, values, attrs, kwargs):
             attrs[k] = v
 
 
+def _inputs_with(op, where, values, attrs, kwargs):
+    """How many inputs ``op`` takes when ``values`` are its first attributes
+    (None when they cannot be: not attribute values, or refused)."""
+    if any(isinstance(v, Symbol) or v is None for v in values):
+        return None
+    trial = dict(attrs)
+    try:
+        _positional_attrs(op, where, values, trial, kwargs)
+        parsed, _ = op.parse_attrs(trial)
+        return len(op.list_inputs(parsed))
+    except NbdlError:
+        return None
+
+
 def _none_is_value(op, key):
     """``axis=None`` means something (flatten) for an optional attribute whose
     default is not None (``topk``, ``sort``, ``pick``): MXNet passes it on."""
@@ -161,12 +175,12 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
     while n_lead < len(args) and isinstance(args[n_lead], Symbol):
         n_lead += 1
     # (an op whose inputs depend on its attributes, ``depth_to_space(data, 2)``,
-    # takes every trailing non-Symbol value as an attribute)
+    # when the values given as attributes make exactly the inputs given)
     fixed = not callable(op.input_names) and not op.key_var_num_args
     rest = args[n_lead:]
     if rest and ((fixed and n_lead == len(op.input_names)) or (
             callable(op.input_names) and not op.key_var_num_args
-            and not any(isinstance(a, Symbol) or a is None for a in rest))):
+            and _inputs_with(op, where, rest, attrs, kwargs) == n_lead)):
         _positional_attrs(op, where, rest, attrs, kwargs)
         args = args[:n_lead]
     inputs = [_single(a, f"{where}: positional argument {i}") if isinstance(a, Symbol) else a

@@ -108,3 +108,17 @@ def test_cuda_matches_cpu(rng):
                       devices=[cpu(), gpu()])
     check_consistency(s2d(2), {"x": rng.normal(size=(1, 1, 2, 4)).astype(np.float32)},
                       devices=[cpu(), gpu()])
+
+
+def test_block_size_by_position_as_mxnet(rng):
+    # MXNet's generated signature is (data, block_size): a trailing number is the attribute
+    x = rng.normal(size=(1, 4, 2, 3))
+    for op, ref in (("depth_to_space", np_depth_to_space), ("space_to_depth", None)):
+        if ref is None:
+            x = rng.normal(size=(1, 1, 4, 6))
+            ref = np_space_to_depth
+        y = getattr(nbdl.sym, op)(nbdl.sym.var("x"), 2)
+        assert y.list_attr() == {"block_size": "2"}
+        check_symbolic_forward(y, {"x": x}, [ref(x, 2)])
+        np.testing.assert_allclose(getattr(nbdl.nd, op)(nbdl.nd.array(x), 2).asnumpy(),
+                                   ref(x, 2).astype(np.float32), rtol=1e-6)
