@@ -9,44 +9,19 @@ is the input buffer (the planner's inplace pairs).
 import dataclasses
 import math
 
-import numpy as np
 from numba import prange
 
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._parallel import twins as _twins, use_parallel
-from ..shared.softmax import axis_view, inv_temperature, length_view, softmin_attrs
+from ..shared.softmax import (axis_view, inv_temperature, length_view, py_backward_row,
+                              py_forward_row, py_row_length, softmin_attrs)
 
 
-@njit(cache=True, inline="always")
-def _forward_row(x, out, o, i, inv_t, log, n):
-    """Row (o, i) over its first ``n`` entries; the others get 0 (a masked row)."""
-    for k in range(n, x.shape[1]):
-        out[o, k, i] = out.dtype.type(0)
-    if n == 0:
-        return
-    # max of x / T (not of x) so that a negative temperature stays stable too
-    m = x[o, 0, i] * inv_t
-    for k in range(1, n):
-        v = x[o, k, i] * inv_t
-        if v > m:
-            m = v
-    s = out.dtype.type(0)
-    if log:
-        for k in range(n):
-            s += np.exp(x[o, k, i] * inv_t - m)
-        shift = m + np.log(s)
-        for k in range(n):
-            out[o, k, i] = x[o, k, i] * inv_t - shift
-    else:
-        for k in range(n):
-            e = np.exp(x[o, k, i] * inv_t - m)
-            out[o, k, i] = e
-            s += e
-        r = out.dtype.type(1) / s
-        for k in range(n):
-            out[o, k, i] *= r
+_forward_row = njit(cache=True, inline="always")(py_forward_row)
+_backward_row = njit(cache=True, inline="always")(py_backward_row)
+_row_length = njit(cache=True, inline="always")(py_row_length)
 
 
 @njit(cache=True)
@@ -57,7 +32,7 @@ def softmax_forward(x, out, inv_t, log, req):
     inner = x.shape[2]
     for r in range(x.shape[0] * inner):
         o = r // inner
-        _forward_row(x, out, o, r - o * inner, inv_t, log, x.shape[1])
+        _forward_row(x, out, o, r - o * inner, inv_t, log, x.shape[1], out.dtype.type(0))
 
 
 @njit(cache=True, parallel=True)
@@ -67,36 +42,7 @@ def softmax_forward_parallel(x, out, inv_t, log, req):
     inner = x.shape[2]
     for r in prange(x.shape[0] * inner):
         o = r // inner
-        _forward_row(x, out, o, r - o * inner, inv_t, log, x.shape[1])
-
-
-@njit(cache=True, inline="always")
-def _backward_row(og, out, grad, o, i, inv_t, log, add, n):
-    """Row (o, i) over its first ``n`` entries; the others' gradient is 0."""
-    if not add:
-        for k in range(n, og.shape[1]):
-            grad[o, k, i] = grad.dtype.type(0)
-    s = grad.dtype.type(0)
-    if log:
-        # y = x/T - logsumexp(x/T):  dx = (g - exp(y) * sum(g)) / T
-        for k in range(n):
-            s += og[o, k, i]
-        if add:
-            for k in range(n):
-                grad[o, k, i] += (og[o, k, i] - np.exp(out[o, k, i]) * s) * inv_t
-        else:
-            for k in range(n):
-                grad[o, k, i] = (og[o, k, i] - np.exp(out[o, k, i]) * s) * inv_t
-    else:
-        # y = softmax(x/T):  dx = y * (g - sum(g * y)) / T
-        for k in range(n):
-            s += og[o, k, i] * out[o, k, i]
-        if add:
-            for k in range(n):
-                grad[o, k, i] += out[o, k, i] * (og[o, k, i] - s) * inv_t
-        else:
-            for k in range(n):
-                grad[o, k, i] = out[o, k, i] * (og[o, k, i] - s) * inv_t
+        _forward_row(x, out, o, r - o * inner, inv_t, log, x.shape[1], out.dtype.type(0))
 
 
 @njit(cache=True)
@@ -107,7 +53,8 @@ def softmax_backward(og, out, grad, inv_t, log, req):
     inner = og.shape[2]
     for r in range(og.shape[0] * inner):
         o = r // inner
-        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add, og.shape[1])
+        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add, og.shape[1],
+                      grad.dtype.type(0))
 
 
 @njit(cache=True, parallel=True)
@@ -118,14 +65,8 @@ def softmax_backward_parallel(og, out, grad, inv_t, log, req):
     inner = og.shape[2]
     for r in prange(og.shape[0] * inner):
         o = r // inner
-        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add, og.shape[1])
-
-
-@njit(cache=True, inline="always")
-def _row_length(length, o, i, n):
-    """A row's length, clipped to [0, n]."""
-    k = int(length[o, i])
-    return 0 if k < 0 else (n if k > n else k)
+        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add, og.shape[1],
+                      grad.dtype.type(0))
 
 
 @njit(cache=True)
@@ -138,7 +79,8 @@ def softmax_forward_length(x, length, out, inv_t, log, req):
     for r in range(x.shape[0] * inner):
         o = r // inner
         i = r - o * inner
-        _forward_row(x, out, o, i, inv_t, log, _row_length(length, o, i, x.shape[1]))
+        _forward_row(x, out, o, i, inv_t, log, _row_length(length, o, i, x.shape[1]),
+                     out.dtype.type(0))
 
 
 @njit(cache=True)
@@ -150,7 +92,8 @@ def softmax_backward_length(og, out, length, grad, inv_t, log, req):
     for r in range(og.shape[0] * inner):
         o = r // inner
         i = r - o * inner
-        _backward_row(og, out, grad, o, i, inv_t, log, add, _row_length(length, o, i, og.shape[1]))
+        _backward_row(og, out, grad, o, i, inv_t, log, add,
+                      _row_length(length, o, i, og.shape[1]), grad.dtype.type(0))
 
 
 # -- prepare -------------------------------------------------------------------

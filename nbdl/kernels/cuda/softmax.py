@@ -1,71 +1,18 @@
 """CUDA kernels for softmax / log_softmax and their gradients: one thread per
 row of the ``(outer, n, inner)`` view (see ``nbdl.kernels.cpu.softmax``)."""
 import dataclasses
-import math
 
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.softmax import axis_view, inv_temperature, length_view, softmin_attrs
+from ..shared.softmax import (axis_view, inv_temperature, length_view, py_backward_row,
+                              py_forward_row, py_row_length, softmin_attrs)
 from ._launch import launcher
 
 
-@cuda.jit(device=True)
-def _forward_row(x, out, o, i, inv_t, log, n, zero):
-    """Row (o, i) over its first ``n`` entries; the others get 0 (a masked row)."""
-    for k in range(n, x.shape[1]):
-        out[o, k, i] = zero
-    if n == 0:
-        return
-    m = x[o, 0, i] * inv_t
-    for k in range(1, n):
-        v = x[o, k, i] * inv_t
-        if v > m:
-            m = v
-    s = zero
-    if log:
-        for k in range(n):
-            s += math.exp(x[o, k, i] * inv_t - m)
-        shift = m + math.log(s)
-        for k in range(n):
-            out[o, k, i] = x[o, k, i] * inv_t - shift
-    else:
-        for k in range(n):
-            e = math.exp(x[o, k, i] * inv_t - m)
-            out[o, k, i] = e
-            s += e
-        for k in range(n):
-            out[o, k, i] = out[o, k, i] / s
-
-
-@cuda.jit(device=True)
-def _backward_row(og, out, grad, o, i, inv_t, log, req, n, zero):
-    """Row (o, i) over its first ``n`` entries; the others' gradient is 0."""
-    if req != REQ_ADD:
-        for k in range(n, og.shape[1]):
-            grad[o, k, i] = zero
-    s = zero
-    if log:
-        for k in range(n):
-            s += og[o, k, i]
-    else:
-        for k in range(n):
-            s += og[o, k, i] * out[o, k, i]
-    for k in range(n):
-        if log:
-            v = (og[o, k, i] - math.exp(out[o, k, i]) * s) * inv_t
-        else:
-            v = out[o, k, i] * (og[o, k, i] - s) * inv_t
-        if req == REQ_ADD:
-            grad[o, k, i] += v
-        else:
-            grad[o, k, i] = v
-
-
-@cuda.jit(device=True)
-def _row_length(length, o, i, n):
-    k = int(length[o, i])
-    return 0 if k < 0 else (n if k > n else k)
+_forward_row = cuda.jit(device=True)(py_forward_row)
+_backward_row = cuda.jit(device=True)(py_backward_row)
+_row_length = cuda.jit(device=True)(py_row_length)
 
 
 @cuda.jit
@@ -93,7 +40,8 @@ def softmax_backward(og, out, grad, inv_t, log, req):
     zero = inv_t - inv_t
     for r in range(cuda.grid(1), og.shape[0] * inner, cuda.gridsize(1)):
         o = r // inner
-        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, req, og.shape[1], zero)
+        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, req == REQ_ADD, og.shape[1],
+                      zero)
 
 
 @cuda.jit
@@ -103,7 +51,7 @@ def softmax_backward_length(og, out, length, grad, inv_t, log, req):
     for r in range(cuda.grid(1), og.shape[0] * inner, cuda.gridsize(1)):
         o = r // inner
         i = r - o * inner
-        _backward_row(og, out, grad, o, i, inv_t, log, req,
+        _backward_row(og, out, grad, o, i, inv_t, log, req == REQ_ADD,
                       _row_length(length, o, i, og.shape[1]), zero)
 
 
