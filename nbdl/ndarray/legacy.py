@@ -6,7 +6,7 @@ import numpy as np
 from ..errors import ArgumentError, DTypeError, ShapeError
 from .creation import array
 from .invoke import invoke
-from .ndarray import NDArray
+from ..array import NDArray
 
 
 def concatenate(arrays, axis=0, always_copy=True):

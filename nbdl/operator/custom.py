@@ -17,13 +17,14 @@ Storage types other than ``'default'`` do not exist in nbdl
 import numpy as np
 
 from .. import autograd
-from ..autograd.tape import record_custom
 from ..device import Device, as_device, current_device
 from ..dtype import as_dtype, to_flag
-from ..errors import CustomOpError, GraphError, NbdlError
+from ..errors import CustomOpError, GraphError, NbdlError, SparseStorageError
+from ..imperative.arguments import attr_value
+from ..imperative.tape import record_custom
 from ..ndarray import NDArray
 from ..ndarray import namespace as _namespace
-from ..ndarray.sparse import SparseStorageError
+from ..ndarray.creation import zeros
 from ..ops.custom import PROP, register_custom
 from ..ops.registry import get_op
 
@@ -375,7 +376,7 @@ def Custom(*data, op_type=None, name=None, out=None, ctx=None, **kwargs):
     """
     op = get_op("Custom")
     arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
-    raw = {k: _namespace.attr_value(v) for k, v in kwargs.items()
+    raw = {k: attr_value(v) for k, v in kwargs.items()
            if k not in arrays and v is not None}
     if op_type is None:
         raise GraphError("Custom: the op_type argument is required")
@@ -423,7 +424,6 @@ def _bind_inputs(prop, data, arrays):
 
 def _outputs(out, shapes, dtypes, device):
     if out is None:
-        from ..ndarray.creation import zeros
         return [zeros(s, ctx=device, dtype=d) for s, d in zip(shapes, dtypes)]
     outs = [out] if isinstance(out, NDArray) else list(out)
     if len(outs) != len(shapes) or any(tuple(o.shape) != tuple(s) for o, s in zip(outs, shapes)):
@@ -435,7 +435,6 @@ def _outputs(out, shapes, dtypes, device):
 def _record(prop, operator, inputs, outputs, device):
     """Tape the call: its backward is the operator's (the arguments get
     gradients; aux states none)."""
-    from ..ndarray.creation import zeros
     n_in, n_out = len(prop.arguments), len(prop.outputs)
     deps = set(prop.backward_deps)
     args, aux = inputs[:n_in], inputs[n_in:]
