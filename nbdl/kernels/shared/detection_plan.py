@@ -1,12 +1,12 @@
 """Detection ops' prepare-time constants (host code shared by the CPU and
 CUDA ``prepare`` functions): MultiBoxPrior's anchor half sizes and the RPN's
 base anchors, computed in float32 as MXNet's C++ does."""
-import dataclasses
 import math
 
 import numpy as np
 
-from ...ops.registry import REQ_NULL, Launch
+from ...ops.registry import (REQ_NULL, as_f32, half_mirror_temps, has_half,
+                             half_launch as registry_half_launch)
 
 
 def prior_halves(sizes, ratios, H, W):
@@ -157,78 +157,19 @@ def temp_proposal(call):
             scratch_for(call, 1, (B * P,), F32)]
 
 
-# -- float16: computed in float32 mirrors -------------------------------------------------------
-
-F16 = np.dtype(np.float16)
-
-
-def has_half(call):
-    """Whether any input or output of ``call`` is float16."""
-    return any(d is not None and np.dtype(d) == F16
-               for d in list(call.in_dtypes) + list(call.out_dtypes))
-
-
-def as_f32(call):
-    """``call`` with every float16 dtype read as float32."""
-    def f(ds):
-        return [F32 if d is not None and np.dtype(d) == F16 else d for d in ds]
-    return dataclasses.replace(call, in_dtypes=f(call.in_dtypes), out_dtypes=f(call.out_dtypes))
-
-
-def _half_slots(call):
-    shape_only = set(call.op.list_shape_inputs(call.attrs))
-    ins = [i for i, d in enumerate(call.in_dtypes)
-           if np.dtype(d) == F16 and i not in shape_only]
-    outs = [i for i, d in enumerate(call.out_dtypes) if np.dtype(d) == F16]
-    return ins, outs
-
+# -- float16: computed in float32 mirrors (the op table's mechanism) --------------------------
 
 def with_half(rule):
     """A temp rule: ``rule``'s scratch for the float32 version of the call,
-    then one float32 mirror per float16 input (not read for its shape only)
-    and output."""
+    then one float32 mirror per float16 input and output."""
     def temps(call):
         base = rule(as_f32(call)) if rule is not None else []
-        if not has_half(call):
-            return base
-        ins, outs = _half_slots(call)
-        return (base + [(tuple(call.in_shapes[i]), F32) for i in ins]
-                + [(tuple(call.out_shapes[i]), F32) for i in outs])
+        return base + half_mirror_temps(call) if has_half(call) else base
     return temps
 
 
 def half_launch(call, prepare32, copy, rule):
-    """A launcher for a float16 call: float16 inputs copied into their
-    float32 mirrors, the float32 kernel of ``prepare32`` run on the mirrors,
-    the written outputs copied back (rounded once).  ``copy(dst, src)`` is the
-    device's converting copy of two same-size arrays; ``rule`` the op's
-    float32 temp rule (None: no scratch)."""
-    c32 = as_f32(call)
-    l32 = prepare32(c32)
-    n_in, n_out = len(call.in_shapes), len(call.out_shapes)
-    n_base = len(rule(c32)) if rule is not None else 0
-    ins_h, outs_h = _half_slots(call)
-    req = list(call.req)
-
-    def fn(*arrays):
-        ins = list(arrays[:n_in])
-        outs = list(arrays[n_in:n_in + n_out])
-        temps = arrays[n_in + n_out:]
-        mirrors = iter(temps[n_base:])
-        for i in ins_h:
-            m = next(mirrors)
-            copy(m, ins[i])
-            ins[i] = m
-        back = []
-        for i in outs_h:
-            m = next(mirrors)
-            back.append((outs[i], m, req[i]))
-            outs[i] = m
-        args = ins + outs + list(temps[:n_base])
-        views = l32.views if l32.views is not None else [None] * len(args)
-        args = [a if v is None else a.reshape(v) for a, v in zip(args, views)]
-        l32.fn(*args, *l32.scalars)
-        for dst, m, r in back:
-            if r != REQ_NULL:
-                copy(dst, m)
-    return Launch(fn, (), views=None)
+    """``registry.half_launch`` for a detection op whose float32 scratch is
+    ``rule``'s (None: no scratch)."""
+    return registry_half_launch(call, prepare32, copy,
+                                len(rule(as_f32(call))) if rule is not None else 0)
