@@ -22,9 +22,13 @@ SLOTS = 6
 OP_SUM, OP_PROD, OP_MAX, OP_MIN = 0, 1, 2, 3
 # norm's (``nbdl.ops.reduce_norm``): sum of |x| (ord=1), sqrt of the sum of x*x (ord=2)
 OP_ASUM, OP_NRM2 = 4, 5
-OP_CODES = {"sum": OP_SUM, "mean": OP_SUM, "prod": OP_PROD, "max": OP_MAX, "min": OP_MIN}
-# modes of the select-style backward kernels: max/min, prod, norm ord=2, norm ord=1
-SEL_MAXMIN, SEL_PROD, SEL_NRM2, SEL_ASUM = 0, 1, 2, 3
+# sum / product skipping NaN (MXNet's nansum / nanprod reducers)
+OP_NANSUM, OP_NANPROD = 6, 7
+OP_CODES = {"sum": OP_SUM, "mean": OP_SUM, "prod": OP_PROD, "max": OP_MAX, "min": OP_MIN,
+            "nansum": OP_NANSUM, "nanprod": OP_NANPROD}
+# modes of the select-style backward kernels: max/min, prod, norm ord=2, norm ord=1,
+# nansum (g where x is not NaN), nanprod (g * out / x where x is not NaN)
+SEL_MAXMIN, SEL_PROD, SEL_NRM2, SEL_ASUM, SEL_NANSUM, SEL_NANPROD = 0, 1, 2, 3, 4, 5
 
 
 def prod(shape):
@@ -108,6 +112,8 @@ def select_mode(call):
     name = op_name(call)
     if name == "prod":
         return SEL_PROD
+    if name in ("nansum", "nanprod"):
+        return SEL_NANSUM if name == "nansum" else SEL_NANPROD
     if name == "norm":
         return SEL_NRM2 if call.attrs["ord"] == 2 else SEL_ASUM
     return SEL_MAXMIN
@@ -189,10 +195,13 @@ _REDUCE_DOCS = {
     "prod": "Product over ``axis``.",
     "max": "Maximum over ``axis`` (NaN propagates).",
     "min": "Minimum over ``axis`` (NaN propagates).",
+    "nansum": "Sum over ``axis`` treating NaN as 0.",
+    "nanprod": "Product over ``axis`` treating NaN as 1.",
 }
 _REDUCE_ALIASES = {"sum": ("sum_axis",), "max": ("max_axis",), "min": ("min_axis",)}
 
-for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max", True), ("min", True)):
+for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max", True),
+                          ("min", True), ("nansum", True), ("nanprod", True)):
     _cpu = "nbdl.kernels.cpu.reduce:"
     _gpu = "nbdl.kernels.cuda.reduce:"
     register(OpDef(
