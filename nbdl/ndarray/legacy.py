@@ -106,3 +106,39 @@ def onehot_encode(indices, out):
     res = invoke("one_hot", [indices], {"depth": out.shape[1], "dtype": np.dtype(out.dtype).name})
     out[:] = res
     return out
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split ``ary`` along ``axis`` (MXNet 1.x's ``nd.split_v2``: the
+    ``_split_v2`` op).
+
+    Parameters
+    ----------
+    ary : NDArray
+        The array to split.
+    indices_or_sections : int or tuple of int
+        An int: that many equal pieces (the axis must divide evenly); a
+        tuple: the positions along ``axis`` where a new piece starts.
+    axis : int
+        The axis to split.
+    squeeze_axis : bool
+        Drop ``axis`` from the pieces (each must then have size 1 there).
+
+    Returns
+    -------
+    list of NDArray
+        The pieces (a single NDArray when there is one).
+    """
+    if isinstance(indices_or_sections, bool) or not isinstance(indices_or_sections, (int, tuple)):
+        raise ArgumentError("split_v2: indices_or_sections must either int or tuple of ints")
+    if isinstance(indices_or_sections, int):
+        size = ary.shape[axis]
+        if indices_or_sections < 1 or size % indices_or_sections:
+            raise ArgumentError(f"split_v2: axis {axis} of size {size} does not split into "
+                                f"{indices_or_sections} equal pieces")
+        step = size // indices_or_sections
+        indices = tuple(i * step for i in range(indices_or_sections))
+    else:
+        indices = (0,) + tuple(indices_or_sections)
+    return invoke("_split_v2", [ary], {"indices": indices, "axis": axis,
+                                       "squeeze_axis": squeeze_axis})

@@ -1,5 +1,7 @@
-"""Joining and cutting: Concat, SliceChannel (split), slice, slice_axis and
-their hidden backward ops (rules only; kernels in nbdl.kernels.*.shape).
+"""Joining and cutting: Concat, SliceChannel (split), _split_v2, slice,
+slice_axis and their hidden backward ops (rules only; kernels in
+nbdl.kernels.*.shape).  Writing into a window (``_slice_assign``) is in
+``nbdl.ops.slice_assign``.
 
 The backward ops of Concat, slice and slice_axis take the forward inputs as
 extra inputs for their *shapes* only (a gradient rule is built before shapes
@@ -144,6 +146,79 @@ register(OpDef(
     gradient=_split_grad,
     kernels=kernels("prepare_split"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Split into ``num_outputs`` equal parts along ``axis``."), aliases=("split",))
+
+
+# -- _split_v2 -------------------------------------------------------------------------
+
+def split_v2_bounds(attrs, dshape, where="_split_v2", in_shapes=None):
+    """``(axis, [(start, end)] per output)`` of MXNet's split_v2: ``sections``
+    near-equal parts (the first ``size % sections`` one longer), or the
+    pieces between ``indices`` (each output from ``indices[i]`` to the next
+    index, the last to the end of the axis)."""
+    a = norm_axis(attrs["axis"], len(dshape), where, in_shapes=in_shapes)
+    n = int(dshape[a])
+    sections, indices = attrs["sections"], tuple(attrs["indices"])
+    if sections > 0:
+        small, extra = divmod(n, sections)
+        bounds, start = [], 0
+        for i in range(sections):
+            end = start + small + (1 if i < extra else 0)
+            bounds.append((start, end))
+            start = end
+    else:
+        if not indices:
+            raise shape_error(where, "needs indices (or sections > 0)", in_shapes)
+        ends = list(indices[1:]) + [n]
+        bounds = [(int(b), int(e)) if n else (int(b), int(b)) for b, e in zip(indices, ends)]
+        for i, (b, e) in enumerate(bounds):
+            if n and not 0 <= b <= e <= n:
+                raise shape_error(where, f"piece {i} runs from {b} to {e}, not inside axis {a} "
+                                  f"of size {n} (indices={indices})", in_shapes)
+    if attrs["squeeze_axis"] and any(e - b != 1 for b, e in bounds):
+        raise shape_error(where, f"squeeze_axis needs pieces of size 1 along axis {a}, got "
+                          f"{[e - b for b, e in bounds]}", in_shapes)
+    return a, bounds
+
+
+def split_v2_outputs(attrs):
+    return attrs["sections"] if attrs["sections"] > 0 else len(attrs["indices"])
+
+
+def _split_v2_shape(attrs, in_shapes, out_shapes):
+    d = in_shapes[0]
+    if d is None:
+        return in_shapes, out_shapes
+    a, bounds = split_v2_bounds(attrs, d, in_shapes=in_shapes)
+    squeeze = attrs["squeeze_axis"]
+    outs = [tuple(d[:a]) + (() if squeeze else (e - b,)) + tuple(d[a + 1:]) for b, e in bounds]
+    return in_shapes, outs
+
+
+def _split_v2_grad(node, out_grads):
+    attrs = node.attrs
+    grads = list(out_grads)
+    if attrs["squeeze_axis"]:
+        grads = [make_node("expand_dims", [g], {"axis": attrs["axis"]},
+                           name=f"{node.name}_backward_expand{i}").output(0)
+                 for i, g in enumerate(grads)]
+    cat = make_node("Concat", grads, {"num_args": len(grads), "dim": attrs["axis"]},
+                    name=f"{node.name}_backward")
+    return [cat.output(0)]
+
+
+register(OpDef(
+    name="_split_v2",
+    num_outputs=split_v2_outputs,
+    output_names=lambda attrs: [f"output{i}" for i in range(split_v2_outputs(attrs))],
+    attrs={"indices": Attr("tuple", (), doc="Start of each piece along axis (from 0)."),
+           "axis": Attr("int", 1), "squeeze_axis": Attr("bool", False),
+           "sections": Attr("int", 0, doc="Number of near-equal pieces (0: use indices).")},
+    infer_shape=_split_v2_shape, infer_type=same_type,
+    gradient=_split_v2_grad,
+    kernels=kernels("prepare_split_v2"), supports_add=True, dtypes=MOVE_DTYPES,
+    doc="Split along ``axis`` at ``indices`` or into ``sections`` pieces (MXNet's "
+        "split_v2; ``nd.split_v2(ary, indices_or_sections)`` builds the attributes)."),
+    aliases=("_npi_split",))
 
 
 # -- slice -------------------------------------------------------------------------------
