@@ -27,6 +27,16 @@ it uses the batch-statistics formula when run in training mode and not
 ``use_global_stats``, else treats the statistics as constants.  Nothing
 flows to the aux states, nor from the ``mean``/``var`` outputs.
 
+``BatchNorm_v1`` (MXNet's legacy operator: no ``axis``, channels on axis 1,
+the same other attributes) runs the same kernels; its ``var`` output is the
+variance, which its gradient reads back with ``eps``.
+``_contrib_BatchNormWithReLU`` (BatchNorm's attributes) is ``relu`` of
+BatchNorm in one kernel, with a hidden fourth output ``workspace`` (MXNet's
+MKL-DNN scratch; here a copy of the output); its gradient masks the head
+gradient where the output is not positive.  float16 data (all of them): the
+parameters, moving and saved statistics are float32 (MXNet's rule), the
+kernels run in float32 (``OpDef.half_mirrors``).
+
 ``InstanceNorm`` (``data`` of at least 3 dimensions ``(N, C, ...)``,
 ``gamma``/``beta`` ``(C,)``, ``eps=1e-3``): statistics per ``(n, c)`` over the
 spatial dimensions; hidden outputs ``mean`` and ``var`` of shape ``(N, C)``.
@@ -41,6 +51,8 @@ layer have them (so MXNet 1.x -symbol.json/.params files load); both must
 have the same form, and their gradients have it too.
 """
 import math
+
+import numpy as np
 
 from ..errors import AttrError
 from .ir import make_node
@@ -95,7 +107,7 @@ def _check(opname, name, got, want, in_shapes):
 
 def bn_axis(opname, attrs, shape, in_shapes):
     nd = len(shape)
-    a = attrs["axis"]
+    a = attrs.get("axis", 1)          # BatchNorm_v1 has no axis: channels are axis 1
     if not -nd <= a < nd:
         raise shape_error(opname, f"axis={a} is out of range for data of {nd} dimension(s) "
                           f"{tuple(shape)}", in_shapes)
@@ -105,6 +117,26 @@ def bn_axis(opname, attrs, shape, in_shapes):
 def same_float_type(attrs, in_types, out_types):
     known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
     return [known] * len(in_types), [known] * len(out_types)
+
+
+_F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
+
+
+def bn_type(data_in, data_out):
+    """MXNet's BatchNorm type rule: ``data_in`` / ``data_out`` index the
+    inputs / outputs of the data's dtype; the others (gamma, beta, the moving
+    and saved statistics) have its accumulation dtype, float32 for float16
+    data (as MXNet's ``AccReal``), the data's otherwise."""
+    def rule(attrs, in_types, out_types):
+        known = [in_types[i] for i in data_in if in_types[i] is not None]
+        known += [out_types[i] for i in data_out if out_types[i] is not None]
+        if not known:
+            return list(in_types), list(out_types)
+        d = np.dtype(known[0])
+        p = _F32 if d == _F16 else d
+        return ([d if i in data_in else p for i in range(len(in_types))],
+                [d if i in data_out else p for i in range(len(out_types))])
+    return rule
 
 
 # -- BatchNorm ------------------------------------------------------------------
@@ -154,6 +186,12 @@ def _bn_backward_shape(attrs, in_shapes, out_shapes):
     return [data, data, param, param, param], [data, param, param]
 
 
+BN_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
+              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"}
+BN_BACKWARD_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_backward",
+                       "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"}
+
+
 def _data_inplace(attrs):
     """The output may take the data's buffer: every kernel finishes a channel's
     (or a row's) statistics before it writes that channel's outputs, and each
@@ -168,12 +206,11 @@ register(OpDef(
     num_outputs=3, output_names=["output", "mean", "var"],
     num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
     attrs=dict(BN_ATTRS),
-    infer_shape=_bn_shape, infer_type=same_float_type,
+    infer_shape=_bn_shape, infer_type=bn_type((0,), (0,)),
     gradient=_bn_gradient,
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"},
+    kernels=BN_KERNELS,
     inplace=_data_inplace,
-    supports_add=True, train_aware=True, mutates_aux=True,
+    supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
     input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
     doc="Batch normalisation over every axis but ``axis``; updates the moving "
         "statistics in place in training."))
@@ -183,11 +220,99 @@ register(OpDef(
     input_names=_inputs("_backward_BatchNorm", ["out_grad", "data", "gamma", "mean", "invstd"]),
     num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
     attrs=dict(BN_BACKWARD_ATTRS),
-    infer_shape=_bn_backward_shape, infer_type=same_float_type,
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_backward",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"},
-    supports_add=True, train_aware=True, hidden=True,
+    infer_shape=_bn_backward_shape, infer_type=bn_type((0, 1), (0,)),
+    kernels=BN_BACKWARD_KERNELS,
+    supports_add=True, train_aware=True, hidden=True, half_mirrors=True,
     doc="BatchNorm's data, gamma and beta gradients."))
+
+
+# -- BatchNorm_v1: MXNet's legacy operator, on the same kernels -------------------------------
+
+BN_V1_ATTRS = {k: BN_ATTRS[k] for k in ("eps", "momentum", "fix_gamma", "use_global_stats",
+                                        "output_mean_var")}
+
+
+def _bn_v1_gradient(node, out_grads):
+    back = make_node("_backward_BatchNorm_v1",
+                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
+                      node.output(2)],
+                     {k: node.attrs[k] for k in ("fix_gamma", "use_global_stats", "eps")},
+                     name=f"{node.name}_backward")
+    return [back.output(0), back.output(1), back.output(2)]
+
+
+register(OpDef(
+    name="BatchNorm_v1",
+    input_names=_inputs("BatchNorm_v1", ["data", "gamma", "beta"]),
+    aux_names=("moving_mean", "moving_var"),
+    num_outputs=3, output_names=["output", "mean", "var"],
+    num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
+    attrs=dict(BN_V1_ATTRS),
+    infer_shape=_bn_shape, infer_type=bn_type((0,), (0,)),
+    gradient=_bn_v1_gradient, kernels=BN_KERNELS, inplace=_data_inplace,
+    supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
+    input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
+    doc="MXNet's legacy BatchNorm (channels on axis 1): BatchNorm whose ``var`` output "
+        "is the variance used, not the inverse std."))
+
+register(OpDef(
+    name="_backward_BatchNorm_v1",
+    input_names=_inputs("_backward_BatchNorm_v1", ["out_grad", "data", "gamma", "mean", "var"]),
+    num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
+    attrs={k: BN_ATTRS[k] for k in ("fix_gamma", "use_global_stats", "eps")},
+    infer_shape=_bn_backward_shape, infer_type=bn_type((0, 1), (0,)),
+    kernels=BN_BACKWARD_KERNELS,
+    supports_add=True, train_aware=True, hidden=True, half_mirrors=True,
+    doc="BatchNorm_v1's data, gamma and beta gradients (from the saved variance)."))
+
+
+# -- _contrib_BatchNormWithReLU ---------------------------------------------------------------
+
+def _bn_relu_shape(attrs, in_shapes, out_shapes):
+    ins, outs = _bn_shape(attrs, in_shapes, list(out_shapes[:3]))
+    data = outs[0] if outs[0] is not None else out_shapes[3]
+    return ins, list(outs) + [data]
+
+
+def _bn_relu_gradient(node, out_grads):
+    back = make_node("_backward_contrib_BatchNormWithReLU",
+                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
+                      node.output(2), node.output(0)],
+                     {k: node.attrs[k] for k in BN_BACKWARD_ATTRS},
+                     name=f"{node.name}_backward")
+    return [back.output(0), back.output(1), back.output(2)]
+
+
+def _bn_relu_backward_shape(attrs, in_shapes, out_shapes):
+    ins, outs = _bn_backward_shape(attrs, in_shapes[:5], out_shapes)
+    return list(ins) + [ins[0]], outs
+
+
+register(OpDef(
+    name="_contrib_BatchNormWithReLU",
+    input_names=_inputs("_contrib_BatchNormWithReLU", ["data", "gamma", "beta"]),
+    aux_names=("moving_mean", "moving_var"),
+    num_outputs=4, output_names=["output", "mean", "var", "workspace"],
+    num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
+    attrs=dict(BN_ATTRS),
+    infer_shape=_bn_relu_shape, infer_type=bn_type((0,), (0, 3)),
+    gradient=_bn_relu_gradient, kernels=BN_KERNELS, inplace=_data_inplace,
+    supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
+    input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
+    doc="``relu(BatchNorm(data))`` in one kernel (MXNet's MKL-DNN fusion); the hidden "
+        "``workspace`` output holds a copy of the output."))
+
+register(OpDef(
+    name="_backward_contrib_BatchNormWithReLU",
+    input_names=_inputs("_backward_contrib_BatchNormWithReLU",
+                        ["out_grad", "data", "gamma", "mean", "invstd", "output"]),
+    num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
+    attrs=dict(BN_BACKWARD_ATTRS),
+    infer_shape=_bn_relu_backward_shape, infer_type=bn_type((0, 1, 5), (0,)),
+    kernels=BN_BACKWARD_KERNELS,
+    supports_add=True, train_aware=True, hidden=True, half_mirrors=True,
+    doc="BatchNormWithReLU's gradients: BatchNorm's of the head gradient where the output "
+        "is positive."))
 
 
 # -- InstanceNorm / GroupNorm -----------------------------------------------------

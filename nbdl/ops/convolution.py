@@ -7,7 +7,8 @@ MXNet's attributes: ``kernel`` (required), ``stride``/``dilate``/``pad``
 ``no_bias`` (False for Convolution, True for Deconvolution, as in MXNet),
 ``layout`` (None or the channels-first layout of the kernel's rank; others
 raise ``AttrError``); ``workspace``/``cudnn_tune``/``cudnn_off`` are accepted
-and ignored.  Deconvolution adds ``adj`` and ``target_shape`` (when given,
+and ignored.  ``Convolution_v1`` (MXNet's legacy operator: the same
+attributes and results) is an alias of Convolution.  Deconvolution adds ``adj`` and ``target_shape`` (when given,
 pad and adj are computed to reach it, with MXNet's formula).
 
 Shapes (``G = num_group``, ``K`` the kernel, ``F = num_filter``):
@@ -276,7 +277,9 @@ for _name, _attrs, _transposed, _doc in (
         gradient=_gradient(f"_backward_{_name}"), temp=_temps(f"{_name.lower()}"),
         kernels={"cpu": f"nbdl.kernels.cpu.convolution:prepare_{_name.lower()}",
                  "cuda": f"nbdl.kernels.cuda.convolution:prepare_{_name.lower()}"},
-        supports_add=True, doc=_doc))
+        supports_add=True, doc=_doc),
+        # MXNet's legacy Convolution_v1 has Convolution's attributes and results
+        aliases=("Convolution_v1",) if _name == "Convolution" else ())
     register(OpDef(
         name=f"_backward_{_name}", input_names=("out_grad", "data", "weight"),
         num_outputs=lambda a: 2 if a["no_bias"] else 3,

@@ -39,38 +39,113 @@ _gn_bwd_r = njit(cache=True, inline="always")(py_group_backward_row)
 _gn_param = njit(cache=True, inline="always")(py_group_param)
 
 
-# -- BatchNorm -------------------------------------------------------------------
+# -- BatchNorm, BatchNorm_v1, _contrib_BatchNormWithReLU -------------------------
+#
+# One channel function does all three (``store_var``: v1's variance output;
+# ``relu``: the fused ReLU); the entry points differ in their arrays only.
+
+@njit(cache=True)
+def _bn_forward_all(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
+                    use_batch, store_var, relu, r_out, r_mean, r_var):
+    for c in range(x.shape[1]):
+        _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
+                  use_batch, store_var, relu, r_out, r_mean, r_var)
+
+
+@njit(cache=True, parallel=True)
+def _bn_forward_all_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
+                             fix_gamma, use_batch, store_var, relu, r_out, r_mean, r_var):
+    for c in prange(x.shape[1]):
+        _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
+                  use_batch, store_var, relu, r_out, r_mean, r_var)
+
 
 @njit(cache=True)
 def bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-               use_batch, r_out, r_mean, r_var):
-    for c in range(x.shape[1]):
-        _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  use_batch, r_out, r_mean, r_var)
-
-
-@njit(cache=True, parallel=True)
-def bn_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
-                        fix_gamma, use_batch, r_out, r_mean, r_var):
-    for c in prange(x.shape[1]):
-        _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  use_batch, r_out, r_mean, r_var)
+               use_batch, store_var, r_out, r_mean, r_var):
+    _bn_forward_all(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
+                    use_batch, store_var, False, r_out, r_mean, r_var)
 
 
 @njit(cache=True)
-def bn_backward(og, x, gamma, mean, invstd, dx, dgamma, dbeta, one, inv_m, fix_gamma,
-                use_batch, r_x, r_g, r_b):
+def bn_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
+                        fix_gamma, use_batch, store_var, r_out, r_mean, r_var):
+    _bn_forward_all_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
+                             fix_gamma, use_batch, store_var, False, r_out, r_mean, r_var)
+
+
+@njit(cache=True)
+def _copy_out(out, ws, r_ws):
+    """BatchNormWithReLU's ``workspace`` output: a copy of the output (MXNet's
+    MKL-DNN kernel keeps its own scratch there)."""
+    if r_ws != REQ_NULL:
+        o = out.reshape(out.size)
+        w = ws.reshape(ws.size)
+        for i in range(w.size):
+            if r_ws == REQ_ADD:
+                w[i] += o[i]
+            else:
+                w[i] = o[i]
+
+
+@njit(cache=True)
+def bn_relu_forward(x, gamma, beta, mm, mv, out, mean, var, ws, eps, mom, one, inv_m,
+                    fix_gamma, use_batch, store_var, r_out, r_mean, r_var, r_ws):
+    _bn_forward_all(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
+                    use_batch, store_var, True, r_out, r_mean, r_var)
+    _copy_out(out, ws, r_ws)
+
+
+@njit(cache=True)
+def bn_relu_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, ws, eps, mom, one, inv_m,
+                             fix_gamma, use_batch, store_var, r_out, r_mean, r_var, r_ws):
+    _bn_forward_all_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
+                             fix_gamma, use_batch, store_var, True, r_out, r_mean, r_var)
+    _copy_out(out, ws, r_ws)
+
+
+@njit(cache=True)
+def _bn_backward_all(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
+                     use_batch, stored_var, relu, r_x, r_g, r_b):
     for c in range(x.shape[1]):
-        _bn_bwd_c(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m, fix_gamma,
-                  use_batch, r_x, r_g, r_b)
+        _bn_bwd_c(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
+                  use_batch, stored_var, relu, r_x, r_g, r_b)
 
 
 @njit(cache=True, parallel=True)
-def bn_backward_parallel(og, x, gamma, mean, invstd, dx, dgamma, dbeta, one, inv_m,
-                         fix_gamma, use_batch, r_x, r_g, r_b):
+def _bn_backward_all_parallel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m,
+                              fix_gamma, use_batch, stored_var, relu, r_x, r_g, r_b):
     for c in prange(x.shape[1]):
-        _bn_bwd_c(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m, fix_gamma,
-                  use_batch, r_x, r_g, r_b)
+        _bn_bwd_c(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
+                  use_batch, stored_var, relu, r_x, r_g, r_b)
+
+
+@njit(cache=True)
+def bn_backward(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
+                use_batch, stored_var, r_x, r_g, r_b):
+    _bn_backward_all(og, x, gamma, mean, st, og, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
+                     use_batch, stored_var, False, r_x, r_g, r_b)
+
+
+@njit(cache=True)
+def bn_backward_parallel(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one, inv_m,
+                         fix_gamma, use_batch, stored_var, r_x, r_g, r_b):
+    _bn_backward_all_parallel(og, x, gamma, mean, st, og, dx, dgamma, dbeta, eps, one, inv_m,
+                              fix_gamma, use_batch, stored_var, False, r_x, r_g, r_b)
+
+
+@njit(cache=True)
+def bn_relu_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
+                     use_batch, stored_var, r_x, r_g, r_b):
+    _bn_backward_all(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
+                     use_batch, stored_var, True, r_x, r_g, r_b)
+
+
+@njit(cache=True)
+def bn_relu_backward_parallel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m,
+                              fix_gamma, use_batch, stored_var, r_x, r_g, r_b):
+    _bn_backward_all_parallel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m,
+                              fix_gamma, use_batch, stored_var, True, r_x, r_g, r_b)
 
 
 # -- InstanceNorm / GroupNorm ------------------------------------------------------
@@ -130,17 +205,31 @@ def group_backward_parallel(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one,
 # -- prepare -------------------------------------------------------------------
 
 
+def _pick(data, serial, parallel):
+    return parallel if _parallel(math.prod(data)) and data[1] > 1 else serial
+
+
 def prepare_batch_norm(call):
+    """BatchNorm, BatchNorm_v1 and _contrib_BatchNormWithReLU (a 4th output,
+    ``workspace``)."""
     data, param = bn_views(call, call.in_shapes[0])
-    fn = bn_forward_parallel if _parallel(math.prod(data)) and data[1] > 1 else bn_forward
-    return Launch(fn, bn_scalars(call, data, True),
-                  views=[data, param, param, param, param, data, param, param])
+    views = [data, param, param, param, param, data, param, param]
+    if len(call.out_shapes) == 4:
+        return Launch(_pick(data, bn_relu_forward, bn_relu_forward_parallel),
+                      bn_scalars(call, data, True), views=views + [data])
+    return Launch(_pick(data, bn_forward, bn_forward_parallel), bn_scalars(call, data, True),
+                  views=views)
 
 
 def prepare_batch_norm_backward(call):
+    """The three ops' gradients; BatchNormWithReLU's takes the forward output
+    as a 6th input."""
     data, param = bn_views(call, call.in_shapes[1])
-    fn = bn_backward_parallel if _parallel(math.prod(data)) and data[1] > 1 else bn_backward
-    return Launch(fn, bn_scalars(call, data, False),
+    if len(call.in_shapes) == 6:
+        return Launch(_pick(data, bn_relu_backward, bn_relu_backward_parallel),
+                      bn_scalars(call, data, False),
+                      views=[data, data, param, param, param, data, data, param, param])
+    return Launch(_pick(data, bn_backward, bn_backward_parallel), bn_scalars(call, data, False),
                   views=[data, data, param, param, param, data, param, param])
 
 
@@ -177,5 +266,7 @@ def prepare_group_norm_backward(call):
 # Serial twins: what an executor runs until the parallel variant is compiled.
 _twins((bn_forward_parallel, bn_forward),
        (bn_backward_parallel, bn_backward),
+       (bn_relu_forward_parallel, bn_relu_forward),
+       (bn_relu_backward_parallel, bn_relu_backward),
        (group_forward_parallel, group_forward),
        (group_backward_parallel, group_backward))
