@@ -11,5 +11,5 @@ from . import (adaptive_pooling, bilinear_resize, contrib_elemwise, crop, im2col
 from . import (gather_nd, index_contrib, index_legacy, linalg, linalg_factor,  # noqa: F401
                shape_gather)
 from . import (array_checks, cumsum, reduce_norm, sort)  # noqa: F401
-from . import init_ops, optimizer  # noqa: F401
+from . import init_ops, optimizer, optimizer_multi  # noqa: F401
 from . import slice_assign, transformer  # noqa: F401

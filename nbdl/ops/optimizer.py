@@ -93,20 +93,34 @@ def _mp_types(name, n_master):
     return rule
 
 
+def _fixed_types(name, half_inputs, n_in, out_type):
+    """``mp_lamb_*``: the inputs at ``half_inputs`` float16, the others and
+    the output as MXNet fixes them."""
+    def rule(attrs, in_types, out_types):
+        want = [_F16 if k in half_inputs else _F32 for k in range(n_in)]
+        for k, (t, w) in enumerate(zip(list(in_types) + list(out_types), want + [out_type])):
+            if t is not None and np.dtype(t) != w:
+                what = f"input {k}" if k < n_in else "the output"
+                raise DTypeError(f"{name}: {what} must be {w}, got {np.dtype(t)}")
+        return want, [out_type]
+    return rule
+
+
 def _update(name, inputs, attrs, doc, scalar_attrs=None, mp=0, scalar_inputs=(),
-            hidden=False, aliases=()):
+            hidden=False, aliases=(), infer_type=None, read_only=(), prepare="prepare_update",
+            infer_shape=None):
     scalar_attrs = tuple(scalar_attrs if scalar_attrs is not None
                          else [k for k, a in attrs.items() if a.kind in ("float", "int")])
     # the states: every input after weight and grad but the read-only ones
     mutated = tuple(k for k in range(2, len(inputs))
-                    if inputs[k] not in ("r1", "r2", "rescale_grad", "noise"))
+                    if inputs[k] not in ("r1", "r2", "rescale_grad", "noise") + tuple(read_only))
     register(OpDef(
         name=name, input_names=tuple(inputs), attrs=dict(attrs),
-        infer_shape=_same_shapes(name, inputs, scalar_inputs),
-        infer_type=_mp_types(name, mp) if mp else _same_types,
+        infer_shape=infer_shape or _same_shapes(name, inputs, scalar_inputs),
+        infer_type=infer_type or (_mp_types(name, mp) if mp else _same_types),
         inplace=lambda a: [(0, 0)], mutates=mutated, scalar_attrs=scalar_attrs,
-        dtypes=(_F16, _F32) if mp else None, hidden=hidden,
-        kernels={"cpu": _CPU + "prepare_update", "cuda": _CUDA + "prepare_update"}, doc=doc),
+        dtypes=(_F16, _F32) if mp or infer_type else None, hidden=hidden,
+        kernels={"cpu": _CPU + prepare, "cuda": _CUDA + prepare}, doc=doc),
         aliases=aliases)
 
 
@@ -177,6 +191,42 @@ _update("lamb_update_phase2", ["weight", "g", "r1", "r2"],
         "LAMB's second phase: ``weight - lr * r1 / r2 * g`` with ``r1`` (the weight's norm) "
         "clamped to the bounds that are >= 0 and ``lr * g`` when a norm is 0; ``r1``, ``r2`` "
         "are 1-element arrays.", scalar_inputs=(2, 3))
+_LAMB1 = {"beta1": _f(0.9), "beta2": _f(0.999), "epsilon": _f(1e-6), "t": Attr("int"),
+          "bias_correction": Attr("bool", True), "wd": _f(), **_RESCALE}
+_update("mp_lamb_update_phase1", ["weight", "grad", "mean", "var", "weight32"], _LAMB1,
+        "``lamb_update_phase1`` of a float16 weight and gradient: the moments (float32, "
+        "updated in place) from the gradient, the direction (float32) with ``wd * weight32``.",
+        scalar_attrs=tuple(_LAMB1), read_only=("weight32",),
+        infer_type=_fixed_types("mp_lamb_update_phase1", (0, 1), 5, _F32))
+_update("mp_lamb_update_phase2", ["weight", "g", "r1", "r2", "weight32"],
+        {"lr": _f(), "lower_bound": _f(-1.0), "upper_bound": _f(-1.0)},
+        "``lamb_update_phase2`` through the float32 master copy: ``weight32 -= lr * r1 / r2 "
+        "* g`` (in place), the float16 output is weight32 rounded.  (MXNet 1.9.1 declares "
+        "weight32 mutated but its kernel never writes it, so its mixed-precision LAMB keeps "
+        "stepping from the initial weights; nbdl updates it.)",
+        scalar_inputs=(2, 3), infer_type=_fixed_types("mp_lamb_update_phase2", (0,), 5, _F16))
+def _group_adagrad_shape(attrs, in_shapes, out_shapes):
+    name = "_contrib_group_adagrad_update"
+    ins, outs = _same_shapes(name, ["weight", "grad"])(attrs, in_shapes[:2], out_shapes)
+    hist = in_shapes[2]
+    if ins[0] is not None:
+        rows = ins[0][0] if ins[0] else 1
+        if hist is not None and (not hist or hist[0] != rows or
+                                 int(np.prod(hist, dtype=np.int64)) != rows):
+            raise shape_error(name, f"history has shape {tuple(hist)} but needs one value per "
+                              f"row of the weight {tuple(ins[0])}, e.g. ({rows}, 1)", in_shapes)
+        hist = tuple(hist) if hist is not None else (rows, 1)
+    return list(ins) + [hist], outs
+
+
+_update("_contrib_group_adagrad_update", ["weight", "grad", "history"],
+        {"lr": _f(), "rescale_grad": _f(1.0), "clip_gradient": _f(-1.0), "epsilon": _f(1e-5)},
+        "Group AdaGrad: one history value per row (``history`` has ``weight.shape[0]`` "
+        "elements): ``history += mean(clip(rescale_grad * grad)**2 over the row)``, ``weight "
+        "-= lr * grad / sqrt(history + epsilon)``.  (MXNet 1.9.1 runs it on row_sparse "
+        "gradients only; a dense gradient here updates every row.)",
+        prepare="prepare_group_adagrad", infer_shape=_group_adagrad_shape)
+
 _update("_adamw_update", ["weight", "grad", "mean", "var", "rescale_grad"],
         {"lr": _f(), "beta1": _f(0.9), "beta2": _f(0.999), "epsilon": _f(1e-8), "wd": _f(0.0),
          "eta": _f(), "clip_gradient": _f(-1.0)},

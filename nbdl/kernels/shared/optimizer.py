@@ -214,6 +214,38 @@ def sgld_step(w, g, noise, lr, wd, rescale, clip):
     return w - lr / np.float32(2.0) * (x + wd * w) + noise
 
 
+def group_adagrad_row(w, g, history, out, r, lr, rescale, clip, epsilon, row_len, write):
+    """Row ``r`` of ``_contrib_group_adagrad_update`` (``w``, ``g``, ``out``:
+    (rows, L); ``history``: (rows,)), as MXNet's kernel: the row's mean
+    square of the clipped, rescaled gradient added to its history, then
+    ``w - lr * x / sqrt(history + epsilon)``."""
+    n = w.shape[1]
+    ssq = rescale - rescale
+    for j in range(n):
+        x = rescale * g[r, j]
+        if clip >= 0:
+            x = min(max(x, -clip), clip)
+        ssq += x * x
+    h = history[r] + ssq / row_len
+    history[r] = h
+    if write:
+        d = math.sqrt(h + epsilon)
+        for j in range(n):
+            x = rescale * g[r, j]
+            if clip >= 0:
+                x = min(max(x, -clip), clip)
+            out[r, j] = w[r, j] - lr * x / d
+
+
+def lars_step(lr, w_sum_sq, g_sum_sq, wd, eta, eps, rescale):
+    """``multi_lars``: ``lr * eta * |w| / (|g| * rescale + wd * |w| + eps)``
+    where both norms are positive, else ``lr``."""
+    w_norm = math.sqrt(w_sum_sq)
+    if w_norm > 0 and g_sum_sq > 0:
+        return lr * eta * w_norm / (math.sqrt(g_sum_sq) * rescale + wd * w_norm + eps)
+    return lr
+
+
 # -- prepare-time helpers (Python, used by both devices' ``prepare``) ---------------
 
 def flat_views(call):
@@ -229,6 +261,18 @@ def update_scalars(call, dtype):
     requires."""
     t = np.dtype(dtype).type
     return (int(call.req[0]),) + tuple(t(call.attrs[k]) for k in call.op.scalar_attrs)
+
+
+def group_adagrad_plan(call):
+    """Views (weight, grad, history, out as rows) and scalars ``(req, row
+    length, *scalar_attrs)`` of ``_contrib_group_adagrad_update``."""
+    shape = tuple(call.in_shapes[0])
+    rows = shape[0] if shape else 1
+    row_len = int(np.prod(shape[1:], dtype=np.int64)) if shape else 1
+    t = np.dtype(call.in_dtypes[0]).type
+    views = [(rows, row_len), (rows, row_len), (rows,), (rows, row_len)]
+    scalars = update_scalars(call, call.in_dtypes[0])
+    return views, scalars[:1] + (t(row_len),) + scalars[1:], rows
 
 
 def multi_scalars(call):
@@ -260,3 +304,18 @@ def multi_tensor_scalars(op_name, k, lrs, wds, rest):
         return (lrs[k], momentum, wds[k], rescale, clip)
     rescale, clip = rest
     return (lrs[k], wds[k], rescale, clip)
+
+
+def preloaded_plan(call):
+    """``(inputs per weight, mixed precision, momentum, weights, sizes,
+    scalars)`` of a ``preloaded_multi_*`` call: ``scalars`` is ``(reqs,
+    [momentum,] rescale_grad, clip_gradient)`` with the floats as Python
+    values (the launcher converts them to the update's dtype)."""
+    name = call.op.name
+    per = {"preloaded_multi_sgd_update": 2, "preloaded_multi_sgd_mom_update": 3,
+           "preloaded_multi_mp_sgd_update": 3, "preloaded_multi_mp_sgd_mom_update": 4}[name]
+    n = len(call.out_shapes)
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in call.out_shapes]
+    vals = tuple(float(call.attrs[k]) for k in call.op.scalar_attrs)
+    return (per, "_mp_" in name, "_mom_" in name, n, sizes,
+            (tuple(int(r) for r in call.req),) + vals)
