@@ -12,4 +12,4 @@ from . import (gather_nd, index_contrib, index_legacy, linalg, linalg_factor,  #
                shape_gather)
 from . import (array_checks, cumsum, reduce_norm, sort)  # noqa: F401
 from . import init_ops, optimizer, optimizer_multi  # noqa: F401
-from . import slice_assign, transformer  # noqa: F401
+from . import hawkes, slice_assign, transformer  # noqa: F401
