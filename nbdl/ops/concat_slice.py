@@ -64,6 +64,7 @@ register(OpDef(
     attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
     infer_shape=_concat_shape, infer_type=same_type,
     gradient=_concat_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_concat"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Join the inputs along ``dim``."), aliases=("concat",))
 
@@ -89,6 +90,7 @@ register(OpDef(
     attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
     infer_shape=_backward_concat_shape, infer_type=grad_type,
     gradient=_backward_concat_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_backward_concat"), supports_add=True,
     doc="Cut the head gradient into the inputs' pieces; arg_i are read for their shapes only."))
 
@@ -144,6 +146,7 @@ register(OpDef(
     attrs={"num_outputs": Attr("int"), "axis": Attr("int", 1), "squeeze_axis": Attr("bool", False)},
     infer_shape=_split_shape, infer_type=same_type,
     gradient=_split_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_split"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Split into ``num_outputs`` equal parts along ``axis``."), aliases=("split",))
 
@@ -215,6 +218,7 @@ register(OpDef(
            "sections": Attr("int", 0, doc="Number of near-equal pieces (0: use indices).")},
     infer_shape=_split_v2_shape, infer_type=same_type,
     gradient=_split_v2_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_split_v2"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Split along ``axis`` at ``indices`` or into ``sections`` pieces (MXNet's "
         "split_v2; ``nd.split_v2(ary, indices_or_sections)`` builds the attributes)."),
@@ -275,6 +279,7 @@ register(OpDef(
     attrs=dict(_SLICE_ATTRS),
     infer_shape=_slice_shape, infer_type=same_type,
     gradient=_slice_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_slice"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="data[begin:end:step] per leading dim; None and negative indices as in Python."),
     aliases=("crop",))
@@ -284,6 +289,7 @@ register(OpDef(
     attrs=dict(_SLICE_ATTRS),
     infer_shape=like_data_shape, infer_type=grad_type,
     gradient=forward_of_backward("slice", tuple(_SLICE_ATTRS)),
+    half_mirrors=True,
     kernels=kernels("prepare_backward_slice"), supports_add=True,
     doc="Zeros with the head gradient written into the sliced window; data gives the shape."))
 
@@ -327,6 +333,7 @@ register(OpDef(
     attrs=dict(_SLICE_AXIS_ATTRS),
     infer_shape=_slice_axis_shape, infer_type=same_type,
     gradient=_slice_axis_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_slice_axis"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="data[..., begin:end, ...] along ``axis`` (end None: to the end)."))
 
@@ -335,5 +342,6 @@ register(OpDef(
     attrs=dict(_SLICE_AXIS_ATTRS),
     infer_shape=like_data_shape, infer_type=grad_type,
     gradient=forward_of_backward("slice_axis", tuple(_SLICE_AXIS_ATTRS)),
+    half_mirrors=True,
     kernels=kernels("prepare_backward_slice_axis"), supports_add=True,
     doc="Zeros with the head gradient written into the window; data gives the shape."))

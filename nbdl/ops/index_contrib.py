@@ -53,6 +53,7 @@ register(OpDef(
            "ctx": Attr("str", ""), "axis": Attr("int", None, optional=True)},
     infer_shape=_arange_like_shape, infer_type=_same_dtype,
     gradient=lambda node, out_grads: [None],
+    half_mirrors=True,
     kernels=kernels("prepare_arange_like"), dtypes=MOVE_DTYPES, shape_inputs=(0,),
     doc="start + step * (i // repeat) over data's shape (flat C order), or over axis "
         "``axis`` only; data is read for its shape only."))
@@ -83,6 +84,7 @@ register(OpDef(
     infer_shape=_index_array_shape,
     infer_type=lambda attrs, in_types, out_types: (in_types, [np.dtype(np.int64)]),
     gradient=lambda node, out_grads: [None],
+    half_mirrors=True,
     kernels=kernels("prepare_index_array"), dtypes=(np.dtype(np.int64),), int_inputs=(0,),
     shape_inputs=(0,),
     doc="int64 array of data.shape + (len(axes),): out[i_0, .., i_{n-1}, j] = i_{axes[j]} "
@@ -150,6 +152,7 @@ register(OpDef(
     infer_shape=_index_copy_shape, infer_type=_index_copy_type,
     gradient=_index_copy_grad,
     inplace=lambda attrs: [(0, 0)],
+    half_mirrors=True,
     kernels=kernels("prepare_index_copy"), dtypes=MOVE_DTYPES, int_inputs=(1,),
     doc="old_tensor with rows index_vector[i] replaced by new_tensor[i]; an index outside "
         "[0, old_tensor.shape[0]) raises IndexOutOfRange."))
@@ -160,6 +163,7 @@ register(OpDef(
     output_names=("old_tensor_grad", "index_vector_grad", "new_tensor_grad"),
     infer_shape=_index_copy_backward_shape, infer_type=_index_copy_backward_type,
     shape_inputs=(1, 3), temp=lambda call: [((call.in_shapes[1][0],), np.dtype(np.int32))],
+    half_mirrors=True,
     kernels=kernels("prepare_index_copy_backward"), supports_add=True, dtypes=MOVE_DTYPES,
     int_inputs=(2,),
     doc="Gradients of _contrib_index_copy (MXNet's name): out_grad with the copied rows "
@@ -191,6 +195,7 @@ register(OpDef(
     attrs={"axis": Attr("int", 0)},
     infer_shape=_boolean_mask_shape,
     infer_type=lambda attrs, in_types, out_types: ([in_types[0], in_types[1]], [in_types[0]]),
+    half_mirrors=True,
     kernels={}, eager_only=True, dtypes=MOVE_DTYPES, int_inputs=(1,),
     doc="The rows of data whose index entry is non-zero.  Eager only "
         "(nbdl.nd.contrib.boolean_mask): the output shape depends on index's values."))

@@ -209,6 +209,7 @@ for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max
         infer_shape=_reduce_infer_shape(_name), infer_type=same_type,
         gradient=_reduce_gradient(f"_backward_{_name}", _needs_out),
         temp=_REDUCE_TEMP,
+        half_mirrors=True,
         kernels={"cpu": _cpu + "prepare_reduce", "cuda": _gpu + "prepare_reduce"},
         supports_add=True, doc=_REDUCE_DOCS[_name]), aliases=_REDUCE_ALIASES.get(_name, ()))
     register(OpDef(
@@ -218,6 +219,7 @@ for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max
         infer_shape=_backward_infer_shape, infer_type=same_type,
         # The kernel reads data[i] (if at all) before writing data_grad[i].
         inplace=lambda attrs: [(1, 0)],
+        half_mirrors=True,
         kernels={"cpu": _cpu + ("prepare_select_backward" if _needs_out else "prepare_bcast_backward"),
                  "cuda": _gpu + ("prepare_select_backward" if _needs_out else "prepare_bcast_backward")},
         supports_add=True, hidden=True))
@@ -252,6 +254,7 @@ for _name in ("argmax", "argmin"):
         name=_name, attrs={"axis": Attr("int", None, optional=True), "keepdims": Attr("bool", False)},
         infer_shape=_arg_infer_shape(_name), infer_type=same_type,
         gradient=lambda node, out_grads: [None],  # an index has no gradient
+        half_mirrors=True,
         kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_arg",
                  "cuda": "nbdl.kernels.cuda.reduce:prepare_arg"},
         doc=f"Index of the {'largest' if _name == 'argmax' else 'smallest'} element along "
@@ -316,6 +319,7 @@ register(OpDef(
     name="broadcast_to", attrs={"shape": Attr("tuple", ())},
     infer_shape=_broadcast_infer_shape(_broadcast_to_shape, "broadcast_to"), infer_type=same_type,
     gradient=_broadcast_gradient,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast",
              "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast"},
     supports_add=True, dtypes=MOVE_DTYPES,
@@ -325,6 +329,7 @@ register(OpDef(
     name="broadcast_axis", attrs={"axis": Attr("tuple", ()), "size": Attr("tuple", ())},
     infer_shape=_broadcast_infer_shape(_broadcast_axis_shape, "broadcast_axis"), infer_type=same_type,
     gradient=_broadcast_gradient,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast",
              "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast"},
     supports_add=True, dtypes=MOVE_DTYPES,
@@ -335,6 +340,7 @@ register(OpDef(
     name="_broadcast_backward", input_names=("out_grad", "data"),
     infer_shape=_backward_infer_shape, infer_type=same_type,
     temp=_REDUCE_TEMP,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast_backward",
              "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast_backward"},
     supports_add=True, hidden=True,

@@ -2,10 +2,15 @@
 
 The gradients use the forward *output* only (``_backward_softmax(out_grad,
 out)``), so the input can die after the forward step or be overwritten by it
-(inplace)."""
+(inplace).  ``dtype`` is the output's dtype, as in MXNet: the data's (the
+default), or float32 for float16 data (mixed precision: computed in float32,
+the gradient cast back to float16 by ``_cast_like``); float16 data runs the
+float32 kernels (``OpDef.half_mirrors``)."""
 import math
 
-from ..errors import AttrError
+import numpy as np
+
+from ..errors import AttrError, DTypeError
 from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
@@ -14,7 +19,7 @@ SOFTMAX_ATTRS = {
     "axis": Attr("int", -1, doc="The axis along which to compute softmax."),
     "temperature": Attr("float", None, optional=True, doc="Divides the input by this first."),
     "dtype": Attr("str", None, optional=True, choices=("float16", "float32", "float64"),
-                  doc="Accepted for MXNet compatibility; nbdl computes in the input dtype."),
+                  doc="Output dtype: the data's (default), or float32 for float16 data."),
     "use_length": Attr("bool", False, optional=True,
                        doc="Not supported: masked softmax with a length input."),
 }
@@ -75,12 +80,39 @@ def same_type(attrs, in_types, out_types):
     return [known] * len(in_types), [known] * len(out_types)
 
 
+def softmax_type(opname):
+    """The output has ``dtype`` when given (the data's otherwise); the
+    combinations MXNet's mixed precision uses are supported: the data's own
+    dtype, or float32 output of float16 data."""
+    def rule(attrs, in_types, out_types):
+        d, o = in_types[0], out_types[0]
+        want = attrs["dtype"]
+        if want is None:
+            known = first_known([d, o])
+            return [known], [known]
+        want = np.dtype(want)
+        if d is not None and np.dtype(d) != want and not (
+                np.dtype(d) == np.float16 and want == np.float32):
+            raise DTypeError(f"{opname}: dtype={want} with {np.dtype(d)} data is not "
+                             f"supported (the data's dtype, or float32 for float16 data)")
+        return [d], [want]
+    return rule
+
+
+def _cast_back(node, grad):
+    """The data's gradient in the data's dtype when the output has another."""
+    if node.attrs["dtype"] is None:
+        return grad
+    return make_node("_cast_like", [grad, node.inputs[0]],
+                     name=f"{node.name}_backward_cast").output(0)
+
+
 def _gradient(backward_name):
     def gradient(node, out_grads):
         g = make_node(backward_name, [out_grads[0], node.output(0)],
                       {"axis": node.attrs["axis"], "temperature": node.attrs["temperature"]},
                       name=f"{node.name}_backward")
-        return [g.output(0)]
+        return [_cast_back(node, g.output(0))]
     return gradient
 
 
@@ -89,9 +121,10 @@ def _register(name, kernel, doc):
         name=name,
         input_names=_inputs_checked(name, ["data"]),
         attrs=dict(SOFTMAX_ATTRS),
-        infer_shape=same_shape_rule(name), infer_type=same_type,
+        infer_shape=same_shape_rule(name), infer_type=softmax_type(name),
         gradient=_gradient(f"_backward_{name}"),
         inplace=lambda attrs: [(0, 0)],
+        half_mirrors=True,
         kernels={"cpu": f"nbdl.kernels.cpu.softmax:prepare_{kernel}",
                  "cuda": f"nbdl.kernels.cuda.softmax:prepare_{kernel}"},
         doc=doc))
@@ -102,6 +135,7 @@ def _register(name, kernel, doc):
         infer_shape=same_shape_rule(f"_backward_{name}"), infer_type=same_type,
         # out_grad -> in_grad is a row-local read-then-write
         inplace=lambda attrs: [(0, 0)],
+        half_mirrors=True,
         kernels={"cpu": f"nbdl.kernels.cpu.softmax:prepare_{kernel}_backward",
                  "cuda": f"nbdl.kernels.cuda.softmax:prepare_{kernel}_backward"},
         supports_add=True, hidden=True,
@@ -119,13 +153,15 @@ def _softmin_grad(node, out_grads):
     g = make_node("_backward_softmax", [out_grads[0], node.output(0)],
                   {"axis": node.attrs["axis"], "temperature": -(1.0 if t is None else t)},
                   name=f"{node.name}_backward")
-    return [g.output(0)]
+    return [_cast_back(node, g.output(0))]
 
 
 register(OpDef(
     name="softmin", input_names=_inputs_checked("softmin", ["data"]), attrs=dict(SOFTMAX_ATTRS),
-    infer_shape=same_shape_rule("softmin"), infer_type=same_type, gradient=_softmin_grad,
+    infer_shape=same_shape_rule("softmin"), infer_type=softmax_type("softmin"),
+    gradient=_softmin_grad,
     inplace=lambda attrs: [(0, 0)],
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.softmax:prepare_softmin",
              "cuda": "nbdl.kernels.cuda.softmax:prepare_softmin"},
     doc="softmax(-data / temperature) along ``axis`` (MXNet's softmin), on the softmax "
