@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import AttrError, UnknownOpError
 from ..ops.index_contrib import boolean_mask_rows
 from ..ops.registry import get_op, list_ops
+from ..symbol.contrib import zipfian_from
 from . import namespace as _namespace
 from . import random as _random
 from .ndarray import NDArray
@@ -115,14 +116,9 @@ def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
         The int64 samples, the float64 expected counts of ``true_classes``
         and of the samples.
     """
-    log_range = math.log(range_max + 1)
-    rand = _random.uniform(0, log_range, shape=(num_sampled,), dtype="float64", ctx=ctx)
-    sampled = (rand.exp() - 1).astype("int64") % range_max
-    true_cls = true_classes.as_in_context(rand.context).astype("float64")
-    expected_true = ((true_cls + 2.0) / (true_cls + 1.0)).log() / log_range * num_sampled
-    sampled_f = sampled.astype("float64")
-    expected_sampled = ((sampled_f + 2.0) / (sampled_f + 1.0)).log() / log_range * num_sampled
-    return sampled, expected_true, expected_sampled
+    rand = _random.uniform(0, math.log(range_max + 1), shape=(num_sampled,), dtype="float64",
+                           ctx=ctx)
+    return zipfian_from(rand, true_classes.as_in_context(rand.context), num_sampled, range_max)
 
 
 def __getattr__(name):

@@ -161,13 +161,15 @@ def _bn_shape(attrs, in_shapes, out_shapes):
     return [data] + [param] * 4, [data, param, param]
 
 
-def _bn_gradient(node, out_grads):
-    back = make_node("_backward_BatchNorm",
-                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
-                      node.output(2)],
-                     {k: node.attrs[k] for k in BN_BACKWARD_ATTRS},
-                     name=f"{node.name}_backward")
-    return [back.output(0), back.output(1), back.output(2)]
+def _bn_gradient(backward, keys, with_output=False):
+    """The gradient rule of a BatchNorm-like op: ``backward(out_grad, data,
+    gamma, mean, var[, output])`` with the forward's ``keys`` attributes."""
+    def gradient(node, out_grads):
+        inputs = [out_grads[0], node.inputs[0], node.inputs[1], node.output(1), node.output(2)]
+        back = make_node(backward, inputs + ([node.output(0)] if with_output else []),
+                         {k: node.attrs[k] for k in keys}, name=f"{node.name}_backward")
+        return [back.output(0), back.output(1), back.output(2)]
+    return gradient
 
 
 def _bn_backward_shape(attrs, in_shapes, out_shapes):
@@ -199,74 +201,36 @@ def _data_inplace(attrs):
     return [(0, 0)]
 
 
-register(OpDef(
-    name="BatchNorm",
-    input_names=_inputs("BatchNorm", ["data", "gamma", "beta"]),
-    aux_names=("moving_mean", "moving_var"),
-    num_outputs=3, output_names=["output", "mean", "var"],
-    num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
-    attrs=dict(BN_ATTRS),
-    infer_shape=_bn_shape, infer_type=bn_type((0,), (0,)),
-    gradient=_bn_gradient,
-    kernels=BN_KERNELS,
-    inplace=_data_inplace,
-    supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
-    input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
-    doc="Batch normalisation over every axis but ``axis``; updates the moving "
-        "statistics in place in training."))
+def _register_bn(name, attrs, backward_keys, stat_name, doc, backward_doc, relu=False):
+    """A BatchNorm-like op (the BatchNorm kernels) and its hidden backward op
+    (``_backward_BatchNorm``, ``_backward_contrib_BatchNormWithReLU``): data, gamma, beta; aux moving_mean, moving_var;
+    outputs output, mean, var (and ``workspace`` with ``relu``); the
+    backward takes the saved ``stat_name`` (and the output with ``relu``)."""
+    backward = f"_backward_{name.lstrip('_')}"      # MXNet's _backward_contrib_X
+    outputs = ["output", "mean", "var"] + (["workspace"] if relu else [])
+    register(OpDef(
+        name=name, input_names=_inputs(name, ["data", "gamma", "beta"]),
+        aux_names=("moving_mean", "moving_var"),
+        num_outputs=len(outputs), output_names=outputs,
+        num_visible_outputs=lambda a: 3 if a["output_mean_var"] else 1,
+        attrs=dict(attrs),
+        infer_shape=_bn_relu_shape if relu else _bn_shape,
+        infer_type=bn_type((0,), (0, 3) if relu else (0,)),
+        gradient=_bn_gradient(backward, backward_keys, relu),
+        kernels=BN_KERNELS, inplace=_data_inplace,
+        supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
+        input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}, doc=doc))
+    register(OpDef(
+        name=backward,
+        input_names=_inputs(backward, ["out_grad", "data", "gamma", "mean", stat_name]
+                            + (["output"] if relu else [])),
+        num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
+        attrs={k: attrs[k] for k in backward_keys},
+        infer_shape=_bn_relu_backward_shape if relu else _bn_backward_shape,
+        infer_type=bn_type((0, 1, 5) if relu else (0, 1), (0,)),
+        kernels=BN_BACKWARD_KERNELS,
+        supports_add=True, train_aware=True, hidden=True, half_mirrors=True, doc=backward_doc))
 
-register(OpDef(
-    name="_backward_BatchNorm",
-    input_names=_inputs("_backward_BatchNorm", ["out_grad", "data", "gamma", "mean", "invstd"]),
-    num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
-    attrs=dict(BN_BACKWARD_ATTRS),
-    infer_shape=_bn_backward_shape, infer_type=bn_type((0, 1), (0,)),
-    kernels=BN_BACKWARD_KERNELS,
-    supports_add=True, train_aware=True, hidden=True, half_mirrors=True,
-    doc="BatchNorm's data, gamma and beta gradients."))
-
-
-# -- BatchNorm_v1: MXNet's legacy operator, on the same kernels -------------------------------
-
-BN_V1_ATTRS = {k: BN_ATTRS[k] for k in ("eps", "momentum", "fix_gamma", "use_global_stats",
-                                        "output_mean_var")}
-
-
-def _bn_v1_gradient(node, out_grads):
-    back = make_node("_backward_BatchNorm_v1",
-                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
-                      node.output(2)],
-                     {k: node.attrs[k] for k in ("fix_gamma", "use_global_stats", "eps")},
-                     name=f"{node.name}_backward")
-    return [back.output(0), back.output(1), back.output(2)]
-
-
-register(OpDef(
-    name="BatchNorm_v1",
-    input_names=_inputs("BatchNorm_v1", ["data", "gamma", "beta"]),
-    aux_names=("moving_mean", "moving_var"),
-    num_outputs=3, output_names=["output", "mean", "var"],
-    num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
-    attrs=dict(BN_V1_ATTRS),
-    infer_shape=_bn_shape, infer_type=bn_type((0,), (0,)),
-    gradient=_bn_v1_gradient, kernels=BN_KERNELS, inplace=_data_inplace,
-    supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
-    input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
-    doc="MXNet's legacy BatchNorm (channels on axis 1): BatchNorm whose ``var`` output "
-        "is the variance used, not the inverse std."))
-
-register(OpDef(
-    name="_backward_BatchNorm_v1",
-    input_names=_inputs("_backward_BatchNorm_v1", ["out_grad", "data", "gamma", "mean", "var"]),
-    num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
-    attrs={k: BN_ATTRS[k] for k in ("fix_gamma", "use_global_stats", "eps")},
-    infer_shape=_bn_backward_shape, infer_type=bn_type((0, 1), (0,)),
-    kernels=BN_BACKWARD_KERNELS,
-    supports_add=True, train_aware=True, hidden=True, half_mirrors=True,
-    doc="BatchNorm_v1's data, gamma and beta gradients (from the saved variance)."))
-
-
-# -- _contrib_BatchNormWithReLU ---------------------------------------------------------------
 
 def _bn_relu_shape(attrs, in_shapes, out_shapes):
     ins, outs = _bn_shape(attrs, in_shapes, list(out_shapes[:3]))
@@ -274,45 +238,30 @@ def _bn_relu_shape(attrs, in_shapes, out_shapes):
     return ins, list(outs) + [data]
 
 
-def _bn_relu_gradient(node, out_grads):
-    back = make_node("_backward_contrib_BatchNormWithReLU",
-                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
-                      node.output(2), node.output(0)],
-                     {k: node.attrs[k] for k in BN_BACKWARD_ATTRS},
-                     name=f"{node.name}_backward")
-    return [back.output(0), back.output(1), back.output(2)]
-
-
 def _bn_relu_backward_shape(attrs, in_shapes, out_shapes):
     ins, outs = _bn_backward_shape(attrs, in_shapes[:5], out_shapes)
     return list(ins) + [ins[0]], outs
 
 
-register(OpDef(
-    name="_contrib_BatchNormWithReLU",
-    input_names=_inputs("_contrib_BatchNormWithReLU", ["data", "gamma", "beta"]),
-    aux_names=("moving_mean", "moving_var"),
-    num_outputs=4, output_names=["output", "mean", "var", "workspace"],
-    num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
-    attrs=dict(BN_ATTRS),
-    infer_shape=_bn_relu_shape, infer_type=bn_type((0,), (0, 3)),
-    gradient=_bn_relu_gradient, kernels=BN_KERNELS, inplace=_data_inplace,
-    supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
-    input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
-    doc="``relu(BatchNorm(data))`` in one kernel (MXNet's MKL-DNN fusion); the hidden "
-        "``workspace`` output holds a copy of the output."))
+_register_bn("BatchNorm", BN_ATTRS, tuple(BN_BACKWARD_ATTRS), "invstd",
+             "Batch normalisation over every axis but ``axis``; updates the moving "
+             "statistics in place in training.",
+             "BatchNorm's data, gamma and beta gradients.")
 
-register(OpDef(
-    name="_backward_contrib_BatchNormWithReLU",
-    input_names=_inputs("_backward_contrib_BatchNormWithReLU",
-                        ["out_grad", "data", "gamma", "mean", "invstd", "output"]),
-    num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
-    attrs=dict(BN_BACKWARD_ATTRS),
-    infer_shape=_bn_relu_backward_shape, infer_type=bn_type((0, 1, 5), (0,)),
-    kernels=BN_BACKWARD_KERNELS,
-    supports_add=True, train_aware=True, hidden=True, half_mirrors=True,
-    doc="BatchNormWithReLU's gradients: BatchNorm's of the head gradient where the output "
-        "is positive."))
+# MXNet's legacy operator, on the same kernels: no axis (channels on axis 1), its var
+# output the variance (read back by the gradient with eps)
+BN_V1_ATTRS = {k: BN_ATTRS[k] for k in ("eps", "momentum", "fix_gamma", "use_global_stats",
+                                        "output_mean_var")}
+_register_bn("BatchNorm_v1", BN_V1_ATTRS, ("fix_gamma", "use_global_stats", "eps"), "var",
+             "MXNet's legacy BatchNorm (channels on axis 1): BatchNorm whose ``var`` output "
+             "is the variance used, not the inverse std.",
+             "BatchNorm_v1's data, gamma and beta gradients (from the saved variance).")
+
+_register_bn("_contrib_BatchNormWithReLU", BN_ATTRS, tuple(BN_BACKWARD_ATTRS), "invstd",
+             "``relu(BatchNorm(data))`` in one kernel (MXNet's MKL-DNN fusion); the hidden "
+             "``workspace`` output holds a copy of the output.",
+             "BatchNormWithReLU's gradients: BatchNorm's of the head gradient where the "
+             "output is positive.", relu=True)
 
 
 # -- InstanceNorm / GroupNorm -----------------------------------------------------

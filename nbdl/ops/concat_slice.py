@@ -128,6 +128,7 @@ def _split_shape(attrs, in_shapes, out_shapes):
 
 
 def _split_grad(node, out_grads):
+    """SliceChannel's and _split_v2's: the pieces' gradients joined again."""
     attrs = node.attrs
     grads = list(out_grads)
     if attrs["squeeze_axis"]:
@@ -197,18 +198,6 @@ def _split_v2_shape(attrs, in_shapes, out_shapes):
     return in_shapes, outs
 
 
-def _split_v2_grad(node, out_grads):
-    attrs = node.attrs
-    grads = list(out_grads)
-    if attrs["squeeze_axis"]:
-        grads = [make_node("expand_dims", [g], {"axis": attrs["axis"]},
-                           name=f"{node.name}_backward_expand{i}").output(0)
-                 for i, g in enumerate(grads)]
-    cat = make_node("Concat", grads, {"num_args": len(grads), "dim": attrs["axis"]},
-                    name=f"{node.name}_backward")
-    return [cat.output(0)]
-
-
 register(OpDef(
     name="_split_v2",
     num_outputs=split_v2_outputs,
@@ -217,7 +206,7 @@ register(OpDef(
            "axis": Attr("int", 1), "squeeze_axis": Attr("bool", False),
            "sections": Attr("int", 0, doc="Number of near-equal pieces (0: use indices).")},
     infer_shape=_split_v2_shape, infer_type=same_type,
-    gradient=_split_v2_grad,
+    gradient=_split_grad,
     half_mirrors=True,
     kernels=kernels("prepare_split_v2"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Split along ``axis`` at ``indices`` or into ``sections`` pieces (MXNet's "

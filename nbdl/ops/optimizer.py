@@ -258,7 +258,9 @@ _update("_nbdl_sgld_update", ["weight", "grad", "noise"],
 
 # -- multi-tensor forms ------------------------------------------------------------
 
-_MULTI = {
+# op -> (inputs per weight, how many of them are float32 master state); the
+# preloaded_multi_* forms of nbdl.ops.optimizer_multi take the same groups
+MULTI_GROUPS = {
     "multi_sgd_update": (("weight", "grad"), 0),
     "multi_sgd_mom_update": (("weight", "grad", "mom"), 0),
     "multi_mp_sgd_update": (("weight", "grad", "weight32"), 1),
@@ -266,20 +268,17 @@ _MULTI = {
 }
 
 
-def _multi_inputs(group):
-    return lambda attrs: [f"{n}_{k}" for k in range(attrs["num_weights"]) for n in group]
-
-
-def _multi_shape(name, group):
+def _weights_rule(name, group, one):
+    """Apply the one-weight rule ``one`` to each weight's group of inputs and
+    its output (the first ``per * num_weights`` inputs; any after are left
+    alone)."""
     per = len(group)
 
-    def rule(attrs, in_shapes, out_shapes):
+    def rule(attrs, in_values, out_values):
         n = attrs["num_weights"]
-        for key in ("lrs", "wds"):
-            if len(attrs[key]) != n:
-                raise shape_error(name, f"{key} has {len(attrs[key])} values for num_weights={n}")
-        ins, outs = list(in_shapes), list(out_shapes)
-        one = _same_shapes(name, list(group))
+        if n < 1:
+            raise shape_error(name, f"num_weights={n} must be at least 1")
+        ins, outs = list(in_values), list(out_values)
         for k in range(n):
             i, o = one(attrs, ins[per * k:per * k + per], [outs[k]])
             ins[per * k:per * k + per] = i
@@ -288,40 +287,60 @@ def _multi_shape(name, group):
     return rule
 
 
-def _multi_type(name, group, mp):
-    per = len(group)
-    one = _mp_types(name, mp) if mp else _same_types
+def weights_shape(name, group):
+    """Shape rule over each weight's group (the multi-tensor updates)."""
+    return _weights_rule(name, group, _same_shapes(name, list(group)))
 
-    def rule(attrs, in_types, out_types):
-        ins, outs = list(in_types), list(out_types)
-        for k in range(attrs["num_weights"]):
-            i, o = one(attrs, ins[per * k:per * k + per], [outs[k]])
-            ins[per * k:per * k + per] = i
-            outs[k] = o[0]
-        return ins, outs
+
+def weights_type(name, group, mp):
+    """Type rule over each weight's group (float16 weights with float32
+    masters when ``mp``)."""
+    return _weights_rule(name, group, _mp_types(name, mp) if mp else _same_types)
+
+
+def register_multi(name, group, mp, attrs, extra_inputs=(), infer_shape=None, infer_type=None,
+                   kernels=None, doc=""):
+    """Register a multi-tensor update: inputs ``<group>_0, <group>_1, ...``
+    then ``extra_inputs``, one output per weight written in place of its
+    weight, the group's states (``mom``, ``weight32``) mutated, every float
+    attribute a kernel scalar; ``kernels`` default to this family's
+    ``prepare_multi``."""
+    per = len(group)
+    mut = tuple(k for k, g in enumerate(group) if g in ("mom", "weight32"))
+    register(OpDef(
+        name=name,
+        input_names=lambda a: ([f"{g}_{k}" for k in range(a["num_weights"]) for g in group]
+                               + list(extra_inputs)),
+        attrs=attrs, num_outputs=lambda a: a["num_weights"],
+        infer_shape=infer_shape or weights_shape(name, group),
+        infer_type=infer_type or weights_type(name, group, mp),
+        inplace=lambda a: [(per * k, k) for k in range(a["num_weights"])],
+        mutates=lambda a: tuple(per * k + m for k in range(a["num_weights"]) for m in mut),
+        scalar_attrs=tuple(k for k in attrs if k != "num_weights"),
+        dtypes=(_F16, _F32) if mp else None,
+        kernels=kernels or {"cpu": _CPU + "prepare_multi", "cuda": _CUDA + "prepare_multi"},
+        doc=doc))
+
+
+def _multi_shape(name, group):
+    per_weight = weights_shape(name, group)
+
+    def rule(attrs, in_shapes, out_shapes):
+        n = attrs["num_weights"]
+        for key in ("lrs", "wds"):
+            if len(attrs[key]) != n:
+                raise shape_error(name, f"{key} has {len(attrs[key])} values for num_weights={n}")
+        return per_weight(attrs, in_shapes, out_shapes)
     return rule
 
 
-for _name, (_group, _mp) in _MULTI.items():
+for _name, (_group, _mp) in MULTI_GROUPS.items():
     _attrs = {"lrs": Attr("floats"), "wds": Attr("floats")}
     if "mom" in _group:
         _attrs["momentum"] = _f(0.0)
     _attrs.update(_RESCALE)
     _attrs["num_weights"] = Attr("int", 1)
-    _per = len(_group)
-    _mut = tuple(k for k, g in enumerate(_group) if g in ("mom", "weight32"))
-    register(OpDef(
-        name=_name, input_names=_multi_inputs(_group), attrs=_attrs,
-        num_outputs=lambda attrs: attrs["num_weights"],
-        infer_shape=_multi_shape(_name, _group), infer_type=_multi_type(_name, _group, _mp),
-        inplace=(lambda per: lambda attrs: [(per * k, k) for k in range(attrs["num_weights"])])(
-            _per),
-        mutates=(lambda per, mut: lambda attrs: tuple(per * k + m for k in
-                                                      range(attrs["num_weights"])
-                                                      for m in mut))(_per, _mut),
-        scalar_attrs=tuple(k for k in _attrs if k != "num_weights"),
-        dtypes=(_F16, _F32) if _mp else None,
-        kernels={"cpu": _CPU + "prepare_multi", "cuda": _CUDA + "prepare_multi"},
-        doc=f"``{_name[6:]}`` of ``num_weights`` weights in one call: inputs "
-            f"``{', '.join(g + '_0' for g in _group)}, ...``, per-weight ``lrs``/``wds``; "
-            f"one output per weight."))
+    register_multi(_name, _group, _mp, _attrs, infer_shape=_multi_shape(_name, _group),
+                   doc=f"``{_name[6:]}`` of ``num_weights`` weights in one call: inputs "
+                       f"``{', '.join(g + '_0' for g in _group)}, ...``, per-weight "
+                       f"``lrs``/``wds``; one output per weight.")

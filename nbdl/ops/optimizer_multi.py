@@ -20,15 +20,15 @@ import numpy as np
 
 from ..errors import DTypeError
 from .attrs import Attr
+from .optimizer import MULTI_GROUPS, register_multi, weights_shape, weights_type
 from .registry import OpDef, register, shape_error
 
 _F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
-_CPU = "nbdl.kernels.cpu.optimizer_multi:"
-_CUDA = "nbdl.kernels.cuda.optimizer_multi:"
+_KERNELS = "nbdl.kernels.{}.optimizer_multi:{}"
 
 
 def _kernels(prepare):
-    return {"cpu": _CPU + prepare, "cuda": _CUDA + prepare}
+    return {d: _KERNELS.format(d, prepare) for d in ("cpu", "cuda")}
 
 
 def _arrays(attrs):
@@ -99,97 +99,39 @@ register(OpDef(
 
 # -- preloaded_multi_* -------------------------------------------------------------------
 
-# op -> (inputs per weight, how many of them are float32 master state)
-PRELOADED = {
-    "preloaded_multi_sgd_update": (("weight", "grad"), 0),
-    "preloaded_multi_sgd_mom_update": (("weight", "grad", "mom"), 0),
-    "preloaded_multi_mp_sgd_update": (("weight", "grad", "weight32"), 1),
-    "preloaded_multi_mp_sgd_mom_update": (("weight", "grad", "mom", "weight32"), 2),
-}
-
-
-def _preloaded_inputs(group):
-    return lambda attrs: ([f"{n}_{k}" for k in range(attrs["num_weights"]) for n in group]
-                          + ["lrs", "wds"])
-
-
-def _preloaded_shape(name, group):
-    per = len(group)
-
-    def rule(attrs, in_shapes, out_shapes):
+def _preloaded_rates(name, what, rule):
+    """The per-weight rule, then ``lrs``/``wds`` (the last two inputs):
+    ``num_weights`` values each (``what`` 'shape') or float32 ('type')."""
+    def wrapped(attrs, ins, outs):
         n = attrs["num_weights"]
-        if n < 1:
-            raise shape_error(name, f"num_weights={n} must be at least 1")
-        ins, outs = list(in_shapes), list(out_shapes)
-        for k in (per * n, per * n + 1):
-            if ins[k] is not None and int(np.prod(ins[k], dtype=np.int64)) != n:
-                raise shape_error(name, f"{'lrs' if k == per * n else 'wds'} has shape "
-                                  f"{tuple(ins[k])}: it needs num_weights={n} values",
-                                  in_shapes)
-            ins[k] = tuple(ins[k]) if ins[k] is not None else (n,)
-        for k in range(n):
-            piece = ins[per * k:per * k + per] + [outs[k]]
-            ref = next((s for s in piece if s is not None), None)
-            for j, s in enumerate(piece[:per]):
-                if s is not None and tuple(s) != tuple(ref):
-                    raise shape_error(name, f"{group[j]}_{k} has shape {tuple(s)}, weight_{k} "
-                                      f"{tuple(ref)}", in_shapes)
-            if ref is not None:
-                ins[per * k:per * k + per] = [tuple(ref)] * per
-                outs[k] = tuple(ref)
+        ins, outs = rule(attrs, ins, outs)
+        for k, key in ((len(ins) - 2, "lrs"), (len(ins) - 1, "wds")):
+            if what == "shape":
+                if ins[k] is not None and int(np.prod(ins[k], dtype=np.int64)) != n:
+                    raise shape_error(name, f"{key} has shape {tuple(ins[k])}: it needs "
+                                      f"num_weights={n} values", ins)
+                ins[k] = tuple(ins[k]) if ins[k] is not None else (n,)
+            else:
+                if ins[k] is not None and np.dtype(ins[k]) != _F32:
+                    raise DTypeError(f"{name}: {key} must be float32, got {np.dtype(ins[k])}")
+                ins[k] = _F32
         return ins, outs
-    return rule
+    return wrapped
 
 
-def _preloaded_type(name, group, n_master):
-    per = len(group)
-
-    def rule(attrs, in_types, out_types):
-        n = attrs["num_weights"]
-        ins, outs = list(in_types), list(out_types)
-        for k in range(n):
-            head = ins[per * k:per * k + per - n_master] + [outs[k]]
-            known = next((t for t in head if t is not None), None)
-            if n_master and known is not None and np.dtype(known) != _F16:
-                raise DTypeError(f"{name}: weight_{k} and grad_{k} must be float16 (the master "
-                                 f"copy is float32), got {np.dtype(known)}")
-            for t in head:
-                if t is not None and np.dtype(t) != np.dtype(known):
-                    raise DTypeError(f"{name}: weight_{k}, grad_{k} and the output differ in "
-                                     f"dtype ({[str(np.dtype(x)) for x in head if x]})")
-            ins[per * k:per * k + per - n_master] = [known] * (per - n_master)
-            ins[per * k + per - n_master:per * k + per] = [_F32] * n_master
-            outs[k] = known
-        for k in (per * n, per * n + 1):
-            if ins[k] is not None and np.dtype(ins[k]) != _F32:
-                raise DTypeError(f"{name}: lrs and wds must be float32, got {np.dtype(ins[k])}")
-            ins[k] = _F32
-        return ins, outs
-    return rule
-
-
-for _name, (_group, _mp) in PRELOADED.items():
-    _per = len(_group)
+for _name, (_group, _mp) in MULTI_GROUPS.items():
+    _pre = "preloaded_" + _name
     _attrs = {"rescale_grad": Attr("float", 1.0), "clip_gradient": Attr("float", -1.0),
               "num_weights": Attr("int", 1)}
     if "mom" in _group:
         _attrs = {"momentum": Attr("float", 0.0), **_attrs}
-    _mut = tuple(k for k, g in enumerate(_group) if g in ("mom", "weight32"))
-    register(OpDef(
-        name=_name, input_names=_preloaded_inputs(_group), attrs=_attrs,
-        num_outputs=lambda attrs: attrs["num_weights"],
-        infer_shape=_preloaded_shape(_name, _group),
-        infer_type=_preloaded_type(_name, _group, _mp),
-        inplace=(lambda per: lambda attrs: [(per * k, k) for k in range(attrs["num_weights"])])(
-            _per),
-        mutates=(lambda per, mut: lambda attrs: tuple(per * k + m for k in
-                                                      range(attrs["num_weights"])
-                                                      for m in mut))(_per, _mut),
-        scalar_attrs=tuple(k for k in _attrs if k != "num_weights"),
-        dtypes=(_F16, _F32) if _mp else None,
+    register_multi(
+        _pre, _group, _mp, _attrs, extra_inputs=("lrs", "wds"),
+        infer_shape=_preloaded_rates(_pre, "shape", weights_shape(_pre, _group)),
+        infer_type=_preloaded_rates(_pre, "type", weights_type(_pre, _group, _mp)),
         kernels=_kernels("prepare_preloaded"),
-        doc=f"``multi_{_name[len('preloaded_multi_'):]}`` with the rates as inputs: "
-            f"``{', '.join(g + '_0' for g in _group)}, ..., lrs, wds``; one output per weight."))
+        doc=f"``{_name}`` with the rates as inputs: "
+            f"``{', '.join(g + '_0' for g in _group)}, ..., lrs, wds``; one output per weight.")
 
 
 # -- reset_arrays --------------------------------------------------------------------------

@@ -186,29 +186,33 @@ def _backward_shape_inputs(attrs):
     return (1, 2)
 
 
-register(OpDef(
-    name="Pooling",
-    input_names=_inputs("Pooling", ["data"]),
-    attrs=dict(POOLING_ATTRS),
-    infer_shape=_forward_shape("Pooling"), infer_type=_same_type,
-    gradient=_gradient,
-    half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling",
-             "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling"},
-    supports_add=True,
-    doc="Max, average, sum or lp pooling over 1-3 spatial dimensions."))
+def _register(name, attrs, doc, backward_doc):
+    """``name`` and its hidden ``_backward_<name>``, on the pooling kernels."""
+    register(OpDef(
+        name=name,
+        input_names=_inputs(name, ["data"]),
+        attrs=dict(attrs),
+        infer_shape=_forward_shape(name), infer_type=_same_type,
+        gradient=_gradient,
+        half_mirrors=True,
+        kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling",
+                 "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling"},
+        supports_add=True, doc=doc))
+    register(OpDef(
+        name=f"_backward_{name}",
+        input_names=_inputs(f"_backward_{name}", ["out_grad", "data", "output"]),
+        attrs=dict(attrs),
+        infer_shape=_backward_shape, infer_type=_same_type,
+        shape_inputs=_backward_shape_inputs,
+        half_mirrors=True,
+        kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling_backward",
+                 "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling_backward"},
+        supports_add=True, hidden=True, doc=backward_doc))
 
-register(OpDef(
-    name="_backward_Pooling",
-    input_names=_inputs("_backward_Pooling", ["out_grad", "data", "output"]),
-    attrs=dict(POOLING_ATTRS),
-    infer_shape=_backward_shape, infer_type=_same_type,
-    shape_inputs=_backward_shape_inputs,
-    half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling_backward",
-             "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling_backward"},
-    supports_add=True, hidden=True,
-    doc="Pooling's data gradient (max: routed to each window's first maximum)."))
+
+_register("Pooling", POOLING_ATTRS,
+          "Max, average, sum or lp pooling over 1-3 spatial dimensions.",
+          "Pooling's data gradient (max: routed to each window's first maximum).")
 
 
 # -- Pooling_v1: MXNet's legacy operator, on the same kernels ----------------------------------
@@ -223,27 +227,7 @@ POOLING_V1_ATTRS = {
     "pad": POOLING_ATTRS["pad"],
 }
 
-register(OpDef(
-    name="Pooling_v1",
-    input_names=_inputs("Pooling_v1", ["data"]),
-    attrs=dict(POOLING_V1_ATTRS),
-    infer_shape=_forward_shape("Pooling_v1"), infer_type=_same_type,
-    gradient=_gradient,
-    half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling",
-             "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling"},
-    supports_add=True,
-    doc="MXNet's legacy Pooling: the data is zero-padded to cover every window, so a "
-        "window leaving the data takes a 0 into its max and avg divides by the whole kernel."))
-
-register(OpDef(
-    name="_backward_Pooling_v1",
-    input_names=_inputs("_backward_Pooling_v1", ["out_grad", "data", "output"]),
-    attrs=dict(POOLING_V1_ATTRS),
-    infer_shape=_backward_shape, infer_type=_same_type,
-    shape_inputs=_backward_shape_inputs,
-    half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling_backward",
-             "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling_backward"},
-    supports_add=True, hidden=True,
-    doc="Pooling_v1's data gradient."))
+_register("Pooling_v1", POOLING_V1_ATTRS,
+          "MXNet's legacy Pooling: the data is zero-padded to cover every window, so a "
+          "window leaving the data takes a 0 into its max and avg divides by the whole kernel.",
+          "Pooling_v1's data gradient.")

@@ -56,6 +56,23 @@ def test_gradients_of_lda_alpha_beta(rng):
     check_numeric_gradient(graph()[0], inputs(rng), grad_nodes=["lda", "alpha", "beta"])
 
 
+def test_backward_op_under_mxnet_name(rng):
+    """_contrib_backward_hawkesll called directly gives what autograd gives."""
+    loc = inputs(rng)
+    arrays = [nbdl.nd.array(loc[n], dtype=loc[n].dtype) for n in NAMES]
+    for a in arrays[:3]:
+        a.attach_grad()
+    og = rng.normal(size=(3,))
+    with nbdl.autograd.record():
+        out, _ = nbdl.nd.contrib.hawkesll(*arrays)
+    out.backward(nbdl.nd.array(og, dtype=np.float64))
+    grads = nbdl.nd._contrib_backward_hawkesll(nbdl.nd.array(og, dtype=np.float64),
+                                               nbdl.nd.zeros((3, 2), dtype=np.float64), *arrays)
+    for a, g in zip(arrays[:3], grads[:3]):
+        np.testing.assert_allclose(g.asnumpy(), a.grad.asnumpy(), rtol=1e-12)
+    assert not grads[3].asnumpy().any()             # no gradient for the state
+
+
 def test_cuda_matches_cpu(rng):
     loc = inputs(rng, dtype=np.float32)
     check_consistency(graph()[0], loc, grad=True)

@@ -34,7 +34,7 @@ def test_group_adagrad(device):
     np.testing.assert_allclose(W.asnumpy(), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(H.asnumpy(), h_new, rtol=1e-5)
     with pytest.raises(ShapeError, match=r"group_adagrad_update: history has shape \(3, 1\)"):
-        nd.contrib.group_adagrad_update(W, G, nd.zeros((3, 1), ctx=device), lr=0.1)
+        nd._contrib_group_adagrad_update(W, G, nd.zeros((3, 1), ctx=device), lr=0.1)
 
 
 @pytest.mark.parametrize("device", [cpu(), gpu()])
@@ -108,7 +108,10 @@ def test_preloaded_multi_sgd(device, mp, mom):
                     + ([m[k]] if mom else []) + ([w[k]] if mp else []))
         args += group
         states.append(group)
-    op = f"preloaded_multi_{'mp_' if mp else ''}sgd_{'mom_' if mom else ''}update"
+    op = {(False, False): "preloaded_multi_sgd_update",
+          (False, True): "preloaded_multi_sgd_mom_update",
+          (True, False): "preloaded_multi_mp_sgd_update",
+          (True, True): "preloaded_multi_mp_sgd_mom_update"}[mp, mom]
     kw = dict(rescale_grad=0.7, clip_gradient=0.5, num_weights=2)
     if mom:
         kw["momentum"] = 0.9

@@ -158,3 +158,15 @@ def test_eager_spellings_and_json_round_trip(rng):
 def test_shape_errors_name_the_op_and_shapes(kind, shapes, match):
     with pytest.raises(nbdl.ShapeError, match=match):
         graph(kind, 2).infer_shape(**shapes)
+
+
+def test_mxnet_names_and_input_names():
+    """The names a BERT -symbol.json holds, with MXNet's input names."""
+    want = {"_contrib_interleaved_matmul_selfatt_qk": ["queries_keys_values"],
+            "_contrib_interleaved_matmul_selfatt_valatt": ["queries_keys_values", "attention"],
+            "_contrib_interleaved_matmul_encdec_qk": ["queries", "keys_values"],
+            "_contrib_interleaved_matmul_encdec_valatt": ["keys_values", "attention"]}
+    for name, inputs in want.items():
+        s = getattr(nbdl.sym, name)(*[nbdl.sym.var(n) for n in inputs], heads=2, name="att")
+        assert s.list_arguments() == inputs
+        assert s.tojson().count(f'"op": "{name}"') == 1

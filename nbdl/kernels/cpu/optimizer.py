@@ -41,6 +41,7 @@ adamax_step = njit(cache=True)(_steps.adamax_step)
 nadam_step = njit(cache=True)(_steps.nadam_step)
 lamb_moments_step = njit(cache=True)(_steps.lamb_moments_step)
 lamb_direction = njit(cache=True)(_steps.lamb_direction)
+lamb_coefs = njit(cache=True)(_steps.lamb_coefs)
 lamb_trust_lr = njit(cache=True)(_steps.lamb_trust_lr)
 ftrl_step = njit(cache=True)(_steps.ftrl_step)
 signsgd_step = njit(cache=True)(_steps.signsgd_step)
@@ -188,12 +189,7 @@ def ftml_update(w, g, d, v, z, out, req, lr, beta1, beta2, epsilon, t, wd, resca
 @njit(cache=True)
 def lamb_update_phase1(w, g, mean, var, out, req, beta1, beta2, epsilon, t, bias_correction, wd,
                        rescale, clip):
-    one = np.float32(1.0)
-    coef1 = one
-    coef2 = one
-    if bias_correction != 0:
-        coef1 = one / (one - beta1 ** t)
-        coef2 = one / (one - beta2 ** t)
+    coef1, coef2 = lamb_coefs(beta1, beta2, t, bias_correction)
     for i in range(w.size):
         mean[i], var[i] = lamb_moments_step(g[i], mean[i], var[i], beta1, beta2, rescale, clip)
         if req != REQ_NULL:
@@ -212,12 +208,7 @@ def lamb_update_phase2(w, g, r1, r2, out, req, lr, lower_bound, upper_bound):
 def mp_lamb_update_phase1(w, g, mean, var, w32, out, req, beta1, beta2, epsilon, t,
                           bias_correction, wd, rescale, clip):
     """``g`` float16 bits; the moments and the direction (``out``) float32."""
-    one = np.float32(1.0)
-    coef1 = one
-    coef2 = one
-    if bias_correction != 0:
-        coef1 = one / (one - beta1 ** t)
-        coef2 = one / (one - beta2 ** t)
+    coef1, coef2 = lamb_coefs(beta1, beta2, t, bias_correction)
     for i in range(w32.size):
         mean[i], var[i] = lamb_moments_step(h2f(g[i]), mean[i], var[i], beta1, beta2, rescale,
                                             clip)

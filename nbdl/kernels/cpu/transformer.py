@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.transformer import qk_plan, valatt_plan
+from ..shared.transformer import call_plan
 from ._blas_threads import hold_blas, hold_for, release_blas
 from .matrix import gemm_req
 
@@ -121,20 +121,8 @@ def _add_scratch(call, index, shape):
     return (tuple(shape) if call.req[index] == REQ_ADD else (0, 0), call.out_dtypes[index])
 
 
-def _qk(call, backward):
-    kind = call.op.name.rsplit("matmul_", 1)[1].replace("_backward", "")
-    ins = call.in_shapes[1:] if backward else call.in_shapes
-    return kind, qk_plan(kind, call.attrs["heads"], ins, call.out_dtypes[0])
-
-
-def _valatt(call, backward):
-    kind = call.op.name.rsplit("matmul_", 1)[1]
-    ins = call.in_shapes[1:] if backward else call.in_shapes
-    return valatt_plan(kind, call.attrs["heads"], ins)
-
-
 def temp_selfatt_qk(call):
-    _, p = _qk(call, False)
+    _, p = call_plan(call)
     dt = call.out_dtypes[0]
     return [((p.sx, p.d), dt), ((p.sy, p.d), dt), _add_scratch(call, 0, (p.sx, p.sy))]
 
@@ -143,7 +131,7 @@ temp_encdec_qk = temp_selfatt_qk
 
 
 def temp_selfatt_qk_backward(call):
-    _, p = _qk(call, True)
+    _, p = call_plan(call, True)
     dt = call.out_dtypes[0]
     return [((p.sx, p.d), dt), ((p.sy, p.d), dt), ((p.sx, p.d), dt), ((p.sy, p.d), dt)]
 
@@ -152,7 +140,7 @@ temp_encdec_qk_backward = temp_selfatt_qk_backward
 
 
 def temp_selfatt_valatt(call):
-    p = _valatt(call, False)
+    _, p = call_plan(call)
     dt = call.out_dtypes[0]
     return [((p.sk, p.d), dt), ((p.sq, p.d), dt)]
 
@@ -161,7 +149,7 @@ temp_encdec_valatt = temp_selfatt_valatt
 
 
 def temp_selfatt_valatt_backward(call):
-    p = _valatt(call, True)
+    _, p = call_plan(call, True)
     dt = call.out_dtypes[0]
     return [((p.sq, p.d), dt), ((p.sk, p.d), dt), ((p.sk, p.d), dt),
             _add_scratch(call, 1, (p.sq, p.sk))]
@@ -179,7 +167,7 @@ def _hold(p):
 
 
 def prepare_selfatt_qk(call):
-    kind, p = _qk(call, False)
+    kind, p = call_plan(call)
     out = (p.bh, p.sx, p.sy)
     if kind == "selfatt_qk":
         return Launch(selfatt_qk, _qk_scalars(p) + (call.req[0], _hold(p)),
@@ -192,7 +180,7 @@ prepare_encdec_qk = prepare_selfatt_qk
 
 
 def prepare_selfatt_qk_backward(call):
-    kind, p = _qk(call, True)
+    kind, p = call_plan(call, True)
     g = (p.bh, p.sx, p.sy)
     if kind == "selfatt_qk":
         return Launch(selfatt_qk_backward, _qk_scalars(p) + (call.req[0], _hold(p)),
@@ -209,7 +197,7 @@ def _valatt_hold(p):
 
 
 def prepare_selfatt_valatt(call):
-    p = _valatt(call, False)
+    _, p = call_plan(call)
     return Launch(valatt_forward, (p.pv, p.heads, call.req[0], _valatt_hold(p)),
                   [p.v5, p.att, p.out5, None, None])
 
@@ -218,7 +206,7 @@ prepare_encdec_valatt = prepare_selfatt_valatt
 
 
 def prepare_selfatt_valatt_backward(call):
-    p = _valatt(call, True)
+    _, p = call_plan(call, True)
     return Launch(valatt_backward, (p.pv, p.heads, call.req[0], call.req[1], _valatt_hold(p)),
                   [p.out5, p.v5, p.att, p.v5, p.att] + [None] * 4)
 

@@ -36,6 +36,7 @@ _adamax = _device(_steps.adamax_step)
 _nadam = _device(_steps.nadam_step)
 _lamb_moments = _device(_steps.lamb_moments_step)
 _lamb_direction = _device(_steps.lamb_direction)
+_lamb_coefs = _device(_steps.lamb_coefs)
 _lamb_trust_lr = _device(_steps.lamb_trust_lr)
 _ftrl = _device(_steps.ftrl_step)
 _signsgd = _device(_steps.signsgd_step)
@@ -193,11 +194,7 @@ def ftml_update(w, g, d, v, z, out, req, lr, beta1, beta2, epsilon, t, wd, resca
 @cuda.jit
 def lamb_update_phase1(w, g, mean, var, out, req, beta1, beta2, epsilon, t, bias_correction, wd,
                        rescale, clip):
-    coef1 = beta1 - beta1 + 1     # 1 in the weight's dtype
-    coef2 = coef1
-    if bias_correction != 0:
-        coef1 = coef1 / (coef1 - beta1 ** t)
-        coef2 = coef2 / (coef2 - beta2 ** t)
+    coef1, coef2 = _lamb_coefs(beta1, beta2, t, bias_correction)
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
         m, v = _lamb_moments(g[i], mean[i], var[i], beta1, beta2, rescale, clip)
         mean[i] = m
@@ -265,11 +262,7 @@ def sgld_update(w, g, noise, out, req, lr, wd, rescale, clip):
 @cuda.jit
 def mp_lamb_update_phase1(w, g, mean, var, w32, out, req, beta1, beta2, epsilon, t,
                           bias_correction, wd, rescale, clip):
-    coef1 = float32(1)
-    coef2 = coef1
-    if bias_correction != 0:
-        coef1 = coef1 / (coef1 - beta1 ** t)
-        coef2 = coef2 / (coef2 - beta2 ** t)
+    coef1, coef2 = _lamb_coefs(beta1, beta2, t, bias_correction)
     for i in range(cuda.grid(1), w32.size, cuda.gridsize(1)):
         m, v = _lamb_moments(float32(g[i]), mean[i], var[i], beta1, beta2, rescale, clip)
         mean[i] = m

@@ -99,21 +99,13 @@ def prepare_multi_lars(call):
 
 
 def prepare_preloaded(call):
-    per, mp, has_mom, n, sizes, scalars = preloaded_plan(call)
-    t = np.float32 if mp else np.dtype(call.in_dtypes[0]).type
+    mp, has_mom, scalars, unpack = preloaded_plan(call)
 
     def run(*args):
-        reqs, *vals = args[per * n + 2 + n:]
-        if not has_mom:
-            vals = [0.0] + vals
-        momentum, rescale, clip = (t(v) for v in vals)
-        lrs, wds = args[per * n], args[per * n + 1]
-        for k in range(n):
-            arrays = [a.reshape(sizes[k]) for a in args[per * k:per * k + per]]
-            out = args[per * n + 2 + k].reshape(sizes[k])
-            mom = arrays[2] if has_mom else arrays[-1]
-            _run(_preloaded, sizes[k], arrays[0], arrays[1], mom, arrays[-1], out, lrs, wds, k,
-                 reqs[k], momentum, rescale, clip, has_mom, mp)
+        momentum, rescale, clip, lrs, wds, weights = unpack(args)
+        for k, (w, g, mom, w32, out, req) in enumerate(weights):
+            _run(_preloaded, out.size, w, g, mom, w32, out, lrs, wds, k, req, momentum, rescale,
+                 clip, has_mom, mp)
     return Launch(run, scalars, views=None)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
-from ..shared.transformer import qk_plan, valatt_plan
+from ..shared.transformer import call_plan
 from ._launch import grid1d
 from .matrix import gemm_launcher
 
@@ -63,20 +63,8 @@ def _zero_for(dst, req):
         _run(_zero, dst.size, dst.reshape(dst.size))
 
 
-def _qk(call, backward):
-    kind = call.op.name.rsplit("matmul_", 1)[1]
-    ins = call.in_shapes[1:] if backward else call.in_shapes
-    return kind, qk_plan(kind, call.attrs["heads"], ins, call.out_dtypes[0])
-
-
-def _valatt(call, backward):
-    kind = call.op.name.rsplit("matmul_", 1)[1]
-    ins = call.in_shapes[1:] if backward else call.in_shapes
-    return valatt_plan(kind, call.attrs["heads"], ins)
-
-
 def temp_selfatt_qk(call):
-    _, p = _qk(call, False)
+    _, p = call_plan(call)
     dt = call.out_dtypes[0]
     return [((p.bh, p.sx, p.d), dt), ((p.bh, p.sy, p.d), dt)]
 
@@ -85,7 +73,7 @@ temp_encdec_qk = temp_selfatt_qk
 
 
 def temp_selfatt_qk_backward(call):
-    _, p = _qk(call, True)
+    _, p = call_plan(call, True)
     dt = call.out_dtypes[0]
     return [((p.bh, p.sx, p.d), dt), ((p.bh, p.sy, p.d), dt)] * 2
 
@@ -94,7 +82,7 @@ temp_encdec_qk_backward = temp_selfatt_qk_backward
 
 
 def temp_selfatt_valatt(call):
-    p = _valatt(call, False)
+    _, p = call_plan(call)
     dt = call.out_dtypes[0]
     return [((p.bh, p.sk, p.d), dt), ((p.bh, p.sq, p.d), dt)]
 
@@ -103,7 +91,7 @@ temp_encdec_valatt = temp_selfatt_valatt
 
 
 def temp_selfatt_valatt_backward(call):
-    p = _valatt(call, True)
+    _, p = call_plan(call, True)
     dt = call.out_dtypes[0]
     return [((p.bh, p.sq, p.d), dt), ((p.bh, p.sk, p.d), dt), ((p.bh, p.sk, p.d), dt)]
 
@@ -112,7 +100,7 @@ temp_encdec_valatt_backward = temp_selfatt_valatt_backward
 
 
 def prepare_selfatt_qk(call):
-    kind, p = _qk(call, False)
+    kind, p = call_plan(call)
     gemm = gemm_launcher(call.out_dtypes[0], p.bh, p.sx, p.sy)
     one = p.scale.dtype.type(1)
 
@@ -134,7 +122,7 @@ prepare_encdec_qk = prepare_selfatt_qk
 
 
 def prepare_selfatt_qk_backward(call):
-    kind, p = _qk(call, True)
+    kind, p = call_plan(call, True)
     dt = call.out_dtypes[0]
     gemm_x = gemm_launcher(dt, p.bh, p.sx, p.d)
     gemm_y = gemm_launcher(dt, p.bh, p.sy, p.d)
@@ -163,7 +151,7 @@ prepare_encdec_qk_backward = prepare_selfatt_qk_backward
 
 
 def prepare_selfatt_valatt(call):
-    p = _valatt(call, False)
+    _, p = call_plan(call)
     gemm = gemm_launcher(call.out_dtypes[0], p.bh, p.sq, p.d)
     one = np.dtype(call.out_dtypes[0]).type(1)
 
@@ -181,7 +169,7 @@ prepare_encdec_valatt = prepare_selfatt_valatt
 
 
 def prepare_selfatt_valatt_backward(call):
-    p = _valatt(call, True)
+    _, p = call_plan(call, True)
     dt = call.out_dtypes[0]
     gemm_a = gemm_launcher(dt, p.bh, p.sq, p.sk)
     gemm_v = gemm_launcher(dt, p.bh, p.sk, p.d)

@@ -139,6 +139,15 @@ def lamb_moments_step(g, mean, var, beta1, beta2, rescale, clip):
     return beta1 * mean + (one - beta1) * x, beta2 * var + (one - beta2) * x * x
 
 
+def lamb_coefs(beta1, beta2, t, bias_correction):
+    """LAMB's bias corrections ``(1 / (1 - beta1**t), 1 / (1 - beta2**t))``,
+    ``(1, 1)`` without ``bias_correction``, in the scalars' dtype."""
+    one = beta1 - beta1 + 1
+    if bias_correction != 0:
+        return one / (one - beta1 ** t), one / (one - beta2 ** t)
+    return one, one
+
+
 def lamb_direction(w, mean, var, epsilon, wd, coef1, coef2):
     """``mean_hat / (sqrt(var_hat) + epsilon) + wd * w`` with ``coef1 = 1 /
     (1 - beta1**t)``, ``coef2 = 1 / (1 - beta2**t)`` (1 without bias correction)."""
@@ -307,15 +316,30 @@ def multi_tensor_scalars(op_name, k, lrs, wds, rest):
 
 
 def preloaded_plan(call):
-    """``(inputs per weight, mixed precision, momentum, weights, sizes,
-    scalars)`` of a ``preloaded_multi_*`` call: ``scalars`` is ``(reqs,
-    [momentum,] rescale_grad, clip_gradient)`` with the floats as Python
-    values (the launcher converts them to the update's dtype)."""
+    """``(mixed precision, momentum, scalars, unpack)`` of a
+    ``preloaded_multi_*`` call: ``scalars`` is ``(reqs, [momentum,]
+    rescale_grad, clip_gradient)`` with the floats as Python values, and
+    ``unpack(args)`` turns the launch's arguments into ``(momentum, rescale,
+    clip, lrs, wds, weights)`` with the scalars in the update's dtype and
+    ``weights`` a ``(w, g, mom, w32, out, req)`` per weight, flat (``mom``
+    and ``w32`` stand-ins when the op has none: the kernels do not write
+    them then)."""
     name = call.op.name
-    per = {"preloaded_multi_sgd_update": 2, "preloaded_multi_sgd_mom_update": 3,
-           "preloaded_multi_mp_sgd_update": 3, "preloaded_multi_mp_sgd_mom_update": 4}[name]
+    mp, has_mom = "_mp_" in name, "_mom_" in name
+    per = 2 + has_mom + mp
     n = len(call.out_shapes)
     sizes = [int(np.prod(s, dtype=np.int64)) for s in call.out_shapes]
+    t = np.float32 if mp else np.dtype(call.in_dtypes[0]).type
     vals = tuple(float(call.attrs[k]) for k in call.op.scalar_attrs)
-    return (per, "_mp_" in name, "_mom_" in name, n, sizes,
-            (tuple(int(r) for r in call.req),) + vals)
+
+    def unpack(args):
+        reqs, *rest = args[per * n + 2 + n:]
+        momentum, rescale, clip = (t(v) for v in ([0.0] if not has_mom else []) + rest)
+        weights = []
+        for k in range(n):
+            group = [a.reshape(sizes[k]) for a in args[per * k:per * k + per]]
+            w, g = group[0], group[1]
+            weights.append((w, g, group[2] if has_mom else group[-1], group[-1],
+                            args[per * n + 2 + k].reshape(sizes[k]), reqs[k]))
+        return momentum, rescale, clip, args[per * n], args[per * n + 1], weights
+    return mp, has_mom, (tuple(int(r) for r in call.req),) + vals, unpack

@@ -51,4 +51,14 @@ def valatt_plan(kind, heads, in_shapes):
     return ValAtt(v5, parts - 1, att, (sq, b, heads, 1, d), b * heads, sq, sk, d, heads)
 
 
-__all__ = ["QK", "ValAtt", "qk_plan", "valatt_plan"]
+def call_plan(call, backward=False):
+    """``(kind, QK or ValAtt)`` of a ``_contrib_interleaved_matmul_<kind>``
+    call or of its ``_backward_`` op (whose first input is the head gradient)."""
+    kind = call.op.name.rsplit("matmul_", 1)[1]
+    ins = call.in_shapes[1:] if backward else call.in_shapes
+    if kind.endswith("_qk"):
+        return kind, qk_plan(kind, call.attrs["heads"], ins, call.out_dtypes[0])
+    return kind, valatt_plan(kind, call.attrs["heads"], ins)
+
+
+__all__ = ["QK", "ValAtt", "call_plan", "qk_plan", "valatt_plan"]
