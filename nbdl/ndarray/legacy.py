@@ -4,6 +4,7 @@
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, ShapeError
+from . import namespace as _namespace
 from .invoke import invoke
 from .ndarray import NDArray
 
@@ -142,3 +143,7 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
         indices = (0,) + tuple(indices_or_sections)
     return invoke("_split_v2", [ary], {"indices": indices, "axis": axis,
                                        "squeeze_axis": squeeze_axis})
+
+
+# ``x.split_v2(...)`` (a fluent method of NDArray) resolves through the namespace
+_namespace.register_eager("split_v2", split_v2)

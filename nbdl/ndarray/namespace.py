@@ -23,12 +23,13 @@ _functions = {}
 
 def register_eager(name, fn):
     """Make ``fn`` the eager function of op ``name`` (``nbdl.nd.<name>`` and
-    the fluent methods), for ops whose output shape depends on data values.
+    the fluent methods), for ops whose output shape depends on data values
+    and for MXNet's Python functions that fluent methods name (``split_v2``).
 
     Parameters
     ----------
     name : str
-        The op's name in the table.
+        The op's name in the table (or the Python function's).
     fn : callable
         The function ``nbdl.nd.<name>`` returns.
     """

@@ -531,7 +531,8 @@ for _name in ("sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", 
               "trunc", "fix", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
               "tanh", "relu", "sigmoid", "softmax", "log_softmax", "clip", "abs", "tile", "repeat",
               "swapaxes", "flip", "broadcast_to", "broadcast_like",
-              "one_hot", "pick", "take", "slice", "slice_axis", "split", "topk", "sort", "argsort",
+              "one_hot", "pick", "take", "slice", "slice_axis", "split", "split_v2", "topk", "sort",
+              "argsort",
               "diag", "pad", "shape_array", "size_array", "degrees", "radians", "arccosh",
               "arcsinh", "arctanh", "cbrt", "rcbrt", "softmin", "slice_like", "broadcast_axes"):
     setattr(NDArray, _name, _fluent(_name))

@@ -2,10 +2,10 @@
 
 The gradients use the forward *output* only (``_backward_softmax(out_grad,
 out)``), so the input can die after the forward step or be overwritten by it
-(inplace).  ``dtype`` is the output's dtype, as in MXNet: the data's (the
-default), or float32 for float16 data (mixed precision: computed in float32,
-the gradient cast back to float16 by ``_cast_like``); float16 data runs the
-float32 kernels (``OpDef.half_mirrors``)."""
+(inplace).  ``dtype`` is the output's dtype, as in MXNet (the data's by
+default): the kernels compute in the output's dtype and the gradient is cast
+back to the data's (``_cast_like``); float16 arrays run the float32 kernels
+(``OpDef.half_mirrors``)."""
 import math
 
 import numpy as np
@@ -19,7 +19,7 @@ SOFTMAX_ATTRS = {
     "axis": Attr("int", -1, doc="The axis along which to compute softmax."),
     "temperature": Attr("float", None, optional=True, doc="Divides the input by this first."),
     "dtype": Attr("str", None, optional=True, choices=("float16", "float32", "float64"),
-                  doc="Output dtype: the data's (default), or float32 for float16 data."),
+                  doc="Output dtype (default: the data's)."),
     "use_length": Attr("bool", False, optional=True,
                        doc="Not supported: masked softmax with a length input."),
 }
@@ -81,20 +81,17 @@ def same_type(attrs, in_types, out_types):
 
 
 def softmax_type(opname):
-    """The output has ``dtype`` when given (the data's otherwise); the
-    combinations MXNet's mixed precision uses are supported: the data's own
-    dtype, or float32 output of float16 data."""
+    """The output has ``dtype`` when given (float16, float32 or float64, as
+    MXNet's), the data's otherwise."""
     def rule(attrs, in_types, out_types):
         d, o = in_types[0], out_types[0]
-        want = attrs["dtype"]
-        if want is None:
+        if attrs["dtype"] is None:
             known = first_known([d, o])
             return [known], [known]
-        want = np.dtype(want)
-        if d is not None and np.dtype(d) != want and not (
-                np.dtype(d) == np.float16 and want == np.float32):
-            raise DTypeError(f"{opname}: dtype={want} with {np.dtype(d)} data is not "
-                             f"supported (the data's dtype, or float32 for float16 data)")
+        want = np.dtype(attrs["dtype"])
+        if d is not None and np.dtype(d).kind != "f":
+            raise DTypeError(f"{opname}: dtype={want} needs floating-point data, got "
+                             f"{np.dtype(d)}")
         return [d], [want]
     return rule
 

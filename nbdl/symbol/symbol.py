@@ -375,7 +375,10 @@ class Symbol:
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
                     shared_buffer=None, **kwargs):
         from ..executor import simple_bind
-        return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict, **kwargs)
+        # as MXNet's, only tuple (or list) keywords are shapes; others (its
+        # tests pass force_rebind=True) are ignored
+        shapes = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
+        return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict, **shapes)
 
     def eval(self, ctx=None, **kwargs):
         from ..executor import bind
