@@ -38,6 +38,7 @@ from . import visualization as viz  # noqa: F401
 from . import module  # noqa: F401
 from . import module as mod  # noqa: F401
 from . import onnx  # noqa: F401  (export_model / import_model; needs the onnx extra only when called)
+from . import distributed  # noqa: F401  (MPI: needs the distributed extra only when used)
 from . import base, context, name, attribute, util, runtime  # noqa: F401  (MXNet 1.x's small modules)
 from .attribute import AttrScope  # noqa: F401
 from .base import MXNetError  # noqa: F401

@@ -194,3 +194,97 @@ def blas_serial_max_flops():
         return int(os.environ.get("NBDL_BLAS_SERIAL_MAX_FLOPS", str(1 << 25)))
     except ValueError:
         return 1 << 25
+
+
+def dist_timeout():
+    """``NBDL_DIST_TIMEOUT``: seconds a rank waits for one collective (an
+    allreduce, a barrier, a broadcast) before it gives up and aborts the
+    whole job (a rank that died or raised would otherwise leave the others
+    waiting for ever).  Default 600: the first step of a model may spend
+    minutes compiling kernels on one rank while another waits."""
+    try:
+        return max(0.1, float(os.environ.get("NBDL_DIST_TIMEOUT", "600")))
+    except ValueError:
+        return 600.0
+
+
+def dist_bucket_bytes():
+    """``NBDL_DIST_BUCKET_MB``: the size of a gradient bucket (one allreduce
+    over contiguous memory) in MiB, default 1; the Trainer's
+    ``bucket_size_mb`` argument overrides it."""
+    try:
+        return int(float(os.environ.get("NBDL_DIST_BUCKET_MB", "1")) * (1 << 20))
+    except ValueError:
+        return 1 << 20
+
+
+def dist_pin_threads():
+    """``NBDL_DIST_PIN``: whether ``nbdl.collective.init`` pins each rank to
+    its share of the machine's cores (default on; ``0`` leaves threads and
+    affinity alone)."""
+    return _flag("NBDL_DIST_PIN", True)
+
+
+def dist_overlap():
+    """``NBDL_DIST_OVERLAP``: whether a gradient bucket's allreduce starts as
+    soon as backward has written its gradients (default on); ``0`` starts
+    them all at ``Trainer.step`` (what perf/distributed_bench.py compares)."""
+    return _flag("NBDL_DIST_OVERLAP", True)
+
+
+_BYTE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20,
+               "MB": 1 << 20, "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30,
+               "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
+
+
+def parse_bytes(value, what="memory_budget"):
+    """A byte count from an int, a float or a string such as ``'1.5GB'``,
+    ``'1200MB'``, ``'512 MiB'`` or ``'3000000'``.  K, M, G and T (with or
+    without ``B``, or as ``KiB``...) are powers of 1024, as the MB of nbdl's
+    memory tables (``debug_str``).  None stays None.
+
+    Parameters
+    ----------
+    value : int, float, str or None
+        The amount.
+    what : str
+        What it is, for the error message.
+    """
+    from .errors import ArgumentError
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ArgumentError(f"{what}={value!r}: expected a number of bytes or a string such "
+                            f"as '1.5GB'")
+    given = value
+    if isinstance(value, str):
+        text = value.strip().upper().replace(",", "").replace("_", "")
+        num = text.rstrip("KMGTIB ")
+        unit = text[len(num):].strip()
+        if unit not in _BYTE_UNITS or not num:
+            raise ArgumentError(f"{what}={value!r}: expected a number of bytes or a number with "
+                                f"a unit (B, KB, MB, GB, TB; KiB...), such as '1.5GB'")
+        try:
+            amount = float(num)
+        except ValueError:
+            raise ArgumentError(f"{what}={value!r}: {num!r} is not a number") from None
+        value = amount * _BYTE_UNITS[unit]
+    try:
+        n = int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ArgumentError(f"{what}={value!r}: expected a number of bytes or a string such "
+                            f"as '1.5GB'") from None
+    if n <= 0:
+        raise ArgumentError(f"{what}={given!r}: a memory budget must be a positive number of "
+                            f"bytes")
+    return n
+
+
+def memory_budget():
+    """``NBDL_MEMORY_BUDGET``: the default memory budget of ``bind``,
+    ``simple_bind`` and ``HybridBlock.hybridize`` (bytes, or a string such as
+    ``1.5GB``); unset or empty: none.  A budgeted executor's arena stays
+    within it: the planner drops forward entries and recomputes them in
+    backward (docs/memory-budget.md)."""
+    v = os.environ.get("NBDL_MEMORY_BUDGET", "").strip()
+    return parse_bytes(v, "NBDL_MEMORY_BUDGET") if v else None

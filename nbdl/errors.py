@@ -46,10 +46,19 @@ class DeviceError(NbdlError, RuntimeError):
     """A device that is unavailable or arrays on mismatched devices."""
 
 
+class MemoryBudgetError(BindError):
+    """A memory budget no recompute choice can meet.  ``smallest`` is the
+    smallest budget, in bytes, that nbdl's planner meets for the graph."""
+
+    def __init__(self, message, smallest=None):
+        super().__init__(message)
+        self.smallest = smallest
+
+
 class OptionalDependencyError(NbdlError, ImportError):
     """A feature needs an optional package that is not installed (the
     message names it and the pip command)."""
 
 
 __all__ = ["NbdlError", "ShapeError", "DTypeError", "AttrError", "UnknownOpError",
-           "BindError", "GraphError", "DeviceError", "ArgumentError", "OptionalDependencyError"]
+           "BindError", "MemoryBudgetError", "GraphError", "DeviceError", "ArgumentError", "OptionalDependencyError"]

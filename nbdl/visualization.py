@@ -1,6 +1,7 @@
 """Looking at a Symbol's graph (MXNet 1.x's ``mx.visualization``, also
 ``nbdl.viz``): ``print_summary`` prints a layer table with output shapes and
-parameter counts, ``plot_network`` returns a ``graphviz.Digraph``.
+parameter counts, ``plot_network`` returns a ``graphviz.Digraph``;
+``plot_memory`` draws an executor's planned arena (matplotlib).
 
 ``plot_network`` needs the ``graphviz`` Python package (``pip install
 graphviz``, or ``pip install nbdl[viz]``); rendering the digraph to a file
@@ -14,9 +15,10 @@ import warnings
 
 from .errors import ArgumentError, OptionalDependencyError, ShapeError
 from .ops.ir import topo_order
+from .planner.plot import plot_plan
 from .symbol import Symbol
 
-__all__ = ["print_summary", "plot_network"]
+__all__ = ["print_summary", "plot_network", "plot_memory"]
 
 _WEIGHT_LIKE = ("_weight", "_bias", "_beta", "_gamma", "_moving_var", "_moving_mean",
                 "_running_var", "_running_mean")
@@ -310,3 +312,38 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
             dot.edge(tail_name=node.name, head_name=e.node.name, dir="back", arrowtail="open",
                      label=label)
     return dot
+
+
+def plot_memory(executor, path=None, title=None, size=(10, 5), dpi=100):
+    """Draw a bound executor's arena: offset against schedule step, one
+    rectangle per planned entry (forward, backward, scratch, and in red the
+    entries a memory budget recomputes), with the budget and the arena
+    without it as lines (``nbdl.planner.plot.plot_plan``).
+
+    Parameters
+    ----------
+    executor : Executor or MemoryPlan
+        What to draw (an executor's ``memory_plan`` and its forward/backward
+        boundary).
+    path : str, optional
+        Where to save the picture (.png, .svg, .pdf, ...).
+    title : str, optional
+        The figure's title.
+    size : (float, float)
+        Figure size in inches.
+    dpi : int
+        Resolution of a saved raster picture.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    OptionalDependencyError
+        When matplotlib is not installed (``pip install nbdl[plot]``).
+    """
+    plan = getattr(executor, "memory_plan", executor)
+    sched = getattr(executor, "_sched", None)
+    return plot_plan(plan, path, n_forward=sched.n_forward if sched is not None else None,
+                     title=title, size=size, dpi=dpi)

@@ -203,7 +203,8 @@ def written_this_pass(grad):
 
 
 def mark_written(grad):
-    """Record a write of ``grad`` in this pass (see the policy above).
+    """Record a write of ``grad`` in this pass (see the policy above) and
+    tell the gradient listeners.
 
     Parameters
     ----------
@@ -212,6 +213,44 @@ def mark_written(grad):
     """
     grad._written_in = _pass[0]
     grad._fresh_grad = True
+    for listener in _listeners:
+        listener(grad)
+
+
+# Gradient listeners: called with every gradient buffer as it is written
+# (``mark_written``), so that a distributed trainer can start reducing a
+# bucket of gradients while backward still runs.  A hybridized block's
+# backward reports each parameter's gradient right after the step that
+# writes it when there is a listener (``CachedOp``).
+_listeners = []
+
+
+def add_grad_listener(fn):
+    """Call ``fn(grad)`` on every write of a gradient buffer from now on.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(grad)`` with ``grad`` the NDArray just written.
+    """
+    _listeners.append(fn)
+
+
+def remove_grad_listener(fn):
+    """Stop calling ``fn`` (nothing happens if it is not a listener).
+
+    Parameters
+    ----------
+    fn : callable
+        A function given to ``add_grad_listener``.
+    """
+    if fn in _listeners:
+        _listeners.remove(fn)
+
+
+def has_grad_listeners():
+    """Whether some listener wants to hear of gradient writes as they happen."""
+    return bool(_listeners)
 
 
 def accumulates(grad, grad_req):

@@ -10,6 +10,7 @@ import gc
 
 import numpy as np
 
+from .. import config
 from .. import profiler_core as _prof
 from ..device import as_device
 from ..errors import BindError, ShapeError
@@ -140,10 +141,14 @@ def _check_unique(sym, order=None):
     return classify_variables(order)
 
 
-def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, checked=None):
+def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, checked=None,
+            memory_budget=None):
     """``checked``: ``(topo_order(sym._outputs), arguments, aux states)`` as
     ``_check_unique`` found them, when the caller has it, then (from
-    ``simple_bind``) the shape and dtype tables the arrays were made from."""
+    ``simple_bind``) the shape and dtype tables the arrays were made from;
+    ``memory_budget``: the arena's bytes at most (None: ``NBDL_MEMORY_BUDGET``)."""
+    budget = config.parse_bytes(memory_budget) if memory_budget is not None \
+        else config.memory_budget()
     if checked is None:
         order = topo_order(sym._outputs)
         checked = (order, *_check_unique(sym, order))
@@ -177,7 +182,7 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, ch
     head_grads = [device.zeros(bg.shapes[h], bg.dtypes[h]) for h in bg.head_grads]
     grad_arrays = {n: g._data for n, g in zip(arg_names, grad_nds) if n in wants}
     sched = compile_schedule(bg, device, reqs, external, head_grads, grad_arrays,
-                             shared_arena=shared_arena)
+                             shared_arena=shared_arena, memory_budget=budget)
     if _prof.memory:
         _prof.counter(f"Executor arena: {device.device_type}/{device.device_id}",
                       _prof.CAT_STORAGE, int(sched.plan.arena_bytes))
@@ -186,13 +191,16 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, ch
 
 
 @_gc_paused
-def bind(sym, ctx, args, args_grad=None, aux_states=None, grad_req="write"):
+def bind(sym, ctx, args, args_grad=None, aux_states=None, grad_req="write", memory_budget=None):
     """Bind ``sym`` to the given arrays (MXNet's ``Symbol.bind``).
 
     ``args``: a list in ``list_arguments()`` order or a dict with every
     argument; ``args_grad`` likewise (a missing array means no gradient for
     that argument); ``grad_req``: 'null'|'write'|'add'|'inplace', a list, or a
-    dict by name (unlisted names get 'null')."""
+    dict by name (unlisted names get 'null'); ``memory_budget``: bytes (or a
+    string such as ``'1.5GB'``) the planned arena must fit, by recomputing
+    forward entries in backward (docs/memory-budget.md; default
+    ``NBDL_MEMORY_BUDGET``, else none)."""
     device = as_device(ctx)
     order = topo_order(sym._outputs)
     arg_nodes, aux_nodes = _check_unique(sym, order)
@@ -202,15 +210,17 @@ def bind(sym, ctx, args, args_grad=None, aux_states=None, grad_req="write"):
     arg_nds = _as_list("args", args, arg_names, True, device)
     grad_nds = _as_list("args_grad", args_grad, arg_names, False, device)
     aux_nds = _as_list("aux_states", aux_states, aux_names, True, device)
-    return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, checked=(order, arg_nodes, aux_nodes))
+    return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, checked=(order, arg_nodes, aux_nodes),
+                   memory_budget=memory_budget)
 
 
 @_gc_paused
-def simple_bind(sym, ctx, grad_req="write", type_dict=None, **shapes):
+def simple_bind(sym, ctx, grad_req="write", type_dict=None, memory_budget=None, **shapes):
     """Infer every shape from the given ones, allocate zeros for arguments,
     aux states and, as MXNet does, a gradient for every argument whose
     grad_req is not 'null' (data included: pass a dict such as
-    ``{"data": "null", ...}`` or ``'null'`` entries to skip them), and bind."""
+    ``{"data": "null", ...}`` or ``'null'`` entries to skip them), and bind.
+    ``memory_budget``: as for ``bind``."""
     device = as_device(ctx)
     order = topo_order(sym._outputs)
     arg_nodes, aux_nodes = _check_unique(sym, order)
@@ -241,7 +251,8 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, **shapes):
     grad_nds = [alloc(n) if reqs[n.name] != REQ_NULL else None for n in arg_nodes]
     aux_nds = [alloc(n) for n in aux_nodes]
     return _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs,
-                   checked=(order, arg_nodes, aux_nodes, s_table, t_table))
+                   checked=(order, arg_nodes, aux_nodes, s_table, t_table),
+                   memory_budget=memory_budget)
 
 
 def _resized(dev, a, shape, name, what, allow_up_sizing):
@@ -308,8 +319,10 @@ def rebind(ex, new_shapes, partial_shaping=False, allow_up_sizing=False):
     for n, a in zip(aux_nodes, ex.aux_arrays):
         shp = new_shape(n, a, "aux state")
         aux_nds.append(_resized(dev, a, shp, n.name, "aux state", allow_up_sizing))
+    budget = ex._sched.plan.budget
     return _finish(sym, dev, arg_nds, grad_nds, aux_nds, dict(ex._grad_req),
-                   shared_arena=ex._sched.arena)
+                   shared_arena=ex._sched.arena,
+                   memory_budget=budget.budget if budget is not None else None)
 
 
 def _shape_of(v, name):

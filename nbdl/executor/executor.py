@@ -75,6 +75,7 @@ class Executor:
         self._runners = {}
         self._has_backward = bool(sched.backward)
         self._unread = None
+        self._segments = None
 
     # -- views by name ----------------------------------------------------
     @property
@@ -109,11 +110,20 @@ class Executor:
     ctx = context = device
 
     # -- running ----------------------------------------------------------
+    def _steps(self, which):
+        """The steps of a runner: ``'fwd_train'``, ``'fwd_infer'``,
+        ``'backward'``, or ``('backward', k)``, the k-th part of backward
+        between two gradient-ready points (``backward(grad_ready=...)``)."""
+        if isinstance(which, tuple):
+            start, stop, _ = self._grad_segments()[which[1]]
+            return self._sched.backward[start:stop]
+        return {"fwd_train": self._sched.fwd_train, "fwd_infer": self._sched.fwd_infer,
+                "backward": self._sched.backward}[which]
+
     def _runner(self, which):
         r = self._runners.get(which)
         if r is None:
-            steps = {"fwd_train": self._sched.fwd_train, "fwd_infer": self._sched.fwd_infer,
-                     "backward": self._sched.backward}[which]
+            steps = self._steps(which)
             r = self._compile(steps, which)
             self._runners[which] = r
             calls = getattr(r, "calls", None) or [(s.fn, s.args) for s in steps]
@@ -128,8 +138,11 @@ class Executor:
 
     def _describe(self, which):
         outs = self._output_names
-        what = {"fwd_train": "forward, training", "fwd_infer": "forward",
-                "backward": "backward"}[which]
+        if isinstance(which, tuple):
+            what = f"backward, part {which[1] + 1} of {len(self._grad_segments())}"
+        else:
+            what = {"fwd_train": "forward, training", "fwd_infer": "forward",
+                    "backward": "backward"}[which]
         return f"the graph of {outs[0] if outs else 'an empty symbol'!r} ({what})"
 
     def _compile(self, steps, which):
@@ -254,10 +267,30 @@ class Executor:
             self._runner(which)()
         return self.outputs
 
-    def backward(self, out_grads=None, is_train=True):
-        """Run the backward pass.  ``out_grads``: None (a head gradient of
-        ones, as for a loss output), one array, or a list, one per output."""
+    def backward(self, out_grads=None, is_train=True, grad_ready=None):
+        """Run the backward pass.
+
+        Parameters
+        ----------
+        out_grads : NDArray or list of NDArray, optional
+            The head gradients, one per output (None: ones, as for a loss
+            output).
+        is_train : bool, default True
+            Accepted for MXNet compatibility (backward runs the training
+            variant).
+        grad_ready : callable, optional
+            ``grad_ready(names)`` is called during the pass, right after the
+            step that writes the last value of the gradients of the
+            arguments ``names`` (a list), so their reduction can start
+            while the rest of backward runs (nbdl's distributed gradient
+            buckets).  Every argument with a gradient is named once per
+            pass.  The pass then runs as several runners split at those
+            steps; with a monitor callback or the profiler on, the names are
+            all given at the end.
+        """
         if not self._has_backward:
+            if grad_ready is not None:
+                grad_ready(list(self._sched.grad_bound))
             return      # no gradient arrays (grad_req 'null'): nothing to do, as in MXNet
         if out_grads is None:
             for h in self._head_grads:
@@ -282,8 +315,40 @@ class Executor:
         if _prof.executor:
             from .profiled import run
             run(self, "backward", self._sched.backward)
+        elif grad_ready is not None and not getattr(self._runners.get("backward"), "monitor",
+                                                     False):
+            for k, (_, _, names) in enumerate(self._grad_segments()):
+                self._runner(("backward", k))()
+                if names:
+                    grad_ready(names)
+            return
         else:
             self._runner("backward")()
+        if grad_ready is not None:
+            grad_ready(list(self._sched.grad_bound))
+
+    def _grad_segments(self):
+        """``[(start, stop, names)]``: the backward steps cut after each step
+        that writes arguments' gradients (``names``: those arguments), in
+        order; the last part may name none."""
+        if self._segments is None:
+            bwd = self._sched.backward
+            where = {id(s.node): k for k, s in enumerate(bwd)}
+            ready = {}
+            for name, e in self._sched.grad_bound.items():
+                # a gradient no backward step writes (none flows) is ready at once
+                ready.setdefault(where.get(id(e[0]), -1), []).append(name)
+            parts, start = [], 0
+            for k in sorted(ready):
+                if k < 0:
+                    parts.append((0, 0, ready[k]))
+                    continue
+                parts.append((start, k + 1, ready[k]))
+                start = k + 1
+            if start < len(bwd):
+                parts.append((start, len(bwd), []))
+            self._segments = parts
+        return self._segments
 
     def _unread_heads(self):
         """Indices of the head gradients no backward step reads (the outputs

@@ -11,6 +11,7 @@ from ..graph.signature import node_attr_key
 from ..ops.ir import make_node
 from ..ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call
 from ..planner import PlanRequest, Step, plan as make_plan
+from .recompute import within_budget
 
 
 @dataclass
@@ -104,12 +105,14 @@ def _signature(node, memo, in_s, in_d, out_s, out_d, reqs):
 
 
 def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, arg_grad_arrays,
-                     shared_arena=None):
+                     shared_arena=None, memory_budget=None):
     """``external_arrays``: {Entry: device array} for arguments and aux;
     ``head_grad_arrays``: list aligned with ``bg.head_grads``;
     ``arg_grad_arrays``: {arg name: device array} for arguments with gradients;
     ``shared_arena``: another schedule's arena (uint8) to plan into when it
-    is large enough (``Executor.reshape``: the executors share memory)."""
+    is large enough (``Executor.reshape``: the executors share memory);
+    ``memory_budget``: arena bytes not to exceed, by recomputing forward
+    entries in backward (``recompute.within_budget``)."""
     bound = bind_gradients(bg, grad_req)
     nodes = bg.fwd_nodes + bg.bwd_nodes
     shapes, dtypes = bg.shapes, bg.dtypes
@@ -218,7 +221,19 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     unwritten = set(unwritten_order)
     request = PlanRequest(steps=steps, nbytes=nbytes, names=names, external=set(ext),
                           outputs={ids[h] for h in bg.heads}, unwritten=unwritten)
+    # -- a memory budget (issue 18): the schedule of a graph with recompute
+    # nodes, compiled by this function without a budget, or this one as it is
+    if memory_budget is not None:
+        budgeted, budget_info = within_budget(
+            bg, bound, nodes, ids, request, memory_budget, device,
+            lambda graph: compile_schedule(graph, device, grad_req, external_arrays,
+                                           head_grad_arrays, arg_grad_arrays, shared_arena))
+        if budgeted is not None:
+            return budgeted
     plan = make_plan(request)
+    if memory_budget is not None:
+        plan.budget = budget_info
+    # -- end of the memory budget
 
     if shared_arena is not None and shared_arena.shape[0] >= plan.arena_bytes:
         arena = shared_arena

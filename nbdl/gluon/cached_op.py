@@ -38,12 +38,14 @@ class _Bound:
 
 
 class CachedOp:
-    def __init__(self, symbol, input_names, params, static_alloc=False, static_shape=False):
+    def __init__(self, symbol, input_names, params, static_alloc=False, static_shape=False,
+                 memory_budget=None):
         self.symbol = symbol
         self.input_names = list(input_names)
         self.params = params            # {var name: Parameter}
         self.static_alloc = static_alloc
         self.static_shape = static_shape
+        self.memory_budget = memory_budget  # bytes, for every executor bound (None: none)
         self._bound = {}                # signature -> [_Bound]
         arg_names = symbol.list_arguments()
         aux_names = symbol.list_auxiliary_states()
@@ -103,7 +105,7 @@ class CachedOp:
                         reqs[name] = "write"
         aux = {name: self.params[name].data(dev) for name in self._aux_names}
         return bind(self.symbol, dev, args, args_grad=grads or None, aux_states=aux or None,
-                    grad_req=reqs)
+                    grad_req=reqs, memory_budget=self.memory_budget)
 
     def _params_key(self, dev):
         """What a bound executor depends on besides the input signature: the
@@ -159,21 +161,45 @@ class CachedOp:
         ex = slot.ex
         trained = [(name, p.grad(dev)) for name, p in self.params.items()
                    if p.grad_req != "null" and name in ex.grad_dict]
+        marked = set()
         with _ag.pause():
             if slot.primary:
                 # a 'write' gradient already written in this pass would be
                 # overwritten: keep it aside and add it back
                 saved = [(g, g.copy()) for name, g in trained
                          if _engine.written_this_pass(g) and self.params[name].grad_req == "write"]
-                ex.backward(out_grads)
+                ex.backward(out_grads, grad_ready=self._early_marker(trained, saved, marked))
                 for g, old in saved:
                     invoke("elemwise_add", [g, old], out=g)
             else:
                 ex.backward(out_grads)
                 for name, g in trained:
                     _engine.store_grad(g, ex.grad_dict[name], self.params[name].grad_req)
-        for _, g in trained:
-            _engine.mark_written(g)
+                    marked.add(name)
+        for name, g in trained:
+            if name not in marked:
+                _engine.mark_written(g)
+
+    @staticmethod
+    def _early_marker(trained, saved, marked):
+        """With gradient listeners (a distributed trainer's buckets), a
+        ``grad_ready`` callback for the primary executor's backward that
+        marks each parameter's gradient written as soon as the step writing
+        it has run, so its reduction can start while backward goes on;
+        gradients that still get a value added afterwards (``saved``) are
+        marked at the end.  None without listeners (one runner, no cuts)."""
+        if not _engine.has_grad_listeners():
+            return None
+        grads = dict(trained)
+        late = {id(g) for g, _ in saved}
+
+        def ready(names):
+            for name in names:
+                g = grads.get(name)
+                if g is not None and id(g) not in late:
+                    _engine.mark_written(g)
+                    marked.add(name)
+        return ready
 
 
 def _dev_copy(o):

@@ -14,6 +14,7 @@ Written in either Gluon dialect:
 import inspect
 import warnings
 
+from .. import config
 from ..device import current_device
 from ..errors import ArgumentError, NbdlError
 from ..symbol.symbol import Symbol
@@ -64,13 +65,16 @@ class HybridBlock(Block):
 
     def hybridize(self, active=True, static_alloc=False, static_shape=False, inline_limit=2,
                   forward_bulk_size=None, backward_bulk_size=None, partition_if_dynamic=True,
-                  **kwargs):
+                  memory_budget=None, **kwargs):
         """Trace the first call into a CachedOp.  ``static_alloc`` and
         ``static_shape`` are accepted for compatibility: nbdl always plans one
         arena per input signature and reuses it (a new input shape binds and
         plans anew).  MXNet 1.x's ``clear`` is accepted (the cached graph is
         always rebuilt) and ``backend``/``backend_opts`` only as None: nbdl
-        has no subgraph backends."""
+        has no subgraph backends.  ``memory_budget`` (bytes, or a string such
+        as ``'1.5GB'``; default ``NBDL_MEMORY_BUDGET``): every executor the
+        CachedOp binds plans its arena within it, recomputing forward entries
+        in backward (docs/memory-budget.md); the children get it too."""
         kwargs.pop("clear", None)
         for name in ("backend", "backend_opts"):
             if kwargs.pop(name, None) is not None:
@@ -79,14 +83,15 @@ class HybridBlock(Block):
         if kwargs:
             raise NbdlError(f"hybridize: unknown arguments {sorted(kwargs)}")
         object.__setattr__(self, "_active", bool(active))
+        budget = config.parse_bytes(memory_budget)
         object.__setattr__(self, "_flags", dict(static_alloc=static_alloc, static_shape=static_shape,
-                                                inline_limit=inline_limit))
+                                                inline_limit=inline_limit, memory_budget=budget))
         object.__setattr__(self, "_cached", None)
         object.__setattr__(self, "_cached_op", None)
         super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
                           inline_limit=inline_limit, forward_bulk_size=forward_bulk_size,
                           backward_bulk_size=backward_bulk_size,
-                          partition_if_dynamic=partition_if_dynamic)
+                          partition_if_dynamic=partition_if_dynamic, memory_budget=budget)
 
     def register_forward_hook(self, hook):
         self._graph_changed("a forward hook was registered")
@@ -284,7 +289,9 @@ class HybridBlock(Block):
         return _unflatten(outs, self._cached[3])
 
     def _flags_op(self):
-        return {k: self._flags.get(k, False) for k in ("static_alloc", "static_shape")}
+        flags = {k: self._flags.get(k, False) for k in ("static_alloc", "static_shape")}
+        flags["memory_budget"] = self._flags.get("memory_budget")
+        return flags
 
     # -- export -----------------------------------------------------------
     def export(self, path, epoch=0, remove_amp_cast=True):

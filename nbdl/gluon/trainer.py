@@ -27,10 +27,12 @@ import numpy as np
 
 from ..errors import NbdlError
 from .. import optimizer as opt
-from ..kvstore import LOCAL_TYPES, KVStoreBase
+from .. import config
+from ..kvstore import DIST_TYPES, LOCAL_TYPES, KVStoreBase, is_distributed_type
 from ..kvstore import create as create_kvstore
 from ..optimizer import state_file
 from ..optimizer.optimizer import from_config, get_config, state_structure
+from .grad_buckets import GradBuckets
 from .parameter import Parameter
 
 _FORMAT = "nbdl-trainer-states"
@@ -75,10 +77,14 @@ class Trainer:
         Gradient compression, set on the store when there is one.
     update_on_kvstore : bool or None, default None
         Whether the store applies the optimizer; None: when the store can.
+    bucket_size_mb : float, optional
+        With a distributed kvstore (``'dist_sync'``, ...), the size of a
+        gradient bucket, the unit of one allreduce started during backward
+        (``nbdl.gluon.grad_buckets``); default ``NBDL_DIST_BUCKET_MB`` (1).
     """
 
     def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
-                 compression_params=None, update_on_kvstore=None):
+                 compression_params=None, update_on_kvstore=None, bucket_size_mb=None):
         if isinstance(params, dict):
             items = list(params.items())
         elif isinstance(params, (list, tuple)):
@@ -99,11 +105,21 @@ class Trainer:
             self._names.append(name)
         if not isinstance(kvstore, KVStoreBase) and kvstore is not None and not (
                 isinstance(kvstore, str) and (kvstore.lower() in LOCAL_TYPES
+                                              or kvstore.lower() in DIST_TYPES
                                               or kvstore.lower() in KVStoreBase.kv_registry)):
-            raise TrainerError(f"Trainer: kvstore={kvstore!r} is not supported; nbdl trains on "
-                               f"one machine (kvstore {', '.join(LOCAL_TYPES)}, a type registered "
+            raise TrainerError(f"Trainer: kvstore={kvstore!r} is not supported; use one of "
+                               f"{', '.join(LOCAL_TYPES + DIST_TYPES)}, a type registered "
                                f"with KVStoreBase.register, None, or a KVStore from "
-                               f"nbdl.kv.create), distributed kvstores are not supported")
+                               f"nbdl.kv.create")
+        if bucket_size_mb is not None and not (isinstance(bucket_size_mb, numbers.Real)
+                                               and bucket_size_mb > 0):
+            raise TrainerError(f"Trainer: bucket_size_mb must be a positive number, got "
+                               f"{bucket_size_mb!r}")
+        self._bucket_bytes = None if bucket_size_mb is None else int(bucket_size_mb * 2**20)
+        self._buckets = None
+        # what each gradient bucket is multiplied by before its sum (a subclass
+        # may set it before calling this constructor)
+        self._grad_prescale = getattr(self, "_grad_prescale", 1.0)
         if compression_params is not None and isinstance(kvstore, KVStoreBase):
             kvstore.set_gradient_compression(compression_params)
         elif compression_params is not None and kvstore is None:
@@ -125,6 +141,12 @@ class Trainer:
         self._reset_kvstore()
         for p in self._params:
             p._set_trainer(self)
+        if (is_distributed_type(kvstore) or getattr(kvstore, "distributed", False)) \
+                and self._contexts is not None:
+            # every rank makes its trainer: start from rank 0's values now, before
+            # the first forward pass, and lay out the gradient buckets
+            self._prepare()
+            self._bucketed()
 
     def _param_dict(self):
         return {i: p for i, p in enumerate(self._params)}
@@ -206,6 +228,9 @@ class Trainer:
         self._kvstore = None
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
+        if getattr(self, "_buckets", None) is not None:
+            self._buckets.close()
+        self._buckets = None
 
     def _init_kvstore(self):
         """Create the kvstore (MXNet 1.x's rules): a type string makes a store
@@ -217,7 +242,7 @@ class Trainer:
         config = self._kvstore_params
         kv, update = config["kvstore"], True
         if isinstance(kv, str):
-            if len(self._contexts) == 1:
+            if len(self._contexts) == 1 and not is_distributed_type(kv):
                 kv = None        # no store needed for one device
             else:
                 if kv.lower() == "local" and any(
@@ -231,6 +256,9 @@ class Trainer:
         update = update and kv.is_capable(KVStoreBase.OPTIMIZER)
         if config["update_on_kvstore"] is not None:
             update = config["update_on_kvstore"]
+        if kv.type == "dist_async" and config["update_on_kvstore"] is False:
+            raise TrainerError("Trainer: update_on_kvstore=False is not allowed with kvstore "
+                               "'dist_async' (as in MXNet); set update_on_kvstore=True")
         if update and not kv.is_capable(KVStoreBase.OPTIMIZER):
             raise TrainerError(f"Trainer: update_on_kvstore=True but the kvstore "
                                f"{type(kv).__name__} (type {kv.type!r}) cannot run an optimizer; "
@@ -280,6 +308,12 @@ class Trainer:
         self._prepare()
         todo = self._fresh(ignore_stale_grad)
         if self._kvstore is not None and self._update_on_kvstore:
+            if self._reduce_buckets():
+                self._kvstore.update_reduced([i for i, _ in todo],
+                                             [p.list_grad()[0] for _, p in todo],
+                                             [p.list_data() for _, p in todo])
+                self._clear_fresh(todo)
+                return
             for i, p in todo:
                 self._kvstore.pushpull(i, p.list_grad(), out=p.list_data(), priority=-i)
             self._clear_fresh(todo)
@@ -351,8 +385,36 @@ class Trainer:
             for g in p.list_grad():
                 g._fresh_grad = False
 
+    def _bucketed(self):
+        """The gradient buckets (made, or remade when parameters got new
+        gradient arrays) when the store is distributed and the parameters
+        live on one CPU device; None otherwise (per-key pushpull)."""
+        kv = self._kvstore
+        if kv is None or not getattr(kv, "distributed", False) or len(self._contexts) != 1 \
+                or self._contexts[0].device_type != "cpu":
+            return None
+        trainable = [p for _, p in self._trainable()]
+        if self._buckets is None or not self._buckets.valid(trainable):
+            if self._buckets is not None:
+                self._buckets.close()
+            size = self._bucket_bytes if self._bucket_bytes is not None \
+                else config.dist_bucket_bytes()
+            self._buckets = GradBuckets(trainable, kv._world, size, kv.compression,
+                                        self._grad_prescale)
+        return self._buckets
+
+    def _reduce_buckets(self):
+        """Sum every trainable gradient over the ranks through the gradient
+        buckets and return True; False when there are none (see
+        ``_bucketed``)."""
+        buckets = self._bucketed()
+        if buckets is None:
+            return False
+        buckets.reduce()
+        return True
+
     def _allreduce_grads(self, todo):
-        if self._kvstore is None:
+        if self._kvstore is None or self._reduce_buckets():
             return
         for i, p in todo:
             self._kvstore.pushpull(i, p.list_grad(), priority=-i)

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from ..collective import resolve_parts, shard_indices
 from ..errors import ArgumentError, ShapeError
 from .host_iter import HostBatchIter, check_batch_size, check_names
 
@@ -100,12 +101,18 @@ class CSVIter(HostBatchIter):
         Name in ``provide_label``.
     prefetch_buffer : int, optional
         Accepted for MXNet compatibility; batches are assembled on demand.
+    num_parts : int, optional
+        Read only one of this many equal parts of the rows (every
+        ``num_parts``-th one; default: the ranks of a distributed job, else 1).
+    part_index : int, optional
+        Which part (default: this rank, else 0).
     """
 
     def __init__(self, *, data_csv, data_shape, batch_size, label_csv=None, label_shape=(1,),
                  round_batch=True, dtype=None, data_name="data", label_name="softmax_label",
-                 prefetch_buffer=4):
+                 prefetch_buffer=4, num_parts=None, part_index=None):
         what = self._what = "CSVIter"
+        parts = resolve_parts(num_parts, part_index, what)
         batch_size = check_batch_size(batch_size, what)
         check_names(data_name, label_name, what)
         if dtype not in _DTYPES:
@@ -127,6 +134,9 @@ class CSVIter(HostBatchIter):
                 raise ShapeError(f"{what}: label_csv has {label.shape[0]} rows, fewer than "
                                  f"the {n} rows of data_csv")
             self._label = label[:n]
+        if parts[0] > 1:             # this part's rows (equal parts: see shard_indices)
+            rows = shard_indices(n, *parts)
+            self._data, self._label = self._data[rows], self._label[rows]
         self._buf = [np.zeros((batch_size,) + a.shape[1:], dtype=dt)
                      for a in (self._data, self._label)]
         self._index = np.zeros(batch_size, dtype=np.uint64)

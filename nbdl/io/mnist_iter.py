@@ -7,6 +7,7 @@ import struct
 
 import numpy as np
 
+from ..collective import resolve_parts
 from ..errors import ArgumentError, ShapeError
 from .host_iter import HostBatchIter, check_batch_size, check_names
 
@@ -98,9 +99,10 @@ class MNISTIter(HostBatchIter):
     silent : bool, optional
         Do not log what was loaded.
     num_parts : int, optional
-        Split the examples into this many contiguous parts ...
+        Split the examples into this many contiguous parts (default: the ranks of a
+        distributed job, else 1) ...
     part_index : int, optional
-        ... and read only this one (for data-parallel workers).
+        ... and read only this one (default: this rank, else 0).
     data_name : str, optional
         Name in ``provide_data``.
     label_name : str, optional
@@ -111,11 +113,12 @@ class MNISTIter(HostBatchIter):
 
     def __init__(self, *, image="./train-images-idx3-ubyte", label="./train-labels-idx1-ubyte",
                  batch_size=128, shuffle=True, flat=False, seed=0, silent=False,
-                 num_parts=1, part_index=0, data_name="data", label_name="softmax_label",
+                 num_parts=None, part_index=None, data_name="data", label_name="softmax_label",
                  data_shape=None, prefetch_buffer=4):
         what = self._what = "MNISTIter"
         batch_size = check_batch_size(batch_size, what)
         check_names(data_name, label_name, what)
+        num_parts, part_index = resolve_parts(num_parts, part_index, what)
         for arg, value, low in (("seed", seed, None), ("num_parts", num_parts, 1),
                                 ("part_index", part_index, 0)):
             if (isinstance(value, bool) or not isinstance(value, numbers.Integral)

@@ -4,6 +4,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..collective import resolve_parts, shard_indices
 from ..errors import ArgumentError, NbdlError, ShapeError
 from ..ndarray import NDArray, array as nd_array
 from ..ndarray.creation import share_numpy as from_numpy
@@ -96,12 +97,18 @@ class NDArrayIter(DataIter):
         Name of a single (or base name of listed) label input.
     layout : str, optional
         Layout of the inputs; the batch axis is the position of ``'N'``.
+    num_parts : int, optional
+        Read only one of this many equal parts of the examples (every
+        ``num_parts``-th one; default: the ranks of a distributed job, else 1).
+    part_index : int, optional
+        Which part (default: this rank, else 0).
     """
 
     def __init__(self, data, label=None, batch_size=1, shuffle=False,
                  last_batch_handle="pad", data_name="data",
-                 label_name="softmax_label", layout="NCHW"):
+                 label_name="softmax_label", layout="NCHW", num_parts=None, part_index=None):
         what = "NDArrayIter"
+        parts = resolve_parts(num_parts, part_index, what)
         if (isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral)
                 or batch_size <= 0):
             raise ArgumentError(f"{what}: batch_size must be a positive int, got {batch_size!r}")
@@ -134,6 +141,11 @@ class NDArrayIter(DataIter):
                              f"({num}); got " + ", ".join(f"{k} {n!r} {s}" for k, n, s in sizes))
         self._data = [(k, _take(h, 0, num, self._axis), d) for k, h, d in self._data]
         self._label = [(k, _take(h, 0, num, self._axis), d) for k, h, d in self._label]
+        if parts[0] > 1:             # this part's examples (equal parts: see shard_indices)
+            rows = shard_indices(num, *parts)
+            self._data = [(k, np.take(h, rows, self._axis), d) for k, h, d in self._data]
+            self._label = [(k, np.take(h, rows, self._axis), d) for k, h, d in self._label]
+            num = len(rows)
         if last_batch_handle == "roll_over" and self.batch_size > num:
             raise ArgumentError(f"{what}: last_batch_handle='roll_over' needs batch_size <= the "
                                 f"number of examples, got batch_size={self.batch_size} for "

@@ -10,7 +10,8 @@ stored value by the sum of the pushed values, with one it calls
 ``updater(key, summed, stored)``; a pull copies the stored value into every
 output; one store takes int keys or str keys, not both; repeated keys in
 one push are summed together.  The stored copy lives on the device of the
-value ``init`` was given.  Distributed stores are not here (see ``create``).
+value ``init`` was given.  The distributed stores (``dist_*``, ``horovod``)
+are ``nbdl.kvstore.dist``.
 """
 import numbers
 
@@ -27,6 +28,9 @@ from .compression import from_params
 LOCAL_TYPES = ("local", "device", "local_update_cpu", "local_allreduce_cpu",
                "local_allreduce_device", "nccl")
 _DISTRIBUTED = ("dist", "horovod", "byteps", "p3")
+# the distributed types (processes started by mpiexec; nbdl.kvstore.dist)
+DIST_TYPES = ("dist_sync", "dist_device_sync", "dist_sync_device", "dist_async", "dist",
+              "horovod")
 
 
 class KVStoreError(NbdlError, ValueError):
@@ -68,24 +72,39 @@ def create(name="local"):
     name : str, default 'local'
         ``'local'`` or ``'device'`` (or MXNet's single-process synonyms
         ``'local_update_cpu'``, ``'local_allreduce_cpu'``,
-        ``'local_allreduce_device'``, ``'nccl'``), or the name of a class
-        registered with ``KVStoreBase.register``.  The distributed types
-        (``'dist_sync'``, ``'dist_async'``, ``'dist_device_sync'``,
-        ``'horovod'``, ...) are refused: they come with nbdl's MPI work.
+        ``'local_allreduce_device'``, ``'nccl'``), a distributed type
+        (``'dist_sync'``, ``'dist_device_sync'``, ``'dist_async'``,
+        ``'horovod'``: ``nbdl.kvstore.dist``, on MPI; mpi4py must be
+        installed), or the name of a class registered with
+        ``KVStoreBase.register``.
     """
     if not isinstance(name, str):
         raise KVStoreError(f"kvstore.create: name must be a string, got {type(name).__name__}")
     name = name.lower()
     if name in KVStoreBase.kv_registry:
         return KVStoreBase.kv_registry[name]()
+    if name in DIST_TYPES:
+        from .dist import DistKVStore
+        return DistKVStore(name)
     if name.startswith(_DISTRIBUTED):
-        raise KVStoreError(f"kvstore.create({name!r}): distributed kvstores are not available "
-                           f"yet; they come with nbdl's MPI work (issue 15). On one machine use "
-                           f"'local' or 'device'")
+        raise KVStoreError(f"kvstore.create({name!r}): unknown distributed kvstore type; nbdl "
+                           f"has {', '.join(DIST_TYPES)} (on MPI)")
     if name not in LOCAL_TYPES:
         raise KVStoreError(f"kvstore.create: unknown kvstore type {name!r}; the single-process "
-                           f"types are {', '.join(LOCAL_TYPES)}")
+                           f"types are {', '.join(LOCAL_TYPES)}, the distributed ones "
+                           f"{', '.join(DIST_TYPES)}")
     return KVStore(name)
+
+
+def is_distributed_type(name):
+    """Whether ``name`` is a distributed kvstore type (``'dist_sync'``, ...).
+
+    Parameters
+    ----------
+    name : str
+        A kvstore type.
+    """
+    return isinstance(name, str) and name.lower() in DIST_TYPES
 
 
 def _is_key(k):
@@ -135,8 +154,11 @@ class KVStore(KVStoreBase):
         One of ``LOCAL_TYPES`` (what ``type`` reports).
     """
 
+    _TYPES = LOCAL_TYPES
+    distributed = False          # a store whose values are shared by several processes
+
     def __init__(self, kv_type="local"):
-        if kv_type not in LOCAL_TYPES:
+        if kv_type not in self._TYPES:
             raise KVStoreError(f"KVStore: unknown type {kv_type!r}; use kvstore.create")
         self._type = kv_type
         self._store = {}
@@ -252,6 +274,12 @@ class KVStore(KVStoreBase):
         """The sum of ``vals`` (compressed first when compression is on), on
         the stored value's device and in its dtype."""
         stored = self._store[key]
+        return from_host(self._local_sum(key, vals), stored.device)
+
+    def _local_sum(self, key, vals):
+        """The sum of ``vals`` as a host array of the stored value's dtype,
+        each value compressed first when compression is on."""
+        stored = self._store[key]
         dtype = np.dtype(stored.dtype)
         total = np.zeros(stored.shape, dtype)
         for slot, v in enumerate(vals):
@@ -259,7 +287,7 @@ class KVStore(KVStoreBase):
             if self._compression is not None:
                 host = self._compression.compress(key, slot, host)
             total += host
-        return from_host(total, stored.device)
+        return total
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy the stored values into ``out``.

@@ -8,7 +8,10 @@ that sums the contexts' gradients and (unless a parameter is over 16M
 elements with 'local') runs the optimizer on the store; None updates each
 context with its own gradient.  An object with the KVStore interface
 (``init``, ``push``, ``pull``, and ``set_optimizer`` to update on the store)
-is used as given; 'dist_*' stores are refused."""
+is used as given.  A distributed type ('dist_sync', ...: ``nbdl.kvstore.dist``
+on MPI) always makes a store, which sums every rank's gradients (one
+allreduce per parameter) and, as MXNet's, makes ``rescale_grad``
+``1 / (batch_size * num_workers)`` for the synchronous types."""
 import warnings
 
 import numpy as np
@@ -27,15 +30,16 @@ def _kvstore(kvstore, num_device, arg_params):
     if kvstore is None:
         return None, False
     if isinstance(kvstore, str):
-        if kvstore.startswith("dist"):
-            raise ArgumentError(f"init_optimizer: kvstore={kvstore!r}: distributed training is "
-                                f"not supported by nbdl")
+        from .. import kvstore as kvs
+        if kvs.is_distributed_type(kvstore):      # MPI: nbdl.kvstore.dist
+            kv = kvs.create(kvstore)
+            return kv, kv.is_capable("optimizer")
         if kvstore not in ("local", "device", "nccl"):
             raise ArgumentError(f"init_optimizer: unknown kvstore {kvstore!r}; expected 'local', "
-                                f"'device', None or a KVStore")
+                                f"'device', one of {', '.join(kvs.DIST_TYPES)}, None or a "
+                                f"KVStore")
         if num_device == 1:
             return None, False
-        from .. import kvstore as kvs
         kv = kvs.create("device" if kvstore == "nccl" else kvstore)
         big = max((int(np.prod(p.shape)) for p in arg_params.values()), default=0)
         return kv, not (kvstore == "local" and big > 1024 * 1024 * 16)
@@ -77,6 +81,9 @@ class OptimizerMixin:
         num_device = len(self._exec_group.execs)
         kv, update_on_kvstore = _kvstore(kvstore, num_device, self._arg_params)
         rescale_grad = 1.0 / max(self._exec_group.batch_size, 1)
+        if kv is not None and "_sync" in str(getattr(kv, "type", "")) \
+                and getattr(kv, "distributed", False):
+            rescale_grad /= kv.num_workers      # MXNet: the batch of every worker together
         if update_on_kvstore:
             idx2name = dict(enumerate(self._param_names))
         else:       # one optimizer state per parameter and context, as MXNet's indices

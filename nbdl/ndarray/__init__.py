@@ -18,6 +18,7 @@ from . import namespace as _namespace
 from .legacy import concatenate, moveaxis, onehot_encode, split_v2  # noqa: F401
 from . import contrib  # noqa: F401  (nbdl.nd.contrib.<op> is _contrib_<op>)
 from . import linalg  # noqa: F401  (nbdl.nd.linalg.<op> is _linalg_<op>)
+from . import image  # noqa: F401  (nbdl.nd.image.<op> is _image_<op>)
 from ..serialization import load, load_frombuffer, save  # noqa: F401
 
 op = _namespace.make_module(__name__ + ".op", include_hidden=False)

@@ -11,6 +11,7 @@ from .nn import (activation, batch_dot, dropout, embedding, fully_connected,  # 
 from .nn import batch_norm, convolution, deconvolution, leaky_relu, pooling, rnn  # noqa: F401
 from .nn import deformable_convolution, modulated_deformable_convolution  # noqa: F401
 from .special import erf, erfinv, gamma, gammaln  # noqa: F401
+from . import image  # noqa: F401  (npx.image.<op> is _image_<op>)
 # MXNet 1.x's npx.set_np() / reset_np() / is_np_array(): nbdl.util's flags.
 from ..util import (is_np_array, is_np_shape, np_array, np_shape, reset_np, set_np,  # noqa: F401
                     use_np, use_np_array, use_np_shape)

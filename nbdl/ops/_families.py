@@ -13,3 +13,10 @@ from . import (gather_nd, index_contrib, index_legacy, linalg, linalg_factor,  #
 from . import (array_checks, cumsum, reduce_norm, sort)  # noqa: F401
 from . import init_ops, optimizer, optimizer_multi  # noqa: F401
 from . import hawkes, slice_assign, transformer  # noqa: F401
+from . import sync_batch_norm  # noqa: F401
+from . import spatial_transformer  # noqa: F401
+from . import correlation  # noqa: F401
+from . import roi_contrib  # noqa: F401
+from . import image  # noqa: F401
+from . import image_random  # noqa: F401
+from . import count_sketch, fft  # noqa: F401

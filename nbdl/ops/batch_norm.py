@@ -57,7 +57,7 @@ import numpy as np
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, Recompute, register, shape_error
 
 BN_ATTRS = {
     "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
@@ -72,6 +72,7 @@ BN_ATTRS = {
     "max_calib_range": Attr("float", None, optional=True, doc="Accepted and ignored."),
 }
 BN_BACKWARD_ATTRS = {k: BN_ATTRS[k] for k in ("fix_gamma", "use_global_stats", "axis")}
+BN_APPLY_ATTRS = {k: BN_ATTRS[k] for k in ("fix_gamma", "axis")}
 IN_ATTRS = {"eps": Attr("float", 1e-3, doc="Added to the variance before the square root.")}
 GN_ATTRS = {
     "num_groups": Attr("int", 1, doc="Number of channel groups."),
@@ -141,29 +142,36 @@ def bn_type(data_in, data_out):
 
 # -- BatchNorm ------------------------------------------------------------------
 
-def _bn_shape(attrs, in_shapes, out_shapes):
-    opname = "BatchNorm"
-    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
-    if data is None:
-        # the channel count alone still fills in the other parameters
-        c = next((s for s in list(in_shapes[1:]) + list(out_shapes[1:]) if s is not None), None)
-        if c is None:
-            return in_shapes, out_shapes
-        c = tuple(c)
-        return [in_shapes[0]] + [c] * 4, [out_shapes[0], c, c]
-    data = tuple(data)
-    _check(opname, "output", out_shapes[0], data, in_shapes)
-    param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
-    for name, s in zip(("gamma", "beta", "moving_mean", "moving_var"), in_shapes[1:]):
-        _check(opname, name, s, param, in_shapes)
-    for name, s in zip(("mean", "var"), out_shapes[1:]):
-        _check(opname, name, s, param, in_shapes)
-    return [data] + [param] * 4, [data, param, param]
+def bn_shape_rule(opname, channel_axis):
+    """The shape rule of a batch-normalisation op (inputs data, gamma, beta,
+    moving_mean, moving_var; outputs output, mean, var); ``channel_axis(
+    opname, attrs, data_shape, in_shapes)`` gives the channel axis."""
+    def infer(attrs, in_shapes, out_shapes):
+        data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+        if data is None:
+            # the channel count alone still fills in the other parameters
+            c = next((s for s in list(in_shapes[1:]) + list(out_shapes[1:]) if s is not None),
+                     None)
+            if c is None:
+                return in_shapes, out_shapes
+            c = tuple(c)
+            return [in_shapes[0]] + [c] * 4, [out_shapes[0], c, c]
+        data = tuple(data)
+        _check(opname, "output", out_shapes[0], data, in_shapes)
+        param = (int(data[channel_axis(opname, attrs, data, in_shapes)]),)
+        for name, s in zip(("gamma", "beta", "moving_mean", "moving_var"), in_shapes[1:]):
+            _check(opname, name, s, param, in_shapes)
+        for name, s in zip(("mean", "var"), out_shapes[1:]):
+            _check(opname, name, s, param, in_shapes)
+        return [data] + [param] * 4, [data, param, param]
+    return infer
 
 
-def _bn_gradient(backward, keys, with_output=False):
-    """The gradient rule of a BatchNorm-like op: ``backward(out_grad, data,
-    gamma, mean, var[, output])`` with the forward's ``keys`` attributes."""
+def bn_gradient_rule(backward, keys, with_output=False):
+    """The gradient rule of a batch-normalisation op: ``backward(out_grad,
+    data, gamma, mean, var-or-invstd[, output]) -> (data_grad, gamma_grad,
+    beta_grad)`` with the forward's attributes ``keys`` (``with_output``:
+    BatchNormWithReLU's gradient also reads the forward output)."""
     def gradient(node, out_grads):
         inputs = [out_grads[0], node.inputs[0], node.inputs[1], node.output(1), node.output(2)]
         back = make_node(backward, inputs + ([node.output(0)] if with_output else []),
@@ -172,26 +180,27 @@ def _bn_gradient(backward, keys, with_output=False):
     return gradient
 
 
-def _bn_backward_shape(attrs, in_shapes, out_shapes):
-    opname = "_backward_BatchNorm"
-    data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None), None)
-    if data is None:
-        return in_shapes, out_shapes
-    data = tuple(data)
-    param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
-    for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
-                          ("gamma", in_shapes[2], param), ("mean", in_shapes[3], param),
-                          ("invstd", in_shapes[4], param), ("data_grad", out_shapes[0], data),
-                          ("gamma_grad", out_shapes[1], param),
-                          ("beta_grad", out_shapes[2], param)):
-        _check(opname, name, s, want, in_shapes)
-    return [data, data, param, param, param], [data, param, param]
+def bn_backward_shape_rule(opname, channel_axis, stat):
+    """The shape rule of a batch-normalisation gradient op (inputs out_grad,
+    data, gamma, mean and ``stat``)."""
+    def infer(attrs, in_shapes, out_shapes):
+        data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None),
+                    None)
+        if data is None:
+            return in_shapes, out_shapes
+        data = tuple(data)
+        param = (int(data[channel_axis(opname, attrs, data, in_shapes)]),)
+        for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
+                              ("gamma", in_shapes[2], param), ("mean", in_shapes[3], param),
+                              (stat, in_shapes[4], param), ("data_grad", out_shapes[0], data),
+                              ("gamma_grad", out_shapes[1], param),
+                              ("beta_grad", out_shapes[2], param)):
+            _check(opname, name, s, want, in_shapes)
+        return [data, data, param, param, param], [data, param, param]
+    return infer
 
 
-BN_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
-              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"}
-BN_BACKWARD_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_backward",
-                       "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"}
+_bn_shape = bn_shape_rule("BatchNorm", bn_axis)
 
 
 def _data_inplace(attrs):
@@ -201,35 +210,33 @@ def _data_inplace(attrs):
     return [(0, 0)]
 
 
-def _register_bn(name, attrs, backward_keys, stat_name, doc, backward_doc, relu=False):
-    """A BatchNorm-like op (the BatchNorm kernels) and its hidden backward op
-    (``_backward_BatchNorm``, ``_backward_contrib_BatchNormWithReLU``): data, gamma, beta; aux moving_mean, moving_var;
-    outputs output, mean, var (and ``workspace`` with ``relu``); the
-    backward takes the saved ``stat_name`` (and the output with ``relu``)."""
-    backward = f"_backward_{name.lstrip('_')}"      # MXNet's _backward_contrib_X
-    outputs = ["output", "mean", "var"] + (["workspace"] if relu else [])
-    register(OpDef(
-        name=name, input_names=_inputs(name, ["data", "gamma", "beta"]),
-        aux_names=("moving_mean", "moving_var"),
-        num_outputs=len(outputs), output_names=outputs,
-        num_visible_outputs=lambda a: 3 if a["output_mean_var"] else 1,
-        attrs=dict(attrs),
-        infer_shape=_bn_relu_shape if relu else _bn_shape,
-        infer_type=bn_type((0,), (0, 3) if relu else (0,)),
-        gradient=_bn_gradient(backward, backward_keys, relu),
-        kernels=BN_KERNELS, inplace=_data_inplace,
-        supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
-        input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}, doc=doc))
-    register(OpDef(
-        name=backward,
-        input_names=_inputs(backward, ["out_grad", "data", "gamma", "mean", stat_name]
-                            + (["output"] if relu else [])),
-        num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
-        attrs={k: attrs[k] for k in backward_keys},
-        infer_shape=_bn_relu_backward_shape if relu else _bn_backward_shape,
-        infer_type=bn_type((0, 1, 5) if relu else (0, 1), (0,)),
-        kernels=BN_BACKWARD_KERNELS,
-        supports_add=True, train_aware=True, hidden=True, half_mirrors=True, doc=backward_doc))
+def _bn_recompute(node):
+    """BatchNorm's output again during backward (a memory budget's
+    recompute): normalised with the mean and inverse std the forward wrote
+    to its hidden outputs, which the gradient keeps anyway, so the result is
+    bitwise the forward's and the moving statistics are not updated twice."""
+    return Recompute("_nbdl_BatchNorm_apply",
+                     list(node.inputs[:3]) + [node.output(1), node.output(2)],
+                     {k: node.attrs[k] for k in BN_APPLY_ATTRS}, [0])
+
+
+def _bn_apply_shape(attrs, in_shapes, out_shapes):
+    opname = "_nbdl_BatchNorm_apply"
+    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    if data is None:
+        return in_shapes, out_shapes
+    data = tuple(data)
+    param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
+    for name, s in zip(("gamma", "beta", "mean", "invstd"), in_shapes[1:]):
+        _check(opname, name, s, param, in_shapes)
+    _check(opname, "output", out_shapes[0], data, in_shapes)
+    return [data] + [param] * 4, [data]
+
+
+BN_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
+              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"}
+BN_BACKWARD_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_backward",
+                       "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"}
 
 
 def _bn_relu_shape(attrs, in_shapes, out_shapes):
@@ -238,15 +245,49 @@ def _bn_relu_shape(attrs, in_shapes, out_shapes):
     return ins, list(outs) + [data]
 
 
-def _bn_relu_backward_shape(attrs, in_shapes, out_shapes):
-    ins, outs = _bn_backward_shape(attrs, in_shapes[:5], out_shapes)
-    return list(ins) + [ins[0]], outs
+def _register_bn(name, attrs, backward_keys, stat_name, doc, backward_doc, relu=False,
+                 recompute=None):
+    """A BatchNorm-like op (the BatchNorm kernels) and its hidden backward op
+    (``_backward_BatchNorm``, ``_backward_contrib_BatchNormWithReLU``): data,
+    gamma, beta; aux moving_mean, moving_var; outputs output, mean, var (and
+    ``workspace`` with ``relu``); the backward takes the saved ``stat_name``
+    (and the output with ``relu``)."""
+    backward = f"_backward_{name.lstrip('_')}"      # MXNet's _backward_contrib_X
+    outputs = ["output", "mean", "var"] + (["workspace"] if relu else [])
+    back_shape = bn_backward_shape_rule(backward, bn_axis, stat_name)
+    register(OpDef(
+        name=name, input_names=_inputs(name, ["data", "gamma", "beta"]),
+        aux_names=("moving_mean", "moving_var"),
+        num_outputs=len(outputs), output_names=outputs,
+        num_visible_outputs=lambda a: 3 if a["output_mean_var"] else 1,
+        attrs=dict(attrs),
+        infer_shape=_bn_relu_shape if relu else bn_shape_rule(name, bn_axis),
+        infer_type=bn_type((0,), (0, 3) if relu else (0,)),
+        gradient=bn_gradient_rule(backward, backward_keys, relu),
+        kernels=BN_KERNELS, inplace=_data_inplace,
+        supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
+        recompute=recompute,
+        input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}, doc=doc))
+
+    def relu_back_shape(a, in_shapes, out_shapes):
+        ins, outs = back_shape(a, in_shapes[:5], out_shapes)
+        return list(ins) + [ins[0]], outs
+    register(OpDef(
+        name=backward,
+        input_names=_inputs(backward, ["out_grad", "data", "gamma", "mean", stat_name]
+                            + (["output"] if relu else [])),
+        num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
+        attrs={k: attrs[k] for k in backward_keys},
+        infer_shape=relu_back_shape if relu else back_shape,
+        infer_type=bn_type((0, 1, 5) if relu else (0, 1), (0,)),
+        kernels=BN_BACKWARD_KERNELS,
+        supports_add=True, train_aware=True, hidden=True, half_mirrors=True, doc=backward_doc))
 
 
 _register_bn("BatchNorm", BN_ATTRS, tuple(BN_BACKWARD_ATTRS), "invstd",
              "Batch normalisation over every axis but ``axis``; updates the moving "
              "statistics in place in training.",
-             "BatchNorm's data, gamma and beta gradients.")
+             "BatchNorm's data, gamma and beta gradients.", recompute=_bn_recompute)
 
 # MXNet's legacy operator, on the same kernels: no axis (channels on axis 1), its var
 # output the variance (read back by the gradient with eps)
@@ -262,6 +303,19 @@ _register_bn("_contrib_BatchNormWithReLU", BN_ATTRS, tuple(BN_BACKWARD_ATTRS), "
              "``workspace`` output holds a copy of the output.",
              "BatchNormWithReLU's gradients: BatchNorm's of the head gradient where the "
              "output is positive.", relu=True)
+
+
+register(OpDef(
+    name="_nbdl_BatchNorm_apply",
+    input_names=_inputs("_nbdl_BatchNorm_apply", ["data", "gamma", "beta", "mean", "invstd"]),
+    attrs=dict(BN_APPLY_ATTRS),
+    infer_shape=_bn_apply_shape, infer_type=bn_type((0,), (0,)), half_mirrors=True,
+    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_apply",
+             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_apply"},
+    inplace=_data_inplace, supports_add=True, hidden=True,
+    doc="``(data - mean) * invstd * gamma + beta`` per channel, computed as BatchNorm's "
+        "forward computes it (bitwise its output for the statistics it saved); what a "
+        "memory budget recomputes BatchNorm's output with."))
 
 
 # -- InstanceNorm / GroupNorm -----------------------------------------------------

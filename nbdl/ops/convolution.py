@@ -276,6 +276,10 @@ for _name, _attrs, _transposed, _doc in (
         infer_shape=_rule, infer_type=same_type,
         gradient=_gradient(f"_backward_{_name}"), temp=_temps(f"{_name.lower()}"),
         half_mirrors=True,
+        # multiply-adds: each output (Convolution) or input (Deconvolution)
+        # element meets one weight row
+        flops=(lambda a, ins, outs, _t=_transposed:
+               2 * math.prod(ins[0] if _t else outs[0]) * math.prod(ins[1][1:])),
         kernels={"cpu": f"nbdl.kernels.cpu.convolution:prepare_{_name.lower()}",
                  "cuda": f"nbdl.kernels.cuda.convolution:prepare_{_name.lower()}"},
         supports_add=True, doc=_doc),

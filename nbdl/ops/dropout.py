@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import REQ_NULL, OpDef, register, shape_error
+from .registry import REQ_NULL, OpDef, Recompute, register, shape_error
 
 DROPOUT_ATTRS = {
     "p": Attr("float", 0.5, doc="Fraction of the input that gets dropped out."),
@@ -99,6 +99,14 @@ def _backward_type(attrs, in_types, out_types):
     return ([t, t], [t]) if t is not None else (in_types, out_types)
 
 
+def _dropout_recompute(node):
+    """Dropout's output again during backward (a memory budget's recompute):
+    ``data * mask`` with the mask the forward drew, which the gradient keeps
+    anyway; ``_backward_Dropout`` runs the forward's very loop, so the result
+    is bitwise the forward's, and no new random numbers are drawn."""
+    return Recompute("_backward_Dropout", [node.inputs[0], node.output(1)], dict(node.attrs), [0])
+
+
 register(OpDef(
     name="Dropout",
     input_names=_inputs("Dropout", ["data"]),
@@ -111,7 +119,7 @@ register(OpDef(
     temp=mask_temp,
     kernels={"cpu": "nbdl.kernels.cpu.dropout:prepare_dropout",
              "cuda": "nbdl.kernels.cuda.dropout:prepare_dropout"},
-    train_aware=True,
+    train_aware=True, recompute=_dropout_recompute,
     doc="In training (or mode='always') zero each element with probability p and "
         "scale the rest by 1/(1-p); otherwise the identity."))
 

@@ -8,6 +8,8 @@ A kernel that must honour ``REQ_ADD`` computes its product into a planned
 temp (``np.dot`` overwrites its ``out``) and adds; with any other req those
 temps are requested with zero size.
 """
+import math
+
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
@@ -123,6 +125,7 @@ register(OpDef(
     infer_shape=fc_infer_shape, infer_type=same_type,
     gradient=fc_gradient, temp=_temps("fc"),
     half_mirrors=True,
+    flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[1][1],
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_fc"},
     supports_add=True,
@@ -282,6 +285,7 @@ register(OpDef(
     infer_shape=_dot_rule, infer_type=same_type,
     gradient=_dot_gradient("_backward_dot"), temp=_temps("dot"),
     half_mirrors=True,
+    flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[0][0 if a["transpose_a"] else -1],
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_dot",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_dot"},
     supports_add=True,
@@ -303,6 +307,7 @@ register(OpDef(
     infer_shape=_batch_dot_rule, infer_type=same_type,
     gradient=_dot_gradient("_backward_batch_dot"), temp=_temps("batch_dot"),
     half_mirrors=True,
+    flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[0][-2 if a["transpose_a"] else -1],
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_batch_dot",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot"},
     supports_add=True,

@@ -28,6 +28,8 @@ The gradient is ``_backward_Pooling(out_grad, data, output) -> data_grad``
 (MXNet's input order).  Max pooling recomputes the argmax from the data (the
 first maximum of each window gets the whole gradient); no mask is stored.
 """
+import math
+
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
@@ -194,6 +196,8 @@ def _register(name, attrs, doc, backward_doc):
         attrs=dict(attrs),
         infer_shape=_forward_shape(name), infer_type=_same_type,
         gradient=_gradient,
+        flops=lambda a, ins, outs: (math.prod(ins[0]) if a["global_pool"]
+                                    else math.prod(outs[0]) * math.prod(a["kernel"] or (1,))),
         half_mirrors=True,
         kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling",
                  "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling"},

@@ -24,7 +24,8 @@ MXNet 1.9.1's ops, names and attributes:
 No sampler has a gradient (MXNet's give zeros) except
 ``_sample_multinomial``'s log-probability.  Sampler outputs are float32 or
 float64, or float16 on the CPU (the CUDA kernels refuse float16 with a
-DTypeError).
+DTypeError).  Every sampler is ``recompute=False``: a memory budget keeps
+their outputs rather than drawing new numbers in backward.
 """
 import numpy as np
 
@@ -157,7 +158,7 @@ for _dist in DISTRIBUTIONS:
                    dtype=_dtype_attr(SAMPLE_DTYPE_CHOICES)),
         infer_shape=_zero_input_shape(_name, _dist),
         infer_type=_zero_input_type(_name, "float32", SAMPLE_DTYPE_CHOICES[1:]),
-        gradient=_no_grad, kernels=_kernels("prepare_random"), dtypes=HALF_FLOATS,
+        gradient=_no_grad, kernels=_kernels("prepare_random"), dtypes=HALF_FLOATS, recompute=False,
         doc=f"Samples of the {_dist.replace('_', ' ')} distribution with parameters "
             f"{', '.join(n for n, _, _ in DISTRIBUTIONS[_dist])} (attributes), of shape "
             f"``shape``."), aliases=_aliases)
@@ -177,7 +178,7 @@ for _dist in DISTRIBUTIONS:
     register(OpDef(
         name=_like, input_names=_checked_inputs(_like, _dist, ("data",)),
         attrs=_param_attrs(_dist), infer_shape=_like_shape, infer_type=_like_type,
-        gradient=_no_grad, shape_inputs=(0,), kernels=_kernels("prepare_random_like"),
+        gradient=_no_grad, shape_inputs=(0,), kernels=_kernels("prepare_random_like"), recompute=False,
         dtypes=HALF_FLOATS,
         doc=f"Samples of the {_dist.replace('_', ' ')} distribution of ``data``'s shape and "
             f"dtype (``data`` is read for its shape only)."))
@@ -193,7 +194,7 @@ register(OpDef(
            "dtype": _dtype_attr(("None", "int32", "int64"), doc="int32 (None) or int64.")},
     infer_shape=_zero_input_shape("_random_randint", "randint"),
     infer_type=_zero_input_type("_random_randint", "int32", ("int32", "int64")),
-    gradient=_no_grad, kernels=_kernels("prepare_randint"), dtypes=INTS,
+    gradient=_no_grad, kernels=_kernels("prepare_randint"), dtypes=INTS, recompute=False,
     doc="Uniform integers in [low, high) of shape ``shape``."),
     aliases=("random_randint",))
 
@@ -249,7 +250,7 @@ for _dist, _inputs in SAMPLE_INPUTS.items():
         attrs={"shape": Attr("tuple", (), doc="Shape drawn per parameter element."),
                "dtype": _dtype_attr(SAMPLE_DTYPE_CHOICES)},
         infer_shape=_sample_shape(_name), infer_type=_sample_type(_name),
-        gradient=_no_grad, kernels=_kernels("prepare_sample"), dtypes=HALF_FLOATS,
+        gradient=_no_grad, kernels=_kernels("prepare_sample"), dtypes=HALF_FLOATS, recompute=False,
         doc=f"Samples of {_dist.replace('_', ' ')} distributions whose parameters "
             f"({', '.join(_inputs)}) are arrays: ``shape`` draws per element, output shape "
             f"``{_inputs[0]}.shape + shape``."), aliases=(f"sample_{_dist}",))
@@ -304,7 +305,7 @@ register(OpDef(
            "dtype": Attr("str", "int32", choices=MULTINOMIAL_DTYPES,
                          doc="Dtype of the drawn indices.")},
     infer_shape=_multinomial_shape, infer_type=_multinomial_type,
-    gradient=_multinomial_grad, kernels=_kernels("prepare_multinomial"),
+    gradient=_multinomial_grad, kernels=_kernels("prepare_multinomial"), recompute=False,
     dtypes=HALF_FLOATS + (np.dtype(np.int32), np.dtype(np.uint8)),
     doc="Indices drawn from the categorical distributions on data's last axis "
         "(probabilities), ``shape`` per distribution; with get_prob also log(p) of each draw."),
@@ -355,7 +356,7 @@ def _same_type(attrs, in_types, out_types):
 
 register(OpDef(
     name="_shuffle", input_names=("data",), attrs={},
-    infer_shape=_same_shape, infer_type=_same_type, gradient=_no_grad,
+    infer_shape=_same_shape, infer_type=_same_type, gradient=_no_grad, recompute=False,
     temp=shuffle_temp, kernels=_kernels("prepare_shuffle"), dtypes=ALL_DTYPES,
     doc="data with its first axis randomly permuted (a new order on every call)."),
     aliases=("shuffle",))

@@ -65,6 +65,18 @@ class Launch:
     views: Optional[list] = None  # shape per array argument (inputs, outputs, temps) or None
 
 
+@dataclass
+class Recompute:
+    """An op's ``recompute`` rule's answer: run ``op`` with ``attrs`` on
+    ``inputs`` (entries of the forward graph: the node's inputs, or outputs of
+    its own that backward keeps anyway, such as a mask) and its output ``k``
+    is bitwise the node's output ``outputs[k]``."""
+    op: str
+    inputs: list
+    attrs: dict
+    outputs: list
+
+
 _SERIAL_TWINS = {}
 
 
@@ -127,6 +139,17 @@ class OpDef:
     half_mirrors: bool = False
     int_inputs: tuple = ()                # inputs that may also be integer (labels, indices)
     hidden: bool = False                  # internal op (_backward_*): not exported to nd/sym namespaces
+    # How a memory budget may make this op's outputs again during backward
+    # (nbdl/executor/recompute.py): None re-runs the node, where the op draws
+    # no random numbers and writes neither aux states nor inputs (``train_aware``,
+    # ``mutates_aux`` and ``mutates`` ops are then kept instead); False never
+    # (random ops); or f(node) -> ``Recompute`` or None, a call on kept entries
+    # that gives bitwise the outputs the forward wrote (BatchNorm from its saved
+    # statistics, Dropout from its mask).
+    recompute: Any = None
+    # (attrs, in_shapes, out_shapes) -> floating-point operations of one call,
+    # what recomputing it costs; None: one per element read or written
+    flops: Callable = None
     eager_only: bool = False              # output shape depends on values: no kernels (docs/ops.md)
     # input name -> the ``__init__`` (initializer JSON) that a variable feeding that input
     # gets when composed without one (MXNet's FSetInputVarAttrOnCompose: prelu gamma 0.25)
@@ -232,11 +255,13 @@ HALF, F32 = np.dtype(np.float16), np.dtype(np.float32)
 # ``half_mirrors`` runs a float16 call through its float32 kernel: each
 # float16 input is converted into a float32 mirror in temp space, the float32
 # kernel runs on the mirrors, and each written float16 output (and mutated
-# input) is rounded back once.  The conversion is the device's
-# ``convert_copy(dst, src)``.
+# input) is rounded back once.  The conversion is the device's converting
+# copy (``kernels/cpu/_half.host_copy``, ``kernels/cuda/_half.device_copy``).
+# Kernel modules that wrap their own prepare functions do the same through
+# ``kernels/shared/half_mirror.py``, built on these functions.
 
-_HALF_COPY = {"cpu": "nbdl.kernels.cpu._half:convert_copy",
-              "cuda": "nbdl.kernels.cuda.cast:convert_copy"}
+_HALF_COPY = {"cpu": "nbdl.kernels.cpu._half:host_copy",
+              "cuda": "nbdl.kernels.cuda._half:device_copy"}
 
 
 def has_half(call):
@@ -375,6 +400,6 @@ def shape_error(attrs_or_where, msg, in_shapes=None):
     return ShapeError(text)
 
 
-__all__ = ["Attr", "Call", "Launch", "OpDef", "register", "get_op", "list_ops",
+__all__ = ["Attr", "Call", "Launch", "OpDef", "Recompute", "register", "get_op", "list_ops",
            "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES",
            "has_half", "as_f32", "half_mirror_temps", "half_launch"]

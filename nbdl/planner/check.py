@@ -63,6 +63,37 @@ def _alias_problem(request, live, temp_at, out, inp):
     return None
 
 
+def _budget_problems(plan, live, size):
+    """A plan made under a memory budget: it fits (unless naive), and every
+    recomputed entry is a copy, made by one of the recompute steps after its
+    original was written, of the original's size (the recompute steps' reads
+    and writes are checked with every other step's)."""
+    b, req = plan.budget, plan.request
+    problems = []
+    if plan.stats.packer != "naive" and plan.arena_bytes > b.budget:
+        problems.append(f"arena of {plan.arena_bytes} bytes exceeds the budget of {b.budget}")
+    if b.recompute_steps and not b.unbudgeted_bytes > b.budget:
+        problems.append(f"recompute steps although the schedule fits without them "
+                        f"({b.unbudgeted_bytes} <= {b.budget} bytes)")
+    steps = set(b.recompute_steps)
+    bad = [k for k in steps if not 0 <= k < len(req.steps)]
+    if bad:
+        problems.append(f"recompute steps {bad} are outside the schedule")
+    for c, o in b.recomputed.items():
+        if c == o or c not in live or o not in live:
+            problems.append(f"recomputed entry {c} (of {o}): both must be distinct planned entries")
+            continue
+        if live[c][0] not in steps or c not in req.steps[live[c][0]].writes:
+            problems.append(f"recomputed entry {c} is not written by a recompute step")
+        if live[o][0] >= live[c][0]:
+            problems.append(f"recomputed entry {c} is made at step {live[c][0]}, not after its "
+                            f"original {o} (step {live[o][0]})")
+        if req.nbytes.get(c) != req.nbytes.get(o):
+            problems.append(f"recomputed entry {c} has {req.nbytes.get(c)} bytes, its original "
+                            f"{o} {req.nbytes.get(o)}")
+    return problems
+
+
 def st_packer(plan: MemoryPlan) -> str:
     return plan.stats.packer
 
@@ -167,6 +198,8 @@ def check_plan(plan: MemoryPlan) -> list[str]:
     if not st.lower_bound_bytes <= st.planned_bytes <= st.naive_bytes:
         problems.append(f"stats out of order: lower bound {st.lower_bound_bytes}, "
                         f"planned {st.planned_bytes}, naive {st.naive_bytes}")
+    if plan.budget is not None:
+        problems += _budget_problems(plan, live, size)
     if st.packer == "naive":
         if plan.alias_of:
             problems.append("naive plan has aliases")

@@ -29,14 +29,19 @@ def group_arrays(groups: Groups, nbytes: dict[int, int], alignment: int):
     return roots, starts, ends, sizes
 
 
+def live_bytes(starts, ends, sizes, num_steps: int):
+    """Bytes of the groups live at each step (an int64 array of ``num_steps``)."""
+    delta = np.zeros(num_steps + 1, np.int64)
+    np.add.at(delta, starts, sizes)
+    np.add.at(delta, ends + 1, -sizes)
+    return np.cumsum(delta)[:num_steps]
+
+
 def lower_bound_bytes(starts, ends, sizes, num_steps: int) -> int:
     """Max over steps of the bytes of the groups live at that step."""
     if len(sizes) == 0 or num_steps <= 0:
         return 0
-    delta = np.zeros(num_steps + 1, np.int64)
-    np.add.at(delta, starts, sizes)
-    np.add.at(delta, ends + 1, -sizes)
-    return int(np.cumsum(delta).max())
+    return int(live_bytes(starts, ends, sizes, num_steps).max())
 
 
 def _place(order, starts, ends, sizes, best_fit: bool):

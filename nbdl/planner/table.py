@@ -29,6 +29,13 @@ def _wrap(items: list[str], width: int) -> list[str]:
     return lines
 
 
+def _flops(n: int) -> str:
+    for scale, unit in ((1e9, "GFLOP"), (1e6, "MFLOP"), (1e3, "kFLOP")):
+        if n >= scale:
+            return f"{n / scale:,.3f} {unit}"
+    return f"{n} FLOP"
+
+
 def _total(label: str, nbytes: int) -> str:
     return f"  {label:<12}{nbytes:>16,} bytes  {nbytes / _MB:>10.3f} MB"
 
@@ -37,6 +44,7 @@ def format_plan_table(plan: MemoryPlan, width: int = 110) -> str:
     req = plan.request
     st = plan.stats
     temps = {t for s in req.steps for t in s.temps}
+    recomputed = plan.budget.recomputed if plan.budget is not None else {}
     head = f"  {'offset':>12}  {'bytes':>12}  {'live':>11}  entries"
     indent = " " * (len(head) - len("entries"))
     lines = [f"Memory plan: {len(plan.offsets)} entries in {len(plan.buffers)} buffers, "
@@ -48,6 +56,8 @@ def format_plan_table(plan: MemoryPlan, width: int = 110) -> str:
             label = req.names.get(e, str(e))
             if e in temps:
                 label += " (temp)"
+            elif e in recomputed:
+                label += " (recomputed)"
             elif e in req.unwritten and st.packer != "naive":
                 label += " (req null: never written, no bytes of its own)"
             elif e in plan.alias_of:
@@ -64,4 +74,28 @@ def format_plan_table(plan: MemoryPlan, width: int = 110) -> str:
               _total("mxnet pool", st.mxnet_pool_bytes)]
     if st.naive_bytes:
         lines.append(f"  planned is {100.0 * st.planned_bytes / st.naive_bytes:.1f}% of naive")
+    if plan.budget is not None:
+        lines += format_budget(plan, width)
     return "\n".join(lines)
+
+
+def format_budget(plan: MemoryPlan, width: int = 110) -> list[str]:
+    """The lines ``format_plan_table`` adds for a plan made under a memory
+    budget: the budget, the bytes planned and without the budget, the
+    recomputed entries and their extra FLOPs."""
+    b, req = plan.budget, plan.request
+    lines = [f"Memory budget {b.budget:,} bytes ({b.budget / _MB:,.1f} MB): "
+             f"planned {plan.arena_bytes:,} bytes ({plan.arena_bytes / _MB:,.1f} MB), "
+             f"{b.unbudgeted_bytes:,} bytes ({b.unbudgeted_bytes / _MB:,.1f} MB) without it"]
+    if not b.recompute_steps:
+        lines.append("  nothing recomputed: the schedule fits as it is")
+        return lines
+    share = f" ({100.0 * b.extra_flops / b.forward_flops:.1f}% of the forward's " \
+            f"{_flops(b.forward_flops)})" if b.forward_flops else ""
+    lines.append(f"  {len(b.recomputed)} entries recomputed in backward by "
+                 f"{len(b.recompute_steps)} steps: {_flops(b.extra_flops)} extra{share}")
+    names = [f"{req.names.get(o, o)}[{_steps(plan.live[c])}]"
+             for c, o in sorted(b.recomputed.items(), key=lambda co: plan.live[co[0]][0])
+             if c in plan.live]
+    lines.extend("    " + t for t in _wrap(names, width - 4))
+    return lines

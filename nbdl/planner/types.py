@@ -82,6 +82,19 @@ del PlanStats.mxnet_pool_bytes     # the default lives in __init__; reads may be
 
 
 @dataclass
+class BudgetInfo:
+    """What a memory budget changed (``nbdl.planner.recompute``): forward
+    entries dropped after the forward pass and made again by recompute steps
+    in backward.  Ids and step indices are those of the plan's request."""
+    budget: int                     # arena bytes asked for
+    unbudgeted_bytes: int           # the arena without recompute
+    recomputed: dict[int, int] = field(default_factory=dict)   # copy id -> original id
+    recompute_steps: list[int] = field(default_factory=list)   # steps that make the copies
+    extra_flops: int = 0            # FLOPs of the recompute steps
+    forward_flops: int = 0          # FLOPs of the forward pass, for scale
+
+
+@dataclass
 class MemoryPlan:
     request: PlanRequest
     offsets: dict[int, int]                 # arena byte offset of every planned id
@@ -90,3 +103,4 @@ class MemoryPlan:
     alias_of: dict[int, int]                # out id -> in id whose storage it took
     buffers: list[Buffer] = field(default_factory=list)   # sorted by offset
     stats: PlanStats = field(default_factory=PlanStats)
+    budget: BudgetInfo | None = None        # set when a memory budget added recompute steps

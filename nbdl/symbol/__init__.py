@@ -4,6 +4,7 @@ from .construct import Group, Variable, create, load, load_json, var  # noqa: F4
 from . import contrib  # noqa: F401  (nbdl.sym.contrib.<op> is _contrib_<op>)
 from . import random  # noqa: F401,A004  (nbdl.sym.random.uniform: _random_/_sample_ nodes)
 from . import linalg  # noqa: F401  (nbdl.sym.linalg.<op> is _linalg_<op>)
+from . import image  # noqa: F401  (nbdl.sym.image.<op> is _image_<op>)
 from .ufuncs import hypot, maximum, minimum, pow, power  # noqa: F401,A004
 from .legacy import split_v2  # noqa: F401
 

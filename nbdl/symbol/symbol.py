@@ -367,18 +367,20 @@ class Symbol:
 
     # -- execution (nbdl.executor) ----------------------------------------
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
-             group2ctx=None, shared_exec=None):
+             group2ctx=None, shared_exec=None, memory_budget=None):
         from ..executor import bind
-        return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states)
+        return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states,
+                    memory_budget=memory_budget)
 
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
-                    shared_buffer=None, **kwargs):
+                    shared_buffer=None, memory_budget=None, **kwargs):
         from ..executor import simple_bind
         # as MXNet's, only tuple (or list) keywords are shapes; others (its
         # tests pass force_rebind=True) are ignored
         shapes = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
-        return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict, **shapes)
+        return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict,
+                           memory_budget=memory_budget, **shapes)
 
     def eval(self, ctx=None, **kwargs):
         from ..executor import bind

@@ -185,7 +185,8 @@ def test_learning_rate_and_param_lr_mult():
 
 
 @pytest.mark.parametrize("make, words", [
-    (lambda w: Trainer([w], "sgd", kvstore="dist_sync"), "distributed kvstores are not supported"),
+    (lambda w: Trainer([w], "sgd", kvstore="byteps"), "kvstore='byteps' is not supported"),
+    (lambda w: Trainer([w], "sgd", bucket_size_mb=0), "bucket_size_mb must be a positive"),
     (lambda w: Trainer([w], "sgd", kvstore=None, compression_params={"type": "2bit"}),
      "compression.*needs a kvstore"),
     (lambda w: Trainer([w], "sgd", kvstore="nosuchstore"), "kvstore='nosuchstore'"),

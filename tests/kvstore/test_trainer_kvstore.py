@@ -112,9 +112,9 @@ def test_compression_params_go_to_the_kvstore_and_bad_kvstores_are_refused():
     with pytest.raises(nbdl.NbdlError, match="not supported for kvstore type 'local'"):
         Trainer({"w": p}, "sgd", kvstore=nbdl.kv.create("local"),
                 compression_params={"type": "2bit"})
-    with pytest.raises(TrainerError, match="kvstore='dist_sync' is not supported.*KVStore from "
+    with pytest.raises(TrainerError, match="kvstore='byteps' is not supported.*KVStore from "
                                            "nbdl.kv.create"):
-        Trainer({"w": p}, "sgd", kvstore="dist_sync")
+        Trainer({"w": p}, "sgd", kvstore="byteps")
 
 
 # -- MXNet 1.x's trainer internals and the registered 'teststore' -----------------

@@ -2,9 +2,18 @@
 
 ``RandomSampler`` draws its permutation from nbdl's generator, so
 ``nbdl.random.seed(n)`` reproduces the order of a shuffled DataLoader.
+``SequentialSampler`` and ``RandomSampler`` take ``num_parts`` /
+``part_index``: in a distributed job (a ``dist_*`` kvstore or
+``nbdl.distributed.init()``) they default to the world size and this rank,
+so each rank reads its own shard of the data set (pass ``num_parts=1`` to
+read all of it).
 """
 import abc
 
+import numpy as np
+
+from ... import collective
+from ...collective import resolve_parts, shard_indices
 from ...ndarray import random as _random
 from .dataset import DataError, _int_arg
 
@@ -24,31 +33,79 @@ class Sampler(abc.ABC):
 
 
 class SequentialSampler(Sampler):
-    """``start, start + 1, ..., start + length - 1``."""
+    """``start, start + 1, ..., start + length - 1``; with several parts, the
+    part ``part_index`` of them (``nbdl.collective.shard_indices``: every
+    ``num_parts``-th index, wrapped around so all parts are equally long).
 
-    def __init__(self, length, start=0):
+    Parameters
+    ----------
+    length : int
+        How many indices.
+    start : int, default 0
+        The first index.
+    num_parts : int, optional
+        How many parts (default: the ranks of a distributed job, else 1).
+    part_index : int, optional
+        This part (default: this rank, else 0).
+    """
+
+    def __init__(self, length, start=0, num_parts=None, part_index=None):
         self._length = _int_arg("SequentialSampler", "length", length, 0)
         self._start = _int_arg("SequentialSampler", "start", start, 0)
+        self._parts = resolve_parts(num_parts, part_index, "SequentialSampler")
 
     def __iter__(self):
-        return iter(range(self._start, self._start + self._length))
+        if self._parts[0] == 1:
+            return iter(range(self._start, self._start + self._length))
+        return iter((self._start + shard_indices(self._length, *self._parts)).tolist())
 
     def __len__(self):
-        return self._length
+        return -(-self._length // self._parts[0])
 
 
 class RandomSampler(Sampler):
-    """A fresh random permutation of ``0 .. length - 1`` on every pass."""
+    """A fresh random permutation of ``0 .. length - 1`` on every pass; with
+    several parts, every part draws the same permutation (from a seed the
+    ranks share: rank 0's, broadcast when the sampler is made) and reads
+    its share of it, so the parts never overlap.
 
-    def __init__(self, length):
+    Parameters
+    ----------
+    length : int
+        How many indices.
+    num_parts : int, optional
+        How many parts (default: the ranks of a distributed job, else 1).
+    part_index : int, optional
+        This part (default: this rank, else 0).
+    seed : int, optional
+        The seed of the shared permutations (default: drawn from nbdl's
+        generator, on rank 0 in a distributed job).
+    """
+
+    def __init__(self, length, num_parts=None, part_index=None, seed=None):
         self._length = _int_arg("RandomSampler", "length", length, 0)
+        self._parts = resolve_parts(num_parts, part_index, "RandomSampler")
+        self._epoch = 0
+        self._seed = None
+        if self._parts[0] > 1:
+            if seed is None:
+                drawn = np.array([_random.generator().integers(0, 2**62)], np.int64)
+                w = collective.world()
+                if w is not None and w.size > 1:
+                    collective.broadcast(drawn, 0, "RandomSampler seed", world=w)
+                seed = int(drawn[0])
+            self._seed = _int_arg("RandomSampler", "seed", seed, 0)
 
     def __iter__(self):
-        perm = _random.generator().permutation(self._length)
-        return iter(perm.tolist())
+        if self._seed is None:
+            perm = _random.generator().permutation(self._length)
+            return iter(perm.tolist())
+        perm = np.random.default_rng([self._seed, self._epoch]).permutation(self._length)
+        self._epoch += 1
+        return iter(shard_indices(perm, *self._parts).tolist())
 
     def __len__(self):
-        return self._length
+        return -(-self._length // self._parts[0])
 
 
 class FilterSampler(Sampler):

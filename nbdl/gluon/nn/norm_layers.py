@@ -65,9 +65,33 @@ class BatchNorm(_NormBase):
 
 
 class SyncBatchNorm(BatchNorm):
-    """BatchNorm whose statistics are meant to be shared across devices.
-    nbdl runs one process on one device per call, where it is exactly
-    BatchNorm over axis 1; ``num_devices`` is accepted for compatibility."""
+    """BatchNorm over axis 1 whose batch statistics cover every rank of a
+    distributed job (``_contrib_SyncBatchNorm``: per-channel sums reduced
+    over the ranks in forward and backward); in a single process it is
+    exactly BatchNorm.  ``num_devices`` (MXNet's devices per process) is
+    recorded as the op's ``ndev``: nbdl runs one device per rank.
+
+    Parameters
+    ----------
+    in_channels : int, default 0
+        Channels (0: inferred from the first input).
+    num_devices : int, optional
+        MXNet's devices per process (recorded).
+    momentum : float, default 0.9
+        Momentum of the running statistics.
+    epsilon : float, default 1e-5
+        Added to the variance.
+    center : bool, default True
+        Learn beta.
+    scale : bool, default True
+        Learn gamma.
+    use_global_stats : bool, default False
+        Normalise with the running statistics also in training.
+    beta_initializer, gamma_initializer, running_mean_initializer, running_variance_initializer
+        Initializers of the four parameters.
+    dtype : str, default 'float32'
+        The parameters' dtype.
+    """
 
     def __init__(self, in_channels=0, num_devices=None, momentum=0.9, epsilon=1e-5, center=True,
                  scale=True, use_global_stats=False, beta_initializer="zeros",
@@ -79,6 +103,16 @@ class SyncBatchNorm(BatchNorm):
                          beta_initializer, gamma_initializer, running_mean_initializer,
                          running_variance_initializer, in_channels, dtype, **kwargs)
         self._num_devices = num_devices
+        self._sync = {"eps": self._kwargs["eps"], "momentum": self._kwargs["momentum"],
+                      "fix_gamma": self._kwargs["fix_gamma"],
+                      "use_global_stats": self._kwargs["use_global_stats"],
+                      "ndev": int(num_devices or 1)}
+
+    def forward(self, x):
+        return call_op("_contrib_SyncBatchNorm",
+                       [x, self.gamma.data(), self.beta.data(), self.running_mean.data(),
+                        self.running_var.data()], key=self.name or "syncbatchnorm",
+                       **self._sync)
 
 
 class InstanceNorm(_NormBase):

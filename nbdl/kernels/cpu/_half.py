@@ -62,8 +62,8 @@ def bits_launcher(kernel):
     return run
 
 
-def convert_copy(dst, src):
-    """``dst[...] = src`` for two same-size host arrays, one float16 and the
-    other float32 (numpy's conversion: exact from float16, round-to-nearest-
-    even to it); the edges of ``OpDef.half_mirrors`` ops."""
+def host_copy(dst, src):
+    """Converting copy (float16 <-> float32) of two same-size host arrays:
+    the ``copy`` of ``kernels.shared.half_mirror`` and of ``OpDef.half_mirrors``
+    ops on the CPU."""
     np.copyto(dst.reshape(-1), src.reshape(-1), casting="unsafe")

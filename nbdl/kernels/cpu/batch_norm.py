@@ -25,8 +25,8 @@ from numba import njit, prange
 
 from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.batch_norm import (bn_scalars, bn_views, group_scalars, group_views,
-                                 py_bn_backward_channel, py_bn_forward_channel,
+from ..shared.batch_norm import (bn_apply_scalars, bn_scalars, bn_views, group_scalars,
+                                 group_views, py_bn_backward_channel, py_bn_forward_channel,
                                  py_group_backward_row, py_group_forward_row, py_group_param)
 
 
@@ -46,32 +46,32 @@ _gn_param = njit(cache=True, inline="always")(py_group_param)
 
 @njit(cache=True)
 def _bn_forward_all(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-                    use_batch, store_var, relu, r_out, r_mean, r_var):
+                    stats, store_var, relu, r_out, r_mean, r_var):
     for c in range(x.shape[1]):
         _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  use_batch, store_var, relu, r_out, r_mean, r_var)
+                  stats, store_var, relu, r_out, r_mean, r_var)
 
 
 @njit(cache=True, parallel=True)
 def _bn_forward_all_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
-                             fix_gamma, use_batch, store_var, relu, r_out, r_mean, r_var):
+                             fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
     for c in prange(x.shape[1]):
         _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  use_batch, store_var, relu, r_out, r_mean, r_var)
+                  stats, store_var, relu, r_out, r_mean, r_var)
 
 
 @njit(cache=True)
 def bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-               use_batch, store_var, r_out, r_mean, r_var):
+               stats, store_var, r_out, r_mean, r_var):
     _bn_forward_all(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-                    use_batch, store_var, False, r_out, r_mean, r_var)
+                    stats, store_var, False, r_out, r_mean, r_var)
 
 
 @njit(cache=True)
 def bn_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
-                        fix_gamma, use_batch, store_var, r_out, r_mean, r_var):
+                        fix_gamma, stats, store_var, r_out, r_mean, r_var):
     _bn_forward_all_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
-                             fix_gamma, use_batch, store_var, False, r_out, r_mean, r_var)
+                             fix_gamma, stats, store_var, False, r_out, r_mean, r_var)
 
 
 @njit(cache=True)
@@ -90,18 +90,34 @@ def _copy_out(out, ws, r_ws):
 
 @njit(cache=True)
 def bn_relu_forward(x, gamma, beta, mm, mv, out, mean, var, ws, eps, mom, one, inv_m,
-                    fix_gamma, use_batch, store_var, r_out, r_mean, r_var, r_ws):
+                    fix_gamma, stats, store_var, r_out, r_mean, r_var, r_ws):
     _bn_forward_all(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-                    use_batch, store_var, True, r_out, r_mean, r_var)
+                    stats, store_var, True, r_out, r_mean, r_var)
     _copy_out(out, ws, r_ws)
 
 
 @njit(cache=True)
 def bn_relu_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, ws, eps, mom, one, inv_m,
-                             fix_gamma, use_batch, store_var, r_out, r_mean, r_var, r_ws):
+                             fix_gamma, stats, store_var, r_out, r_mean, r_var, r_ws):
     _bn_forward_all_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
-                             fix_gamma, use_batch, store_var, True, r_out, r_mean, r_var)
+                             fix_gamma, stats, store_var, True, r_out, r_mean, r_var)
     _copy_out(out, ws, r_ws)
+
+
+# _nbdl_BatchNorm_apply: the forward's per-channel function with the saved
+# statistics (STATS_SAVED), so the output is bitwise the forward's.
+@njit(cache=True)
+def bn_apply(x, gamma, beta, mean, invstd, out, eps, mom, one, inv_m, fix_gamma, stats,
+             store_var, r_out, r_mean, r_var):
+    _bn_forward_all(x, gamma, beta, mean, invstd, out, mean, invstd, eps, mom, one, inv_m,
+                    fix_gamma, stats, store_var, False, r_out, r_mean, r_var)
+
+
+@njit(cache=True)
+def bn_apply_parallel(x, gamma, beta, mean, invstd, out, eps, mom, one, inv_m, fix_gamma, stats,
+                      store_var, r_out, r_mean, r_var):
+    _bn_forward_all_parallel(x, gamma, beta, mean, invstd, out, mean, invstd, eps, mom, one,
+                             inv_m, fix_gamma, stats, store_var, False, r_out, r_mean, r_var)
 
 
 @njit(cache=True)
@@ -221,6 +237,12 @@ def prepare_batch_norm(call):
                   views=views)
 
 
+def prepare_batch_norm_apply(call):
+    data, param = bn_views(call, call.in_shapes[0])
+    return Launch(_pick(data, bn_apply, bn_apply_parallel), bn_apply_scalars(call),
+                  views=[data, param, param, param, param, data])
+
+
 def prepare_batch_norm_backward(call):
     """The three ops' gradients; BatchNormWithReLU's takes the forward output
     as a 6th input."""
@@ -265,6 +287,7 @@ def prepare_group_norm_backward(call):
 
 # Serial twins: what an executor runs until the parallel variant is compiled.
 _twins((bn_forward_parallel, bn_forward),
+       (bn_apply_parallel, bn_apply),
        (bn_backward_parallel, bn_backward),
        (bn_relu_forward_parallel, bn_relu_forward),
        (bn_relu_backward_parallel, bn_relu_backward),

@@ -1,4 +1,6 @@
 """Launch configuration shared by the CUDA kernels."""
+from numba import cuda
+
 THREADS = 128
 
 
@@ -21,3 +23,20 @@ def launcher(kernel, n):
     def fn(*args):
         kernel[blocks, threads](*args)
     return fn
+
+
+
+def noop(*args):
+    """The launch of a step with nothing to do (no work, or no output wanted)."""
+
+
+@cuda.jit
+def _fill_zero(a):
+    for i in range(cuda.grid(1), a.size, cuda.gridsize(1)):
+        a[i] = a.dtype.type(0)
+
+
+def zero(a):
+    """Zero the flat (1-d) device array ``a`` (a gradient before atomics add into it)."""
+    if a.size:
+        launcher(_fill_zero, a.size)(a)

@@ -9,8 +9,8 @@ import math
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.batch_norm import (bn_scalars, bn_views, group_scalars, group_views,
-                                 py_bn_backward_channel, py_bn_forward_channel,
+from ..shared.batch_norm import (bn_apply_scalars, bn_scalars, bn_views, group_scalars,
+                                 group_views, py_bn_backward_channel, py_bn_forward_channel,
                                  py_group_backward_row, py_group_forward_row, py_group_param)
 from ._launch import launcher
 
@@ -23,10 +23,19 @@ _gn_param = cuda.jit(device=True)(py_group_param)
 
 @cuda.jit
 def _bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-                use_batch, store_var, relu, r_out, r_mean, r_var):
+                stats, store_var, relu, r_out, r_mean, r_var):
     for c in range(cuda.grid(1), x.shape[1], cuda.gridsize(1)):
         _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  use_batch, store_var, relu, r_out, r_mean, r_var)
+                  stats, store_var, relu, r_out, r_mean, r_var)
+
+
+@cuda.jit
+def _bn_apply(x, gamma, beta, mean, invstd, out, eps, mom, one, inv_m, fix_gamma, stats,
+              store_var, r_out, r_mean, r_var):
+    # the forward's per-channel function on the saved statistics (STATS_SAVED)
+    for c in range(cuda.grid(1), x.shape[1], cuda.gridsize(1)):
+        _bn_fwd_c(x, gamma, beta, mean, invstd, out, mean, invstd, c, eps, mom, one, inv_m,
+                  fix_gamma, stats, store_var, False, r_out, r_mean, r_var)
 
 
 @cuda.jit
@@ -98,6 +107,14 @@ def prepare_batch_norm(call):
         if r_ws != REQ_NULL and copy is not None:
             copy(out.reshape(n), ws[0].reshape(n), r_ws)
     return Launch(fn, (), views=views)
+
+
+def prepare_batch_norm_apply(call):
+    data, param = bn_views(call, call.in_shapes[0])
+    views = [data, param, param, param, param, data]
+    if data[1] == 0:
+        return Launch(_noop, (), views=views)
+    return Launch(launcher(_bn_apply, data[1]), bn_apply_scalars(call), views=views)
 
 
 def prepare_batch_norm_backward(call):

@@ -7,7 +7,7 @@ asked of the device."""
 import numpy as np
 from numba import cuda
 
-from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import launcher
 
 
@@ -121,11 +121,3 @@ def prepare_multicast(call):
             fns[i](args[i], args[k + i], args[2 * k + i])
     return Launch(run, tuple(int(r) for r in call.req), views=[(n,) for n in sizes * 2])
 
-
-def convert_copy(dst, src):
-    """``dst[...] = src`` for two same-size device arrays, one float16 and the
-    other float32; the edges of ``OpDef.half_mirrors`` ops."""
-    n = dst.size
-    if n:
-        kernel = cast_to_half_kernel if np.dtype(dst.dtype) == _HALF else cast_from_half_kernel
-        launcher(kernel, n)(src.reshape(n), dst.reshape(n), REQ_WRITE)

@@ -8,8 +8,17 @@ from ...ops.batch_norm import bn_axis, group_dims
 from ...ops.registry import REQ_ADD, REQ_NULL
 
 
+# Where BatchNorm's forward takes its statistics from (its ``stats`` scalar).
+STATS_MOVING = 0     # the moving mean and variance (inference, use_global_stats)
+STATS_BATCH = 1      # the batch's, updating the moving ones (training)
+# the mean and inverse std a training forward wrote to ``mean``/``var``, read
+# back (``_nbdl_BatchNorm_apply``: a memory budget's recompute, bitwise the
+# forward's output, the moving statistics untouched)
+STATS_SAVED = 2
+
+
 def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m,
-                          fix_gamma, use_batch, store_var, relu, r_out, r_mean, r_var):
+                          fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
     """Channel ``c``: statistics (batch or moving), ``out = x * scale + shift``
     (clamped at 0 with ``relu``: BatchNormWithReLU; NaN passes), ``mean``
     and, in ``var``, the inverse std (BatchNorm) or the variance
@@ -17,7 +26,7 @@ def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, o
     outer = x.shape[0]
     inner = x.shape[2]
     zero = one - one
-    if use_batch:
+    if stats == STATS_BATCH:
         m = zero
         v = zero
         if outer * inner > 0:
@@ -36,10 +45,15 @@ def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, o
                 v = zero
             mm[c] = mm[c] * mom + m * (one - mom)
             mv[c] = mv[c] * mom + v * (one - mom)
+        inv = one / math.sqrt(v + eps)
+    elif stats == STATS_SAVED:
+        m = mean[c]
+        inv = var[c]
+        v = zero                       # (not written back: only the output is)
     else:
         m = mm[c]
         v = mv[c]
-    inv = one / math.sqrt(v + eps)
+        inv = one / math.sqrt(v + eps)
     g = one if fix_gamma else gamma[c]
     scale = g * inv
     shift = beta[c] - m * scale
@@ -231,19 +245,31 @@ def bn_views(call, shape):
 
 def bn_scalars(call, data, forward):
     """The BatchNorm kernels' scalars: forward ``eps, momentum, one, inv_m,
-    fix_gamma, use_batch, store_var``, backward ``eps, one, inv_m,
-    fix_gamma, use_batch, stored_var`` (BatchNorm_v1 keeps the variance, the
-    others the inverse std, which the backward reads back without eps), then
-    one req per output."""
+    fix_gamma, stats, store_var``, backward ``eps, one, inv_m, fix_gamma,
+    use_batch, stored_var`` (BatchNorm_v1 keeps the variance, the others the
+    inverse std, which the backward reads back without eps), then one req
+    per output."""
     dt = np.dtype(call.in_dtypes[0]).type
     count = data[0] * data[2]
     use_batch = bool(call.is_train and not call.attrs["use_global_stats"])
     inv_m = dt(1.0 / count) if count else dt(0)
     keeps_var = call.op.name in ("BatchNorm_v1", "_backward_BatchNorm_v1")
     eps = dt(call.attrs["eps"]) if "eps" in call.attrs else dt(0)
-    head = (eps, dt(call.attrs["momentum"])) if forward else (eps,)
-    return head + (dt(1), inv_m, bool(call.attrs["fix_gamma"]), use_batch, keeps_var) + \
+    if forward:
+        head = (eps, dt(call.attrs["momentum"]))
+        stats = STATS_BATCH if use_batch else STATS_MOVING
+    else:
+        head, stats = (eps,), use_batch
+    return head + (dt(1), inv_m, bool(call.attrs["fix_gamma"]), stats, keeps_var) + \
         tuple(int(r) for r in call.req)
+
+
+def bn_apply_scalars(call):
+    """``bn_forward``'s scalars for ``_nbdl_BatchNorm_apply``: the saved
+    statistics, only the output written."""
+    dt = np.dtype(call.in_dtypes[0]).type
+    return (dt(0), dt(0), dt(1), dt(0), bool(call.attrs["fix_gamma"]), STATS_SAVED, False,
+            int(call.req[0]), REQ_NULL, REQ_NULL)
 
 
 def group_views(call, shape, param_shape):

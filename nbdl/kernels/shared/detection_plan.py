@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 
-from ...ops.registry import (REQ_NULL, as_f32, half_mirror_temps, has_half,
-                             half_launch as registry_half_launch)
+from ...ops.registry import REQ_NULL
+from . import half_mirror
 
 
 def prior_halves(sizes, ratios, H, W):
@@ -157,19 +157,10 @@ def temp_proposal(call):
             scratch_for(call, 1, (B * P,), F32)]
 
 
-# -- float16: computed in float32 mirrors (the op table's mechanism) --------------------------
+# -- float16: computed in float32 mirrors (shared with other op families) -----------------------
 
-def with_half(rule):
-    """A temp rule: ``rule``'s scratch for the float32 version of the call,
-    then one float32 mirror per float16 input and output."""
-    def temps(call):
-        base = rule(as_f32(call)) if rule is not None else []
-        return base + half_mirror_temps(call) if has_half(call) else base
-    return temps
-
-
-def half_launch(call, prepare32, copy, rule):
-    """``registry.half_launch`` for a detection op whose float32 scratch is
-    ``rule``'s (None: no scratch)."""
-    return registry_half_launch(call, prepare32, copy,
-                                len(rule(as_f32(call))) if rule is not None else 0)
+F16 = half_mirror.F16
+has_half = half_mirror.has_half
+as_f32 = half_mirror.as_f32
+with_half = half_mirror.with_half
+half_launch = half_mirror.half_launch

@@ -1,23 +1,26 @@
 """Image transforms (Gluon's ``gluon.data.vision.transforms``).
 
-Each transform is a ``Block`` that runs vectorised numpy on the host, so it
-is cheap to call in DataLoader workers.  It takes an HWC image (or, where
-Gluon does, an NHWC batch) as an NDArray or a numpy array and returns the
+As in MXNet 1.9.1, ``ToTensor``, ``Normalize``, ``Resize``, ``CropResize``,
+the random flips, the colour transforms and ``RandomLighting`` are
+HybridBlocks that run one ``_image_*`` op each (``npx.image.*``: eagerly on
+NDArrays, as graph nodes when hybridized or traced), so their numbers are
+MXNet's and the random ones draw from nbdl's kernel generators on the
+image's device (``nbdl.random.seed(n)`` reproduces them).  ``CenterCrop``,
+``RandomResizedCrop`` and ``RandomCrop`` are plain Blocks over host numpy
+helpers (MXNet's use ``mx.image``), drawing from nbdl's host generator
+(``nbdl.random.generator()``).
+
+Each takes an HWC image or (where Gluon does, and for every op-backed
+transform) an NHWC batch, as an NDArray or a numpy array, and returns the
 same kind; ``ToTensor`` gives CHW (NCHW) float32 and ``Normalize`` works on
-that layout.  Colour and geometry transforms keep the input dtype (integer
-results are rounded and saturated, as MXNet's ``saturate_cast``).
+that layout.  A batch gets independent draws per image.
 
-They are plain Blocks, not HybridBlocks: they cannot be placed inside a
-``HybridSequential`` or hybridized into a graph (``hybridize()`` on a
-``Compose`` is a no-op).
-
-Random draws come from nbdl's generator (``nbdl.random.generator()``), so
-``nbdl.random.seed(n)`` reproduces them.  A batch gets independent draws per
-image.  In a forked DataLoader worker process each process derives its own
-stream from the inherited generator and its pid (otherwise every worker
-would repeat the same "random" augmentations), so augmentations made in
-worker processes are random but not reproducible by the seed alone
-(``thread_pool=True`` workers share the main generator).
+In a forked DataLoader worker process each process derives its own host
+stream from the inherited generator and its pid, and numba reseeds the
+kernels' stream in a forked child, so augmentations made in worker
+processes differ between workers but are not reproducible by the seed
+alone (``thread_pool=True`` workers share the host generator; each thread
+has its own kernel stream).
 """
 import numbers
 import os
@@ -25,10 +28,16 @@ import os
 import numpy as np
 
 from ....ndarray import random as _random
+from .... import ndarray as _nd
+from ....ndarray.ndarray import NDArray
+from .... import npx
+from ....errors import DTypeError
 from ...block import Block
+from ...hybrid_block import HybridBlock
 from ..dataset import DataError
-from .image import (LUMA, _cast_like, center_crop_host, fixed_crop_host, from_host,
-                    interp_name, resize_host, to_host)
+from ....symbol import Symbol
+from .image import (center_crop_host, fixed_crop_host, from_host, interp_name, resize_host,
+                    to_host)
 
 _inherited = None    # nbdl's generator as it was when this process was forked
 _derived = None      # this process's own stream derived from it
@@ -64,8 +73,9 @@ def _image(x, where, batch=True):
     raise DataError(f"{where}: expected {want}, got an array of shape {arr.shape}")
 
 
-def _size_pair(size, where):
-    """(w, h) from an int or a (w, h) pair."""
+def _size_pair(size, where, positive=True):
+    """(w, h) from an int or a (w, h) pair (``positive``: checked here rather
+    than by the op that takes it)."""
     if isinstance(size, numbers.Integral) and not isinstance(size, bool):
         size = (int(size), int(size))
     try:
@@ -73,7 +83,7 @@ def _size_pair(size, where):
     except (TypeError, ValueError):
         raise DataError(f"{where}: size must be an int or a (width, height) pair, "
                         f"got {size!r}") from None
-    if w <= 0 or h <= 0:
+    if positive and (w <= 0 or h <= 0):
         raise DataError(f"{where}: size must be positive, got {size!r}")
     return w, h
 
@@ -129,69 +139,6 @@ class Cast(Block):
         return from_host(arr.astype(self._dtype), as_nd)
 
 
-class ToTensor(Block):
-    """HWC (NHWC) [0, 255] to CHW (NCHW) float32 [0, 1]."""
-
-    def forward(self, x):
-        arr, as_nd, batch = _image(x, "ToTensor")
-        out = arr.astype(np.float32) / np.float32(255)
-        return from_host(np.moveaxis(out, -1, -3), as_nd)
-
-
-class Normalize(Block):
-    """``(x - mean) / std`` per channel of a CHW (NCHW) tensor; ``mean``
-    and ``std`` are numbers or one value per channel."""
-
-    def __init__(self, mean=0.0, std=1.0):
-        super().__init__()
-        try:
-            self._mean = np.atleast_1d(np.asarray(mean, dtype=np.float32)).ravel()
-            self._std = np.atleast_1d(np.asarray(std, dtype=np.float32)).ravel()
-        except (TypeError, ValueError):
-            raise DataError(f"Normalize: mean and std must be numbers or sequences of numbers, "
-                            f"got {mean!r} and {std!r}") from None
-        if np.any(self._std == 0):
-            raise DataError(f"Normalize: std must not contain zeros, got {std!r}")
-
-    def forward(self, x):
-        arr, as_nd = to_host(x, "Normalize")
-        if arr.ndim not in (3, 4):
-            raise DataError(f"Normalize: expected a CHW tensor or NCHW batch, got shape "
-                            f"{arr.shape}")
-        c = arr.shape[-3]
-        for name, v in (("mean", self._mean), ("std", self._std)):
-            if v.size not in (1, c):
-                raise DataError(f"Normalize: {name} has {v.size} values but the input has {c} "
-                                f"channels (shape {arr.shape})")
-        dtype = arr.dtype if np.issubdtype(arr.dtype, np.floating) else np.float32
-        out = (arr.astype(np.float32) - self._mean[:, None, None]) / self._std[:, None, None]
-        return from_host(out.astype(dtype, copy=False), as_nd)
-
-
-class Resize(Block):
-    """Resizes to ``size``: ``(width, height)``, or an int for a square,
-    or, with ``keep_ratio``, the length of the short edge (the long edge
-    scaled to keep the aspect ratio).  ``interpolation``: 0 / 'nearest' or
-    1 / 'bilinear'."""
-
-    def __init__(self, size, keep_ratio=False, interpolation=1):
-        super().__init__()
-        self._keep = bool(keep_ratio) and isinstance(size, numbers.Integral)
-        self._size = _size_pair(size, "Resize")
-        self._interp = interp_name(interpolation, "Resize")
-
-    def forward(self, x):
-        arr, as_nd, _ = _image(x, "Resize")
-        h, w = arr.shape[-3], arr.shape[-2]
-        new_w, new_h = self._size
-        if self._keep:
-            if h > w:
-                new_w, new_h = self._size[0], h * self._size[0] // w
-            else:
-                new_w, new_h = w * self._size[0] // h, self._size[0]
-        return from_host(resize_host(arr, new_w, new_h, self._interp), as_nd)
-
-
 class CenterCrop(Block):
     """The centred ``size`` crop (int or (w, h)); smaller images are
     cropped to the size's aspect ratio and resized up."""
@@ -204,26 +151,6 @@ class CenterCrop(Block):
     def forward(self, x):
         arr, as_nd, _ = _image(x, "CenterCrop")
         return from_host(center_crop_host(arr, self._size, self._interp), as_nd)
-
-
-class CropResize(Block):
-    """The ``width`` x ``height`` region at (``x``, ``y``), resized to
-    ``size`` when given."""
-
-    def __init__(self, x, y, width, height, size=None, interpolation=None):
-        super().__init__()
-        try:
-            self._box = tuple(int(v) for v in (x, y, width, height))
-        except (TypeError, ValueError):
-            raise DataError(f"CropResize: x, y, width, height must be integers, got "
-                            f"{(x, y, width, height)!r}") from None
-        self._size = None if size is None else _size_pair(size, "CropResize")
-        self._interp = interp_name(1 if interpolation is None else interpolation, "CropResize")
-
-    def forward(self, x):
-        arr, as_nd, _ = _image(x, "CropResize")
-        x0, y0, w, h = self._box
-        return from_host(fixed_crop_host(arr, x0, y0, w, h, self._size, self._interp), as_nd)
 
 
 class RandomResizedCrop(Block):
@@ -308,8 +235,106 @@ class RandomCrop(Block):
         return from_host(fixed_crop_host(arr, x0, y0, w, h), as_nd)
 
 
-class _RandomFlip(Block):
-    _axis = None
+
+
+# -- transforms that run one _image_* op (MXNet's HybridBlocks) ---------------------------------
+
+_INTERP_CODES = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, "nearest": 0, "bilinear": 1, "linear": 1,
+                 "bicubic": 2, "cubic": 2, "area": 3, "lanczos": 4}
+
+
+def _interp_code(interpolation, where):
+    try:
+        return _INTERP_CODES[interpolation]
+    except (KeyError, TypeError):
+        raise DataError(f"{where}: interpolation must be 0 (nearest), 1 (bilinear), 2 (bicubic), "
+                        f"3 (area) or 4 (Lanczos-4), got {interpolation!r}") from None
+
+
+class _ImageOp(HybridBlock):
+    """A transform that runs ``_image_*`` ops through ``npx.image`` (eagerly
+    on NDArrays, as graph nodes on Symbols); a numpy image is converted and
+    the result given back as numpy."""
+
+    def __call__(self, x, *args):
+        if isinstance(x, np.ndarray):
+            return super().__call__(from_host(x, True), *args).asnumpy()
+        if not isinstance(x, Symbol):
+            to_host(x, type(self).__name__)       # an NDArray, or a DataError naming the type
+        return super().__call__(x, *args)
+
+
+class ToTensor(_ImageOp):
+    """HWC (NHWC) [0, 255] to CHW (NCHW) float32 [0, 1] (``image.to_tensor``)."""
+
+    def forward(self, x):
+        return npx.image.to_tensor(x)
+
+
+class Normalize(_ImageOp):
+    """``(x - mean) / std`` per channel of a CHW (NCHW) tensor with 1 or 3
+    channels (``image.normalize``); ``mean`` and ``std`` are numbers or one
+    value per channel."""
+
+    def __init__(self, mean=0.0, std=1.0):
+        super().__init__()
+        try:
+            self._mean = tuple(float(v) for v in np.atleast_1d(np.asarray(mean, np.float32)))
+            self._std = tuple(float(v) for v in np.atleast_1d(np.asarray(std, np.float32)))
+        except (TypeError, ValueError):
+            raise DataError(f"Normalize: mean and std must be numbers or sequences of numbers, "
+                            f"got {mean!r} and {std!r}") from None
+        if any(v == 0 for v in self._std):
+            raise DataError(f"Normalize: std must not contain zeros, got {std!r}")
+
+    def forward(self, x):
+        return npx.image.normalize(x, mean=self._mean, std=self._std)
+
+
+class Resize(_ImageOp):
+    """Resizes to ``size``: ``(width, height)``, or an int for a square,
+    or, with ``keep_ratio``, the length of the short edge (the long edge
+    scaled to keep the aspect ratio), as OpenCV does (``image.resize``);
+    ``interpolation``: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos-4
+    (or their names)."""
+
+    def __init__(self, size, keep_ratio=False, interpolation=1):
+        super().__init__()
+        one = isinstance(size, numbers.Integral) and not isinstance(size, bool)
+        w, h = _size_pair(size, "Resize")
+        self._size = (w,) if one else (w, h)
+        self._keep = bool(keep_ratio) and one
+        self._interp = _interp_code(interpolation, "Resize")
+
+    def forward(self, x):
+        return npx.image.resize(x, size=self._size, keep_ratio=self._keep, interp=self._interp)
+
+
+class CropResize(_ImageOp):
+    """The ``width`` x ``height`` region at (``x``, ``y``) (``image.crop``),
+    resized to ``size`` when given (``image.resize``)."""
+
+    def __init__(self, x, y, width, height, size=None, interpolation=None):
+        super().__init__()
+        try:
+            self._box = tuple(int(v) for v in (x, y, width, height))
+        except (TypeError, ValueError):
+            raise DataError(f"CropResize: x, y, width, height must be integers, got "
+                            f"{(x, y, width, height)!r}") from None
+        # sizes and the region are checked by the ops when they run, as in MXNet
+        self._size = None if size is None else _size_pair(size, "CropResize", positive=False)
+        self._interp = _interp_code(1 if interpolation is None else interpolation, "CropResize")
+
+    def forward(self, x):
+        x0, y0, w, h = self._box
+        out = npx.image.crop(x, x=x0, y=y0, width=w, height=h)
+        if self._size is not None:
+            out = npx.image.resize(out, size=self._size, keep_ratio=False, interp=self._interp)
+        return out
+
+
+class _RandomFlip(_ImageOp):
+    _op = None
 
     def __init__(self, p=0.5):
         super().__init__()
@@ -318,164 +343,198 @@ class _RandomFlip(Block):
         self._p = float(p)
 
     def forward(self, x):
-        arr, as_nd, batch = _image(x, type(self).__name__)
-        rng = _rng()
-        if not batch:
-            out = np.flip(arr, self._axis) if rng.random() < self._p else arr.copy()
-            return from_host(out, as_nd)
-        flip = rng.random(len(arr)) < self._p
-        out = arr.copy()
-        out[flip] = np.flip(arr[flip], self._axis + 1)
-        return from_host(out, as_nd)
+        kw = {} if self._p == 0.5 else {"p": self._p}   # MXNet's op has no p: keep its attrs
+        return getattr(npx.image, self._op)(x, **kw)
 
 
 class RandomFlipLeftRight(_RandomFlip):
-    """Flips the image horizontally with probability ``p``."""
-    _axis = 1
+    """Flips the image horizontally with probability ``p``
+    (``image.random_flip_left_right``)."""
+    _op = "random_flip_left_right"
 
 
 class RandomFlipTopBottom(_RandomFlip):
-    """Flips the image vertically with probability ``p``."""
-    _axis = 0
+    """Flips the image vertically with probability ``p``
+    (``image.random_flip_top_bottom``)."""
+    _op = "random_flip_top_bottom"
 
 
-# -- colour -------------------------------------------------------------
-_TYIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]])
-_ITYIQ = np.array([[1.0, 0.956, 0.621], [1.0, -0.272, -0.647], [1.0, -1.107, 1.705]])
-_EIGVAL = np.array([55.46, 4.794, 1.148])
-_EIGVEC = np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140],
-                    [-0.5836, -0.6948, 0.4203]])
+class _RandomEnhance(_ImageOp):
+    """A factor drawn per image from [max(0, 1 - amount), 1 + amount], as
+    MXNet's transforms pass it to the op."""
+    _op = None
 
-
-def _rgb(arr, where):
-    if arr.shape[-1] != 3:
-        raise DataError(f"{where}: expected RGB images (3 channels last), got shape {arr.shape}")
-
-
-def adjust_brightness(img, alpha):
-    """float32 ``img * alpha`` (``alpha`` broadcast per image)."""
-    return img * alpha
-
-
-def adjust_contrast(img, alpha):
-    """Blend with the image's mean gray level."""
-    gray = (img @ LUMA).mean(axis=(-2, -1), keepdims=True)[..., None]
-    return img * alpha + gray * (1 - alpha)
-
-
-def adjust_saturation(img, alpha):
-    """Blend with the per-pixel gray level."""
-    gray = (img @ LUMA)[..., None]
-    return img * alpha + gray * (1 - alpha)
-
-
-def adjust_hue(img, alpha):
-    """Rotate hue by ``alpha`` half-turns in YIQ space (one alpha per image:
-    a scalar, or an array of shape (N, 1, 1, 1))."""
-    alpha = np.asarray(alpha, dtype=np.float64).reshape(-1)
-    u, w = np.cos(alpha * np.pi), np.sin(alpha * np.pi)
-    bt = np.zeros((len(alpha), 3, 3))
-    bt[:, 0, 0] = 1
-    bt[:, 1, 1], bt[:, 1, 2], bt[:, 2, 1], bt[:, 2, 2] = u, -w, w, u
-    t = np.transpose(_ITYIQ @ bt @ _TYIQ, (0, 2, 1)).astype(np.float32)
-    if img.ndim == 3:
-        return img @ t[0]
-    return np.einsum("nhwc,ncd->nhwd", img, t)
-
-
-class _RandomColor(Block):
-    """Draws one factor per image and applies ``_apply`` in float32."""
-
-    def __init__(self, amount, name):
+    def __init__(self, amount):
         super().__init__()
-        self._amount = _nonneg(amount, name, type(self).__name__)
-
-    def _draw(self, rng, n):
-        return 1 + rng.uniform(-self._amount, self._amount, n)
+        a = _nonneg(amount, self._op[len("random_"):], type(self).__name__)
+        self._args = (max(0.0, 1.0 - a), 1.0 + a)
 
     def forward(self, x):
-        arr, as_nd, batch = _image(x, type(self).__name__)
-        _rgb(arr, type(self).__name__)
-        alpha = self._draw(_rng(), len(arr) if batch else 1).astype(np.float32)
-        alpha = alpha.reshape(-1, 1, 1, 1) if batch else alpha.reshape(1, 1, 1)
-        out = self._apply(arr.astype(np.float32), alpha)
-        return from_host(_cast_like(out, arr.dtype), as_nd)
+        return getattr(npx.image, self._op)(x, *self._args)
 
 
-class RandomBrightness(_RandomColor):
-    """Scales pixel values by a factor drawn from [1 - brightness, 1 + brightness]."""
-
-    def __init__(self, brightness):
-        super().__init__(brightness, "brightness")
-
-    _apply = staticmethod(adjust_brightness)
+class RandomBrightness(_RandomEnhance):
+    """Scales pixel values by a random factor (``image.random_brightness``)."""
+    _op = "random_brightness"
 
 
-class RandomContrast(_RandomColor):
-    """Blends with the mean gray level by a factor from [1 - contrast, 1 + contrast]."""
-
-    def __init__(self, contrast):
-        super().__init__(contrast, "contrast")
-
-    _apply = staticmethod(adjust_contrast)
+class RandomContrast(_RandomEnhance):
+    """Blends with the mean luma by a random factor (``image.random_contrast``)."""
+    _op = "random_contrast"
 
 
-class RandomSaturation(_RandomColor):
-    """Blends with the per-pixel gray level by a factor from
-    [1 - saturation, 1 + saturation]."""
-
-    def __init__(self, saturation):
-        super().__init__(saturation, "saturation")
-
-    _apply = staticmethod(adjust_saturation)
+class RandomSaturation(_RandomEnhance):
+    """Blends with a gray level by a random factor (``image.random_saturation``,
+    whose gray level is MXNet's: 0.114 * blue)."""
+    _op = "random_saturation"
 
 
-class RandomHue(_RandomColor):
-    """Rotates the hue by a factor from [-hue, hue] half-turns (YIQ space)."""
-
-    def __init__(self, hue):
-        super().__init__(hue, "hue")
-
-    def _draw(self, rng, n):
-        return rng.uniform(-self._amount, self._amount, n)
-
-    _apply = staticmethod(adjust_hue)
+class RandomHue(_RandomEnhance):
+    """Rotates the hue by a random factor of a turn in HLS space
+    (``image.random_hue``; MXNet's range [1 - hue, 1 + hue] of turns)."""
+    _op = "random_hue"
 
 
-class RandomColorJitter(Block):
-    """Random brightness, contrast, saturation and hue changes (those with
-    a non-zero amount), applied in a random order."""
+class RandomColorJitter(_ImageOp):
+    """Random brightness, contrast, saturation and hue changes (those with a
+    non-zero amount), applied in a random order (``image.random_color_jitter``)."""
 
     def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
         super().__init__()
-        self._steps = []
-        for cls, amount in ((RandomBrightness, brightness), (RandomContrast, contrast),
-                            (RandomSaturation, saturation), (RandomHue, hue)):
-            _nonneg(amount, cls.__name__[6:].lower(), "RandomColorJitter")
-            if amount > 0:
-                self._steps.append(cls(amount))
+        self._args = tuple(_nonneg(v, k, "RandomColorJitter") for k, v in (
+            ("brightness", brightness), ("contrast", contrast), ("saturation", saturation),
+            ("hue", hue)))
 
     def forward(self, x):
-        order = _rng().permutation(len(self._steps))
-        for i in order:
-            x = self._steps[i](x)
-        return x
+        return npx.image.random_color_jitter(x, *self._args)
 
 
-class RandomLighting(Block):
-    """AlexNet-style PCA lighting noise: adds ``eigvec @ (a * eigval)`` to
-    every pixel, ``a`` drawn from N(0, alpha) per image."""
+class RandomLighting(_ImageOp):
+    """AlexNet-style PCA lighting noise with alphas drawn from N(0, alpha)
+    per image (``image.random_lighting``)."""
 
     def __init__(self, alpha):
         super().__init__()
         self._alpha = _nonneg(alpha, "alpha", "RandomLighting")
 
     def forward(self, x):
-        arr, as_nd, batch = _image(x, "RandomLighting")
-        _rgb(arr, "RandomLighting")
-        n = len(arr) if batch else 1
-        a = _rng().normal(0, self._alpha, (n, 3))
-        rgb = ((a * _EIGVAL) @ _EIGVEC.T).astype(np.float32)
-        rgb = rgb.reshape(n, 1, 1, 3) if batch else rgb.reshape(1, 1, 3)
-        out = arr.astype(np.float32) + rgb
-        return from_host(_cast_like(out, arr.dtype), as_nd)
+        return npx.image.random_lighting(x, alpha_std=self._alpha)
+
+
+# -- rotations (MXNet's mx.image.imrotate: a rotated grid through BilinearSampler) --------------
+
+def rotation_grid(n, h, w, degrees, zoom_in=False, zoom_out=False):
+    """MXNet's ``imrotate`` sampling grid (n, 2, h, w), float32: the pixel
+    grid centred, rotated by ``degrees`` (one per image), normalised, and
+    scaled so that no padding shows (``zoom_in``) or the whole image does
+    (``zoom_out``)."""
+    rad = (np.pi * np.asarray(degrees, np.float32) / np.float32(180)).reshape(n, 1, 1)
+    hs, ws = np.float32((h - 1) / 2), np.float32((w - 1) / 2)
+    hm = np.arange(h, dtype=np.float32).reshape(h, 1).repeat(w, 1)[None] - hs
+    wm = np.arange(w, dtype=np.float32).reshape(1, w).repeat(h, 0)[None] - ws
+    c, s = np.cos(rad), np.sin(rad)
+    grid = np.stack([(wm * c - hm * s) / ws, (wm * s + hm * c) / hs], axis=1)
+    if zoom_in or zoom_out:
+        hf, wf = np.float32(h), np.float32(w)
+        rho, corner = np.sqrt(hf * hf + wf * wf), np.arctan(hf / wf)
+        a = np.abs(rad)
+        max_x = np.maximum(np.abs(rho * np.cos(corner + a)), np.abs(rho * np.cos(corner - a)))
+        max_y = np.maximum(np.abs(rho * np.sin(corner + a)), np.abs(rho * np.sin(corner - a)))
+        scale = (np.maximum(max_x / wf, max_y / hf) if zoom_out
+                 else np.minimum(wf / max_x, hf / max_y))
+        grid = grid * scale.reshape(n, 1, 1, 1)
+    return grid.astype(np.float32)
+
+
+def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
+    """Rotate a CHW image or NCHW batch (float32) by ``rotation_degrees`` (a
+    number, or one per image), as MXNet's ``mx.image.imrotate``.
+
+    Parameters
+    ----------
+    src : NDArray
+        float32 (C, H, W) or (N, C, H, W).
+    rotation_degrees : float or sequence of float
+        The angle in degrees (a number for one image; a number or one per
+        image for a batch), turned the way MXNet's grid turns it.
+    zoom_in, zoom_out : bool
+        Scale so that no padding shows / the whole image shows (not both).
+    """
+    if zoom_in and zoom_out:
+        raise DataError("imrotate: zoom_in and zoom_out cannot both be True")
+    if src.dtype != np.float32:
+        raise DTypeError(f"imrotate: only float32 images are supported, got {src.dtype} "
+                         f"(call it after ToTensor)")
+    single = src.ndim == 3
+    if src.ndim not in (3, 4):
+        raise DataError(f"imrotate: expected (C, H, W) or (N, C, H, W), got {src.shape}")
+    batch = src.expand_dims(0) if single else src
+    n, _, h, w = batch.shape
+    if isinstance(rotation_degrees, NDArray):
+        rotation_degrees = rotation_degrees.asnumpy()
+    deg = np.asarray(rotation_degrees, np.float32).reshape(-1)
+    if (single and np.ndim(rotation_degrees) != 0) or deg.size not in (1, n):
+        raise DataError(f"imrotate: expected one angle, or one per image ({n}), got "
+                        f"{rotation_degrees!r}")
+    deg = np.broadcast_to(deg, (n,))
+    grid = _nd.array(rotation_grid(n, h, w, deg, zoom_in, zoom_out), ctx=batch.context)
+    out = _nd.BilinearSampler(batch, grid)
+    return out[0] if single else out
+
+
+class Rotate(Block):
+    """Rotates a float32 CHW image or NCHW batch by ``rotation_degrees``,
+    keeping its shape (MXNet's ``imrotate``: a rotated sampling grid through
+    ``BilinearSampler``)."""
+
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        super().__init__()
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, x):
+        arr, as_nd = to_host(x, "Rotate")
+        out = imrotate(x if as_nd else from_host(arr, True), *self._args)
+        return out if as_nd else out.asnumpy()
+
+
+class RandomRotation(Block):
+    """Rotates each float32 CHW image (NCHW batch) by an angle drawn from
+    ``angle_limits``, with probability ``rotate_with_proba``."""
+
+    def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
+        super().__init__()
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise DataError(f"RandomRotation: angle_limits must be an ordered pair, got "
+                            f"{angle_limits!r}")
+        if not 0 <= rotate_with_proba <= 1:
+            raise DataError(f"RandomRotation: rotate_with_proba must be in [0, 1], got "
+                            f"{rotate_with_proba!r}")
+        self._limits = (float(lower), float(upper))
+        self._zoom = (zoom_in, zoom_out)
+        self._p = float(rotate_with_proba)
+
+    def forward(self, x):
+        rng = _rng()
+        if rng.random() > self._p:
+            return x
+        arr, as_nd = to_host(x, "RandomRotation")
+        deg = rng.uniform(*self._limits, size=None if arr.ndim == 3 else len(arr))
+        out = imrotate(x if as_nd else from_host(arr, True), deg, *self._zoom)
+        return out if as_nd else out.asnumpy()
+
+
+class RandomApply(Block):
+    """Applies ``transforms`` (a Block or callable) with probability ``p``."""
+
+    def __init__(self, transforms, p=0.5):
+        super().__init__()
+        if not callable(transforms):
+            raise DataError(f"RandomApply: transforms must be callable, got {transforms!r}")
+        self.transforms = transforms if isinstance(transforms, Block) else _Callable(transforms)
+        self.p = p
+
+    def forward(self, x):
+        if self.p < _rng().random():
+            return x
+        return self.transforms(x)
