@@ -26,26 +26,38 @@ from . import autograd  # noqa: F401
 from . import initializer, lr_scheduler, optimizer  # noqa: F401
 from . import init  # noqa: F401  (the same module as nbdl.initializer)
 from . import np, npx  # noqa: F401
-from . import contrib  # noqa: F401  (mx.contrib.nd / mx.contrib.sym)
 from . import gluon  # noqa: F401
-from . import io, recordio, callback  # noqa: F401
-from . import kvstore  # noqa: F401
-from . import kvstore as kv  # noqa: F401
-from . import metric  # noqa: F401  (MXNet 1.x's metrics; Gluon 2.0's are nbdl.gluon.metric)
-from . import profiler  # noqa: F401
-from . import visualization  # noqa: F401
-from . import visualization as viz  # noqa: F401
-from . import module  # noqa: F401
-from . import module as mod  # noqa: F401
-from . import onnx  # noqa: F401  (export_model / import_model; needs the onnx extra only when called)
-from . import distributed  # noqa: F401  (MPI: needs the distributed extra only when used)
-from . import base, context, name, attribute, util, runtime  # noqa: F401  (MXNet 1.x's small modules)
+from . import base, context, name, attribute, util  # noqa: F401  (MXNet 1.x's small modules)
 from .attribute import AttrScope  # noqa: F401
 from .base import MXNetError  # noqa: F401
 from .context import cpu_pinned  # noqa: F401
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape,  # noqa: F401
                    use_np, use_np_array, use_np_shape)
-from . import test_utils  # noqa: F401
 from .mxnet import alias_mxnet  # noqa: F401
+
+# MXNet 1.x's training APIs (``nbdl.rnn`` among them) and the optional front
+# ends (ONNX, MPI) are imported on first use (``nbdl.mod``, ``nbdl.io.NDArrayIter``,
+# ``nbdl.distributed.init()``): a program that needs none of them does not pay
+# for their import.
+_LAZY = {"contrib": "contrib", "io": "io", "recordio": "recordio", "callback": "callback",
+         "kvstore": "kvstore", "kv": "kvstore", "metric": "metric", "profiler": "profiler",
+         "visualization": "visualization", "viz": "visualization", "module": "module",
+         "mod": "module", "onnx": "onnx", "distributed": "distributed", "runtime": "runtime",
+         "test_utils": "test_utils", "rnn": "rnn"}
+
+
+def __getattr__(attr):
+    target = _LAZY.get(attr)
+    if target is None:
+        raise AttributeError(f"module 'nbdl' has no attribute {attr!r}")
+    import importlib
+    module = importlib.import_module(f"{__name__}.{target}")
+    globals()[attr] = module
+    return module
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"

@@ -288,3 +288,17 @@ def memory_budget():
     backward (docs/memory-budget.md)."""
     v = os.environ.get("NBDL_MEMORY_BUDGET", "").strip()
     return parse_bytes(v, "NBDL_MEMORY_BUDGET") if v else None
+
+
+def compile_workers():
+    """``NBDL_COMPILE_WORKERS``: worker processes that compile a graph's
+    kernels beside its first run (``nbdl.executor.compile_pool``): ``auto``
+    (default, None here: one per idle core beyond the first, at most 4), or a
+    number (``0``: none)."""
+    v = (os.environ.get("NBDL_COMPILE_WORKERS") or "auto").strip().lower()
+    if v == "auto":
+        return None
+    try:
+        return max(0, int(v))
+    except ValueError:
+        return None

@@ -48,7 +48,7 @@ def alias(*names):
     return reg
 
 
-def create(init, **kwargs):
+def create(init, /, **kwargs):
     """An Initializer from an instance (returned as is), a registered name
     (``'xavier'``, ``'zeros'``), or a ``dumps()`` string."""
     if isinstance(init, Initializer):
@@ -352,6 +352,120 @@ class LSTMBias(Initializer):
         n = arr.shape[0] // 4
         values[n:2 * n] = self.forget_bias
         _write(arr, values)
+
+
+# The gates of each mode of the fused RNN op, in MXNet's order.
+RNN_GATES = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("_i", "_f", "_c", "_o"),
+             "gru": ("_r", "_z", "_o")}
+
+
+def fused_rnn_layout(mode, num_layers, bidirectional, num_input, num_hidden, prefix=""):
+    """Where each unfused weight lies in the flat ``parameters`` vector of
+    MXNet's fused ``RNN`` op: all weights (per layer and direction, the
+    gates' ``i2h`` then ``h2h`` matrices), then all biases in the same order.
+
+    Parameters
+    ----------
+    mode : {'rnn_relu', 'rnn_tanh', 'lstm', 'gru'}
+    num_layers : int
+    bidirectional : bool
+    num_input : int
+        Features of layer 0's input.
+    num_hidden : int
+    prefix : str, optional
+        Put before every name (MXNet's ``mx.rnn`` names: ``lstm_l0_i2h_f_weight``).
+
+    Returns
+    -------
+    layout : list of (name, start, shape)
+    size : int
+        The vector's length.
+    """
+    gates = RNN_GATES[mode]
+    dirs = ("l", "r") if bidirectional else ("l",)
+    h, b = int(num_hidden), len(dirs)
+    out, p = [], 0
+    for kind in ("weight", "bias"):
+        for layer in range(num_layers):
+            for d in dirs:
+                for group in ("i2h", "h2h"):
+                    for g in gates:
+                        if kind == "bias":
+                            shape = (h,)
+                        elif group == "h2h":
+                            shape = (h, h)
+                        else:
+                            shape = (h, int(num_input) if layer == 0 else b * h)
+                        out.append((f"{prefix}{d}{layer}_{group}{g}_{kind}", p, shape))
+                        p += int(np.prod(shape))
+    return out, p
+
+
+def fused_rnn_num_input(size, mode, num_layers, bidirectional, num_hidden):
+    """Layer 0's input features given the fused parameter vector's ``size``
+    (the inverse of ``fused_rnn_layout``'s size; MXNet's formula)."""
+    b, m, h = 2 if bidirectional else 1, len(RNN_GATES[mode]), int(num_hidden)
+    return size // b // h // m - (num_layers - 1) * (h + b * h + 2) - h - 2
+
+
+@register
+class FusedRNN(Initializer):
+    """Initializes the flat ``parameters`` vector of a fused ``RNN`` op as
+    the separate weights and biases it holds: each through ``init`` (or the
+    initializer that started the call, by its name: weights by its weight
+    rule, biases zero), an LSTM's forget-gate biases to ``forget_bias``.
+
+    Parameters
+    ----------
+    init : Initializer or str or None
+        For the weights and biases (None: the global initializer).
+    num_hidden : int
+    num_layers : int
+    mode : {'rnn_relu', 'rnn_tanh', 'lstm', 'gru'}
+    bidirectional : bool, default False
+    forget_bias : float, default 1.0
+    """
+
+    def __init__(self, init, num_hidden, num_layers, mode, bidirectional=False,
+                 forget_bias=1.0):
+        if init is not None:
+            init = create(init)
+        if mode not in RNN_GATES:
+            raise InitializerError(f"FusedRNN: mode must be one of {sorted(RNN_GATES)}, got "
+                                   f"{mode!r}")
+        super().__init__(init=None if init is None else init.dumps(), num_hidden=num_hidden,
+                         num_layers=num_layers, mode=mode, bidirectional=bidirectional,
+                         forget_bias=forget_bias)
+        self._init = init
+        self._geometry = (mode, int(num_layers), bool(bidirectional))
+        self._num_hidden, self._forget_bias = int(num_hidden), float(forget_bias)
+
+    def _init_weight(self, desc, arr):
+        from .ndarray import zeros
+        mode, layers, bidi = self._geometry
+        num_input = fused_rnn_num_input(arr.size, mode, layers, bidi, self._num_hidden)
+        layout, size = fused_rnn_layout(mode, layers, bidi, num_input, self._num_hidden)
+        if num_input <= 0 or size != arr.size:
+            raise InitializerError(f"FusedRNN: {str(desc)!r} has {arr.size} values, not the "
+                                   f"size of a {layers}-layer {mode} parameter vector with "
+                                   f"{self._num_hidden} hidden units")
+        flat = np.zeros(size, dtype=np.float64)
+        global_init = getattr(desc, "global_init", None) or self
+        for name, start, shape in layout:
+            if mode == "lstm" and name.endswith("_f_bias"):
+                flat[start:start + shape[0]] = self._forget_bias
+                continue
+            piece = zeros(shape, dtype=arr.dtype)
+            sub = InitDesc(name, global_init=global_init)
+            if self._init is not None:
+                self._init(sub, piece)
+            elif global_init is not self:
+                global_init(sub, piece)
+            elif name.endswith("weight"):
+                raise InitializerError(f"FusedRNN: {str(desc)!r} needs an init or a global "
+                                       f"initializer for its weights")
+            flat[start:start + piece.size] = piece.asnumpy().ravel()
+        _write(arr, flat)
 
 
 @register

@@ -183,6 +183,33 @@ class MXRecordIO:
         out.append(b"\0" * _pad(n))
         self._f.write(b"".join(out))
 
+    def _head(self, continuing):
+        """(offset, cflag, length) of the record part at the file position,
+        checked; None at the end of the file between records."""
+        f = self._f
+        at = f.tell()
+        head = f.read(_HEAD.size)
+        if not head and not continuing:
+            return None
+        if len(head) != _HEAD.size:
+            raise FormatError(f"{self.uri}: truncated record header at byte {at}")
+        magic, lrec = _HEAD.unpack(head)
+        if magic != MAGIC:
+            raise FormatError(f"{self.uri}: bad RecordIO magic 0x{magic:08x} at byte {at} "
+                              f"(expected 0x{MAGIC:08x}); not a RecordIO file, or a wrong "
+                              f".idx offset")
+        cflag, length = lrec >> 29, lrec & _LEN_MASK
+        if cflag > 3 or (cflag in (0, 1)) == continuing:
+            raise FormatError(f"{self.uri}: bad record continuation flag {cflag} at byte "
+                              f"{at}")
+        if at + _HEAD.size + length + _pad(length) > self._size:
+            raise FormatError(f"{self.uri}: record at byte {at} claims {length} bytes but "
+                              f"the file ends at byte {self._size}")
+        if cflag in (1, 2) and length % 4:
+            raise FormatError(f"{self.uri}: a record part at byte {at} has unaligned "
+                              f"length {length}")
+        return at, cflag, length
+
     def read(self):
         """The next record, or None at the end of the file.
 
@@ -191,33 +218,62 @@ class MXRecordIO:
         bytes or None
         """
         self._check(False, "read")
-        f, parts = self._f, []
+        parts = []
         while True:
-            at = f.tell()
-            head = f.read(_HEAD.size)
-            if not head and not parts:
+            head = self._head(bool(parts))
+            if head is None:
                 return None
-            if len(head) != _HEAD.size:
-                raise FormatError(f"{self.uri}: truncated record header at byte {at}")
-            magic, lrec = _HEAD.unpack(head)
-            if magic != MAGIC:
-                raise FormatError(f"{self.uri}: bad RecordIO magic 0x{magic:08x} at byte {at} "
-                                  f"(expected 0x{MAGIC:08x}); not a RecordIO file, or a wrong "
-                                  f".idx offset")
-            cflag, length = lrec >> 29, lrec & _LEN_MASK
-            if cflag > 3 or (cflag in (0, 1)) == bool(parts):
-                raise FormatError(f"{self.uri}: bad record continuation flag {cflag} at byte "
-                                  f"{at}")
-            padded = length + _pad(length)
-            if at + _HEAD.size + padded > self._size:
-                raise FormatError(f"{self.uri}: record at byte {at} claims {length} bytes but "
-                                  f"the file ends at byte {self._size}")
-            parts.append(f.read(padded)[:length])
+            _, cflag, length = head
+            parts.append(self._f.read(length + _pad(length))[:length])
             if cflag in (0, 3):
                 return _MAGIC_BYTES.join(parts)
-            if length % 4:
-                raise FormatError(f"{self.uri}: a record part at byte {at} has unaligned "
-                                  f"length {length}")
+
+    def read_at(self, pos):
+        """The record that starts at byte ``pos`` (an offset from
+        ``record_offsets`` or an index file).
+
+        Parameters
+        ----------
+        pos : int
+            The record's byte offset.
+
+        Returns
+        -------
+        bytes
+        """
+        self._seek_offset(pos)
+        rec = self.read()
+        if rec is None:
+            raise FormatError(f"{self.uri}: no record at offset {pos}")
+        return rec
+
+    def record_offsets(self):
+        """The byte offset of every record of the file, in file order, found
+        from the records' headers alone (payloads are skipped, not read). The
+        read position is left where it was.
+
+        Returns
+        -------
+        list of int
+        """
+        self._check(False, "record_offsets")
+        f = self._f
+        here = f.tell()
+        offsets = []
+        try:
+            f.seek(0)
+            continuing = False
+            while True:
+                head = self._head(continuing)
+                if head is None:
+                    return offsets
+                at, cflag, length = head
+                if cflag in (0, 1):
+                    offsets.append(at)
+                continuing = cflag in (1, 2)
+                f.seek(at + _HEAD.size + length + _pad(length))
+        finally:
+            f.seek(here)
 
     def tell(self):
         """The byte offset of the next record (written or read).
@@ -326,6 +382,13 @@ class MXIndexedRecordIO(MXRecordIO):
         self.fidx = None
         super().__setstate__(state)
 
+    def _offset(self, idx):
+        try:
+            return self.idx[idx]
+        except (KeyError, TypeError):
+            raise ImageError(f"{self.uri}: no record with key {idx!r} in {self.idx_path} "
+                             f"({len(self.idx)} keys)") from None
+
     def seek(self, idx):
         """Move the read position to the record with key ``idx``.
 
@@ -334,12 +397,7 @@ class MXIndexedRecordIO(MXRecordIO):
         idx : key_type
             A key of the index.
         """
-        try:
-            pos = self.idx[idx]
-        except (KeyError, TypeError):
-            raise ImageError(f"{self.uri}: no record with key {idx!r} in {self.idx_path} "
-                             f"({len(self.idx)} keys)") from None
-        self._seek_offset(pos)
+        self._seek_offset(self._offset(idx))
 
     def read_idx(self, idx):
         """The record with key ``idx``.
@@ -353,11 +411,7 @@ class MXIndexedRecordIO(MXRecordIO):
         -------
         bytes
         """
-        self.seek(idx)
-        rec = self.read()
-        if rec is None:
-            raise FormatError(f"{self.uri}: no record at offset {self.idx[idx]} (key {idx!r})")
-        return rec
+        return self.read_at(self._offset(idx))
 
     def write_idx(self, idx, buf):
         """Append a record and index it under key ``idx``.

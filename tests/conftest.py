@@ -5,6 +5,9 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 # Tests of a parallel kernel run it from the first call; the serial twins an
 # executor starts with (NBDL_PARALLEL_AFTER_RUNS) have their own tests.
 os.environ.setdefault("NBDL_PARALLEL_AFTER_RUNS", "0")
+# The test workers already use every core: no compile-pool processes beside
+# them (tests/executor/test_compile_pool.py turns the pool on in its own).
+os.environ.setdefault("NBDL_COMPILE_WORKERS", "0")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

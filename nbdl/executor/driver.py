@@ -52,11 +52,12 @@ def _stamp(modules):
     return h.hexdigest()
 
 
-def generate(steps, ext_ids, arena_view):
+def generate(steps, ext_ids, arena_view, ext_sizes=None):
     """Source of a driver for ``steps`` (Prepared records).  ``ext_ids``:
-    entry ids passed as arguments, in order; ``arena_view(id)`` gives
-    ``(offset, dtype)`` of a planned id.  Returns (source, modules) or None
-    when a kernel cannot be called from generated code."""
+    entry ids passed as arguments, in order (``ext_sizes``: their element
+    counts); ``arena_view(id)`` gives ``(offset, dtype)`` of a planned id.
+    Returns (source, modules) or None when a kernel cannot be called from
+    generated code."""
     kernels, names, lines = {}, {}, []
     ext_pos = {i: k for k, i in enumerate(ext_ids)}
     for s in steps:
@@ -70,7 +71,12 @@ def generate(steps, ext_ids, arena_view):
         for i, view in zip(s.ids, s.views):
             shape = tuple(int(d) for d in view.shape)
             if i in ext_pos:
-                args.append(f"x{ext_pos[i]}.reshape({shape!r})")
+                k = ext_pos[i]
+                n = int(np.prod(shape, dtype=np.int64))
+                if ext_sizes is not None and n != ext_sizes[k]:     # a prefix (Launch.args)
+                    args.append(f"x{k}.reshape(-1)[:{n}].reshape({shape!r})")
+                else:
+                    args.append(f"x{k}.reshape({shape!r})")
             else:
                 off, dt = arena_view(i)
                 n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dt).itemsize
@@ -137,7 +143,7 @@ class Native:
     """
 
     def __init__(self, steps, ext_ids, arena, ext_arrays, arena_view):
-        gen = generate(steps, ext_ids, arena_view) if steps else None
+        gen = generate(steps, ext_ids, arena_view, [a.size for a in ext_arrays]) if steps else None
         self.ok = gen is not None
         self._gen = gen
         self._args = (arena,) + tuple(ext_arrays)

@@ -11,6 +11,7 @@ from ..errors import BindError, ShapeError
 from ..ops.registry import serial_twin
 from . import driver as _driver
 from .. import compile_log
+from . import compile_pool
 
 
 def _wrap(array, device):
@@ -44,6 +45,15 @@ def _dispatch_bound(steps):
     return touched <= config.driver_max_bytes_per_step() * len(steps)
 
 
+def _first_calls(steps):
+    """The (kernel, arguments) a first run of ``steps`` makes from Python:
+    serial twins in place of the parallel kernels not compiled yet."""
+    calls = [(s.fn, s.args) for s in steps]
+    for i in _serial_for_now(calls):
+        calls[i] = (serial_twin(calls[i][0]), calls[i][1])
+    return calls
+
+
 def _serial_for_now(calls):
     """Indices of the calls whose kernel has a serial twin and is neither
     compiled for these arguments nor in the on-disk cache (none when
@@ -73,6 +83,7 @@ class Executor:
         self.outputs = [_wrap(sched.arrays[sched.ids[h]], device) for h in bg.heads]
         self._output_names = symbol.list_outputs()
         self._runners = {}
+        self._pool_started = False
         self._has_backward = bool(sched.backward)
         self._unread = None
         self._segments = None
@@ -127,6 +138,12 @@ class Executor:
             r = self._compile(steps, which)
             self._runners[which] = r
             calls = getattr(r, "calls", None) or [(s.fn, s.args) for s in steps]
+            if not self._pool_started and self._device.device_type == "cpu":
+                self._pool_started = True
+                ahead = calls
+                if which == "fwd_train" and self._has_backward:
+                    ahead = calls + _first_calls(self._sched.backward)
+                compile_pool.start(ahead)
             note = compile_log.announce(calls, self._describe(which))
             if note.count:
                 def first():

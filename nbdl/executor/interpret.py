@@ -5,7 +5,7 @@ import numpy as np
 
 from ..graph.infer import infer_shapes, infer_types
 from ..ops.ir import topo_order
-from ..ops.registry import REQ_WRITE, Call
+from ..ops.registry import REQ_WRITE, Call, pick_args
 
 
 def view_args(arrays, views):
@@ -30,7 +30,7 @@ def run_op(op, attrs, inputs, out_shapes, out_dtypes, device, is_train=False,
     temps = [device.empty(s, d) for s, d in op.temps(call)]
     launch = op.prepare(call)
     arrays = view_args(list(inputs) + list(outputs) + temps, launch.views)
-    launch.fn(*arrays, *launch.scalars)
+    launch.fn(*pick_args(launch.args, arrays), *launch.scalars)
     return outputs
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import GraphError
 from ..graph.signature import node_attr_key
 from ..ops.ir import make_node
-from ..ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call
+from ..ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call, pick_args
 from ..planner import PlanRequest, Step, plan as make_plan
 from .recompute import within_budget
 
@@ -273,7 +273,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
                     launch = node.op.prepare(call)
                     views = None if launch.views is None else [
                         None if v is None else tuple(v) for v in launch.views]
-                    launches[is_train] = (launch.fn, tuple(launch.scalars), views)
+                    launches[is_train] = (launch.fn, tuple(launch.scalars), views, launch.args)
         if k < n_forward:
             p_train = _prepared(node, aids, arrs, launches[True])
             p_infer = _prepared(node, aids, arrs, launches[False]) if both else p_train
@@ -310,14 +310,18 @@ def _call(node, sig, device):
 
 
 def _prepared(node, aids, arrays, launch):
-    """``launch``: (kernel, scalars, view shapes or None) of a prepared
-    ``Launch``."""
-    fn, scalars, shapes = launch
+    """``launch``: (kernel, scalars, view shapes or None, picked arguments
+    or None) of a prepared ``Launch``."""
+    fn, scalars, shapes, pick = launch
     views = list(arrays)
     if shapes is not None:
         views = [a if v is None or v == tuple(a.shape) else a.reshape(v)
                  for a, v in zip(arrays, shapes)]
-    return Prepared(node, list(aids), fn, tuple(views) + scalars, arrays, scalars, views)
+    ids = list(aids)
+    if pick is not None:
+        views = pick_args(pick, views)
+        ids = [aids[a if type(a) is int else a[0]] for a in pick]
+    return Prepared(node, ids, fn, tuple(views) + scalars, arrays, scalars, views)
 
 
 def _viewer(device, arena):

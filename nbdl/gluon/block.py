@@ -16,6 +16,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import ArgumentError, NbdlError
+from ..name import Prefix
 from . import _scope
 
 
@@ -515,7 +516,22 @@ class Block:
         from . import _trace
         self._name_vars()
         with _trace.trace():
-            return self.forward(*args, **kwargs)
+            return self._traced_forward(*args, **kwargs)
+
+    def _traced_forward(self, *args, **kwargs):
+        """``forward`` on Symbols. A 1.x-style block names the nodes it makes
+        after its prefix (``dense0_fwd``, ``mynet0_activation0``), as MXNet
+        runs ``hybrid_forward`` inside the block's ``name_scope()``."""
+        if self._legacy and not self._empty_prefix:
+            with Prefix(self._prefix):
+                return self.forward(*args, **kwargs)
+        return self.forward(*args, **kwargs)
+
+    def _fwd_name(self, name="fwd"):
+        """The name MXNet 1.x gives a built-in layer's main node (``fwd``,
+        under the block's prefix: ``dense0_fwd``) for a 1.x-style block;
+        None (an automatic name) for a Gluon 2.0 one."""
+        return name if self._legacy else None
 
     def __call__(self, *args, **kwargs):
         from ..symbol import Symbol

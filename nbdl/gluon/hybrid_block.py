@@ -179,7 +179,7 @@ class HybridBlock(Block):
         sym_args = _unflatten([var(n) for n in names], in_fmt)
         self._name_vars()                # the variables are named from this block
         with _trace.trace():
-            out = self.forward(*sym_args)
+            out = self._traced_forward(*sym_args)
         outs, out_fmt = _flatten(out, f"{type(self).__name__}.forward output", Symbol)
         sym = outs[0] if len(outs) == 1 else Group(outs)
         return sym, names, in_fmt, out_fmt
@@ -231,7 +231,7 @@ class HybridBlock(Block):
     # -- calling ----------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if _trace.tracing():
-            return self.forward(*args, **kwargs)       # inside a parent's trace
+            return self._traced_forward(*args, **kwargs)   # inside a parent's trace
         if args and isinstance(args[0], Symbol):
             return self._call_on_symbols(args, kwargs)
         for hook in self._forward_pre_hooks:

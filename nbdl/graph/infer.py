@@ -7,6 +7,7 @@ from operator import is_not
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
+from ..util import is_np_shape
 from .signature import bounded_put, node_attr_key
 
 
@@ -48,10 +49,10 @@ _NONES = repeat(None)
 
 def _run(order, table, rule_attr, what, err, partial):
     """Sweep the op nodes alternately forward and backward until a sweep learns
-    nothing.  A node whose inputs and outputs are all known is finished for
-    good (entries are never forgotten), so each sweep visits only the nodes
-    the previous one left unfinished, and a graph that one forward sweep
-    settles costs one visit a node: linear in its size.  A rule's answer is
+    nothing.  A node whose rule ran with its inputs and outputs all known is
+    finished for good (entries are never forgotten), so each sweep visits
+    only the nodes the previous one left unfinished, and a graph that one
+    forward sweep settles costs one visit a node: linear in its size.  A rule's answer is
     remembered per (rule, attributes, known values): repeating nodes cost a
     dictionary lookup."""
     pending = [(n, n.inputs, n.outputs(), getattr(n.op, rule_attr)) for n in order
@@ -67,8 +68,8 @@ def _run(order, table, rule_attr, what, err, partial):
             node, in_es, out_es, rule = item
             ins = list(map(get, in_es))
             outs = list(map(get, out_es))
-            if all(map(is_not, outs, nones)) and all(map(is_not, ins, nones)):
-                continue
+            # a node whose entries its neighbours all set still runs its rule
+            # once: that is what checks them against each other
             attrs = node.attrs
             akey = node_attr_key(node)
             if akey is None:
@@ -143,7 +144,71 @@ def infer_shapes(order, known, partial=True):
     for e, s in known.items():
         if s is not None:
             table[e] = tuple(int(d) for d in s)
+    fills = [] if is_np_shape() else _partial_fills(order)
+    if fills:
+        table = _resolve_partial_fills(order, table, fills)
     return _run(order, table, "infer_shape", "shape", ShapeError, partial)
+
+
+def _partial_fills(order):
+    """The nodes without inputs whose ``shape`` attribute holds a ``0``
+    (``_zeros``, ``_ones``, ``_full``, the samplers): outside NumPy-shape
+    mode MXNet 1.x reads those dims as unknown, to be found from the
+    consumers (``mx.rnn``'s ``begin_state`` makes ``zeros(shape=(0, H))``)."""
+    return [n for n in order if n.op is not None and not n.inputs and "shape" in n.op.attrs
+            and 0 in tuple(n.attrs.get("shape") or ())]
+
+
+# probe sizes standing in for a partial fill's unknown dims: far from the
+# sizes a graph computes
+_FILL_PROBE = 1_000_003
+
+
+def _resolve_partial_fills(order, table, fills):
+    """Shapes for the outputs of ``fills`` (see ``_partial_fills``) found from
+    the rest of the graph.
+
+    The graph without the fills is inferred from what is known; a fill whose
+    consumer then knows its output (an elementwise op) is settled. For one
+    that is not, the same graph is inferred from that fill alone, its
+    unknown dims set to probe sizes; an entry both inferences reach tells
+    the size each probe stands for (an LSTM's ``h2h`` FullyConnected output
+    (probe, 4H) meets the ``i2h`` output (batch, 4H) at their sum). This is
+    repeated while it settles fills; what stays unknown is left to the
+    fills' own rules (the zeros read as sizes)."""
+    fill_set = set(fills)
+    rest = [n for n in order if n not in fill_set]
+    while True:
+        table = _run(rest, table, "infer_shape", "shape", ShapeError, True)
+        for node in fills:
+            if table.get(node.output(0)) is None:
+                shape = _probe_fill(rest, table, node)
+                if shape is not None:
+                    table[node.output(0)] = shape
+                    break
+        else:
+            return table    # the fills' rules then check what was found
+
+
+def _probe_fill(rest, table, node):
+    """The shape of partial fill ``node``'s output that the graph implies, or None."""
+    shape = tuple(int(d) for d in node.attrs["shape"])
+    probed = tuple(_FILL_PROBE + k if d == 0 else d for k, d in enumerate(shape))
+    try:
+        ptable = _run(rest, {node.output(0): probed}, "infer_shape", "shape", ShapeError, True)
+    except ShapeError:
+        return None
+    probes = {p for p, d in zip(probed, shape) if d == 0}
+    found = {}
+    for e, pshape in ptable.items():
+        real = table.get(e)
+        if real is not None and len(real) == len(pshape):
+            for a, b in zip(pshape, real):
+                if a in probes:
+                    found.setdefault(a, b)
+    if not probes <= set(found):
+        return None
+    return tuple(found.get(d, d) for d in probed)
 
 
 # two sizes standing in for the unknown dims of partial shapes (see

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..collective import resolve_parts, shard_indices
 from ..errors import ArgumentError, ShapeError
-from .host_iter import HostBatchIter, check_batch_size, check_names
+from .host_iter import BatchCursor, HostBatchIter, check_batch_size, check_names
 
 __all__ = ["CSVIter"]
 
@@ -140,44 +140,19 @@ class CSVIter(HostBatchIter):
         self._buf = [np.zeros((batch_size,) + a.shape[1:], dtype=dt)
                      for a in (self._data, self._label)]
         self._index = np.zeros(batch_size, dtype=np.uint64)
-        self._pos = 0
-        self._overflow = 0
+        self._cursor = BatchCursor(self._data.shape[0], batch_size, round_batch, what,
+                                   source="rows of data_csv")
         self._describe(self._buf[0].shape, dt, self._buf[1].shape, dt)
 
-    def _copy_row(self, top):
-        for buf, src in zip(self._buf, (self._data, self._label)):
-            buf[top] = src[self._pos]
-        self._index[top] = self._pos
-        self._pos += 1
-
     def _next_batch(self):
-        if self._overflow:  # the last batch wrapped around; the epoch is over
+        nxt = self._cursor.next()
+        if nxt is None:
             return None
-        n, bs = self._data.shape[0], self.batch_size
-        top = 0
-        while self._pos < n:
-            self._copy_row(top)
-            top += 1
-            if top == bs:
-                return self._emit(0)
-        if top == 0:
-            return None
-        if not self.round_batch:
-            return self._emit(bs - top)
-        self._pos = 0
-        for top in range(top, bs):
-            if self._pos >= n:
-                raise ShapeError(f"{self._what}: batch_size {bs} needs more rows than the "
-                                 f"{n} in data_csv to fill a batch with round_batch=True")
-            self._copy_row(top)
-            self._overflow += 1
-        return self._emit(self._overflow)
-
-    def _emit(self, pad):
+        rows, pad = nxt
+        for buf, src in zip(self._buf, (self._data, self._label)):
+            buf[:len(rows)] = src[rows]
+        self._index[:len(rows)] = rows
         return (self._buf[0].copy(), self._buf[1].copy(), pad, self._index.copy())
 
     def _before_first(self):
-        if not self.round_batch or self._overflow == 0:
-            self._pos = 0
-        else:  # the fill already started the new epoch
-            self._overflow = 0
+        self._cursor.before_first()

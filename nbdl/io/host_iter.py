@@ -6,11 +6,12 @@ import numbers
 
 import numpy as np
 
-from ..errors import ArgumentError, NbdlError
+from ..errors import ArgumentError, NbdlError, ShapeError
 from ..ndarray import array as nd_array
 from .base import DataBatch, DataDesc, DataIter
 
-__all__ = ["HostBatchIter", "check_batch_size", "check_names", "label_view"]
+__all__ = ["HostBatchIter", "BatchCursor", "check_batch_size", "check_int", "check_names",
+           "label_view"]
 
 
 def check_batch_size(batch_size, what):
@@ -27,6 +28,26 @@ def check_batch_size(batch_size, what):
             or batch_size <= 0):
         raise ArgumentError(f"{what}: batch_size must be a positive int, got {batch_size!r}")
     return int(batch_size)
+
+
+def check_int(value, what, arg, low=None):
+    """``value`` as an int (not a bool) of at least ``low``, or an
+    ``ArgumentError`` naming ``what`` and ``arg``.
+
+    Parameters
+    ----------
+    value : int
+        The argument's value.
+    what, arg : str
+        The caller's and the argument's names, for the message.
+    low : int, optional
+        The smallest value allowed.
+    """
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+            or (low is not None and value < low)):
+        raise ArgumentError(f"{what}: {arg} must be an int"
+                            f"{'' if low is None else f' >= {low}'}, got {value!r}")
+    return int(value)
 
 
 def check_names(data_name, label_name, what):
@@ -129,3 +150,69 @@ class HostBatchIter(DataIter):
     def getindex(self):
         """The current batch's example indices (numpy uint64)."""
         return self._batch("getindex")[3].copy()
+
+
+class BatchCursor:
+    """Which examples each batch holds, as MXNet's C++ file iterators
+    (``CSVIter``, ``ImageRecordIter``) choose them.
+
+    Batches take the examples of a pass in order. With ``round_batch`` an
+    incomplete last batch is filled from the start of the next pass (``pad``
+    counts the examples it took there), that batch ends the epoch, and the
+    next epoch goes on after them; without it, the last batch is short and
+    its ``pad`` is the number of missing examples.
+
+    Parameters
+    ----------
+    size : int
+        Number of examples (at least 1).
+    batch_size : int
+        Examples per batch.
+    round_batch : bool
+        Fill an incomplete last batch from the next pass.
+    what : str
+        The iterator's name, for messages.
+    new_pass : callable, optional
+        ``new_pass()`` gives the order of the examples (positions in
+        ``range(size)``) for each pass, e.g. a fresh shuffle; in order by default.
+    source : str, optional
+        What the examples are, for messages (``'rows of data_csv'``).
+    """
+
+    def __init__(self, size, batch_size, round_batch, what, new_pass=None, source="examples"):
+        self.size, self.batch_size, self.round_batch = size, batch_size, bool(round_batch)
+        self._what, self._source = what, source
+        self._new_pass = new_pass or (lambda: range(size))
+        self._seq = self._new_pass()
+        self._pos = 0
+        self._overflow = 0
+
+    def next(self):
+        """``(positions, pad)`` of the next batch (``positions`` shorter than
+        ``batch_size`` only without ``round_batch``), or None at the end of
+        the epoch."""
+        if self._overflow:  # the last batch wrapped around; the epoch is over
+            return None
+        bs = self.batch_size
+        take = list(self._seq[self._pos:self._pos + bs])
+        self._pos += len(take)
+        if not take or len(take) == bs:
+            return (take, 0) if take else None
+        need = bs - len(take)
+        if not self.round_batch:
+            return take, need
+        if need > self.size:
+            raise ShapeError(f"{self._what}: batch_size {bs} needs more than the {self.size} "
+                             f"{self._source} to fill a batch with round_batch=True")
+        self._seq = self._new_pass()
+        take += list(self._seq[:need])
+        self._pos = self._overflow = need
+        return take, need
+
+    def before_first(self):
+        """Start the next epoch (after a wrapped batch: where that batch stopped)."""
+        if self._overflow:
+            self._overflow = 0
+        else:
+            self._pos = 0
+            self._seq = self._new_pass()

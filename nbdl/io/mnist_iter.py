@@ -1,7 +1,6 @@
 """``MNISTIter``: batches of MNIST-format (idx) files, as MXNet 1.x's ``mx.io.MNISTIter``."""
 import gzip
 import logging
-import numbers
 import os
 import struct
 
@@ -9,7 +8,7 @@ import numpy as np
 
 from ..collective import resolve_parts
 from ..errors import ArgumentError, ShapeError
-from .host_iter import HostBatchIter, check_batch_size, check_names
+from .host_iter import HostBatchIter, check_batch_size, check_int, check_names
 
 __all__ = ["MNISTIter", "read_idx"]
 
@@ -119,15 +118,7 @@ class MNISTIter(HostBatchIter):
         batch_size = check_batch_size(batch_size, what)
         check_names(data_name, label_name, what)
         num_parts, part_index = resolve_parts(num_parts, part_index, what)
-        for arg, value, low in (("seed", seed, None), ("num_parts", num_parts, 1),
-                                ("part_index", part_index, 0)):
-            if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
-                    or (low is not None and value < low)):
-                raise ArgumentError(f"{what}: {arg} must be an int"
-                                    f"{'' if low is None else f' >= {low}'}, got {value!r}")
-        if part_index >= num_parts:
-            raise ArgumentError(f"{what}: part_index must be < num_parts, got part_index="
-                                f"{part_index}, num_parts={num_parts}")
+        check_int(seed, what, "seed")
         del data_shape, prefetch_buffer
         super().__init__(batch_size, data_name, label_name)
         images = read_idx(image, _IMAGE_MAGIC, what, "image")

@@ -4,6 +4,7 @@ temps, and on the CPU ``Signature``, whose ``run`` closure allocates the
 outputs and calls the kernel with every view and scalar worked out."""
 import numpy as np
 
+from ..ops.registry import pick_args
 from .storage import _prod
 
 _empty = np.empty
@@ -57,7 +58,7 @@ def _runner(entry, n_in, views, single):
     """The closure behind ``Signature.run``: the common shapes of call (one
     output, no temps, one or two inputs) get straight-line code."""
     launch = entry.launch
-    fn, sc = launch.fn, tuple(launch.scalars)
+    fn, sc, pick = launch.fn, tuple(launch.scalars), launch.args
     outs = list(zip(entry.out_shapes, entry.out_dtypes))
     temps = entry.temps
     if entry.nothing_to_do:
@@ -65,7 +66,8 @@ def _runner(entry, n_in, views, single):
             shape, dtype = outs[0]
             return lambda data: _empty(shape, dtype)
         return lambda data: [_empty(s, d) for s, d in outs]
-    if single and not temps and n_in in (1, 2) and (views is None or len(views) == n_in + 1):
+    if (single and not temps and pick is None and n_in in (1, 2)
+            and (views is None or len(views) == n_in + 1)):
         (shape, dtype), = outs
         vs = views or [None] * (n_in + 1)
         if n_in == 1:
@@ -104,6 +106,8 @@ def _runner(entry, n_in, views, single):
             arrays += [_empty(s, d) for s, d in temps]
         if views is not None:
             arrays = [a if v is None else a.reshape(v) for a, v in zip(arrays, views)]
+        if pick is not None:
+            arrays = pick_args(pick, arrays)
         fn(*arrays, *sc)
         return out[0] if single else out
     return run
@@ -121,5 +125,5 @@ def _run_given(sig, data, given):
         if views is not None:
             arrays = [a if v is None else a.reshape(v) for a, v in zip(arrays, views)]
         launch = entry.launch
-        launch.fn(*arrays, *launch.scalars)
+        launch.fn(*pick_args(launch.args, arrays), *launch.scalars)
     return out

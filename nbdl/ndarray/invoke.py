@@ -27,7 +27,7 @@ from ..autograd.tape import record_op, tape_op
 from ..device import as_device
 from ..errors import DeviceError, DTypeError, GraphError, ShapeError
 from ..executor.interpret import view_args
-from ..ops.registry import REQ_INPLACE, REQ_WRITE, Call, get_op, shapes_str
+from ..ops.registry import REQ_INPLACE, REQ_WRITE, Call, get_op, pick_args, shapes_str
 from . import invoke_scalars as _scalars
 from .eager_call import EagerCall, Signature, _run_given
 from .ndarray import NDArray
@@ -536,7 +536,7 @@ def _launch_now(entry, in_data, out_data, dev):
         return
     launch = entry.launch
     temps = [dev.empty(s, d) for s, d in entry.temps]
-    arrays = view_args(in_data + out_data + temps, launch.views)
+    arrays = pick_args(launch.args, view_args(in_data + out_data + temps, launch.views))
     if dev.device_type == "cpu":
         launch.fn(*arrays, *launch.scalars)
     else:

@@ -5,7 +5,7 @@ every step reuses the prepared launch with the new values in its scalar
 slots instead of re-preparing it and filling the caches (docs/ops.md)."""
 import numpy as np
 
-from ..ops.registry import REQ_INPLACE, REQ_WRITE, get_op
+from ..ops.registry import REQ_INPLACE, REQ_WRITE, get_op, pick_args
 from .. import profiler_core as _prof
 from . import invoke as _inv
 from .ndarray import NDArray
@@ -208,7 +208,7 @@ def scalar_runner(entry, in_shapes, scalar_attrs, given, device):
     outputs) or an array per output.  Returns the output arrays.  On a GPU
     ``device`` allocates the outputs and the kernel runs in its context."""
     launch = entry.launch
-    fn = launch.fn
+    fn, pick = launch.fn, launch.args
     base = list(launch.scalars)
     first = len(base) - len(scalar_attrs)
     slots = [first + scalar_attrs.index(k) for k in given]
@@ -246,6 +246,8 @@ def scalar_runner(entry, in_shapes, scalar_attrs, given, device):
         if views is not None:
             arrays = [a if v is None or tuple(a.shape) == v else a.reshape(v)
                       for a, v in zip(arrays, views)]
+        if pick is not None:
+            arrays = pick_args(pick, arrays)
         if cpu:
             fn(*arrays, *sc)
         else:
@@ -262,7 +264,7 @@ def scalar_runner(entry, in_shapes, scalar_attrs, given, device):
         if views is not None:
             arrays = [a if v is None or tuple(a.shape) == v else a.reshape(v)
                       for a, v in zip(arrays, views)]
-        arrays = tuple(arrays) + tuple(head)
+        arrays = tuple(pick_args(pick, arrays)) + tuple(head)
 
         def call(values):
             fn(*arrays, *[kind(v) for v in values])

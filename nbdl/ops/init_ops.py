@@ -52,17 +52,39 @@ def _typed(opname):
     return rule
 
 
+def shape_attr_output(opname, shape, out_shape):
+    """The output shape of an op with no inputs and a ``shape`` attribute.
+
+    An empty ``shape`` takes the consumer's (``out_shape``), as MXNet's. A
+    ``0`` in ``shape`` is MXNet 1.x's unknown dim outside NumPy-shape mode:
+    the graph's inference (``nbdl.graph.infer``) finds it from the consumers
+    and passes it in ``out_shape``, which must then agree with the other
+    dims; with no ``out_shape`` the zero stays a size (a zero-size array).
+
+    Parameters
+    ----------
+    opname : str
+        For messages.
+    shape : tuple of int
+        The attribute.
+    out_shape : tuple of int or None
+        What the inference knows of the output.
+    """
+    if any(s is None or s < 0 for s in shape):
+        raise shape_error(opname, f"shape={shape} must hold non-negative sizes")
+    if not shape:
+        return None if out_shape is None else tuple(out_shape)
+    if out_shape is not None and tuple(out_shape) != shape:
+        if len(out_shape) != len(shape) or any(s and s != o for s, o in zip(shape, out_shape)):
+            raise shape_error(opname, f"output shape {tuple(out_shape)} differs from "
+                              f"shape={shape}")
+        return tuple(out_shape)
+    return shape
+
+
 def _filled_shape(opname):
     def rule(attrs, in_shapes, out_shapes):
-        shape = tuple(attrs["shape"])
-        if any(s is None or s < 0 for s in shape):
-            raise shape_error(opname, f"shape={shape} must hold non-negative sizes")
-        if not shape:   # from the consumer, as MXNet's
-            return in_shapes, [None if out_shapes[0] is None else tuple(out_shapes[0])]
-        if out_shapes[0] is not None and tuple(out_shapes[0]) != shape:
-            raise shape_error(opname, f"output shape {tuple(out_shapes[0])} differs from "
-                              f"shape={shape}")
-        return in_shapes, [shape]
+        return in_shapes, [shape_attr_output(opname, tuple(attrs["shape"]), out_shapes[0])]
     return rule
 
 

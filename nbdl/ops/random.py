@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import AttrError, DTypeError
 from .attrs import Attr
 from .ir import make_node
+from .init_ops import shape_attr_output
 from .registry import OpDef, register, shape_error
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -108,15 +109,7 @@ def _zero_input_shape(opname, dist):
                                 f"high={attrs['high']}")
         else:
             check_params(opname, dist, attrs)
-        shape = tuple(attrs["shape"])
-        if any(s is None or s < 0 for s in shape):
-            raise shape_error(opname, f"shape={shape} must hold non-negative sizes")
-        if shape:
-            if out_shapes[0] is not None and tuple(out_shapes[0]) != shape:
-                raise shape_error(opname, f"output shape {tuple(out_shapes[0])} differs from "
-                                  f"shape={shape}")
-            return in_shapes, [shape]
-        return in_shapes, [None if out_shapes[0] is None else tuple(out_shapes[0])]
+        return in_shapes, [shape_attr_output(opname, tuple(attrs["shape"]), out_shapes[0])]
     return rule
 
 

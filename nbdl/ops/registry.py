@@ -59,10 +59,39 @@ class Call:
 
 @dataclass
 class Launch:
-    """A prepared kernel call: ``fn(*arrays, *scalars)``."""
+    """A prepared kernel call: ``fn(*arrays, *scalars)``.
+
+    ``views`` gives a shape per array of the call (inputs, outputs, temps;
+    None: its own shape).  ``args`` (None: every array, in order) picks the
+    arrays ``fn`` takes, after the views: an index into that list (it may
+    repeat), or ``(index, shape)`` for the first ``prod(shape)`` elements of
+    that array viewed as ``shape`` -- ``(0, (0,))`` is an empty 1-D array of
+    the first input's dtype, the placeholder a kernel with an optional array
+    (a bias) gets when the op has none, so that one compiled kernel serves
+    both instead of a thin wrapper per variant (a wrapper is a compilation of
+    its own, and it recompiles what it calls)."""
     fn: Callable
     scalars: tuple = ()
     views: Optional[list] = None  # shape per array argument (inputs, outputs, temps) or None
+    args: Optional[tuple] = None  # which arrays fn takes (see above), or None: all
+
+
+def pick_args(args, arrays):
+    """The arrays a kernel takes: ``arrays`` (the call's, viewed) picked by
+    ``Launch.args`` (None: all of them)."""
+    if args is None:
+        return arrays
+    out = []
+    for a in args:
+        if type(a) is int:
+            out.append(arrays[a])
+        else:
+            i, shape = a
+            n = 1
+            for d in shape:
+                n *= d
+            out.append(arrays[i].reshape(-1)[:n].reshape(shape))
+    return out
 
 
 @dataclass
@@ -333,7 +362,7 @@ def half_launch(call, prepare32, copy, n_base):
         args = ins + outs + list(temps[:n_base])
         if views is not None:
             args = [a if v is None else a.reshape(v) for a, v in zip(args, views)]
-        l32.fn(*args, *l32.scalars)
+        l32.fn(*pick_args(l32.args, args), *l32.scalars)
         for dst, m in back:
             copy(dst, m)
     return Launch(fn, (), views=None)

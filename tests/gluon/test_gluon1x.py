@@ -712,3 +712,49 @@ def test_exported_params_load_back_into_a_1x_block_by_full_name(tmp_path):
     other = MLP1x()                            # another prefix: matched by order and shape
     other.load_parameters(params_file)
     assert_almost_equal(other.out_weight.data().asnumpy(), net.out_weight.data().asnumpy())
+
+
+class DroppedMLP1x(gluon.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.hidden = nn.Dense(8, in_units=4, activation="relu")
+            self.drop = nn.Dropout(0.5)
+            self.out_weight = self.params.get("out_weight", shape=(3, 8))
+            self.out_bias = self.params.get("out_bias", shape=(3,), init="zeros")
+
+    def hybrid_forward(self, F, x, out_weight, out_bias):
+        h = F.relu(self.drop(self.hidden(x)))
+        return F.FullyConnected(h, out_weight, out_bias, num_hidden=3)
+
+
+def _op_outputs(sym):
+    return [n for n in sym.get_internals().list_outputs() if n != "data"
+            and not n.endswith(("weight", "bias", "gamma", "beta", "mean", "var"))]
+
+
+def test_1x_blocks_name_their_graph_nodes_as_mxnet():
+    """A 1.x-style block traces under its prefix (MXNet's name_scope around
+    hybrid_forward) and the built-in layers name their node ``fwd``; the
+    names below are MXNet 1.9.1's for the same code."""
+    net = DroppedMLP1x()
+    net.initialize()
+    net.hybridize()
+    net(nbdl.nd.ones((2, 4)))
+    want = ["mlp1x0_dense0_fwd_output", "mlp1x0_dense0_relu_fwd_output",
+            "mlp1x0_dropout0_fwd_output", "mlp1x0_relu0_output", "mlp1x0_fullyconnected0_output"]
+    want = [n.replace("mlp1x0", "droppedmlp1x0") for n in want]
+    assert _op_outputs(net._cached[0]) == want
+    assert _op_outputs(net(nbdl.sym.var("data"))) == want
+    seq = nn.HybridSequential("pool_")          # prefix by position, as 1.x
+    with seq.name_scope():
+        seq.add(nn.Conv2D(2, 3), nn.BatchNorm(), nn.MaxPool2D(), nn.Activation("relu"),
+                nn.LeakyReLU(0.1), nn.Flatten(), nn.Dense(3))
+    assert _op_outputs(seq(nbdl.sym.var("data"))) == [
+        "pool_conv0_fwd_output", "pool_batchnorm0_fwd_output", "pool_pool0_fwd_output",
+        "pool_relu0_fwd_output", "pool_leakyrelu0_fwd_output", "pool_flatten0_flatten0_output",
+        "pool_dense0_fwd_output"]
+    dense = nn.Dense(128, activation="tanh", in_units=10, flatten=False, prefix="test_")
+    assert dense(nbdl.sym.var("data")).list_outputs() == ["test_tanh_fwd_output"]
+    # a Gluon 2.0 block keeps automatic names
+    assert nn.Dense(4)(nbdl.sym.var("data")).list_outputs()[0].startswith("fullyconnected")

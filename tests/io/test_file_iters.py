@@ -115,7 +115,7 @@ def test_csv_bad_input(tmp_path):
         CSVIter(data_csv=str(tmp_path / "bad.csv"), data_shape=(2,), batch_size=1)
     small = CSVIter(data_csv=write_csv(tmp_path / "s.csv", np.ones((2, 1))), data_shape=(1,),
                     batch_size=5)
-    with pytest.raises(nbdl.ShapeError, match="needs more rows"):
+    with pytest.raises(nbdl.ShapeError, match="needs more than the 2 rows of data_csv"):
         next(small)
     with pytest.raises(nbdl.NbdlError, match="no current batch"):
         CSVIter(data_csv=path, data_shape=(6,), batch_size=2).getdata()

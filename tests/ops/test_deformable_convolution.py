@@ -11,7 +11,7 @@ import pytest
 
 import nbdl
 from nbdl.device import cpu, gpu
-from nbdl.ops.registry import REQ_NULL, REQ_WRITE, Call, get_op
+from nbdl.ops.registry import REQ_NULL, REQ_WRITE, Call, get_op, pick_args
 from nbdl.testing import (assert_almost_equal, check_consistency, check_numeric_gradient,
                           check_symbolic_backward, check_symbolic_forward, run_symbol)
 
@@ -207,7 +207,8 @@ def _run(op, call, dev, arrays, outs):
     launch = op.prepare(call)
     arrs = [dev.from_numpy(np.ascontiguousarray(a)) for a in list(arrays) + list(outs) + temps]
     views = launch.views or [None] * len(arrs)
-    launch.fn(*[a if v is None else a.reshape(v) for a, v in zip(arrs, views)], *launch.scalars)
+    launch.fn(*pick_args(launch.args, [a if v is None else a.reshape(v) for a, v in zip(arrs, views)]),
+              *launch.scalars)
     return [dev.to_numpy(a) for a in arrs[len(arrays):len(arrays) + len(outs)]]
 
 

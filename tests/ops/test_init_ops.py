@@ -83,3 +83,23 @@ def test_errors_name_the_op():
         S.linspace(0, 1, -1).infer_shape()
     with pytest.raises(DTypeError, match=r"_zeros: output dtype float64 differs"):
         get_op("_zeros").infer_type({"dtype": "float32"}, [], [np.float64])
+
+
+def test_a_zero_dim_is_unknown_outside_numpy_shape_mode():
+    """MXNet 1.x's ``zeros(shape=(0, H))`` (mx.rnn's begin states): the 0 is
+    found from the consumers, even behind a FullyConnected; in NumPy-shape
+    mode it is a size."""
+    x = S.var("x")
+    direct = x + S.zeros((0, 3))
+    assert direct.infer_shape(x=(2, 3))[1] == [(2, 3)]
+    h = S.FullyConnected(S.uniform(shape=(0, 4), name="h0"), num_hidden=3, name="h2h")
+    behind = S.FullyConnected(x, num_hidden=3, name="i2h") + h
+    args, outs, _ = behind.infer_shape(x=(5, 7))
+    assert outs == [(5, 3)] and dict(zip(behind.list_arguments(), args))["h2h_weight"] == (3, 4)
+    check_symbolic_forward(direct, {"x": np.ones((2, 3), np.float32)}, [np.ones((2, 3))])
+    with nbdl.np_shape(True):
+        assert S.zeros((0, 3)).infer_shape()[1] == [(0, 3)]
+        with pytest.raises(ShapeError):
+            direct.infer_shape(x=(2, 3))
+    with pytest.raises(ShapeError, match="differs from shape"):
+        (S.var("y") + S.zeros((0, 3))).infer_shape(y=(2, 4))

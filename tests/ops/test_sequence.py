@@ -3,7 +3,7 @@ import pytest
 
 import nbdl
 from nbdl.device import cpu, gpu
-from nbdl.ops.registry import REQ_ADD, REQ_NULL, Call, get_op
+from nbdl.ops.registry import REQ_ADD, REQ_NULL, Call, get_op, pick_args
 from nbdl.testing import (assert_almost_equal, check_consistency, check_numeric_gradient,
                           check_symbolic_backward, check_symbolic_forward)
 
@@ -192,7 +192,8 @@ def _call(opname, shapes, req, dtypes, attrs, device):
 
 def _run(launch, *arrays):
     views = launch.views or [None] * len(arrays)
-    launch.fn(*[a if v is None else a.reshape(v) for a, v in zip(arrays, views)], *launch.scalars)
+    viewed = [a if v is None else a.reshape(v) for a, v in zip(arrays, views)]
+    launch.fn(*pick_args(launch.args, viewed), *launch.scalars)
 
 
 @pytest.mark.parametrize("device", ["cpu", "gpu"])

@@ -400,3 +400,14 @@ def test_hidden_keys_given_to_an_op_are_node_attributes_inherited_by_its_variabl
     o = opt.SGD(sym=fc2, param_idx2name=dict(enumerate(names)))
     assert o.lr_mult == {"fc1_weight": 0.0, "fc1_bias": 1.0}
     assert o.wd_mult == {"fc1_bias": 0.0, "fc2_weight": 0.5, "fc2_bias": 0.5}
+
+
+def test_a_node_whose_entries_its_neighbours_set_still_checks_them():
+    # x + V gives V (2, 3), and the outer sum gives transpose(V)'s output
+    # (2, 3) before transpose runs: its own rule must still refuse them
+    v, x = nbdl.sym.var("V"), nbdl.sym.var("x")
+    s3 = nbdl.sym.transpose(v) + (x + v)
+    with pytest.raises(nbdl.ShapeError, match=r"transpose0.*\(3, 2\)"):
+        s3.simple_bind(nbdl.cpu(), x=(2, 3), grad_req="null")
+    with pytest.raises(nbdl.ShapeError):
+        s3.infer_shape(x=(2, 3))

@@ -19,7 +19,8 @@ class LeakyReLU(HybridBlock):
         self._alpha = float(alpha)
 
     def forward(self, x):
-        return call_op("LeakyReLU", [x], act_type="leaky", slope=self._alpha)
+        return call_op("LeakyReLU", [x], act_type="leaky", slope=self._alpha,
+                       name=self._fwd_name())
 
     def __repr__(self):
         return f"LeakyReLU({self._alpha})"
@@ -39,7 +40,8 @@ class PReLU(HybridBlock):
         self.alpha = Parameter("alpha", shape=(int(in_channels),), init=alpha_initializer)
 
     def forward(self, x):
-        return call_op("LeakyReLU", [x, self.alpha.data()], act_type="prelu")
+        return call_op("LeakyReLU", [x, self.alpha.data()], act_type="prelu",
+                       name=self._fwd_name())
 
     def __repr__(self):
         return f"PReLU(in_channels={self.alpha.shape[0]})"
@@ -53,7 +55,8 @@ class ELU(HybridBlock):
         self._alpha = float(alpha)
 
     def forward(self, x):
-        return call_op("LeakyReLU", [x], act_type="elu", slope=self._alpha)
+        return call_op("LeakyReLU", [x], act_type="elu", slope=self._alpha,
+                       name=self._fwd_name())
 
     def __repr__(self):
         return f"ELU({self._alpha})"
@@ -64,7 +67,7 @@ class SELU(HybridBlock):
     1.0507)."""
 
     def forward(self, x):
-        return call_op("LeakyReLU", [x], act_type="selu")
+        return call_op("LeakyReLU", [x], act_type="selu", name=self._fwd_name())
 
     def __repr__(self):
         return "SELU()"

@@ -11,6 +11,17 @@ from ..parameter import Parameter
 
 
 class _SequentialMixin:
+    """What Sequential and HybridSequential share.
+
+    Parameters
+    ----------
+    prefix, params : optional
+        Gluon 1.x's ``prefix`` and ``params`` (see ``Block``), also by position.
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+
     def add(self, *blocks):
         for b in blocks:
             self.register_child(b)
@@ -37,16 +48,7 @@ class _SequentialMixin:
 
 
 class Sequential(_SequentialMixin, Block):
-    """Stacks Blocks sequentially.
-
-    Parameters
-    ----------
-    **kwargs
-        Gluon 1.x's ``prefix`` and ``params`` (see ``Block``).
-    """
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
+    """Stacks Blocks sequentially (``prefix``, ``params``: see ``_SequentialMixin``)."""
 
     def hybridize(self, active=True, **kwargs):
         """Hybridize the children; warns, as Gluon does, when every child is
@@ -67,14 +69,13 @@ class Sequential(_SequentialMixin, Block):
 
 
 class HybridSequential(_SequentialMixin, HybridBlock):
-    """Stacks HybridBlocks sequentially (hybridizable as a whole)."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
+    """Stacks HybridBlocks sequentially, hybridizable as a whole (``prefix``,
+    ``params``: see ``_SequentialMixin``)."""
 
 
-def _act(x, activation):
-    return x if activation is None else call_op("Activation", [x], act_type=activation)
+def _act(x, activation, name=None):
+    return (x if activation is None
+            else call_op("Activation", [x], act_type=activation, name=name))
 
 
 class Dense(HybridBlock):
@@ -99,8 +100,9 @@ class Dense(HybridBlock):
     def forward(self, x):
         inputs = [x, self.weight.data()] + ([self.bias.data()] if self._use_bias else [])
         out = call_op("FullyConnected", inputs, num_hidden=self._units,
-                      no_bias=not self._use_bias, flatten=self._flatten)
-        return _act(out, self._act_type)
+                      no_bias=not self._use_bias, flatten=self._flatten, name=self._fwd_name())
+        # MXNet 1.x's Dense applies its activation as a child block ``<act>_``
+        return _act(out, self._act_type, self._fwd_name(f"{self._act_type}_fwd"))
 
     def __repr__(self):
         shape = self.weight.shape
@@ -117,7 +119,7 @@ class Activation(HybridBlock):
         return self._act_type if isinstance(self._act_type, str) else "activation"
 
     def forward(self, x):
-        return _act(x, self._act_type)
+        return _act(x, self._act_type, self._fwd_name())
 
     def __repr__(self):
         return f"Activation({self._act_type})"
@@ -135,7 +137,7 @@ class Dropout(HybridBlock):
     def forward(self, x):
         if self._rate == 0:
             return x
-        return call_op("Dropout", [x], p=self._rate, axes=self._axes)
+        return call_op("Dropout", [x], p=self._rate, axes=self._axes, name=self._fwd_name())
 
     def __repr__(self):
         return f"Dropout(p = {self._rate}, axes={self._axes})"

@@ -106,7 +106,7 @@ class _Conv(HybridBlock):
         inputs = [x, self.weight.data()]
         if self.bias is not None:
             inputs.append(self.bias.data())
-        out = call_op(self._op, inputs, **self._kwargs)
+        out = call_op(self._op, inputs, name=self._fwd_name(), **self._kwargs)
         return self.act(out) if self.act is not None else out
 
     def _mapping(self):
@@ -254,7 +254,7 @@ class _Pooling(HybridBlock):
             self._kwargs["count_include_pad"] = bool(count_include_pad)
 
     def forward(self, x):
-        return call_op("Pooling", [x], **self._kwargs)
+        return call_op("Pooling", [x], name=self._fwd_name(), **self._kwargs)
 
     def __repr__(self):
         kw = self._kwargs

@@ -31,7 +31,8 @@ class Embedding(HybridBlock):
                                 dtype=dtype, allow_deferred_init=True)
 
     def forward(self, x):
-        return call_op("Embedding", [x, self.weight.data()], **self._kwargs)
+        return call_op("Embedding", [x, self.weight.data()], name=self._fwd_name(),
+                       **self._kwargs)
 
     def __repr__(self):
         kw = self._kwargs

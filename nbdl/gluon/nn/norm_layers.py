@@ -61,7 +61,7 @@ class BatchNorm(_NormBase):
     def forward(self, x):
         return call_op("BatchNorm", [x, self.gamma.data(), self.beta.data(),
                                      self.running_mean.data(), self.running_var.data()],
-                       **self._kwargs)
+                       name=self._fwd_name(), **self._kwargs)
 
 
 class SyncBatchNorm(BatchNorm):

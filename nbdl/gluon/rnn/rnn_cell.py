@@ -82,8 +82,8 @@ class _CellMixin:
         """MXNet 1.x's name of a step's graph node (``rnn_t0_out``) for a
         1.x-style cell, else None (an automatic name)."""
         if not self._legacy:
-            return None
-        return f"{self.prefix}t{max(getattr(self, '_counter', 0), 0)}_{what}"
+            return None   # the block's prefix comes from its trace's name scope
+        return f"t{max(getattr(self, '_counter', 0), 0)}_{what}"
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
                valid_length=None):
@@ -173,8 +173,27 @@ class RNNCell(_GatedCell):
         return out, [out]
 
 
+def _activate(x, activation):
+    """``activation`` (an op name or an ``Activation`` act_type) applied to ``x``."""
+    if activation in ("tanh", "sigmoid", "relu", "softsign"):
+        return call_op(activation, [x])
+    return call_op("Activation", [x], act_type=activation)
+
+
 class LSTMCell(_GatedCell):
-    """LSTM cell; states ``[h, c]``; gates i, f, g, o."""
+    """LSTM cell; states ``[h, c]``; gates i, f, g, o.
+
+    Parameters
+    ----------
+    hidden_size : int
+        Units of the state.
+    activation : str, optional
+        Of the candidate and of the cell state (``'tanh'``).
+    recurrent_activation : str, optional
+        Of the input, forget and output gates (``'sigmoid'``).
+    **kwargs
+        As ``RNNCell``'s (initializers, ``input_size``, ``dtype``, ``prefix``, ...).
+    """
 
     def _alias(self):
         return "lstm"
@@ -182,16 +201,22 @@ class LSTMCell(_GatedCell):
     _gates = 4
     _n_states = 2
 
+    def __init__(self, hidden_size, activation="tanh", recurrent_activation="sigmoid",
+                 **kwargs):
+        super().__init__(hidden_size, **kwargs)
+        self._activation, self._recurrent_activation = activation, recurrent_activation
+
     def forward(self, inputs, states):
         gates = call_op("elemwise_add", [self._fc(inputs, "i2h"), self._fc(states[0], "h2h")])
         s = call_op("SliceChannel", [gates], num_outputs=4, axis=1)
-        i = call_op("sigmoid", [s[0]])
-        f = call_op("sigmoid", [s[1]])
-        g = call_op("tanh", [s[2]])
-        o = call_op("sigmoid", [s[3]])
+        i = _activate(s[0], self._recurrent_activation)
+        f = _activate(s[1], self._recurrent_activation)
+        g = _activate(s[2], self._activation)
+        o = _activate(s[3], self._recurrent_activation)
         c = call_op("elemwise_add", [call_op("elemwise_mul", [f, states[1]]),
                                      call_op("elemwise_mul", [i, g])], name=self._node("state"))
-        h = call_op("elemwise_mul", [o, call_op("tanh", [c])], name=self._node("out"))
+        h = call_op("elemwise_mul", [o, _activate(c, self._activation)],
+                    name=self._node("out"))
         return h, [h, c]
 
 

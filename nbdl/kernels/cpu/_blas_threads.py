@@ -19,7 +19,9 @@ import ctypes
 import ctypes.util
 
 from llvmlite import binding as llvm
-from numba import njit, types
+from numba import types
+
+from ..shared.jit import njit
 
 _GET = "nbdl_blas_get_num_threads"
 _SET = "nbdl_blas_set_num_threads"

@@ -16,7 +16,9 @@ import math
 import re
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch, declare_serial_twin
 from ..shared import special
@@ -102,12 +104,20 @@ def _compile(tag, template, **fields):
     src = template.format(name="KERNEL", **fields)
     digest = hashlib.sha1(src.encode()).hexdigest()[:12]
     name = re.sub(r"\W", "_", tag) + "_" + digest
-    src = template.format(name=name, **fields)
+    return from_source(name, template.format(name=name, **fields))
+
+
+def from_source(name, src):
+    """The kernel ``name`` compiled from its generated source (also how a
+    compile-pool worker process rebuilds it: ``fn.nbdl_source`` names this
+    function and its arguments, and the same source under this module's file
+    name gives the same on-disk cache entry)."""
     ns = dict(_GLOBALS)
     exec(compile(src, __file__, "exec"), ns)
     parallel = "prange(" in src
     # numpy's error model: x / 0 is inf or NaN (MXNet's result), not a ZeroDivisionError
     fn = njit(cache=True, parallel=parallel, error_model="numpy")(ns[name])
+    fn.nbdl_source = (__name__, "from_source", (name, src))
     _SOURCES[name] = src
     return fn
 

@@ -12,7 +12,9 @@ calls (numba's ``numba_xxgemm`` helper, which forwards to scipy's
 threading is controlled as for ``np.dot`` (``_blas_threads``).
 """
 from llvmlite import ir
-from numba import njit, types
+from numba import types
+
+from ..shared.jit import njit
 from numba.core import cgutils
 from numba.extending import intrinsic
 

@@ -8,7 +8,7 @@ overflow to inf and NaN kept."""
 import math
 
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 _HALF = np.dtype(np.float16)
 

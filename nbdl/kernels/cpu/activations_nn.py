@@ -9,7 +9,9 @@ viewed as ``(outer, C, inner)`` with ``C`` the channel axis (axis 1) and
 gamma as ``(C,)`` or ``(1,)`` (one slope shared by every channel)."""
 import math
 
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._elemwise_gen import map_kernel

@@ -3,7 +3,7 @@ average window (``kernels.shared.pooling.py_pool_window``) over the adaptive
 bounds of ``kernels.shared.adaptive_pooling``; the gradient scatters with
 Pooling's ``py_scatter_window``.  Data are passed flat, plane ``p`` at
 ``p * H * W``."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.adaptive_pooling import AVG, adaptive_plan, py_adaptive_bounds

@@ -3,7 +3,7 @@ _contrib_allclose (rules in ``nbdl.ops.array_checks``).  Arrays whose values
 are read arrive flat; shape_array's input keeps its own shape (its values
 are not read)."""
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ._half import bits_launcher, h2f

@@ -1,7 +1,7 @@
 """CPU kernels for _contrib_BilinearResize2D and its gradient over (N*C, H, W)
 planes, the per-point math of ``nbdl.kernels.shared.bilinear_resize``
 compiled here."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.bilinear_resize import py_resize_point, py_resize_scatter, py_source, resize_plan

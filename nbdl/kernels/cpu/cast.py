@@ -4,7 +4,7 @@ float16 arrays reach these kernels as their uint16 bits (``_half``): a cast
 from float16 converts each element to float32 first (exact), a cast to
 float16 rounds through float32 to nearest-even, as MXNet's ``half_t``
 does (a float64 value is rounded to float32, then to float16)."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._half import bits_launcher, f2h, h2f, is_half
@@ -53,30 +53,8 @@ def copy_half_kernel(x, out, req):
             out[i] = x[i]
 
 
-@njit(cache=True)
-def cast_like_kernel(x, like, out, req):
-    cast_kernel(x, out, req)
-
-
-@njit(cache=True)
-def cast_like_from_half_kernel(x, like, out, req):
-    cast_from_half_kernel(x, out, req)
-
-
-@njit(cache=True)
-def cast_like_to_half_kernel(x, like, out, req):
-    cast_to_half_kernel(x, out, req)
-
-
-@njit(cache=True)
-def copy_like_half_kernel(x, like, out, req):
-    copy_half_kernel(x, out, req)
-
-
-_KERNELS = {(False, False): (cast_kernel, cast_like_kernel),
-            (True, False): (cast_from_half_kernel, cast_like_from_half_kernel),
-            (False, True): (cast_to_half_kernel, cast_like_to_half_kernel),
-            (True, True): (copy_half_kernel, copy_like_half_kernel)}
+_KERNELS = {(False, False): cast_kernel, (True, False): cast_from_half_kernel,
+            (False, True): cast_to_half_kernel, (True, True): copy_half_kernel}
 
 
 def _n(shape):
@@ -86,21 +64,18 @@ def _n(shape):
     return n
 
 
-def cast_function(src, dst, like=False):
-    """The kernel converting ``src`` to ``dst``: ``fn(x, out, req)``, or
-    ``fn(x, like, out, req)`` with ``like`` (``_cast_like``).  When either
-    dtype is float16 it is a Python wrapper viewing float16 arrays as their
-    bits (``_half.bits_launcher``).
+def cast_function(src, dst):
+    """The kernel converting ``src`` to ``dst``: ``fn(x, out, req)``.  When
+    either dtype is float16 it is a Python wrapper viewing float16 arrays as
+    their bits (``_half.bits_launcher``).
 
     Parameters
     ----------
     src, dst : numpy dtype
         Input and output dtypes.
-    like : bool
-        The ``_cast_like`` signature (an unused ``like`` array second).
     """
     key = (is_half(src), is_half(dst))
-    fn = _KERNELS[key][1 if like else 0]
+    fn = _KERNELS[key]
     return bits_launcher(fn) if any(key) else fn
 
 
@@ -112,8 +87,9 @@ def prepare_cast(call):
 
 def prepare_cast_like(call):
     n = _n(call.out_shapes[0])
-    fn = cast_function(call.in_dtypes[0], call.out_dtypes[0], like=True)
-    return Launch(fn, (int(call.req[0]),), views=[(n,), (n,), (n,)])
+    fn = cast_function(call.in_dtypes[0], call.out_dtypes[0])
+    # arrays: data, like (shape only), out: the cast's own kernel
+    return Launch(fn, (int(call.req[0]),), views=[(n,), (n,), (n,)], args=(0, 2))
 
 
 def prepare_multicast(call):

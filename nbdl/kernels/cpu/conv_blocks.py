@@ -2,7 +2,9 @@
 of samples (``SERIAL``, each ``CHUNKS`` chunk, and ``SPLIT``'s pieces), the
 serial loops over a range of samples (and over the column tiles of one
 image), and ``SPLIT``'s GEMMs split by rows over threads."""
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL
 from ._gemm import gemm

@@ -3,7 +3,9 @@ table, one channel's im2col / col2im through it, the units a block is made of
 (one (sample, channel) pair each), the reductions of the weight gradient's
 partial sums, the bias, and the per-call set-up that compacts the weights to
 the taps that read the image."""
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD
 

@@ -42,7 +42,9 @@ The variant (``mode``) and the scratch are chosen by ``conv_plan``; the
 column-side loops live in ``conv_im2col`` and the GEMM blocks in
 ``conv_blocks``.
 """
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ...ops.convolution import geometry
@@ -252,83 +254,12 @@ def deconv_backward_parallel(og, x, w, dx, dw_, db, col, part, buf, tbl, wsc, r_
         _bias_grad_par(og3, db, w.shape[0], r_b)
 
 
-# -- the no-bias signatures (module-level, one each: numba caches by qualified name) ---
-
-@njit(cache=True)
-def conv_forward_nobias(img, w, out, col, buf, tbl, wsc, req, direct, mode, nt, bs, tile, hold,
-                        kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    conv_forward(img, w, w[0, 0, :0], out, col, buf, tbl, wsc, 0, req, direct, mode, nt, bs, tile, hold,
-                 kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-
-
-@njit(cache=True)
-def conv_forward_parallel_nobias(img, w, out, col, buf, tbl, wsc, req, direct, mode, nt, bs, tile, hold,
-                                 kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    conv_forward_parallel(img, w, w[0, 0, :0], out, col, buf, tbl, wsc, 0, req, direct, mode, nt,
-                          bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-
-
-@njit(cache=True)
-def deconv_forward_nobias(x, w, out, col, buf, tbl, wsc, req, direct, mode, nt, bs, tile, hold,
-                          kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    deconv_forward(x, w, w[0, 0, :0], out, col, buf, tbl, wsc, 0, req, direct, mode, nt, bs, tile, hold,
-                   kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-
-
-@njit(cache=True)
-def deconv_forward_parallel_nobias(x, w, out, col, buf, tbl, wsc, req, direct, mode, nt, bs, tile, hold,
-                                   kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    deconv_forward_parallel(x, w, w[0, 0, :0], out, col, buf, tbl, wsc, 0, req, direct, mode, nt,
-                            bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-
-
-@njit(cache=True)
-def conv_backward_nobias(og, img, w, dimg, dw_, col, part, buf, tbl, wsc, r_img, r_w, direct, mode,
-                         nt, bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    conv_backward(og, img, w, dimg, dw_, w[0, 0, :0], col, part, buf, tbl, wsc, r_img, r_w,
-                  REQ_NULL, 0, direct, mode, nt, bs, tile, hold,
-                  kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-
-
-@njit(cache=True)
-def conv_backward_parallel_nobias(og, img, w, dimg, dw_, col, part, buf, tbl, wsc, r_img, r_w,
-                                  direct, mode, nt, bs, tile, hold,
-                                  kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    conv_backward_parallel(og, img, w, dimg, dw_, w[0, 0, :0], col, part, buf, tbl, wsc, r_img,
-                           r_w, REQ_NULL, 0, direct, mode, nt, bs, tile, hold,
-                           kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-
-
-@njit(cache=True)
-def deconv_backward_nobias(og, x, w, dx, dw_, col, part, buf, tbl, wsc, r_x, r_w, direct, mode, nt,
-                           bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    deconv_backward(og, x, w, dx, dw_, w[0, 0, :0], col, part, buf, tbl, wsc, r_x, r_w, REQ_NULL,
-                    0, direct, mode, nt, bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh,
-                    dw)
-
-
-@njit(cache=True)
-def deconv_backward_parallel_nobias(og, x, w, dx, dw_, col, part, buf, tbl, wsc, r_x, r_w, direct,
-                                    mode, nt, bs, tile, hold,
-                                    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    deconv_backward_parallel(og, x, w, dx, dw_, w[0, 0, :0], col, part, buf, tbl, wsc, r_x, r_w,
-                             REQ_NULL, 0, direct, mode, nt, bs, tile, hold,
-                             kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
-
-
-# (transposed, parallel, has_bias) -> entry point
-_FORWARD = {(False, False, True): conv_forward, (False, True, True): conv_forward_parallel,
-            (False, False, False): conv_forward_nobias,
-            (False, True, False): conv_forward_parallel_nobias,
-            (True, False, True): deconv_forward, (True, True, True): deconv_forward_parallel,
-            (True, False, False): deconv_forward_nobias,
-            (True, True, False): deconv_forward_parallel_nobias}
-_BACKWARD = {(False, False, True): conv_backward, (False, True, True): conv_backward_parallel,
-             (False, False, False): conv_backward_nobias,
-             (False, True, False): conv_backward_parallel_nobias,
-             (True, False, True): deconv_backward, (True, True, True): deconv_backward_parallel,
-             (True, False, False): deconv_backward_nobias,
-             (True, True, False): deconv_backward_parallel_nobias}
+# (transposed, parallel) -> entry point; without a bias the kernel gets an
+# empty bias array (Launch.args) and has_bias = 0: one compiled kernel each.
+_FORWARD = {(False, False): conv_forward, (False, True): conv_forward_parallel,
+            (True, False): deconv_forward, (True, True): deconv_forward_parallel}
+_BACKWARD = {(False, False): conv_backward, (False, True): conv_backward_parallel,
+             (True, False): deconv_backward, (True, True): deconv_backward_parallel}
 
 
 def _prepare(call, transposed, backward):
@@ -336,7 +267,7 @@ def _prepare(call, transposed, backward):
     geom = geometry(call.attrs, data, transposed)
     mode, nt, bs, tile = cpu_plan(call, geom)
     has_bias = not call.attrs["no_bias"]
-    fn = (_BACKWARD if backward else _FORWARD)[(transposed, mode != SERIAL, has_bias)]
+    fn = (_BACKWARD if backward else _FORWARD)[(transposed, mode != SERIAL)]
     img, cols, w = geom["img"], geom["cols"], geom["w"]
     # SERIAL: BLAS's own threads only for GEMMs big enough (one block's)
     gemm_flops = 2 * w[1] * w[2] * (bs * geom["P"] if tile == geom["P"] else tile)
@@ -345,11 +276,15 @@ def _prepare(call, transposed, backward):
     common = (is_direct(geom), mode, nt, bs, tile, hold) + _geom_scalars(geom)
     if not backward:
         x, y = (cols, img) if transposed else (img, cols)
-        scal = ((1,) if has_bias else ()) + (call.req[0],) + common
-        return Launch(fn, scal, views=[x, w] + bias + [y] + [None] * 4)
+        scal = (int(has_bias), call.req[0]) + common
+        # arrays: x, w, [b], y, 4 temps; the kernel takes (x, w, b, y, temps)
+        pick = None if has_bias else (0, 1, (1, (0,)), 2, 3, 4, 5, 6)
+        return Launch(fn, scal, views=[x, w] + bias + [y] + [None] * 4, args=pick)
     x, og = (cols, img) if transposed else (img, cols)
-    scal = tuple(call.req[:2]) + ((call.req[2], 1) if has_bias else ()) + common
-    return Launch(fn, scal, views=[og, x, w, x, w] + bias + [None] * 5)
+    scal = tuple(call.req[:2]) + ((call.req[2], 1) if has_bias else (REQ_NULL, 0)) + common
+    # arrays: og, x, w, dx, dw, [db], 5 temps; the kernel takes (og, x, w, dx, dw, db, temps)
+    pick = None if has_bias else (0, 1, 2, 3, 4, (2, (0,)), 5, 6, 7, 8, 9)
+    return Launch(fn, scal, views=[og, x, w, x, w] + bias + [None] * 5, args=pick)
 
 
 def prepare_convolution(call):
@@ -370,13 +305,9 @@ def prepare_deconvolution_backward(call):
 
 # Serial twins: what an executor runs until the parallel variant is compiled.
 _twins((conv_forward_parallel, conv_forward),
-       (conv_forward_parallel_nobias, conv_forward_nobias),
        (conv_backward_parallel, conv_backward),
-       (conv_backward_parallel_nobias, conv_backward_nobias),
        (deconv_forward_parallel, deconv_forward),
-       (deconv_forward_parallel_nobias, deconv_forward_nobias),
-       (deconv_backward_parallel, deconv_backward),
-       (deconv_backward_parallel_nobias, deconv_backward_nobias))
+       (deconv_backward_parallel, deconv_backward))
 
 
 __all__ = ["prepare_convolution", "prepare_deconvolution", "prepare_convolution_backward",

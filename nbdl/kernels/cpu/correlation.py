@@ -3,7 +3,7 @@
 mirrors."""
 import math
 
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import correlation as cr

@@ -1,6 +1,6 @@
 """CPU kernels of _contrib_count_sketch and its data gradient over (rows,
 d) data and (1, d) hashes."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.count_sketch import sketch_views

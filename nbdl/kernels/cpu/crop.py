@@ -1,6 +1,6 @@
 """CPU kernels for Crop and its gradient over (N*C, H, W) planes
 (``nbdl.kernels.shared.crop``)."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.crop import crop_plan
@@ -35,20 +35,13 @@ def crop_backward(og, dx, oy, ox, req):
 def prepare_crop(call):
     dview, oview, oy, ox = crop_plan(call.attrs, call.in_shapes[0], call.out_shapes[0])
     views = [dview] + [None] * (len(call.in_shapes) - 1) + [oview]
-    fn = crop_forward if len(call.in_shapes) == 1 else crop_forward_like
-    return Launch(fn, (oy, ox, call.req[0]), views=views)
-
-
-@njit(cache=True)
-def crop_forward_like(x, like, out, oy, ox, req):
-    crop_forward(x, out, oy, ox, req)
+    # a second input (crop_like) is read for its shape only
+    pick = None if len(call.in_shapes) == 1 else (0, len(call.in_shapes))
+    return Launch(crop_forward, (oy, ox, call.req[0]), views=views, args=pick)
 
 
 def prepare_crop_backward(call):
     dview, oview, oy, ox = crop_plan(call.attrs, call.in_shapes[1], call.in_shapes[0])
-    return Launch(crop_backward_shape, (oy, ox, call.req[0]), views=[oview, dview, dview])
-
-
-@njit(cache=True)
-def crop_backward_shape(og, data, dx, oy, ox, req):
-    crop_backward(og, dx, oy, ox, req)
+    # arrays: out_grad, data (shape only), data_grad
+    return Launch(crop_backward, (oy, ox, call.req[0]), views=[oview, dview, dview],
+                  args=(0, 2))

@@ -19,7 +19,9 @@ posterior sum is accumulated in the gradient buffer itself (in log space)
 before being turned into the gradient, so no (T, C) scratch is needed.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
@@ -43,7 +45,7 @@ def _ext(label, n, s, blank):
     return int(label[n, (s - 1) // 2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sample(n, data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta,
             blank, padding, req_loss, req_grad):
     T, N, C = data.shape
@@ -130,93 +132,42 @@ def _sample(n, data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, 
                 beta[n, prev, s] = b
 
 
-@njit(cache=True, inline="always")
-def _run(data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta, blank, padding,
-         req_loss, req_grad):
+# One entry point, serial and parallel, for every input combination: the
+# lengths are optional inputs, and a missing one is stood in for by the loss
+# output (1-D like a length vector; never read then: use_dl / use_ll = 0),
+# picked by Launch.args.
+
+@njit(cache=True)
+def ctc(data, label, dlen, llen, loss, grad, lse, alpha, beta, use_dl, use_ll, blank, padding,
+        req_loss, req_grad):
     check_inputs(data.shape[0], data.shape[2], label, dlen, llen, use_dl, use_ll, blank, padding)
     for n in range(data.shape[1]):
         _sample(n, data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta,
                 blank, padding, req_loss, req_grad)
 
 
-@njit(cache=True, inline="always")
-def _run_parallel(data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta, blank,
-                  padding, req_loss, req_grad):
+@njit(cache=True, parallel=True)
+def ctc_parallel(data, label, dlen, llen, loss, grad, lse, alpha, beta, use_dl, use_ll, blank,
+                 padding, req_loss, req_grad):
     check_inputs(data.shape[0], data.shape[2], label, dlen, llen, use_dl, use_ll, blank, padding)
     for n in prange(data.shape[1]):
-        _sample(n, data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta,
-                blank, padding, req_loss, req_grad)
-
-
-# One entry point per input combination (the lengths are optional inputs),
-# serial and parallel.  A missing length input is stood in for by the loss
-# output (1-D like a length vector; never read then).
-
-@njit(cache=True)
-def ctc(data, label, loss, grad, lse, alpha, beta, blank, padding, req_loss, req_grad):
-    _run(data, label, loss, loss, False, False, loss, grad, lse, alpha, beta, blank, padding,
-         req_loss, req_grad)
-
-
-@njit(cache=True)
-def ctc_dl(data, label, dlen, loss, grad, lse, alpha, beta, blank, padding, req_loss, req_grad):
-    _run(data, label, dlen, loss, True, False, loss, grad, lse, alpha, beta, blank, padding,
-         req_loss, req_grad)
-
-
-@njit(cache=True)
-def ctc_ll(data, label, llen, loss, grad, lse, alpha, beta, blank, padding, req_loss, req_grad):
-    _run(data, label, loss, llen, False, True, loss, grad, lse, alpha, beta, blank, padding,
-         req_loss, req_grad)
-
-
-@njit(cache=True)
-def ctc_dl_ll(data, label, dlen, llen, loss, grad, lse, alpha, beta, blank, padding, req_loss,
-              req_grad):
-    _run(data, label, dlen, llen, True, True, loss, grad, lse, alpha, beta, blank, padding,
-         req_loss, req_grad)
-
-
-@njit(cache=True, parallel=True)
-def ctc_parallel(data, label, loss, grad, lse, alpha, beta, blank, padding, req_loss, req_grad):
-    _run_parallel(data, label, loss, loss, False, False, loss, grad, lse, alpha, beta, blank,
-                  padding, req_loss, req_grad)
-
-
-@njit(cache=True, parallel=True)
-def ctc_dl_parallel(data, label, dlen, loss, grad, lse, alpha, beta, blank, padding, req_loss,
-                    req_grad):
-    _run_parallel(data, label, dlen, loss, True, False, loss, grad, lse, alpha, beta, blank,
-                  padding, req_loss, req_grad)
-
-
-@njit(cache=True, parallel=True)
-def ctc_ll_parallel(data, label, llen, loss, grad, lse, alpha, beta, blank, padding, req_loss,
-                    req_grad):
-    _run_parallel(data, label, loss, llen, False, True, loss, grad, lse, alpha, beta, blank,
-                  padding, req_loss, req_grad)
-
-
-@njit(cache=True, parallel=True)
-def ctc_dl_ll_parallel(data, label, dlen, llen, loss, grad, lse, alpha, beta, blank, padding,
-                       req_loss, req_grad):
-    _run_parallel(data, label, dlen, llen, True, True, loss, grad, lse, alpha, beta, blank,
-                  padding, req_loss, req_grad)
-
-
-_SERIAL = {(False, False): ctc, (True, False): ctc_dl, (False, True): ctc_ll,
-           (True, True): ctc_dl_ll}
-_PARALLEL = {(False, False): ctc_parallel, (True, False): ctc_dl_parallel,
-             (False, True): ctc_ll_parallel, (True, True): ctc_dl_ll_parallel}
+        _sample(np.int64(n), data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha,
+                beta, blank, padding, req_loss, req_grad)
 
 
 def prepare_ctc(call):
-    key = (bool(call.attrs["use_data_lengths"]), bool(call.attrs["use_label_lengths"]))
+    use_dl = bool(call.attrs["use_data_lengths"])
+    use_ll = bool(call.attrs["use_label_lengths"])
     T, N, C = call.in_shapes[0]
     work = T * N * (C + 2 * call.in_shapes[1][1] + 1)
-    parallel = N > 1 and use_parallel(work)
-    fn = (_PARALLEL if parallel else _SERIAL)[key]
-    return Launch(fn, ctc_scalars(call))
+    fn = ctc_parallel if N > 1 and use_parallel(work) else ctc
+    # arrays: data, label, [data lengths], [label lengths], loss, grad, lse, alpha, beta
+    n_in = 2 + use_dl + use_ll
+    loss = n_in
+    dl = 2 if use_dl else loss
+    ll = (2 + use_dl) if use_ll else loss
+    pick = (0, 1, dl, ll) + tuple(range(n_in, n_in + 5))
+    return Launch(fn, (int(use_dl), int(use_ll)) + ctc_scalars(call), args=pick)
 
 
 # -- backward: data_grad = out_grad[n] * grad ----------------------------------------
@@ -243,7 +194,4 @@ def prepare_ctc_backward(call):
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((ctc_parallel, ctc),
-       (ctc_dl_parallel, ctc_dl),
-       (ctc_ll_parallel, ctc_ll),
-       (ctc_dl_ll_parallel, ctc_dl_ll))
+_twins((ctc_parallel, ctc))

@@ -6,7 +6,7 @@ one compiled loop per dtype pair serves every rank.  The running sum is kept
 in the output's dtype (as MXNet: an integer sum wraps) and the loops run in
 memory order: row j of the output is row j - 1 plus row j of the input.
 """
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.cumsum import cumsum_geometry
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch

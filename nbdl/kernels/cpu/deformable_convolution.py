@@ -25,11 +25,14 @@ depend on scheduling); weight-gradient partial sums are per thread and summed
 after.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ...ops.deformable_convolution import backward_temps, forward_temps, geometry
 from ...ops.registry import REQ_NULL, Launch
 from ._parallel import threads as _threads
+from ._parallel import twins as _twins
 from ._blas_threads import BLAS_THREAD_CONTROL, blas_get_threads, blas_set_threads
 
 
@@ -267,111 +270,67 @@ def _bias_grad(og, db):
                 db[g * fg + f] += acc
 
 
-# -- the core entry points (serial when nt == 1, prange over batch chunks otherwise) -------
+# -- the entry points: serial (chunks in turn) and parallel (chunks under prange) --------
+# One compiled kernel of each serves v1 and v2, with and without a bias: v1 gets the
+# offsets in the mask's place (never read: has_mask = 0), no bias an empty array
+# (Launch.args), as flags the kernel reads at run time.
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def deform_forward(data, off, msk, w, b, out, col, has_mask, has_bias, v1, req, nt,
                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
     if req == REQ_NULL:
         return
-    if nt <= 1:
-        _forward_chunk(0, 1, data, off, msk, w, b, out, col, has_mask, has_bias, v1,
+    for t in range(nt):
+        _forward_chunk(t, nt, data, off, msk, w, b, out, col, has_mask, has_bias, v1,
                        kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+
+
+@njit(cache=True, parallel=True)
+def deform_forward_parallel(data, off, msk, w, b, out, col, has_mask, has_bias, v1, req, nt,
+                            kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    if req == REQ_NULL:
         return
     saved = blas_get_threads()
     blas_set_threads(1)
     for t in prange(nt):
-        _forward_chunk(t, nt, data, off, msk, w, b, out, col, has_mask, has_bias, v1,
+        _forward_chunk(np.int64(t), nt, data, off, msk, w, b, out, col, has_mask, has_bias, v1,
                        kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
     blas_set_threads(saved)
 
 
-@njit(cache=True, parallel=True)
-def deform_backward(og, data, off, msk, w, dx, doff, dmsk, dwt, db, cgb, col, part, wtmp,
-                    r_x, r_off, r_m, r_w, r_b, has_mask, has_bias, v1, nt,
-                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
-    if r_x != REQ_NULL or r_off != REQ_NULL or r_m != REQ_NULL or r_w != REQ_NULL:
-        if nt <= 1:
-            _backward_chunk(0, 1, og, data, off, msk, w, dx, doff, dmsk, cgb, col, part, wtmp,
-                            r_x, r_off, r_m, r_w, has_mask, v1,
-                            kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
-        else:
-            saved = blas_get_threads()
-            blas_set_threads(1)
-            for t in prange(nt):
-                _backward_chunk(t, nt, og, data, off, msk, w, dx, doff, dmsk, cgb, col, part,
-                                wtmp, r_x, r_off, r_m, r_w, has_mask, v1,
-                                kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
-            blas_set_threads(saved)
+@njit(cache=True)
+def _backward_tail(og, dwt, db, part, r_w, r_b, has_bias):
     if r_w != REQ_NULL:
         _reduce_parts(part, dwt)
     if has_bias and r_b != REQ_NULL:
         _bias_grad(og, db)
 
 
-# -- one entry point per (op, bias) signature ------------------------------------------------
-
 @njit(cache=True)
-def v1_forward(data, off, w, b, out, col, req, nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
-    deform_forward(data, off, off, w, b, out, col, 0, 1, 1, req, nt,
-                   kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+def deform_backward(og, data, off, msk, w, dx, doff, dmsk, dwt, db, cgb, col, part, wtmp,
+                    r_x, r_off, r_m, r_w, r_b, has_mask, has_bias, v1, nt,
+                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    if r_x != REQ_NULL or r_off != REQ_NULL or r_m != REQ_NULL or r_w != REQ_NULL:
+        for t in range(nt):
+            _backward_chunk(t, nt, og, data, off, msk, w, dx, doff, dmsk, cgb, col, part, wtmp,
+                            r_x, r_off, r_m, r_w, has_mask, v1,
+                            kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+    _backward_tail(og, dwt, db, part, r_w, r_b, has_bias)
 
 
-@njit(cache=True)
-def v1_forward_nobias(data, off, w, out, col, req, nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
-    deform_forward(data, off, off, w, w.reshape(w.size), out, col, 0, 0, 1, req, nt,
-                   kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
-
-
-@njit(cache=True)
-def v2_forward(data, off, msk, w, b, out, col, req, nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
-    deform_forward(data, off, msk, w, b, out, col, 1, 1, 0, req, nt,
-                   kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
-
-
-@njit(cache=True)
-def v2_forward_nobias(data, off, msk, w, out, col, req, nt, kh, kw, sh, sw, ph, pw, dh, dw,
-                      dg_n):
-    deform_forward(data, off, msk, w, w.reshape(w.size), out, col, 1, 0, 0, req, nt,
-                   kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
-
-
-@njit(cache=True)
-def v1_backward(og, data, off, w, dx, doff, dwt, db, cgb, col, part, wtmp, r_x, r_off, r_w, r_b,
-                nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
-    deform_backward(og, data, off, off, w, dx, doff, doff, dwt, db, cgb, col, part, wtmp,
-                    r_x, r_off, REQ_NULL, r_w, r_b, 0, 1, 1, nt,
-                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
-
-
-@njit(cache=True)
-def v1_backward_nobias(og, data, off, w, dx, doff, dwt, cgb, col, part, wtmp, r_x, r_off, r_w,
-                       nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
-    deform_backward(og, data, off, off, w, dx, doff, doff, dwt, dwt.reshape(dwt.size), cgb, col,
-                    part, wtmp, r_x, r_off, REQ_NULL, r_w, REQ_NULL, 0, 0, 1, nt,
-                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
-
-
-@njit(cache=True)
-def v2_backward(og, data, off, msk, w, dx, doff, dmsk, dwt, db, cgb, col, part, wtmp,
-                r_x, r_off, r_m, r_w, r_b, nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
-    deform_backward(og, data, off, msk, w, dx, doff, dmsk, dwt, db, cgb, col, part, wtmp,
-                    r_x, r_off, r_m, r_w, r_b, 1, 1, 0, nt,
-                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
-
-
-@njit(cache=True)
-def v2_backward_nobias(og, data, off, msk, w, dx, doff, dmsk, dwt, cgb, col, part, wtmp,
-                       r_x, r_off, r_m, r_w, nt, kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
-    deform_backward(og, data, off, msk, w, dx, doff, dmsk, dwt, dwt.reshape(dwt.size), cgb, col,
-                    part, wtmp, r_x, r_off, r_m, r_w, REQ_NULL, 1, 0, 0, nt,
-                    kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
-
-
-_FORWARD = {(False, True): v1_forward, (False, False): v1_forward_nobias,
-            (True, True): v2_forward, (True, False): v2_forward_nobias}
-_BACKWARD = {(False, True): v1_backward, (False, False): v1_backward_nobias,
-             (True, True): v2_backward, (True, False): v2_backward_nobias}
+@njit(cache=True, parallel=True)
+def deform_backward_parallel(og, data, off, msk, w, dx, doff, dmsk, dwt, db, cgb, col, part,
+                             wtmp, r_x, r_off, r_m, r_w, r_b, has_mask, has_bias, v1, nt,
+                             kh, kw, sh, sw, ph, pw, dh, dw, dg_n):
+    if r_x != REQ_NULL or r_off != REQ_NULL or r_m != REQ_NULL or r_w != REQ_NULL:
+        saved = blas_get_threads()
+        blas_set_threads(1)
+        for t in prange(nt):
+            _backward_chunk(np.int64(t), nt, og, data, off, msk, w, dx, doff, dmsk, cgb, col,
+                            part, wtmp, r_x, r_off, r_m, r_w, has_mask, v1,
+                            kh, kw, sh, sw, ph, pw, dh, dw, dg_n)
+        blas_set_threads(saved)
+    _backward_tail(og, dwt, db, part, r_w, r_b, has_bias)
 
 
 # -- prepare --------------------------------------------------------------------------------
@@ -406,14 +365,33 @@ def _prepare(call, modulated, backward):
     y_view = (geom["N"], geom["G"], geom["Fg"], geom["P"])
     n_lead = 3 if modulated else 2          # data, offset, (mask)
     bias = [None] if has_bias else []
+    flags = (int(modulated), int(has_bias), int(not modulated))
     if not backward:
-        fn = _FORWARD[(modulated, has_bias)]
+        fn = deform_forward_parallel if nt > 1 else deform_forward
         views = [None] * n_lead + [w_view] + bias + [y_view, None]
-        return Launch(fn, (call.req[0], nt) + geom["scalars"], views=views)
-    fn = _BACKWARD[(modulated, has_bias)]
-    reqs = tuple(call.req[:n_lead + 1]) + ((call.req[n_lead + 1],) if has_bias else ())
+        # arrays: data, offset, [mask], weight, [bias], out, col
+        ix = list(range(len(views)))
+        if not modulated:
+            ix.insert(2, 1)                 # the offsets in the mask's place
+        if not has_bias:
+            ix.insert(4, (ix[3], (0,)))    # an empty bias
+        pick = None if modulated and has_bias else tuple(ix)
+        return Launch(fn, flags + (call.req[0], nt) + geom["scalars"], views=views, args=pick)
+    fn = deform_backward_parallel if nt > 1 else deform_backward
     views = [y_view] + [None] * n_lead + [w_view] + [None] * n_lead + [w_view] + bias + [None] * 4
-    return Launch(fn, reqs + (nt,) + geom["scalars"], views=views)
+    # arrays: og, data, offset, [mask], weight, d data, d offset, [d mask], d weight, [d bias],
+    # 4 temps; the kernel takes all of them, v1's mask (gradient) being its offset's
+    ix = list(range(len(views)))
+    req = list(call.req)
+    if not modulated:
+        ix.insert(3, 2)                     # mask := offset
+        ix.insert(7, ix[6])                 # d mask := d offset (r_m = REQ_NULL: never written)
+        req.insert(2, REQ_NULL)
+    if not has_bias:
+        ix.insert(9, (ix[8], (0,)))         # an empty bias gradient
+        req.insert(4, REQ_NULL)
+    pick = None if modulated and has_bias else tuple(ix)
+    return Launch(fn, tuple(req[:5]) + flags + (nt,) + geom["scalars"], views=views, args=pick)
 
 
 def prepare_deformableconvolution(call):
@@ -430,6 +408,9 @@ def prepare_deformableconvolution_backward(call):
 
 def prepare_modulateddeformableconvolution_backward(call):
     return _prepare(call, True, True)
+
+
+_twins((deform_forward_parallel, deform_forward), (deform_backward_parallel, deform_backward))
 
 
 __all__ = ["deformable_im2col", "deformable_col2im_grads", "choose_threads"]

@@ -5,7 +5,9 @@ deep channel ``(i*b + j)*C + c`` at (h, w) is shallow channel c at
 per outer iteration (the parallel variant splits those)."""
 import math
 
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch

@@ -3,7 +3,7 @@ box_encode/decode, MultiBoxPrior/Target/Detection, (Multi)Proposal): the
 routines of ``nbdl.kernels.shared.detection`` compiled with ``njit``, looped
 over batch items, boxes or locations here."""
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.detection_multibox import (LABEL_PADDING_MSG, NEG_MINING_MSG, REAL_SIZE_MSG,
                                        DetectionInputError)

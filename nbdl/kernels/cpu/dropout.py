@@ -11,7 +11,7 @@ The mask is drawn serially from numba's per-thread generator so that a
 seed (``random_state.seed``) reproduces it exactly.
 """
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.dropout import mask_temp
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch

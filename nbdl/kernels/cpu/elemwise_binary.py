@@ -4,7 +4,9 @@ scalar (``_plus_scalar``...) ops run the generated flat loops of
 ``_reduce_sum_like`` sums a broadcast gradient back down to an input's
 shape."""
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.elemwise_exprs import spec_of, kernel_name

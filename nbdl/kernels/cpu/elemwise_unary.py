@@ -6,7 +6,9 @@ ones here are the few with their own shape: a plain copy, ``where`` with a
 per-row condition, and where's two-output backward.  Computed indices are
 cast to ``np.uintp`` so Numba does not check each one for wrap-around."""
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ...ops.elemwise_unary import ADD_N_FUSED_MAX
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch

@@ -5,7 +5,9 @@ the output and its head gradient ``(m, output_dim)``.  An id is truncated
 toward zero (C's cast, as MXNet) and clipped to ``[0, input_dim)``."""
 import math
 
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch

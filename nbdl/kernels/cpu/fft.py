@@ -1,6 +1,6 @@
 """CPU kernels of _contrib_fft / _contrib_ifft: each row through
 ``nbdl.kernels.shared.fft``'s Stockham FFT in its own scratch row."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import fft as sf

@@ -2,7 +2,7 @@
 _backward_gather_nd / gather_nd's gradient (layouts in
 ``nbdl.kernels.shared.gather_nd``).  An index outside ``[-X, X)`` raises
 IndexOutOfRange from the kernel; a negative one counts from the end."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.gather_nd import IndexOutOfRange
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch

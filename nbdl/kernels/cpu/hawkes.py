@@ -1,11 +1,11 @@
 """CPU kernels of ``_contrib_hawkesll`` and its gradient: the per-sample
 recursions of ``nbdl.kernels.shared.hawkes`` in a loop over the samples."""
 import numpy as np
-from numba import njit
 
 from ...ops.indexing import IndexOutOfRange
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import hawkes as _shared
+from ..shared.jit import njit
 
 _forward = njit(cache=True)(_shared.py_hawkes_forward)
 _backward = njit(cache=True)(_shared.py_hawkes_backward)

@@ -2,7 +2,7 @@
 table of the CPU convolution (``conv_im2col._make_table``: per kept kernel
 tap and block the image offset read, -1 in the padding; taps that only read
 padding are left out and give zero rows here)."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.im2col import slide_geometry, table_temp, views

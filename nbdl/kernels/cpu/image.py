@@ -4,14 +4,14 @@
 flat; crop runs Crop's kernels on an (N, H, W*C) view; float16 runs the
 float32 kernels on mirrors."""
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import image as im
 from ..shared import image_resize as rs
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import host_copy
-from .crop import crop_backward_shape, crop_forward
+from .crop import crop_backward, crop_forward
 
 temp_plain = with_half(None)
 
@@ -70,7 +70,8 @@ def _prepare_crop(call):
 
 def _prepare_crop_backward(call):
     dv, ov, oy, ox = im.crop_views(call.attrs, call.in_shapes[1])
-    return Launch(crop_backward_shape, (oy, ox, call.req[0]), views=[ov, dv, dv])
+    # arrays: out_grad, data (shape only), data_grad
+    return Launch(crop_backward, (oy, ox, call.req[0]), views=[ov, dv, dv], args=(0, 2))
 
 
 @njit(cache=True)

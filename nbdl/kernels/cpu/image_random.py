@@ -4,7 +4,7 @@ image's parameters are a function of (key, image) (``shared.image_random``)
 and its pixels go through ``shared.image.apply_pixel``.  Images are flat;
 float16 runs on float32 mirrors."""
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ..shared import image as im

@@ -1,6 +1,6 @@
 """CPU kernels of _contrib_arange_like, _contrib_index_array and
 _contrib_index_copy (scalars and views in ``nbdl.kernels.shared.index_contrib``)."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.indexing import IndexOutOfRange
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch

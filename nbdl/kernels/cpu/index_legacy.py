@@ -3,7 +3,7 @@ ravel_multi_index and unravel_index (rules in ``nbdl.ops.index_legacy``).
 batch_take is pick's loop over ``(rows, n, 1)`` and argmax_channel is
 argmax's with axis 1; the ravel loops take the sizes of ``shape`` as
 ``MAX_RAVEL_DIMS`` scalars (padded with 1)."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.index_legacy import argmax_channel_axis, ravel_scalars
 from ...ops.registry import REQ_NULL, Launch

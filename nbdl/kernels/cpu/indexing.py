@@ -9,7 +9,9 @@ the indices flattened, so its output is ``(outer, m, inner)``.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ...ops.indexing import IndexOutOfRange
 from ._parallel import twins as _twins, use_parallel

@@ -1,6 +1,6 @@
 """CPU kernels of the fill ops (nbdl.ops.init_ops): one flat loop each."""
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.init_ops import affine_params, linspace_params

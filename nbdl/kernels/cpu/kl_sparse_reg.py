@@ -2,7 +2,7 @@
 per-channel update and gradient of ``nbdl.kernels.shared.kl_sparse_reg``."""
 import math
 
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.kl_sparse_reg import kl_scalars, kl_view, py_kl_channel

@@ -5,7 +5,7 @@ pivot gives inf/NaN instead of raising).  Views and scalars come from
 ``nbdl.kernels.shared.linalg_plan``.  ``_linalg_potrf`` raises
 ``NotPositiveDefinite`` from the kernel."""
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.linalg import NotPositiveDefinite
 from ...ops.registry import Launch

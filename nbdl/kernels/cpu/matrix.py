@@ -1,10 +1,14 @@
 """CPU kernels for matrix products (FullyConnected, dot, batch_dot).
 
-Every product goes to BLAS through ``np.dot(a, b, out)`` inside njit; numba
-hands a transposed C-contiguous operand (``b.T``, an F-contiguous view) to
-gemm with the transpose flag instead of copying it, so all four
-``transpose_a``/``transpose_b`` combinations run without scratch.  ``np.dot``
-overwrites ``out``, so ``REQ_ADD`` goes through a planned temp (see
+FullyConnected calls BLAS's gemm through ``_gemm.gemm`` (leading dimensions
+and ``beta`` of its own): ``REQ_ADD`` accumulates in the GEMM itself, and one
+compiled kernel per direction serves both bias settings (an empty bias
+stands in when there is none, ``Launch.args``).  dot and batch_dot go to BLAS
+through ``np.dot(a, b, out)`` inside njit; numba hands a transposed
+C-contiguous operand (``b.T``, an F-contiguous view) to gemm with the
+transpose flag instead of copying it, so all four ``transpose_a``/
+``transpose_b`` combinations run without scratch.  ``np.dot`` overwrites
+``out``, so their ``REQ_ADD`` goes through a planned temp (see
 ``nbdl.ops.matrix._add_temp``) and is added afterwards.
 
 ``batch_dot`` loops over the batch serially: each item is one BLAS call
@@ -15,12 +19,13 @@ pay off for many small matrices; left for when a threadpool guard exists.)
 from functools import partial
 
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops import matrix as ops_matrix
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._blas_threads import hold_blas, hold_for, release_blas
+from ._gemm import gemm as _gemm_ptr
 
 
 @njit(cache=True)
@@ -59,24 +64,17 @@ def _add_bias_rows(dst, bias):
 
 
 @njit(cache=True)
-def fc_forward(x, w, b, out, tmp, req, hold):
-    """out (M, N) = x (M, K) . w (N, K)^T + b (N,)."""
+def fc_forward(x, w, b, out, tmp, has_bias, req, hold):
+    """out (M, N) (=, or += for REQ_ADD) x (M, K) . w (N, K)^T + b (N,); BLAS
+    accumulates itself (beta = 1), so ``tmp`` is empty, and without a bias
+    ``b`` is an empty stand-in (Launch.args) never read."""
     if req == REQ_NULL:
         return
     prev = hold_blas(hold)
-    dst = tmp if req == REQ_ADD else out
-    np.dot(x, w.T, dst)
-    _add_bias_rows(dst, b)
-    if req == REQ_ADD:
-        out += dst
+    _gemm_ptr(x, w.T, out, 1.0, 1.0 if req == REQ_ADD else 0.0)
     release_blas(prev)
-
-
-@njit(cache=True)
-def fc_forward_nobias(x, w, out, tmp, req, hold):
-    prev = hold_blas(hold)
-    gemm_req(x, w, out, tmp, 0, 1, req)
-    release_blas(prev)
+    if has_bias:
+        _add_bias_rows(out, b)
 
 
 @njit(cache=True)
@@ -94,21 +92,16 @@ def _bias_grad(g, db, req):
 
 
 @njit(cache=True)
-def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, req_x, req_w, req_b, hold):
-    """dx = g . w, dw = g^T . x, db = sum(g, axis=0)."""
+def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w, req_b, hold):
+    """dx = g . w, dw = g^T . x, db = sum(g, axis=0) (``db`` empty without a bias)."""
     prev = hold_blas(hold)
-    gemm_req(g, w, dx, tmp_x, 0, 0, req_x)
-    gemm_req(g, x, dw, tmp_w, 1, 0, req_w)
+    if req_x != REQ_NULL:
+        _gemm_ptr(g, w, dx, 1.0, 1.0 if req_x == REQ_ADD else 0.0)
+    if req_w != REQ_NULL:
+        _gemm_ptr(g.T, x, dw, 1.0, 1.0 if req_w == REQ_ADD else 0.0)
     release_blas(prev)
-    _bias_grad(g, db, req_b)
-
-
-@njit(cache=True)
-def fc_backward_nobias(g, x, w, dx, dw, tmp_x, tmp_w, req_x, req_w, hold):
-    prev = hold_blas(hold)
-    gemm_req(g, w, dx, tmp_x, 0, 0, req_x)
-    gemm_req(g, x, dw, tmp_w, 1, 0, req_w)
-    release_blas(prev)
+    if has_bias:
+        _bias_grad(g, db, req_b)
 
 
 @njit(cache=True)
@@ -164,8 +157,10 @@ def prepare_fc(call):
     views = [(m, k), (n, k)]
     hold = hold_for(2 * m * k * n)
     if call.attrs["no_bias"]:
-        return Launch(fc_forward_nobias, (call.req[0], hold), views + [(m, n), None])
-    return Launch(fc_forward, (call.req[0], hold), views + [(n,), (m, n), None])
+        # arrays: x, w, out, tmp; the kernel takes (x, w, b, out, tmp)
+        return Launch(fc_forward, (0, call.req[0], hold), views + [(m, n), None],
+                      args=(0, 1, (1, (0,)), 2, 3))
+    return Launch(fc_forward, (1, call.req[0], hold), views + [(n,), (m, n), None])
 
 
 def prepare_fc_backward(call):
@@ -174,8 +169,10 @@ def prepare_fc_backward(call):
     views = [(m, n), (m, k), (n, k), (m, k), (n, k)]
     hold = hold_for(2 * m * k * n)
     if call.attrs["no_bias"]:
-        return Launch(fc_backward_nobias, tuple(call.req[:2]) + (hold,), views + [None, None])
-    return Launch(fc_backward, tuple(call.req[:3]) + (hold,), views + [(n,), None, None])
+        # arrays: g, x, w, dx, dw, tmp_x, tmp_w; the kernel takes a db between dw and tmp_x
+        return Launch(fc_backward, (0,) + tuple(call.req[:2]) + (REQ_NULL, hold),
+                      views + [None, None], args=(0, 1, 2, 3, 4, (2, (0,)), 5, 6))
+    return Launch(fc_backward, (1,) + tuple(call.req[:3]) + (hold,), views + [(n,), None, None])
 
 
 def _operand_views(m, k, n, ta, tb):
@@ -217,8 +214,8 @@ def prepare_batch_dot_backward(call):
 
 # -- scratch rules: np.dot cannot accumulate, so ADD outputs get a buffer -----------
 
-temp_fc = partial(ops_matrix.fc_temp, gemm_adds=False)
-temp_fc_backward = partial(ops_matrix.fc_backward_temp, gemm_adds=False)
+temp_fc = partial(ops_matrix.fc_temp, gemm_adds=True)
+temp_fc_backward = partial(ops_matrix.fc_backward_temp, gemm_adds=True)
 temp_dot = partial(ops_matrix.dot_temp, gemm_adds=False)
 temp_dot_backward = partial(ops_matrix.dot_backward_temp, gemm_adds=False)
 temp_batch_dot = partial(ops_matrix.batch_dot_temp, gemm_adds=False)

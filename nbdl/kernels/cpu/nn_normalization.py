@@ -1,7 +1,7 @@
 """CPU kernels for L2Normalization and LRN and their gradients: one loop
 over the columns (L2) or elements (LRN), each the per-column function of
 ``nbdl.kernels.shared.nn_normalization`` compiled here."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.nn_normalization import (l2_scalars, l2_views, lrn_scalars, lrn_view,

@@ -2,7 +2,7 @@
 ``nbdl.kernels.shared.nn_softmax``) and softmax_cross_entropy (the per-row
 functions of the shared module compiled here)."""
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.nn_softmax import py_xent_grad_row, py_xent_row, softmax_activation_call

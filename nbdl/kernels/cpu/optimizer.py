@@ -18,7 +18,7 @@ gradients as their uint16 bits (Numba's CPU target cannot type float16
 arrays; ``kernels/cpu/_half.py``) and update the float32 master copy.
 """
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_INPLACE, REQ_NULL, Launch
 from ..shared import optimizer as _steps

@@ -11,11 +11,11 @@ mixed-precision ones take float16 weights and gradients as their uint16
 bits (``_half.py``) and update the float32 master copy.
 """
 import numpy as np
-from numba import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import optimizer as _steps
 from ..shared.optimizer import preloaded_plan
+from ..shared.jit import njit
 from ._half import f2h, h2f
 
 sgd_mom_step = njit(cache=True)(_steps.sgd_mom_step)

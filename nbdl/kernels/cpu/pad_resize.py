@@ -13,7 +13,9 @@ import hashlib
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch

@@ -19,7 +19,9 @@ Global pooling takes a fast path: the data is viewed as ``(A, S, B)``
 The per-window functions below are plain Python so the CUDA module compiles
 the same code as device functions."""
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
@@ -268,7 +270,7 @@ def _win_max(xp, h0, h1, w0, w1, k2, k3):
     return v
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _win_argmax(xp, h0, h1, w0, w1):
     """(h, w) of the first maximum of the window (row-major order)."""
     ah, aw = h0, w0
@@ -370,7 +372,7 @@ def pool2d_forward_parallel(x3, out3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, 
         _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _put_argmax2(xp, dp, h0, w0, g, zero, add):
     """A whole 2x2 max window of disjoint windows: its first maximum (of the
     value the forward's unrolled 2x2 max gives) gets g, the others 0,
@@ -395,7 +397,7 @@ def _put_argmax2(xp, dp, h0, w0, g, zero, add):
         dp[h0 + 1, w0 + 1] = g if kd else zero
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _scatter_one(xp, gp, dp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip):
     """Add output (oh, ow)'s gradient to its window, any window."""
     h0, h1, nh = _bounds(oh, SH, PH, KH, H)

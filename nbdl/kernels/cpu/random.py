@@ -11,7 +11,7 @@ parameter dtype for the ``_sample_`` ops), whatever the rank.
 import math
 
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ._half import bits_launcher, f2h, h2f

@@ -8,7 +8,7 @@ parameters' gradients are summed over their samples in float64.
 import math
 
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ._half import bits_launcher, f2h, h2f

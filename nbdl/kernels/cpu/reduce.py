@@ -17,7 +17,7 @@ All kernels are serial: a ``parallel=True`` variant (prange over K0) is the
 natural next step for large inputs, picked by ``nbdl.config.parallel_threshold``.
 """
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
                            reduce_plan)
@@ -254,27 +254,6 @@ def select_keep(g, x, y, dx, mode, req):
                                 dx[r0, k0, r1, k1, r2, k2] = d
 
 
-# Signatures of the hidden backward ops: (out_grad, data, data_grad, ...).
-@njit(cache=True)
-def bcast_backward_tail(g, x, dx, scale, req):
-    bcast_tail(g, dx, scale, req)
-
-
-@njit(cache=True)
-def bcast_backward_keep(g, x, dx, scale, req):
-    bcast_keep(g, dx, scale, req)
-
-
-@njit(cache=True)
-def sum_backward_tail(g, x, dx, acc, op, scale, req):
-    reduce_tail(g, dx, acc, op, scale, req)
-
-
-@njit(cache=True)
-def sum_backward_keep(g, x, dx, acc, op, scale, req):
-    reduce_keep(g, dx, acc, op, scale, req)
-
-
 @njit(cache=True)
 def arg_reduce(x, out, is_min, req):
     """out (outer, inner) = index of the max (min) of x (outer, n, inner) over n,
@@ -321,9 +300,10 @@ def prepare_bcast_backward(call):
     scale = 1.0
     if op_name(call) == "mean":
         scale = 1.0 / count if count else float("nan")
-    fn = bcast_backward_tail if tail else bcast_backward_keep
+    fn = bcast_tail if tail else bcast_keep
     dt = np.dtype(call.out_dtypes[0]).type
-    return Launch(fn, (dt(scale), call.req[0]), [small, big, big])
+    # arrays: out_grad, data (shape only), data_grad: the broadcast's own kernel
+    return Launch(fn, (dt(scale), call.req[0]), [small, big, big], args=(0, 2))
 
 
 def prepare_select_backward(call):
@@ -348,8 +328,10 @@ def prepare_broadcast(call):
 def prepare_broadcast_backward(call):
     gshape, ishape = call.in_shapes[0], call.in_shapes[1]
     tail, big, small, _ = reduce_plan(gshape, broadcast_axes(ishape, gshape), call.where())
-    fn = sum_backward_tail if tail else sum_backward_keep
-    return Launch(fn, (OP_SUM, np.float64(1.0), call.req[0]), [big, small, small, small])
+    fn = reduce_tail if tail else reduce_keep
+    # arrays: out_grad, data (shape only), data_grad, accumulators: the sum's own kernel
+    return Launch(fn, (OP_SUM, np.float64(1.0), call.req[0]), [big, small, small, small],
+                  args=(0, 2, 3))
 
 
 def prepare_arg(call):

@@ -9,7 +9,7 @@ results 3-D ``(K0, K1, K2)``; two passes (the mean, then the squared
 deviations from it) into float64 accumulators in a planned temp.
 """
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.reduce import OP_ASUM, OP_NRM2, reduce_plan
 from ...ops.reduce_norm import _axes, moments_temp, norm_temp

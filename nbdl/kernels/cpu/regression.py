@@ -3,7 +3,7 @@ outputs.  Their backward kernels ignore the head gradient (unless
 SoftmaxOutput's ``out_grad``) and compute the loss gradient from the forward
 output and the label."""
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from .softmax import softmax_forward, softmax_forward_parallel, pick_variant

@@ -35,7 +35,7 @@ busy machine.
 Outputs honour REQ_NULL; the ops do not accept REQ_ADD.
 """
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ._blas_threads import hold_blas, hold_for, release_blas
@@ -279,41 +279,14 @@ def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H
 
 
 @njit(cache=True)
-def rnn_forward(data, params, state, out, hy, reserve, ws, scratch_reserve, mode, L, D, H, P,
-                pkeep, active, clip, lo, hi, hold, r_out, r_hy):
+def rnn_forward(data, params, state, cell, lens, out, hy, cy, reserve, ws, use_len,
+                scratch_reserve, mode, L, D, H, P, pkeep, active, clip, lo, hi, hold, r_out, r_hy,
+                r_cy):
+    """Every mode, with or without lengths: a missing cell (state) / lens is
+    another array of the call, never read (``mode``, ``use_len``, ``r_cy``)."""
     R = reserve.size
     res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
-    _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
-    _forward_core(data, params, state, state, out, hy, hy, res, ws, mode, L, D, H, P, pkeep,
-                  active, clip, lo, hi, hold, r_out, r_hy, REQ_NULL)
-
-
-@njit(cache=True)
-def lstm_forward(data, params, state, cell, out, hy, cy, reserve, ws, scratch_reserve, mode, L,
-                 D, H, P, pkeep, active, clip, lo, hi, hold, r_out, r_hy, r_cy):
-    R = reserve.size
-    res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
-    _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
-    _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
-                  active, clip, lo, hi, hold, r_out, r_hy, r_cy)
-
-
-@njit(cache=True)
-def rnn_forward_len(data, params, state, lens, out, hy, reserve, ws, scratch_reserve, mode, L,
-                    D, H, P, pkeep, active, clip, lo, hi, hold, r_out, r_hy):
-    R = reserve.size
-    res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
-    _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
-    _forward_core(data, params, state, state, out, hy, hy, res, ws, mode, L, D, H, P, pkeep,
-                  active, clip, lo, hi, hold, r_out, r_hy, REQ_NULL)
-
-
-@njit(cache=True)
-def lstm_forward_len(data, params, state, cell, lens, out, hy, cy, reserve, ws, scratch_reserve,
-                     mode, L, D, H, P, pkeep, active, clip, lo, hi, hold, r_out, r_hy, r_cy):
-    R = reserve.size
-    res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
-    _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
+    _fill_lens(ws[0:data.shape[1]], lens, use_len, data.shape[0])
     _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
                   active, clip, lo, hi, hold, r_out, r_hy, r_cy)
 
@@ -508,34 +481,10 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
 
 
 @njit(cache=True)
-def rnn_backward(og, ghy, data, params, state, reserve, dx, dparams, dstate, ws, mode, L, D, H,
-                 P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s):
-    _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
-    _backward_core(og, ghy, ghy, data, params, state, state, reserve, dx, dparams, dstate,
-                   dstate, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, REQ_NULL)
-
-
-@njit(cache=True)
-def lstm_backward(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate, dcell,
-                  ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c):
-    _fill_lens(ws[0:data.shape[1]], ws[0:0], False, data.shape[0])
-    _backward_core(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate,
-                   dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c)
-
-
-@njit(cache=True)
-def rnn_backward_len(og, ghy, data, params, state, lens, reserve, dx, dparams, dstate, ws, mode,
-                     L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s):
-    _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
-    _backward_core(og, ghy, ghy, data, params, state, state, reserve, dx, dparams, dstate,
-                   dstate, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, REQ_NULL)
-
-
-@njit(cache=True)
-def lstm_backward_len(og, ghy, gcy, data, params, state, cell, lens, reserve, dx, dparams,
-                      dstate, dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s,
-                      r_c):
-    _fill_lens(ws[0:data.shape[1]], lens, True, data.shape[0])
+def rnn_backward(og, ghy, gcy, data, params, state, cell, lens, reserve, dx, dparams, dstate,
+                 dcell, ws, use_len, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s,
+                 r_c):
+    _fill_lens(ws[0:data.shape[1]], lens, use_len, data.shape[0])
     _backward_core(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate,
                    dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c)
 
@@ -543,10 +492,17 @@ def lstm_backward_len(og, ghy, gcy, data, params, state, cell, lens, reserve, dx
 # -- prepare --------------------------------------------------------------------
 
 
-_FORWARD = {(False, False): rnn_forward, (True, False): lstm_forward,
-            (False, True): rnn_forward_len, (True, True): lstm_forward_len}
-_BACKWARD = {(False, False): rnn_backward, (True, False): lstm_backward,
-             (False, True): rnn_backward_len, (True, True): lstm_backward_len}
+def _pick(names, wanted, stand_in):
+    """Launch.args: the index in ``names`` (the call's arrays) of each of
+    ``wanted`` (the kernel's), or of its stand-in when the call has none."""
+    at = {n: i for i, n in enumerate(names)}
+    return tuple(at[n] if n in at else at[stand_in[n]] for n in wanted)
+
+
+_FWD_ARGS = ("data", "params", "state", "cell", "lens", "out", "hy", "cy", "reserve", "ws")
+_BWD_ARGS = ("og", "ghy", "gcy", "data", "params", "state", "cell", "lens", "reserve", "dx",
+             "dparams", "dstate", "dcell", "ws")
+_STAND_IN = {"cell": "state", "cy": "hy", "gcy": "ghy", "dcell": "dstate", "lens": "ws"}
 
 
 def _hold_steps(g):
@@ -563,16 +519,25 @@ def prepare_rnn(call):
     active = int(bool(call.is_train) and p > 0)
     scratch = int(call.req[-1] == REQ_NULL)
     views = forward_views(call, g) + [None]
-    req = list(call.req[:-1])
-    scalars = (scratch, g["mode"], g["L"], g["D"], g["H"], g["P"], pkeep, active, g["clip"],
-               g["lo"], g["hi"], _hold_steps(g)) + tuple(req)
-    return Launch(_FORWARD[lstm, g["use_len"]], scalars, views=views)
+    req = list(call.req[:-1]) + ([] if lstm else [REQ_NULL])
+    names = (["data", "params", "state"] + (["cell"] if lstm else [])
+             + (["lens"] if g["use_len"] else []) + ["out", "hy"] + (["cy"] if lstm else [])
+             + ["reserve", "ws"])
+    scalars = (int(g["use_len"]), scratch, g["mode"], g["L"], g["D"], g["H"], g["P"], pkeep,
+               active, g["clip"], g["lo"], g["hi"], _hold_steps(g)) + tuple(req)
+    return Launch(rnn_forward, scalars, views=views, args=_pick(names, _FWD_ARGS, _STAND_IN))
 
 
 def prepare_rnn_backward(call):
     lstm = call.attrs["mode"] == "lstm"
     nh = 3 if lstm else 2
     g = rnn_plan(call, call.in_shapes[nh], call.out_dtypes[0])
-    scalars = (g["mode"], g["L"], g["D"], g["H"], g["P"], 1.0 - float(call.attrs["p"]),
-               g["clip"], g["lo"], g["hi"], _hold_steps(g)) + tuple(call.req)
-    return Launch(_BACKWARD[lstm, g["use_len"]], scalars, views=backward_views(call, g))
+    cell = ["cell"] if lstm else []
+    names = (["og", "ghy"] + (["gcy"] if lstm else []) + ["data", "params", "state"] + cell
+             + (["lens"] if g["use_len"] else []) + ["reserve", "dx", "dparams", "dstate"]
+             + (["dcell"] if lstm else []) + ["ws"])
+    req = tuple(call.req) + (() if lstm else (REQ_NULL,))
+    scalars = (int(g["use_len"]), g["mode"], g["L"], g["D"], g["H"], g["P"],
+               1.0 - float(call.attrs["p"]), g["clip"], g["lo"], g["hi"], _hold_steps(g)) + req
+    return Launch(rnn_backward, scalars, views=backward_views(call, g),
+                  args=_pick(names, _BWD_ARGS, _STAND_IN))

@@ -2,7 +2,7 @@
 per-bin math of ``nbdl.kernels.shared.roi`` compiled here."""
 import math
 
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.roi import (py_align_box, py_align_channel, py_bilinear, py_pool_bin,

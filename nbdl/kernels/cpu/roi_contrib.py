@@ -4,7 +4,7 @@
 mirrors."""
 import math
 
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import roi_contrib as rc

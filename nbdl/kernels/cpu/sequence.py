@@ -5,10 +5,10 @@ The data is viewed as ``(A, T, B, inner)``: for ``axis=0`` (``(T, N, ...)``)
 batch element of ``(a, b)`` is ``a * B + b`` in both.  SequenceLast's output
 (and its head gradient) is ``(A, B, inner)``.  Lengths are truncated toward
 zero (``int(...)``).  Without ``use_sequence_length`` the kernels are called
-with an empty stand-in for the lengths, which they never read."""
+with an empty stand-in for the lengths (``Launch.args``), which they never read."""
 
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.sequence import _with_lens, sequence_views
@@ -21,15 +21,10 @@ def _length(lens, use, bi, T):
     return T
 
 
-@njit(cache=True, inline="always")
-def _no_lens(x):
-    return x.reshape(x.size)[:0]
-
-
 # -- SequenceMask ---------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
-def _mask(x, lens, use, out, value, req):
+@njit(cache=True)
+def sequence_mask(x, lens, out, use, value, req):
     if req == REQ_NULL:
         return
     A, T, B, inner = x.shape
@@ -46,16 +41,6 @@ def _mask(x, lens, use, out, value, req):
                         out[a, t, b, i] = v
 
 
-@njit(cache=True)
-def sequence_mask(x, lens, out, value, req):
-    _mask(x, lens, True, out, value, req)
-
-
-@njit(cache=True)
-def sequence_mask_all(x, out, value, req):
-    _mask(x, _no_lens(x), False, out, value, req)
-
-
 # -- SequenceLast ---------------------------------------------------------------------
 
 @njit(cache=True, inline="always")
@@ -68,8 +53,8 @@ def _last_step(lens, use, bi, T):
     return L - 1
 
 
-@njit(cache=True, inline="always")
-def _last(x, lens, use, out, req):
+@njit(cache=True)
+def sequence_last(x, lens, out, use, req):
     if req == REQ_NULL:
         return
     A, T, B, inner = x.shape
@@ -85,17 +70,7 @@ def _last(x, lens, use, out, req):
 
 
 @njit(cache=True)
-def sequence_last(x, lens, out, req):
-    _last(x, lens, True, out, req)
-
-
-@njit(cache=True)
-def sequence_last_all(x, out, req):
-    _last(x, _no_lens(x), False, out, req)
-
-
-@njit(cache=True, inline="always")
-def _last_backward(og, lens, use, grad, req):
+def sequence_last_backward(og, lens, grad, use, req):
     if req == REQ_NULL:
         return
     A, T, B, inner = grad.shape
@@ -108,20 +83,10 @@ def _last_backward(og, lens, use, grad, req):
                 grad[a, t, b, i] += og[a, b, i]
 
 
-@njit(cache=True)
-def sequence_last_backward(og, lens, data, grad, req):
-    _last_backward(og, lens, True, grad, req)
-
-
-@njit(cache=True)
-def sequence_last_backward_all(og, data, grad, req):
-    _last_backward(og, _no_lens(og), False, grad, req)
-
-
 # -- SequenceReverse ------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
-def _reverse(x, lens, use, out, req):
+@njit(cache=True)
+def sequence_reverse(x, lens, out, use, req):
     if req == REQ_NULL:
         return
     A, T, B, inner = x.shape
@@ -139,43 +104,44 @@ def _reverse(x, lens, use, out, req):
                         out[a, s, b, i] = x[a, t, b, i]
 
 
-@njit(cache=True)
-def sequence_reverse(x, lens, out, req):
-    _reverse(x, lens, True, out, req)
-
-
-@njit(cache=True)
-def sequence_reverse_all(x, out, req):
-    _reverse(x, _no_lens(x), False, out, req)
-
-
 # -- prepare ----------------------------------------------------------------------------
+
+
+def _lens_args(call, picks):
+    """Launch.args: the call's arrays in the kernel's order, with an empty
+    array of the data's dtype for the lengths when the op has none (one
+    compiled kernel serves both; ``use`` says whether to read them)."""
+    if call.attrs["use_sequence_length"]:
+        return None
+    return tuple((0, (0,)) if p == "lens" else p for p in picks)
 
 
 def prepare_sequence_mask(call):
     data, _ = sequence_views(call.attrs["axis"], call.in_shapes[0])
-    use = call.attrs["use_sequence_length"]
+    use = int(call.attrs["use_sequence_length"])
     value = np.dtype(call.out_dtypes[0]).type(call.attrs["value"])
-    return Launch(sequence_mask if use else sequence_mask_all, (value, call.req[0]),
-                  views=_with_lens(call, [data, data], 1))
+    return Launch(sequence_mask, (use, value, call.req[0]),
+                  views=_with_lens(call, [data, data], 1), args=_lens_args(call, (0, "lens", 1)))
 
 
 def prepare_sequence_last(call):
     data, last = sequence_views(call.attrs["axis"], call.in_shapes[0])
-    use = call.attrs["use_sequence_length"]
-    return Launch(sequence_last if use else sequence_last_all, (call.req[0],),
-                  views=_with_lens(call, [data, last], 1))
+    use = int(call.attrs["use_sequence_length"])
+    return Launch(sequence_last, (use, call.req[0]), views=_with_lens(call, [data, last], 1),
+                  args=_lens_args(call, (0, "lens", 1)))
 
 
 def prepare_sequence_last_backward(call):
     data, last = sequence_views(call.attrs["axis"], call.in_shapes[-1])
-    use = call.attrs["use_sequence_length"]
-    return Launch(sequence_last_backward if use else sequence_last_backward_all,
-                  (call.req[0],), views=_with_lens(call, [last, data, data], 1))
+    use = int(call.attrs["use_sequence_length"])
+    # arrays: og, [lens], data (shape only), grad; the kernel takes og, lens, grad
+    pick = (0, 1, 3) if use else (0, (0, (0,)), 2)
+    return Launch(sequence_last_backward, (use, call.req[0]),
+                  views=_with_lens(call, [last, data, data], 1), args=pick)
 
 
 def prepare_sequence_reverse(call):
     data, _ = sequence_views(call.attrs["axis"], call.in_shapes[0])
-    use = call.attrs["use_sequence_length"]
-    return Launch(sequence_reverse if use else sequence_reverse_all, (call.req[0],),
-                  views=_with_lens(call, [data, data], 1))
+    use = int(call.attrs["use_sequence_length"])
+    return Launch(sequence_reverse, (use, call.req[0]), views=_with_lens(call, [data, data], 1),
+                  args=_lens_args(call, (0, "lens", 1)))

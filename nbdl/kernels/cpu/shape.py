@@ -16,7 +16,7 @@ Four kinds of loop cover every op:
 - ``concat_kernel`` / ``split_kernel``: variadic (``*args``) kernels; Numba
   compiles one specialisation per arity.
 """
-from numba import njit
+from ..shared.jit import njit
 from numba.core import types
 from numba.extending import overload
 

@@ -3,7 +3,7 @@
 (``nbdl.kernels.cpu.shape``).  Two thin loops are added: ``gather_like_kernel``
 (a gather whose op has a shape-only second input) and ``put_kernel`` (a
 scatter into a zeroed output without one)."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import Launch
 from ..shared import shape_gather_plan as _plan

@@ -10,7 +10,9 @@ import dataclasses
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._parallel import twins as _twins, use_parallel

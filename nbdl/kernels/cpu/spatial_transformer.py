@@ -3,7 +3,7 @@ their gradients: loops over the grid points of the per-point math in
 ``nbdl.kernels.shared.spatial_transformer``.  Grids are viewed as (N, 2,
 H*W), images as flat arrays; float16 runs the float32 kernels on mirrors
 (``shared.half_mirror``)."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import spatial_transformer as st

@@ -2,7 +2,7 @@
 (``nbdl.kernels.shared.svm_output``) backward."""
 import math
 
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.svm_output import py_svm_grad, svm_scalars, svm_views

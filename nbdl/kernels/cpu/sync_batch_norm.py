@@ -4,7 +4,7 @@ as three phases (statistics, the cross-rank sum of ``nbdl.collective``,
 normalisation) by one launch function.  That function is plain Python (the
 reduce phase calls MPI), so a schedule holding this op runs its Python loop,
 not a generated driver; the phases themselves are compiled loops."""
-from numba import njit
+from ..shared.jit import njit
 
 from ...collective import sum_across_ranks
 from ...ops.registry import Launch

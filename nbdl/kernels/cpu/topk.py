@@ -8,7 +8,7 @@ nothing is allocated.  Order: largest first (``asc``: smallest first),
 equal values by position, NaN above every number.
 """
 import numpy as np
-from numba import njit
+from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.topk import topk_temp

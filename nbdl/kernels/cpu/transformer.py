@@ -8,10 +8,10 @@ it (zeroed first for a write).  The geometry is
 ``nbdl.kernels.shared.transformer``.
 """
 import numpy as np
-from numba import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.transformer import call_plan
+from ..shared.jit import njit
 from ._blas_threads import hold_blas, hold_for, release_blas
 from .matrix import gemm_req
 
@@ -105,16 +105,6 @@ def valatt_backward(g, v, att, dv, datt, tg, tv, tdv, tmp, pv, heads, req_v, req
     release_blas(prev)
 
 
-@njit(cache=True)
-def selfatt_qk(qkv, out, tx, ty, tmp, px, py, heads, scale, req, hold):
-    qk_forward(qkv, qkv, out, tx, ty, tmp, px, py, heads, scale, req, hold)
-
-
-@njit(cache=True)
-def selfatt_qk_backward(g, qkv, dqkv, tx, ty, tdx, tdy, px, py, heads, scale, req, hold):
-    qk_backward(g, qkv, qkv, dqkv, dqkv, tx, ty, tdx, tdy, px, py, heads, scale, req, req, hold)
-
-
 # -- prepare ---------------------------------------------------------------------------
 
 def _add_scratch(call, index, shape):
@@ -169,9 +159,9 @@ def _hold(p):
 def prepare_selfatt_qk(call):
     kind, p = call_plan(call)
     out = (p.bh, p.sx, p.sy)
-    if kind == "selfatt_qk":
-        return Launch(selfatt_qk, _qk_scalars(p) + (call.req[0], _hold(p)),
-                      [p.x5, out, None, None, None])
+    if kind == "selfatt_qk":      # queries and keys are the same interleaved array
+        return Launch(qk_forward, _qk_scalars(p) + (call.req[0], _hold(p)),
+                      [p.x5, out, None, None, None], args=(0, 0, 1, 2, 3, 4))
     return Launch(qk_forward, _qk_scalars(p) + (call.req[0], _hold(p)),
                   [p.x5, p.y5, out, None, None, None])
 
@@ -182,9 +172,9 @@ prepare_encdec_qk = prepare_selfatt_qk
 def prepare_selfatt_qk_backward(call):
     kind, p = call_plan(call, True)
     g = (p.bh, p.sx, p.sy)
-    if kind == "selfatt_qk":
-        return Launch(selfatt_qk_backward, _qk_scalars(p) + (call.req[0], _hold(p)),
-                      [g, p.x5, p.x5] + [None] * 4)
+    if kind == "selfatt_qk":      # one input and one gradient, each used twice
+        return Launch(qk_backward, _qk_scalars(p) + (call.req[0], call.req[0], _hold(p)),
+                      [g, p.x5, p.x5] + [None] * 4, args=(0, 1, 1, 2, 2, 3, 4, 5, 6))
     return Launch(qk_backward, _qk_scalars(p) + (call.req[0], call.req[1], _hold(p)),
                   [g, p.x5, p.y5, p.x5, p.y5] + [None] * 4)
 

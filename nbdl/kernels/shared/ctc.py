@@ -1,6 +1,6 @@
 """CTC's input checks (host code, compiled with ``njit``, run before either
 device's kernels) and its kernel scalars."""
-from numba import njit
+from .jit import njit
 
 from ...ops.ctc import (BAD_DATA_LENGTH, BAD_LABEL, BAD_LABEL_LENGTH, CTCInputError,
                         blank_and_padding)

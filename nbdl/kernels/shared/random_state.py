@@ -18,7 +18,7 @@ that stream alone also fixes it.
 import threading
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 _MASK = (1 << 64) - 1
 _lock = threading.Lock()

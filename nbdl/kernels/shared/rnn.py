@@ -1,7 +1,7 @@
 """The fused RNN's mode codes, reserve layout, plan and views (what the CPU and
 CUDA prepares and kernels share)."""
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from ...ops.rnn import MODE_IDS, geometry, param_size, rec_size, reserve_size
 

@@ -1,0 +1,106 @@
+"""``njit`` for CPU code (kernels.cpu and the host checks in kernels.shared): Numba's, except that a call from compiled code
+never specialises the callee on the *values* of its constant arguments.
+
+Numba types a constant written in compiled code (``helper(x, 0)``, ``True``)
+as a literal type, and a dispatcher called with it compiles a specialisation
+for that value: ``helper(x, 0)`` and ``helper(x, 1)`` from two kernels were
+two compilations of ``helper``, each with its whole call tree (the deformable
+convolution's backward core was compiled seven times, once per flag
+combination of its four entry points).  Compilation is what a fresh machine
+waits for, so the dispatchers made here type such a call with the literal's
+plain type (``int64``, ``bool``, ...): one compilation per argument *types*,
+as a call from Python gets.  Kernels that need a value at compile time can
+still ask for it with ``numba.literally``.
+
+Everything else is Numba's ``njit``: the same options (``cache``,
+``parallel``, ``inline``, ...), the same dispatcher class underneath.
+
+``set_compile_hook(hook)`` lets a higher layer see a compilation coming:
+``hook(dispatcher, argument_types)`` runs before a ``KernelDispatcher``
+compiles for types it has not compiled in this process (the executor's
+compile pool uses it to wait for a kernel a worker process is compiling, then
+load it from the on-disk cache instead of compiling it a second time).
+"""
+from numba.core import types
+from numba.core.registry import CPUDispatcher
+
+__all__ = ["njit", "set_compile_hook", "KernelDispatcher"]
+
+_hook = [None]
+
+
+def set_compile_hook(hook):
+    """Install ``hook(dispatcher, argument_types)`` (None removes it); returns
+    the hook it replaces.
+
+    Parameters
+    ----------
+    hook : callable or None
+        Called before a ``KernelDispatcher`` compiles for argument types it
+        has no code for in this process; it may block (a worker process is
+        compiling the same kernel into the on-disk cache).
+    """
+    old = _hook[0]
+    _hook[0] = hook
+    return old
+
+
+def _plain(ty):
+    """``ty`` with literal values dropped (also inside tuples)."""
+    ty = types.unliteral(ty)
+    if isinstance(ty, types.UniTuple):
+        return types.UniTuple(_plain(ty.dtype), ty.count)
+    if isinstance(ty, types.Tuple):
+        return types.Tuple([_plain(t) for t in ty.types])
+    return ty
+
+
+class KernelDispatcher(CPUDispatcher):
+    """A CPU dispatcher whose calls from compiled code compile (and are
+    typed) for the arguments' non-literal types."""
+
+    def get_call_template(self, args, kws):
+        args = tuple(_plain(a) for a in args)
+        kws = {k: _plain(v) for k, v in kws.items()}
+        return super().get_call_template(args, kws)
+
+    def compile(self, sig):
+        hook = _hook[0]
+        if hook is not None and isinstance(sig, tuple) and sig not in self.overloads:
+            hook(self, sig)
+        return super().compile(sig)
+
+
+def njit(*args, **options):
+    """``numba.njit`` with ``KernelDispatcher`` (see the module docstring).
+
+    Parameters
+    ----------
+    *args
+        The function to compile (bare decorator use) or nothing.
+    **options
+        Numba's ``njit`` options (``cache``, ``parallel``, ``fastmath``,
+        ``inline``, ``error_model``, ...).
+
+    Returns
+    -------
+    A dispatcher, or a decorator that makes one.
+    """
+    if args and callable(args[0]):
+        return _make(args[0], options)
+
+    def decorate(fn):
+        return _make(fn, options)
+    return decorate
+
+
+def _make(fn, options):
+    options = dict(options)
+    cache = options.pop("cache", False)
+    targetoptions = dict(options, nopython=True)
+    targetoptions.setdefault("boundscheck", None)
+    disp = KernelDispatcher(py_func=fn, locals={}, targetoptions=targetoptions)
+    if cache:
+        disp.enable_caching()
+    return disp
+

@@ -1,0 +1,91 @@
+"""The compile pool (``nbdl.executor.compile_pool``): worker processes compile
+a graph's kernels into Numba's on-disk cache beside its first run.  Each case
+runs in a fresh process with an empty cache (a warm cache leaves nothing to
+compile)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from nbdl.executor import compile_pool
+
+_SCRIPT = r"""
+import json, sys, numpy as np, nbdl
+from nbdl.executor import compile_pool
+from nbdl import compile_log
+wait = sys.argv[1] == "wait"
+x = nbdl.sym.var("x")
+y = x
+for op in ("exp", "sin", "cos", "tanh", "sigmoid", "square", "abs", "negative", "softsign",
+           "arctan"):
+    y = getattr(nbdl.sym, op)(y)
+y = nbdl.sym.sum(y)
+ex = y.simple_bind(nbdl.cpu(), x=(3, 4))
+ex.arg_dict["x"][:] = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+pools = []
+start = compile_pool.start
+def spy(calls):
+    p = start(calls)
+    pools.append(p)
+    if p is not None and wait:
+        for proc in p.procs:
+            proc.wait()           # let the worker compile everything first
+    return p
+compile_pool.start = spy
+ex.forward(is_train=True)
+ex.backward()
+pool = pools[0]
+kernels = [s.fn for s in ex._sched.fwd_train + ex._sched.backward]
+loaded = sum(1 for f in set(kernels) if getattr(f, "stats", None) and f.stats.cache_hits)
+print(json.dumps({"pool": pool is not None, "items": len(pool.keys) if pool else 0,
+                  "mine": len(pool.mine) if pool else 0, "loaded": loaded,
+                  "out": ex.outputs[0].asnumpy().ravel().tolist(),
+                  "grad": ex.grad_dict["x"].asnumpy().ravel().tolist()}))
+"""
+
+
+def _run(tmp_path, workers, mode):
+    env = dict(os.environ, NBDL_COMPILE_WORKERS=str(workers), NBDL_QUIET="1",
+               NUMBA_CACHE_DIR=str(tmp_path / f"numba{workers}{mode}"),
+               NBDL_CACHE_DIR=str(tmp_path / f"nbdl{workers}{mode}"), NBDL_DRIVER="0")
+    out = subprocess.run([sys.executable, "-c", _SCRIPT, mode], env=env, check=True,
+                         capture_output=True, text=True, timeout=900).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_a_worker_compiles_into_the_cache_and_results_are_unchanged(tmp_path):
+    alone = _run(tmp_path, 0, "go")
+    assert not alone["pool"]
+    pooled = _run(tmp_path, 1, "wait")
+    assert pooled["pool"] and pooled["items"] >= compile_pool.MIN_KERNELS
+    # the worker finished first: this process claimed nothing and loaded the kernels
+    assert pooled["mine"] == 0 and pooled["loaded"] >= compile_pool.MIN_KERNELS
+    assert pooled["out"] == alone["out"] and pooled["grad"] == alone["grad"]
+
+
+def test_worker_and_this_process_share_the_work(tmp_path):
+    both = _run(tmp_path, 1, "go")
+    assert both["pool"]
+    assert 0 < both["mine"] <= both["items"]       # this process compiled what it reached first
+
+
+def test_claims(tmp_path):
+    pool = compile_pool.Pool.__new__(compile_pool.Pool)
+    pool.dir, pool.mine, pool.procs, pool.order = str(tmp_path), set(), [], []
+    assert pool._take("k1") and pool._take("k1")            # ours, and ours again
+    with open(tmp_path / "k2", "w"):
+        pass                                                # a worker's claim
+    assert not pool._take("k2")
+
+
+@pytest.mark.parametrize("value, expect", [("0", 0), ("2", 2), ("auto", None), ("x", None)])
+def test_knob(monkeypatch, value, expect):
+    monkeypatch.setenv("NBDL_COMPILE_WORKERS", value)
+    from nbdl import config
+    assert config.compile_workers() == expect
+    if expect == 0:
+        assert compile_pool.worker_count(100) == 0
+    if expect == 2:
+        assert compile_pool.worker_count(100) == 2 and compile_pool.worker_count(3) == 0
