@@ -62,3 +62,22 @@ class OptionalDependencyError(NbdlError, ImportError):
 
 __all__ = ["NbdlError", "ShapeError", "DTypeError", "AttrError", "UnknownOpError",
            "BindError", "MemoryBudgetError", "GraphError", "DeviceError", "ArgumentError", "OptionalDependencyError"]
+
+
+class SparseStorageError(NbdlError, TypeError):
+    """Sparse storage (``'csr'``, ``'row_sparse'``) was asked for; nbdl's
+    arrays are dense."""
+
+    @classmethod
+    def refused(cls, what):
+        """The error for ``what`` (a function or call, as text) asking for
+        sparse storage.
+
+        Parameters
+        ----------
+        what : str
+            What asked, e.g. ``"nd.sparse.csr_matrix"``.
+        """
+        return cls(f"{what}: sparse storage ('csr', 'row_sparse') is not supported: nbdl's "
+                   f"arrays are dense (storage type 'default'); use nd.array / nd.zeros, or "
+                   f"convert with scipy's .toarray()")

@@ -12,7 +12,9 @@ import numpy as np
 
 from .. import config
 from .. import profiler_core as _prof
+from ..array import NDArray
 from ..device import as_device
+from ..dtype import as_dtype
 from ..errors import BindError, ShapeError
 from ..ops.ir import classify_variables, topo_order
 from ..ops.registry import REQ_ADD, REQ_INPLACE, REQ_NAMES, REQ_NULL, REQ_WRITE
@@ -90,7 +92,6 @@ def _as_list(what, given, names, required, device):
 
 
 def _as_ndarray(a, name, what, device):
-    from ..ndarray import NDArray
     if isinstance(a, NDArray):
         if a.device != device:
             raise BindError(f"bind: {what} {name!r} is on {a.device}, the executor on {device}")
@@ -187,7 +188,8 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, ch
         _prof.counter(f"Executor arena: {device.device_type}/{device.device_id}",
                       _prof.CAT_STORAGE, int(sched.plan.arena_bytes))
     grads_out = [g if n in wants else None for n, g in zip(arg_names, grad_nds)]
-    return Executor(sym, device, bg, sched, arg_nds, grads_out, aux_nds, reqs, head_grads)
+    return Executor(sym, device, bg, sched, arg_nds, grads_out, aux_nds, reqs, head_grads,
+                    rebind)
 
 
 @_gc_paused
@@ -234,7 +236,6 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, memory_budget=None, 
     if bad:
         raise BindError(f"simple_bind: type_dict names {bad} that are not arguments")
     reqs = parse_grad_req(grad_req, arg_names)
-    from ..dtype import as_dtype
     known_s = {n.output(0): tuple(shapes[n.name]) for n in arg_nodes + aux_nodes if n.name in shapes}
     known_t = {n.output(0): as_dtype(type_dict[n.name]) for n in arg_nodes if n.name in type_dict}
     s_table, t_table = _graph.infer_all(order, arg_nodes, known_s, known_t)
@@ -242,7 +243,6 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, memory_budget=None, 
     if missing:
         raise ShapeError(f"simple_bind: cannot infer the shapes of {', '.join(map(repr, missing))} "
                          f"from the given shapes {shapes}; give them explicitly")
-    from ..ndarray import NDArray
 
     def alloc(node):
         e = node.output(0)
@@ -259,7 +259,6 @@ def _resized(dev, a, shape, name, what, allow_up_sizing):
     """``a`` itself for an unchanged shape, a view of its first elements
     for a smaller one, a new zero array for a larger one (with
     ``allow_up_sizing``), as MXNet's reshape shares memory."""
-    from ..ndarray import NDArray
     shape = tuple(shape)
     if shape == tuple(a.shape):
         return a

@@ -5,17 +5,18 @@ bind time (through one generated native driver when the schedule allows), so
 nothing is allocated per call."""
 import numpy as np
 
-from .. import config
+from .. import compile_log, config
 from .. import profiler_core as _prof
+from ..array import NDArray
 from ..errors import BindError, ShapeError
 from ..ops.registry import serial_twin
 from . import driver as _driver
-from .. import compile_log
 from . import compile_pool
+from .debug import executor_debug_str
+from .profiled import run as _profiled_run
 
 
 def _wrap(array, device):
-    from ..ndarray import NDArray
     return NDArray(array, device)
 
 
@@ -68,7 +69,8 @@ class Executor:
     """Created by ``nbdl.bind`` / ``nbdl.simple_bind`` (or ``Symbol.bind``)."""
 
     def __init__(self, symbol, device, bg, sched, arg_arrays, grad_arrays, aux_arrays,
-                 grad_req, head_grad_arrays):
+                 grad_req, head_grad_arrays, rebind):
+        self._rebind = rebind           # bind.rebind, which made this executor (reshape)
         self._symbol = symbol
         self._device = device
         self._bg = bg
@@ -278,8 +280,7 @@ class Executor:
                 copy_into(arg[k]._data, v)
         which = "fwd_train" if is_train else "fwd_infer"
         if _prof.executor:
-            from .profiled import run
-            run(self, which, self._sched.fwd_train if is_train else self._sched.fwd_infer)
+            _profiled_run(self, which, self._sched.fwd_train if is_train else self._sched.fwd_infer)
         else:
             self._runner(which)()
         return self.outputs
@@ -330,8 +331,7 @@ class Executor:
                 if i not in skip:
                     copy_into(h, g)
         if _prof.executor:
-            from .profiled import run
-            run(self, "backward", self._sched.backward)
+            _profiled_run(self, "backward", self._sched.backward)
         elif grad_ready is not None and not getattr(self._runners.get("backward"), "monitor",
                                                      False):
             for k, (_, _, names) in enumerate(self._grad_segments()):
@@ -412,13 +412,11 @@ class Executor:
         **kwargs : tuple of int
             New shapes, by argument (or aux state) name.
         """
-        from .bind import rebind
-        return rebind(self, kwargs, partial_shaping=partial_shaping,
-                      allow_up_sizing=allow_up_sizing)
+        return self._rebind(self, kwargs, partial_shaping=partial_shaping,
+                            allow_up_sizing=allow_up_sizing)
 
     # -- inspection -------------------------------------------------------
     def debug_str(self):
-        from .debug import executor_debug_str
         return executor_debug_str(self)
 
     def __str__(self):

@@ -269,7 +269,7 @@ class HybridBlock(Block):
         return tuple(vals)
 
     def _call_cached(self, args):
-        from .cached_op import CachedOp
+        from ..executor.cached_op import CachedOp
         leaves, pattern = _flatten(args, f"{type(self).__name__} input")
         devices = {a.device for a in leaves}
         if len(devices) > 1:

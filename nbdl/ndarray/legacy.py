@@ -1,12 +1,11 @@
 """MXNet 1.x's NDArray functions that are Python, not operators:
-``concatenate`` (deprecated there for ``concat``), ``moveaxis`` and
-``onehot_encode``."""
+``concatenate`` (deprecated there for ``concat``), ``moveaxis``,
+``onehot_encode`` and ``split_v2``."""
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, ShapeError
-from . import namespace as _namespace
 from .invoke import invoke
-from .ndarray import NDArray
+from ..array import NDArray
 
 
 def concatenate(arrays, axis=0, always_copy=True):
@@ -130,20 +129,4 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     list of NDArray
         The pieces (a single NDArray when there is one).
     """
-    if isinstance(indices_or_sections, bool) or not isinstance(indices_or_sections, (int, tuple)):
-        raise ArgumentError("split_v2: indices_or_sections must either int or tuple of ints")
-    if isinstance(indices_or_sections, int):
-        size = ary.shape[axis]
-        if indices_or_sections < 1 or size % indices_or_sections:
-            raise ArgumentError(f"split_v2: axis {axis} of size {size} does not split into "
-                                f"{indices_or_sections} equal pieces")
-        step = size // indices_or_sections
-        indices = tuple(i * step for i in range(indices_or_sections))
-    else:
-        indices = (0,) + tuple(indices_or_sections)
-    return invoke("_split_v2", [ary], {"indices": indices, "axis": axis,
-                                       "squeeze_axis": squeeze_axis})
-
-
-# ``x.split_v2(...)`` (a fluent method of NDArray) resolves through the namespace
-_namespace.register_eager("split_v2", split_v2)
+    return ary.split_v2(indices_or_sections, axis, squeeze_axis)

@@ -9,24 +9,17 @@ array is sparse, so ``isinstance(x, CSRNDArray)`` is False), and every
 function that would make or transform a sparse array raises
 ``SparseStorageError`` naming itself.  Dense code is unaffected.
 """
-from ..errors import NbdlError
+from ..errors import SparseStorageError
 from .creation import empty as _dense_empty, zeros as _dense_zeros
-from .ndarray import NDArray
+from ..array import NDArray
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "SparseStorageError",
            "csr_matrix", "row_sparse_array", "retain", "array", "zeros", "empty",
            "cast_storage"]
 
 
-class SparseStorageError(NbdlError, TypeError):
-    """Sparse storage (``'csr'``, ``'row_sparse'``) was asked for; nbdl's
-    arrays are dense."""
-
-
 def _refuse(what):
-    raise SparseStorageError(f"nd.sparse.{what}: sparse storage ('csr', 'row_sparse') is not "
-                             f"supported: nbdl's arrays are dense (storage type 'default'); "
-                             f"use nd.array / nd.zeros, or convert with scipy's .toarray()")
+    raise SparseStorageError.refused(f"nd.sparse.{what}")
 
 
 class BaseSparseNDArray(NDArray):

@@ -6,6 +6,7 @@ nbdl.kernels.*.shape).  Writing into a window (``_slice_assign``) is in
 The backward ops of Concat, slice and slice_axis take the forward inputs as
 extra inputs for their *shapes* only (a gradient rule is built before shapes
 are known); the kernels never read them."""
+from ..errors import ArgumentError
 from .ir import make_node
 from .registry import Attr, OpDef, register, shape_error
 from .shape import (MOVE_DTYPES, c_strides, forward_of_backward, grad_type, kernels,
@@ -182,6 +183,40 @@ def split_v2_bounds(attrs, dshape, where="_split_v2", in_shapes=None):
         raise shape_error(where, f"squeeze_axis needs pieces of size 1 along axis {a}, got "
                           f"{[e - b for b, e in bounds]}", in_shapes)
     return a, bounds
+
+
+def split_v2_attrs(indices_or_sections, axis=0, squeeze_axis=False, shape=None):
+    """The ``_split_v2`` attributes of MXNet's ``split_v2(ary,
+    indices_or_sections, axis, squeeze_axis)`` (the Python front end of
+    ``nd``, ``sym`` and ``NDArray.split_v2``).
+
+    Parameters
+    ----------
+    indices_or_sections : int or tuple of int
+        An int: that many pieces; a tuple: the positions along ``axis`` where
+        a new piece starts.
+    axis : int
+        The axis to split.
+    squeeze_axis : bool
+        Drop ``axis`` from the pieces.
+    shape : tuple of int, optional
+        The array's shape (``nd``): an int then gives equal pieces at explicit
+        indices and the axis must divide evenly, as MXNet's ``nd.split_v2``
+        checks; without it (``sym``) an int becomes ``sections``.
+    """
+    if isinstance(indices_or_sections, bool) or not isinstance(indices_or_sections, (int, tuple)):
+        raise ArgumentError("split_v2: indices_or_sections must either int or tuple of ints")
+    attrs = {"axis": axis, "squeeze_axis": squeeze_axis}
+    if not isinstance(indices_or_sections, int):
+        return dict(attrs, indices=(0,) + tuple(indices_or_sections), sections=0)
+    if shape is None:
+        return dict(attrs, indices=(), sections=indices_or_sections)
+    size = shape[norm_axis(axis, len(shape), "split_v2", in_shapes=[shape])]
+    if indices_or_sections < 1 or size % indices_or_sections:
+        raise ArgumentError(f"split_v2: axis {axis} of size {size} does not split into "
+                            f"{indices_or_sections} equal pieces")
+    step = size // indices_or_sections
+    return dict(attrs, indices=tuple(i * step for i in range(indices_or_sections)), sections=0)
 
 
 def split_v2_outputs(attrs):

@@ -1,5 +1,7 @@
 """``nbdl.sym``: graph construction.  ``nbdl.sym.<op>`` comes from the op table."""
-from .symbol import Symbol  # noqa: F401  (first: symbol.py imports construct.py at its end)
+from ..errors import UnknownOpError
+from ..ops.registry import aliases, get_op, list_ops
+from .symbol import Symbol  # noqa: F401
 from .construct import Group, Variable, create, load, load_json, var  # noqa: F401
 from . import contrib  # noqa: F401  (nbdl.sym.contrib.<op> is _contrib_<op>)
 from . import random  # noqa: F401,A004  (nbdl.sym.random.uniform: _random_/_sample_ nodes)
@@ -15,8 +17,6 @@ __all__ = ["Group", "Symbol", "Variable", "create", "load", "load_json", "var", 
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(f"module 'nbdl.symbol' has no attribute {name!r}")
-    from ..errors import UnknownOpError
-    from ..ops.registry import get_op
     try:
         op = get_op(name)
     except UnknownOpError:
@@ -36,5 +36,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    from ..ops.registry import aliases, list_ops
     return sorted(set(globals()) | set(list_ops()) | set(aliases()))

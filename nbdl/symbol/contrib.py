@@ -7,7 +7,7 @@ import sys
 
 from ..errors import UnknownOpError
 from ..ops.registry import get_op, list_ops
-from . import random as _random
+from .construct import create
 
 PREFIX = "_contrib_"
 
@@ -58,7 +58,8 @@ def rand_zipfian(true_classes, num_sampled, range_max):
         The int64 samples, the float64 expected counts of ``true_classes``
         and of the samples.
     """
-    rand = _random.uniform(0, math.log(range_max + 1), shape=(num_sampled,), dtype="float64")
+    rand = create("_random_uniform", low=0.0, high=math.log(range_max + 1), shape=(num_sampled,),
+                  dtype="float64")
     return zipfian_from(rand, true_classes, num_sampled, range_max)
 
 

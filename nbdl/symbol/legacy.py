@@ -1,5 +1,5 @@
 """MXNet 1.x's Symbol functions that are Python, not operators: ``split_v2``."""
-from ..errors import ArgumentError
+from ..ops.concat_slice import split_v2_attrs
 from .construct import create
 
 
@@ -25,10 +25,5 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False, name=None):
     Symbol
         One output per piece.
     """
-    if isinstance(indices_or_sections, bool) or not isinstance(indices_or_sections, (int, tuple)):
-        raise ArgumentError("split_v2: indices_or_sections must either int or tuple of ints")
-    if isinstance(indices_or_sections, int):
-        attrs = {"indices": (), "sections": indices_or_sections}
-    else:
-        attrs = {"indices": (0,) + tuple(indices_or_sections), "sections": 0}
-    return create("_split_v2", ary, axis=axis, squeeze_axis=squeeze_axis, name=name, **attrs)
+    attrs = split_v2_attrs(indices_or_sections, axis, squeeze_axis)
+    return create("_split_v2", ary, name=name, **attrs)

@@ -1,11 +1,12 @@
 """The storage side of NDArray: buffers and their overlap, device scopes and
 transfers, basic-index keys and reshape targets (plain functions on numpy /
 ``numba.cuda`` arrays; ``ndarray`` and ``invoke`` use them)."""
-import contextlib
-
 import numpy as np
 
 from ..errors import ShapeError
+from ..ops.registry import get_op
+from ..runner.buffers import (buffer as _buffer, device_scope as _scope,  # noqa: F401
+                              overlaps as _overlaps, prod as _prod, same_buffer as _same_buffer)
 
 
 _SCALAR_TYPES = (int, float, np.integer, np.floating, np.bool_)
@@ -19,21 +20,6 @@ def _is_index(k):
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
-def _prod(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-def _scope(device):
-    """The CUDA context of ``device`` (nothing to enter on the CPU)."""
-    if device.device_type == "cpu":
-        return contextlib.nullcontext()
-    from numba import cuda
-    return cuda.gpus[device.device_id]
-
-
 def _c_contiguous(a):
     if isinstance(a, np.ndarray):
         return a.flags.c_contiguous
@@ -45,28 +31,6 @@ def _sim_unwrap(a):
     element by element, and not at all when 0-d); anything else as is."""
     host = getattr(a, "_ary", None)
     return host if isinstance(host, np.ndarray) and not isinstance(a, np.ndarray) else a
-
-
-def _buffer(a):
-    """(address, nbytes) of a storage array."""
-    if isinstance(a, np.ndarray):
-        return a.__array_interface__["data"][0], a.nbytes
-    host = getattr(a, "_ary", None)  # numba's CUDA simulator wraps a numpy array
-    if isinstance(host, np.ndarray):
-        return host.__array_interface__["data"][0], host.nbytes
-    return a.__cuda_array_interface__["data"][0], a.size * a.dtype.itemsize
-
-
-def _overlaps(a, b):
-    """Whether two storage arrays of one device share any byte."""
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return a.size > 0 and b.size > 0 and np.may_share_memory(a, b)
-    (pa, na), (pb, nb) = _buffer(a), _buffer(b)
-    return na > 0 and nb > 0 and pa < pb + nb and pb < pa + na
-
-
-def _same_buffer(a, b):
-    return _buffer(a) == _buffer(b)
 
 
 def _parse_key(key, shape):
@@ -155,7 +119,6 @@ def _resolve_shape(shape, target, reverse):
                                  f"(size {size}) into {target}")
             target = tuple(size // known if d == -1 else d for d in target)
     else:
-        from ..ops.registry import get_op
         op = get_op("Reshape")
         attrs, _ = op.parse_attrs({"shape": target, "reverse": reverse})
         _, outs = op.infer_shape(attrs, [tuple(shape)], [None])
