@@ -109,20 +109,15 @@ def onehot_encode(indices, out):
 
 
 def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
-    """Split ``ary`` along ``axis`` (MXNet 1.x's ``nd.split_v2``: the
-    ``_split_v2`` op).
+    """``ary.split_v2(indices_or_sections, axis, squeeze_axis)``: MXNet 1.x's
+    ``nd.split_v2`` (the ``_split_v2`` op).
 
     Parameters
     ----------
     ary : NDArray
         The array to split.
-    indices_or_sections : int or tuple of int
-        An int: that many equal pieces (the axis must divide evenly); a
-        tuple: the positions along ``axis`` where a new piece starts.
-    axis : int
-        The axis to split.
-    squeeze_axis : bool
-        Drop ``axis`` from the pieces (each must then have size 1 there).
+    indices_or_sections, axis, squeeze_axis
+        As for ``NDArray.split_v2``.
 
     Returns
     -------
