@@ -44,15 +44,6 @@ def _geo(kernel, stride, pad, dilate):
     return (tuple(stride) or (1,) * nd, tuple(pad) or (0,) * nd, tuple(dilate) or (1,) * nd)
 
 
-@pytest.fixture
-def two_threads():
-    import numba
-    prev = numba.get_num_threads()
-    numba.set_num_threads(2)
-    yield
-    numba.set_num_threads(prev)
-
-
 # (data shape, kernel, stride, pad, dilate, channel multiplier)
 DEPTHWISE = [
     ((2, 3, 9, 8), (3, 3), (1, 1), (1, 1), (1, 1), 1),
