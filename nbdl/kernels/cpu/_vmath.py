@@ -73,11 +73,10 @@ def vtanh(x):
 
 @njit(cache=True, inline="always")
 def _horner(c, x):
-    """c[0] + c[1] x + ... (a tuple of coefficients, lowest first)."""
-    p = c[len(c) - 1]
-    for k in range(len(c) - 2, -1, -1):
-        p = p * x + c[k]
-    return p
+    """c[0] + c[1] x + ... + c[5] x^5 (six coefficients, lowest first),
+    written out: a loop here, inlined, leaves variables Numba's IR checks
+    warn about (NumbaIRAssumptionWarning) when the caller is compiled."""
+    return ((((c[5] * x + c[4]) * x + c[3]) * x + c[2]) * x + c[1]) * x + c[0]
 
 
 @njit(cache=True, inline="always")
