@@ -259,6 +259,16 @@ def test_reductions():
     np.testing.assert_array_equal(x.argmax(axis=1).asnumpy(), a.argmax(1).astype(np.float32))
 
 
+def test_reshape_like_method_is_the_op():
+    a = np.arange(12, dtype=np.float32)
+    x, other = nd.array(a), nd.ones((3, 4))
+    np.testing.assert_array_equal(x.reshape_like(other).asnumpy(), a.reshape(3, 4))
+    np.testing.assert_array_equal(x.reshape_like(rhs=other).asnumpy(), a.reshape(3, 4))
+    y = nd.array(a.reshape(2, 6))
+    got = y.reshape_like(nd.ones((5, 3, 2)), lhs_begin=1, lhs_end=2, rhs_begin=1)
+    assert got.shape == (2, 3, 2)
+
+
 def test_zeros_like_ones_like_methods():
     x = nd.array([[1, 2]], dtype=np.float64)
     z = x.zeros_like()
