@@ -46,6 +46,12 @@ class DeviceError(NbdlError, RuntimeError):
     """A device that is unavailable or arrays on mismatched devices."""
 
 
+class CustomOpError(NbdlError, RuntimeError):
+    """An exception raised inside a custom operator's Python code
+    (``nbdl.operator``), or a bad answer from it; the message names the
+    operator type and the method."""
+
+
 class MemoryBudgetError(BindError):
     """A memory budget no recompute choice can meet.  ``smallest`` is the
     smallest budget, in bytes, that nbdl's planner meets for the graph."""
@@ -61,7 +67,8 @@ class OptionalDependencyError(NbdlError, ImportError):
 
 
 __all__ = ["NbdlError", "ShapeError", "DTypeError", "AttrError", "UnknownOpError",
-           "BindError", "MemoryBudgetError", "GraphError", "DeviceError", "ArgumentError", "OptionalDependencyError"]
+           "BindError", "MemoryBudgetError", "GraphError", "DeviceError", "ArgumentError",
+           "CustomOpError", "OptionalDependencyError"]
 
 
 class SparseStorageError(NbdlError, TypeError):

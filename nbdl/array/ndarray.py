@@ -25,10 +25,11 @@ from ..imperative.arguments import function_for as _function_for
 from ..imperative.base import NDArrayBase
 from ..imperative.invoke import invoke as _invoke, scalar_op as _scalar_op
 from ..imperative.tape import mark_variables, record_custom
+from ..ops.concat_slice import split_v2_attrs
 from ..serialization.ndarray_file import load_raw_bytes
-from .storage import (_c_contiguous, _is_scalar, _lhs_shape, _overlaps, _parse_key, _prod,
-                      _reshape_storage, _resolve_shape, _scope, _sim_unwrap, _slice_is_contiguous,
-                      _squeeze_leading, _transfer, _transfer_into)
+from .storage import (_advanced_positions, _c_contiguous, _fit_value, _is_advanced, _is_scalar,
+                      _lhs_shape, _overlaps, _parse_key, _prod, _reshape_storage, _resolve_shape,
+                      _scope, _sim_unwrap, _slice_is_contiguous, _transfer, _transfer_into)
 
 
 def _arith(same_shape_op, broadcast_op, scalar_op):
@@ -303,6 +304,11 @@ class NDArray(NDArrayBase):
         return _slice_is_contiguous(slc_key, shape)
 
     def __getitem__(self, key):
+        if _is_advanced(key):
+            # a gather of flat positions: ``take`` (recorded like any op)
+            pos = _advanced_positions(key, self.shape)
+            idx = NDArray(self._device.from_numpy(pos.reshape(-1)), self._device)
+            return _invoke("take", [self.reshape(-1), idx], {"axis": 0}).reshape(pos.shape)
         if self._recorded():
             return _record_index(self, key)
         return self._getitem(key)
@@ -327,12 +333,30 @@ class NDArray(NDArrayBase):
 
     def __setitem__(self, key, value):
         """Assign a scalar, an array-like or an NDArray (broadcast as numpy
-        does) to a basic index; writes into this array's storage."""
+        does) to an index (basic, or advanced as numpy's); writes into this
+        array's storage.  Under ``autograd.record()`` assigning to a recorded
+        array, or a recorded value, raises (MXNet's rule)."""
         data, dev = self._data, self._device
+        if key is not None and key is not Ellipsis and _recording() and (
+                self._recorded() or getattr(value, "_ag", None) is not None
+                or getattr(value, "_ag_var", None) is not None):
+            raise ArgumentError("Inplace operations (+=, -=, x[:]=, etc) are not supported when "
+                                "recording with autograd: assign outside autograd.record()")
         if not data.shape:
             if not (key == () or key is Ellipsis):
                 raise IndexError("too many indices for a 0-d NDArray")
             set_key, lhs_shape = (), ()
+            out_shape = ()
+        elif _is_advanced(key):
+            pos = _advanced_positions(key, self.shape)
+            src = value.asnumpy() if isinstance(value, NDArray) else value
+            if dev.device_type == "cpu":
+                data.reshape(-1)[pos] = src         # a view: the storage is contiguous
+            else:   # device arrays take no integer-array keys: assign on the host
+                host = self.asnumpy()
+                host.reshape(-1)[pos] = src
+                _transfer_into(host, cpu(), data, dev)
+            return
         else:
             _, set_key, out_shape = _parse_key(key, self.shape)
             lhs_shape = _lhs_shape(set_key, self.shape)
@@ -352,7 +376,7 @@ class NDArray(NDArrayBase):
             if not isinstance(data, np.ndarray):
                 src = np.ascontiguousarray(src)  # numba uploads contiguous arrays only
         if not _is_scalar(src):
-            src = _squeeze_leading(src, len(lhs_shape))
+            src = _fit_value(src, out_shape, lhs_shape)
         with _scope(dev):
             data[set_key] = _sim_unwrap(src)
 
@@ -480,6 +504,23 @@ class NDArray(NDArrayBase):
     def __lt__(self, o): return self._binary(o, None, "broadcast_lesser", "_lesser_scalar")
     def __le__(self, o): return self._binary(o, None, "broadcast_lesser_equal", "_lesser_equal_scalar")
 
+    def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
+        """Split along ``axis`` (MXNet 1.x's ``NDArray.split_v2``: the
+        ``_split_v2`` op).
+
+        Parameters
+        ----------
+        indices_or_sections : int or tuple of int
+            An int: that many equal pieces (the axis must divide evenly); a
+            tuple: the positions along ``axis`` where a new piece starts.
+        axis : int
+            The axis to split.
+        squeeze_axis : bool
+            Drop ``axis`` from the pieces (each must then have size 1 there).
+        """
+        return _invoke("_split_v2", [self], split_v2_attrs(indices_or_sections, axis, squeeze_axis,
+                                                           self.shape))
+
 
 def _recording():
     return _ag_state.is_recording()
@@ -519,7 +560,8 @@ def _record_index(src, key):
     def backward(out_grads, shape=tuple(src.shape), dtype=src._data.dtype, dev=src._device):
         g = NDArray(dev.zeros(shape, dtype), dev)
         if out_grads[0] is not None:
-            g[key] = out_grads[0]
+            with _ag_state.pause():
+                g[key] = out_grads[0]
         return [g]
     record_custom([src], [out], backward, name="_index")
     return out

@@ -47,9 +47,8 @@ def _parse_key(key, shape):
     for k in key:
         if not (k is None or k is Ellipsis or isinstance(k, slice) or _is_index(k)):
             raise IndexError(
-                f"NDArray indexing takes integers, slices, '...' and None; got "
-                f"{type(k).__name__} (advanced indexing is not supported: use nd.take, "
-                f"nd.pick or nd.gather_nd)")
+                f"NDArray indexing takes integers, slices, '...', None and (advanced "
+                f"indexing) integer lists, arrays and NDArrays; got {type(k).__name__}")
     n_ell = sum(1 for k in key if k is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -97,11 +96,16 @@ def _lhs_shape(set_key, shape):
     return tuple(out)
 
 
-def _squeeze_leading(src, ndim):
-    """Drop leading size-1 axes of an assigned value beyond the target's
-    rank (``x[1, 2] = nd.array([5])`` assigns a (1,) array to one element)."""
+def _fit_value(src, out_shape, lhs_shape):
+    """An assigned value shaped for the storage's key: a value of the
+    indexed shape ``out_shape`` (with ``None`` axes, or MXNet's ``(1,)`` for
+    integer keys) is reshaped to the selection's ``lhs_shape``; otherwise
+    leading size-1 axes beyond the target's rank are dropped
+    (``x[1, 2] = nd.array([5])`` assigns a (1,) array to one element)."""
     shape = tuple(src.shape)
-    extra = len(shape) - ndim
+    if shape == tuple(out_shape) and shape != tuple(lhs_shape):
+        return src.reshape(lhs_shape)
+    extra = len(shape) - len(lhs_shape)
     if extra > 0 and all(d == 1 for d in shape[:extra]):
         return src.reshape(shape[extra:])
     return src
@@ -196,3 +200,44 @@ def _slice_is_contiguous(slc_key, shape):
             return False
         expected *= n
     return True
+
+
+def _is_advanced(key):
+    """Whether ``key`` is an advanced index: it holds an integer or boolean
+    array, a list or an NDArray (a tuple inside a tuple key counts as a list)."""
+    items = key if isinstance(key, tuple) else (key,)
+    for i, k in enumerate(items):
+        if isinstance(k, (list, np.ndarray)) or hasattr(k, "asnumpy"):
+            return True
+        if isinstance(k, tuple) and isinstance(key, tuple):
+            return True
+    return False
+
+
+def _host_index(k):
+    """One element of an advanced key as numpy reads it: NDArrays (of any
+    dtype, as MXNet takes float index arrays) as int64 arrays."""
+    if hasattr(k, "asnumpy"):
+        return k.asnumpy().astype(np.int64)
+    if isinstance(k, tuple):
+        return np.asarray(k)
+    return k
+
+
+def _advanced_positions(key, shape):
+    """The flat (C-order) positions ``x[key]`` selects, shaped as numpy's
+    advanced indexing shapes the result (numpy's rules: broadcast index
+    arrays, their axes first when slices separate them).
+
+    Each axis's coordinate is read through ``key`` from a broadcast (not
+    materialised) arange, so the work and memory are those of the result."""
+    key = tuple(_host_index(k) for k in key) if isinstance(key, tuple) else _host_index(key)
+    ndim = len(shape)
+    pos, stride = None, 1
+    for axis in range(ndim - 1, -1, -1):
+        coord = np.arange(shape[axis], dtype=np.int64).reshape(
+            [shape[axis] if i == axis else 1 for i in range(ndim)])
+        part = np.broadcast_to(coord, shape)[key] * stride
+        pos = part if pos is None else pos + part
+        stride *= shape[axis]
+    return np.asarray(pos, dtype=np.int64)

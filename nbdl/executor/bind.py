@@ -46,10 +46,8 @@ def parse_grad_req(grad_req, arg_names):
                             f"arguments {arg_names}")
         return {n: _req_code(r, f"bind: grad_req for {n!r}") for n, r in zip(arg_names, grad_req)}
     if isinstance(grad_req, dict):
-        unknown = [k for k in grad_req if k not in arg_names]
-        if unknown:
-            raise BindError(f"bind: grad_req names {unknown} that are not arguments "
-                            f"(arguments: {arg_names})")
+        # names that are not arguments are ignored, as MXNet's bind does (a
+        # request written for a convolution with a bias binds one without)
         return {n: _req_code(grad_req[n], f"bind: grad_req for {n!r}") if n in grad_req else REQ_NULL
                 for n in arg_names}
     raise BindError(f"bind: grad_req must be a string, list or dict, got {type(grad_req).__name__}")
@@ -227,6 +225,8 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, memory_budget=None, 
     order = topo_order(sym._outputs)
     arg_nodes, aux_nodes = _check_unique(sym, order)
     arg_names = [n.name for n in arg_nodes]
+    # MXNet reads only the tuple-valued keywords as shapes (simple_bind(..., axis=1) binds)
+    shapes = {k: v for k, v in shapes.items() if isinstance(v, (tuple, list))}
     unknown = [k for k in shapes if k not in arg_names and k not in [n.name for n in aux_nodes]]
     if unknown:
         raise BindError(f"simple_bind: {unknown} are not arguments of the symbol "

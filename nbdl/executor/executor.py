@@ -120,7 +120,8 @@ class Executor:
     def device(self):
         return self._device
 
-    ctx = context = device
+    # ``_ctx``: MXNet 1.x's attribute, which its own tests read
+    ctx = context = _ctx = device
 
     # -- running ----------------------------------------------------------
     def _steps(self, which):
@@ -432,13 +433,18 @@ class Executor:
         def make(steps):
             def run():
                 for s in steps:
+                    node = s.node
+                    n_in = len(node.inputs)
+                    if monitor_all:     # before the step, as MXNet: each input (and
+                        # the variable feeding it by its own name first)
+                        names = node.op.monitor_input_names(node.attrs)
+                        for e, name, a in zip(node.inputs, names, s.arrays[:n_in]):
+                            if e.node.is_variable:
+                                callback(e.node.name, _wrap(a, self._device))
+                            callback(f"{node.name}_{name}", _wrap(a, self._device))
                     s.fn(*s.args)
-                    n_in = len(s.node.inputs)
-                    outs = s.arrays[n_in:n_in + s.node.num_outputs]
-                    if monitor_all:
-                        for e, a in zip(s.node.inputs, s.arrays[:n_in]):
-                            callback(f"{s.node.name}_{e.name}", _wrap(a, self._device))
-                    for name, a in zip(s.node.output_names(), outs):
+                    outs = s.arrays[n_in:n_in + node.num_outputs]
+                    for name, a in zip(node.output_names(), outs):
                         callback(name, _wrap(a, self._device))
             run.monitor = True
             return run

@@ -10,7 +10,7 @@ from ..runner.call import prepare, run
 
 
 def run_op(op, attrs, inputs, out_shapes, out_dtypes, device, is_train=False,
-           node_name="", outputs=None, req=None):
+           node_name="", outputs=None, req=None, node=None, states=None):
     """Run one op on device arrays (``nbdl.runner``'s prepared call);
     allocates the outputs (unless given) and the temps.  Returns the
     outputs.
@@ -35,10 +35,14 @@ def run_op(op, attrs, inputs, out_shapes, out_dtypes, device, is_train=False,
         Arrays to write the outputs into.
     req : list of int, optional
         Write requests per output (default all ``REQ_WRITE``).
+    node : Node, optional
+        The graph node (``Call.node``).
+    states : dict, optional
+        Per-node state of the graph's stateful ops (``Call.states``).
     """
     prepared = prepare(op, attrs, [tuple(a.shape) for a in inputs],
                        [np.dtype(a.dtype) for a in inputs], out_shapes, out_dtypes, device,
-                       req, is_train, node_name)
+                       req, is_train, node_name, node=node, states=states)
     if outputs is None:
         outputs = [device.empty(s, d) for s, d in zip(out_shapes, out_dtypes)]
     run(prepared, prepared.launch(bool(is_train)), inputs, outputs, device)
@@ -52,6 +56,7 @@ def interpret(heads, values, device, is_train=False):
     shapes = infer_shapes(order, {e: tuple(a.shape) for e, a in values.items()})
     dtypes = infer_types(order, {e: np.dtype(a.dtype) for e, a in values.items()})
     env = dict(values)
+    states = {}
     for node in order:
         if node.op is None:
             if node.output(0) not in env:
@@ -63,7 +68,7 @@ def interpret(heads, values, device, is_train=False):
             raise ShapeError(f"{node.op.name} (node {node.name!r}): output shape could not be inferred")
         result = run_op(node.op, node.attrs, [env[e] for e in node.inputs], out_shapes,
                         [dtypes.get(e, np.dtype(np.float32)) for e in outs], device,
-                        is_train=is_train, node_name=node.name)
+                        is_train=is_train, node_name=node.name, node=node, states=states)
         for e, a in zip(outs, result):
             env[e] = a
     return env

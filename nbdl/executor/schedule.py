@@ -145,6 +145,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     readers = _count_readers(nodes)
     heads = set(bg.heads)
     memo = {}
+    states = {}     # per-node state of stateful ops (Call.states), one dict per schedule
 
     steps, nbytes, names, req, temps, calls = [], {}, {}, {}, {}, []
     unwritten_order = []
@@ -165,7 +166,8 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
                tuple(map(shape_of, outs)), tuple(map(dtype_of, outs)), tuple(reqs))
         key, known = _signature(node, memo, *sig)
         if known is None:
-            pc = prepare(op, node.attrs, *sig[:4], device, sig[4], node_name=node.name)
+            pc = prepare(op, node.attrs, *sig[:4], device, sig[4], node_name=node.name,
+                         node=node, states=states)
             known = (pc, pc.temps, pc.inplace(), pc.shape_inputs())
             if key is not None:
                 memo[key] = known

@@ -8,6 +8,7 @@ through hidden scatter ops that take the forward data input for its shape
 """
 import numpy as np
 
+from ..dtype import INTEGERS
 from ..errors import AttrError, NbdlError
 from .ir import make_node
 from .attrs import Attr
@@ -88,6 +89,7 @@ register(OpDef(
                          choices=("float32", "float64", "int32", "int64", "int8", "uint8"))},
     infer_shape=_one_hot_shape, infer_type=_one_hot_type,
     gradient=None,  # piecewise constant in the indices: no gradient
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_one_hot",
              "cuda": "nbdl.kernels.cuda.indexing:prepare_one_hot"},
     dtypes=INDEX_DTYPES, int_inputs=(0,),
@@ -166,6 +168,7 @@ register(OpDef(
     attrs=dict(PICK_ATTRS),
     infer_shape=_pick_shape, infer_type=_index_type,
     gradient=_pick_grad,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_pick",
              "cuda": "nbdl.kernels.cuda.indexing:prepare_pick"},
     int_inputs=(1,),
@@ -177,6 +180,7 @@ register(OpDef(
     input_names=("out_grad", "index", "data"),
     attrs=dict(PICK_ATTRS),
     infer_shape=_backward_pick_shape, infer_type=_backward_type,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_pick_backward",
              "cuda": "nbdl.kernels.cuda.indexing:prepare_pick_backward"},
     supports_add=True, hidden=True, int_inputs=(1,), shape_inputs=(2,),
@@ -244,10 +248,11 @@ register(OpDef(
     attrs=dict(TAKE_ATTRS),
     infer_shape=_take_shape, infer_type=_index_type,
     gradient=_take_grad,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_take",
              "cuda": "nbdl.kernels.cuda.indexing:prepare_take"},
-    int_inputs=(1,),
-    doc="Slices of ``a`` along ``axis`` at ``indices``: output shape "
+    int_inputs=(1,), dtypes=FLOAT_DTYPES + INTEGERS,
+    doc="Slices of ``a`` (float or integer) along ``axis`` at ``indices``: output shape "
         "a.shape[:axis] + indices.shape + a.shape[axis+1:]; out-of-range indices are "
         "clipped, wrapped, or (mode='raise') an IndexOutOfRange error."))
 
@@ -256,7 +261,9 @@ register(OpDef(
     input_names=("out_grad", "indices", "a"),
     attrs=dict(TAKE_ATTRS),
     infer_shape=_backward_take_shape, infer_type=_backward_type,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_take_backward",
              "cuda": "nbdl.kernels.cuda.indexing:prepare_take_backward"},
     supports_add=True, hidden=True, int_inputs=(1,), shape_inputs=(2,),
+    dtypes=FLOAT_DTYPES + INTEGERS,
     doc="Scatter-add of take's head gradient into a zero gradient of ``a``."))

@@ -124,6 +124,7 @@ register(OpDef(
     attrs=_FC_ATTRS,
     infer_shape=fc_infer_shape, infer_type=same_type,
     gradient=fc_gradient, temp=_temps("fc"),
+    half_mirrors=True,
     flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[1][1],
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_fc"},
@@ -150,6 +151,29 @@ def fc_backward_infer_shape(attrs, in_shapes, out_shapes):
     return ins, outs
 
 
+def fc_backward_gradient(node, out_grads):
+    """The backward is bilinear in (out_grad, data|weight): with heads
+    (g_dx, g_dw[, g_db]) of (data_grad, weight_grad[, bias_grad]),
+    d/d out_grad = FC(g_dx, weight) + FC(data, g_dw[, g_db]),
+    d/d data = out_grad . g_dw and d/d weight = out_grad^T . g_dx, the
+    last two as the data and weight gradients of another
+    ``_backward_FullyConnected`` (so every order is built from these ops)."""
+    og, data, weight = node.inputs
+    g_dx, g_dw = out_grads[0], out_grads[1]
+    attrs = _fc_attrs(node.attrs)
+    name = f"{node.name}_backward"
+    plain = dict(attrs, no_bias=True)
+    a = make_node("FullyConnected", [g_dx, weight], plain, name=f"{name}_ograd_data")
+    b_in = [data, g_dw] + ([] if attrs["no_bias"] else [out_grads[2]])
+    b = make_node("FullyConnected", b_in, attrs, name=f"{name}_ograd_weight")
+    d_og = make_node("elemwise_add", [a.output(0), b.output(0)], name=f"{name}_ograd")
+    d_data = make_node("_backward_FullyConnected", [og, data, g_dw], plain,
+                       name=f"{name}_data").output(0)
+    d_weight = make_node("_backward_FullyConnected", [og, g_dx, weight], plain,
+                         name=f"{name}_weight").output(1)
+    return [d_og.output(0), d_data, d_weight]
+
+
 def fc_backward_temp(call, gemm_adds=False):
     m, k = fc_dims(call.attrs, call.in_shapes[1])
     n = call.attrs["num_hidden"]
@@ -164,7 +188,8 @@ register(OpDef(
     output_names=lambda a: ["data_grad", "weight_grad"] + ([] if a["no_bias"] else ["bias_grad"]),
     attrs=dict(_FC_ATTRS),
     infer_shape=fc_backward_infer_shape, infer_type=same_type,
-    temp=_temps("fc_backward"),
+    gradient=fc_backward_gradient, temp=_temps("fc_backward"),
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc_backward",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_fc_backward"},
     supports_add=True, hidden=True,
@@ -282,6 +307,7 @@ register(OpDef(
     name="dot", input_names=("lhs", "rhs"), attrs=_DOT_ATTRS,
     infer_shape=_dot_rule, infer_type=same_type,
     gradient=_dot_gradient("_backward_dot"), temp=_temps("dot"),
+    half_mirrors=True,
     flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[0][0 if a["transpose_a"] else -1],
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_dot",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_dot"},
@@ -294,6 +320,7 @@ register(OpDef(
     output_names=("lhs_grad", "rhs_grad"), attrs=dict(_DOT_ATTRS),
     infer_shape=_dot_backward_infer_shape(_dot_rule), infer_type=same_type,
     temp=_temps("dot_backward"),
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_dot_backward",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_dot_backward"},
     supports_add=True, hidden=True))
@@ -302,6 +329,7 @@ register(OpDef(
     name="batch_dot", input_names=("lhs", "rhs"), attrs=dict(_DOT_ATTRS),
     infer_shape=_batch_dot_rule, infer_type=same_type,
     gradient=_dot_gradient("_backward_batch_dot"), temp=_temps("batch_dot"),
+    half_mirrors=True,
     flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[0][-2 if a["transpose_a"] else -1],
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_batch_dot",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot"},
@@ -313,6 +341,7 @@ register(OpDef(
     output_names=("lhs_grad", "rhs_grad"), attrs=dict(_DOT_ATTRS),
     infer_shape=_dot_backward_infer_shape(_batch_dot_rule), infer_type=same_type,
     temp=_temps("batch_dot_backward"),
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_batch_dot_backward",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot_backward"},
     supports_add=True, hidden=True))

@@ -102,7 +102,7 @@ class _Launch:
 
 
 def prepare(op, attrs, in_shapes, in_dtypes, out_shapes, out_dtypes, device, req=None,
-            is_train=True, node_name=""):
+            is_train=True, node_name="", node=None, states=None):
     """The ``PreparedCall`` of one call of ``op``.
 
     Parameters
@@ -121,10 +121,14 @@ def prepare(op, attrs, in_shapes, in_dtypes, out_shapes, out_dtypes, device, req
         The training flag the temp rule sees (launches take their own).
     node_name : str
         The graph node's name, for error messages.
+    node : Node, optional
+        The graph node (``Call.node``).
+    states : dict, optional
+        The per-node state of one schedule's stateful ops (``Call.states``).
     """
     call = Call(op, attrs, list(in_shapes), list(in_dtypes), list(out_shapes), list(out_dtypes),
                 device=device, req=list(req) if req else [REQ_WRITE] * len(out_shapes),
-                is_train=bool(is_train), node_name=node_name)
+                is_train=bool(is_train), node_name=node_name, node=node, states=states)
     return PreparedCall(call)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from .. import attribute as _attribute
 from .. import name as _names
 from ..dtype import to_flag
-from ..errors import AttrError, GraphError
+from ..errors import AttrError, GraphError, NbdlError
 from ..ops.attrs import attr_to_str, is_user_attr
 from ..ops.ir import Entry, make_node, make_variable
 from ..ops.registry import get_op
@@ -99,6 +99,20 @@ def _positional_attrs(op, where, values, attrs, kwargs):
             attrs[k] = v
 
 
+def _inputs_with(op, where, values, attrs, kwargs):
+    """How many inputs ``op`` takes when ``values`` are its first attributes
+    (None when they cannot be: not attribute values, or refused)."""
+    if any(isinstance(v, SymbolBase) or v is None for v in values):
+        return None
+    trial = dict(attrs)
+    try:
+        _positional_attrs(op, where, values, trial, kwargs)
+        parsed, _ = op.parse_attrs(trial)
+        return len(op.list_inputs(parsed))
+    except NbdlError:
+        return None
+
+
 def _none_is_value(op, key):
     """``axis=None`` means something (flatten) for an optional attribute whose
     default is not None (``topk``, ``sort``, ``pick``): MXNet passes it on."""
@@ -156,9 +170,14 @@ def op_node(op_name, *args, name=None, attr=None, **kwargs):
     n_lead = 0
     while n_lead < len(args) and isinstance(args[n_lead], SymbolBase):
         n_lead += 1
+    # (an op whose inputs depend on its attributes, ``depth_to_space(data, 2)``,
+    # when the values given as attributes make exactly the inputs given)
     fixed = not callable(op.input_names) and not op.key_var_num_args
-    if n_lead < len(args) and fixed and n_lead == len(op.input_names):
-        _positional_attrs(op, where, args[n_lead:], attrs, kwargs)
+    rest = args[n_lead:]
+    if rest and ((fixed and n_lead == len(op.input_names)) or (
+            callable(op.input_names) and not op.key_var_num_args
+            and _inputs_with(op, where, rest, attrs, kwargs) == n_lead)):
+        _positional_attrs(op, where, rest, attrs, kwargs)
         args = args[:n_lead]
     inputs = [single(a, f"{where}: positional argument {i}") if isinstance(a, SymbolBase) else a
               for i, a in enumerate(args)]
