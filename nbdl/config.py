@@ -302,3 +302,15 @@ def compile_workers():
         return max(0, int(v))
     except ValueError:
         return None
+
+
+def cuda_gemm():
+    """``NBDL_CUDA_GEMM``: what runs the GPU's matrix products (FullyConnected,
+    dot, batch_dot): ``auto`` (default) cuBLAS through CuPy when CuPy imports
+    and a real GPU runs, else nbdl's tiled ``cuda.jit`` kernel; ``cublas``
+    insists on cuBLAS (an error without CuPy); ``tiled`` always the kernel."""
+    v = os.environ.get("NBDL_CUDA_GEMM", "auto").strip().lower() or "auto"
+    if v not in ("auto", "cublas", "tiled"):
+        from .errors import NbdlError
+        raise NbdlError(f"NBDL_CUDA_GEMM={v!r}: expected 'auto', 'cublas' or 'tiled'")
+    return v

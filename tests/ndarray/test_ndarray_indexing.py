@@ -21,7 +21,7 @@ def _numpy_result(a, key):
 
 
 @pytest.mark.parametrize("key", KEYS, ids=repr)
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_getitem_values(key, device):
     ctx = nbdl.cpu() if device == "cpu" else nbdl.gpu(0)
     x = nd.array(A, ctx=ctx)
@@ -54,6 +54,7 @@ def test_strided_results_are_copies(key):
     np.testing.assert_array_equal(x.asnumpy(), A)
 
 
+@pytest.mark.cuda
 def test_view_on_gpu_shares_storage():
     x = nd.array(A, ctx=nbdl.gpu(0))
     v = x[1:3]
@@ -93,7 +94,7 @@ SET_CASES = [
 
 
 @pytest.mark.parametrize("key, value", SET_CASES, ids=lambda v: repr(v)[:30])
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("kind", ["raw", "ndarray"])
 def test_setitem(key, value, device, kind):
     ctx = nbdl.cpu() if device == "cpu" else nbdl.gpu(0)
@@ -113,6 +114,7 @@ def test_setitem(key, value, device, kind):
     np.testing.assert_array_equal(x.asnumpy(), want)
 
 
+@pytest.mark.cuda
 def test_setitem_from_other_device():
     x = nd.zeros((2, 3))
     x[1] = nd.array([1, 2, 3], ctx=nbdl.gpu(0))

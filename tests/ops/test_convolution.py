@@ -294,7 +294,8 @@ def _run(op, call, dev, arrays, outs):
     return [dev.to_numpy(a) for a in arrs[len(arrays):len(arrays) + len(outs)]]
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.cuda
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_req_null_and_add(device, transposed, rng):
     dev = cpu() if device == "cpu" else gpu()
@@ -484,6 +485,7 @@ def test_gemm_views():
         assert np.all(c == 3.0)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("make,attrs,xs,ws,nb", [
     (conv, dict(kernel=(2, 2), stride=(2, 1), pad=(1, 0), num_filter=2, num_group=2),
      (1, 2, 3, 3), (2, 1, 2, 2), 2),

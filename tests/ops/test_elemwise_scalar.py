@@ -74,6 +74,7 @@ def test_comparison_has_zero_gradient(name, rng):
                             {"x": np.zeros((2, 3))})
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name", list(CASES))
 def test_cuda_matches_cpu(name, rng):
     y = getattr(sym, name)(sym.var("x"), scalar=CASES[name][1])

@@ -163,6 +163,7 @@ def test_boolean_mask_graph_is_refused():
 
 # -- CPU vs CUDA (simulator) ------------------------------------------------------------------
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("make,loc", [
     (lambda: sym.batch_take(sym.var("a"), sym.var("i")),
      {"a": data((3, 4), np.float32), "i": np.array([1, 5, -2], np.int32)}),

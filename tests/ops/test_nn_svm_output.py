@@ -24,6 +24,7 @@ def svm(**kw):
     return nbdl.sym.SVMOutput(nbdl.sym.var("data"), nbdl.sym.var("label"), **kw)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("kw", [{}, {"use_linear": True},
                                 {"margin": 0.5, "regularization_coefficient": 0.3}])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -244,7 +244,8 @@ def _run(launch, *arrays):
     launch.fn(*[a if v is None else a.reshape(v) for a, v in zip(arrays, views)], *launch.scalars)
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.cuda
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("kw", [dict(kernel=(2, 2), pool_type="avg", pad=(1, 0)),
                                 dict(global_pool=True, pool_type="max"),
                                 dict(kernel=(2, 2), stride=(2, 2), pooling_convention="full")])
@@ -283,6 +284,7 @@ def test_parallel_variant(monkeypatch, kw, rng):
                             rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("shape,kw", [
     ((1, 2, 3, 3), dict(kernel=(2, 2), pool_type="max")),
     ((1, 1, 4, 3), dict(kernel=(2, 2), stride=(2, 1), pad=(1, 0), pool_type="avg",

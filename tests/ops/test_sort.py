@@ -63,6 +63,7 @@ def test_sort_gradient(rng):
     check_symbolic_backward(s, {"x": x}, [np.ones((3, 4))], {"x": np.ones((3, 4))})
 
 
+@pytest.mark.cuda
 def test_sort_cpu_vs_cuda(rng):
     x = distinct(rng, (2, 5), np.float64)
     check_consistency(sym.sort(sym.var("x"), axis=1, is_ascend=False), {"x": x})
@@ -93,6 +94,7 @@ def test_cumsum_forward(rng):
         sym.cumsum(sym.var("x"), axis=3).infer_shape(x=(2, 3))
 
 
+@pytest.mark.cuda
 def test_cumsum_gradient_and_cuda(rng):
     x = rng.uniform(-1, 1, (2, 3, 2))
     for axis in (1, None):
