@@ -83,6 +83,28 @@ def pytest_runtest_call(item):
     return result
 
 
+# NBDL_SIM_RECORD_LAUNCHES=<file>: every simulated launch's kernel and argument
+# types are written there at the end (tools/cuda_compile_check.py).
+_recording = []
+
+
+def pytest_configure(config):
+    path = os.environ.get("NBDL_SIM_RECORD_LAUNCHES")
+    if path and not REAL_GPU:
+        from cuda_sim import record_launches
+        ctx = record_launches({})
+        _recording.append((path, ctx, ctx.__enter__()))
+
+
+def pytest_unconfigure(config):
+    if _recording:
+        import pickle
+        path, ctx, launches = _recording.pop()
+        ctx.__exit__(None, None, None)
+        with open(path, "wb") as f:
+            pickle.dump(launches, f)
+
+
 @pytest.fixture
 def rng():
     return np.random.RandomState(0)

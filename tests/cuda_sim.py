@@ -27,8 +27,13 @@ compared there.  Only element accesses are recorded (``a[i]``, ``a[i, j]``,
 ``race_check()`` (tests/conftest.py).
 """
 import contextlib
+import importlib
+import marshal
+import os
+import pickle
 import sys
 import threading
+import types
 
 import numpy as np
 from numba.np.numpy_support import as_dtype
@@ -237,3 +242,83 @@ def race_check():
     finally:
         for cls, name, orig in reversed(undo):
             setattr(cls, name, orig)
+
+
+# -- launch recording (tools/cuda_compile_check.py) ---------------------------------------
+
+def _resolve(module, qualname):
+    try:
+        obj = sys.modules.get(module) or importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        return obj
+    except Exception:
+        return None
+
+
+def _encode(v):
+    if isinstance(v, (types.ModuleType, kernelapi.FakeCUDAModule)):
+        return ("module", "numba.cuda" if isinstance(v, kernelapi.FakeCUDAModule) else v.__name__)
+    if isinstance(v, sim_kernel.FakeCUDAKernel):
+        if _resolve(v.fn.__module__, v.fn.__qualname__) is v:
+            return ("ref", v.fn.__module__, v.fn.__qualname__)
+        return ("cudajit", bool(v._device), describe(v.fn))
+    if isinstance(v, types.FunctionType):
+        if _resolve(v.__module__, v.__qualname__) is v:
+            return ("ref", v.__module__, v.__qualname__)
+        return ("pyfunc", describe(v))
+    if isinstance(v, tuple):
+        return ("tuple", tuple(_encode(x) for x in v))
+    return ("value", pickle.dumps(v))
+
+
+def _names(code):
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _names(c)
+    return out
+
+
+def describe(fn):
+    """``fn`` (a kernel's Python function) as tools/cuda_compile_check.py
+    rebuilds it: by module and name when importable as this very object,
+    else by value (code, closure, the globals it reads)."""
+    if "<locals>" not in fn.__qualname__ and _resolve(fn.__module__, fn.__qualname__) is not None:
+        found = _resolve(fn.__module__, fn.__qualname__)
+        if getattr(found, "fn", None) is fn or found is fn:
+            return ("ref", fn.__module__, fn.__qualname__)
+    module = sys.modules.get(fn.__module__)
+    if module is not None and fn.__globals__ is vars(module):
+        glob = None
+    else:
+        glob = tuple(sorted((k, _encode(fn.__globals__[k])) for k in _names(fn.__code__)
+                            if k in fn.__globals__))
+    closure = tuple(_encode(c.cell_contents) for c in fn.__closure__ or ())
+    defaults = _encode(fn.__defaults__) if fn.__defaults__ else None
+    return ("value", marshal.dumps(fn.__code__), fn.__name__, fn.__module__, glob, closure, defaults)
+
+
+@contextlib.contextmanager
+def record_launches(launches):
+    """Add ``(describe(kernel), argument types) -> first test`` to the dict
+    ``launches`` for every top-level simulated launch in this block."""
+    import numba
+
+    def call(orig):
+        def __call__(self, *args):
+            if not (self._device or sim_kernel._get_kernel_context()):
+                try:
+                    key = (describe(self.fn), tuple(numba.typeof(a) for a in args))
+                    launches.setdefault(key, os.environ.get("PYTEST_CURRENT_TEST", "?"))
+                except Exception as e:           # recorded as a failure to rebuild
+                    launches.setdefault((("unrecordable", repr(e)[:200], self.fn.__qualname__),
+                                         ()), os.environ.get("PYTEST_CURRENT_TEST", "?"))
+            return orig(self, *args)
+        return __call__
+
+    undo = _patched(sim_kernel.FakeCUDAKernel, "__call__", call)
+    try:
+        yield launches
+    finally:
+        setattr(*undo)

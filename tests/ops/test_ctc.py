@@ -262,7 +262,6 @@ def test_label_equal_to_blank_follows_mxnets_recursion(label, rng):
                            {"x": x, "l": lab}, grad_nodes=["x"], rtol=1e-2, atol=1e-3)
 
 
-@pytest.mark.cuda
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("label,attrs,match", [
     ([[1, 4]], {}, r"label\[0, 1\] = 4\.0 is not a valid class"),          # >= C

@@ -212,7 +212,6 @@ def _run(op, call, dev, arrays, outs):
     return [dev.to_numpy(a) for a in arrs[len(arrays):len(arrays) + len(outs)]]
 
 
-@pytest.mark.cuda
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_backward_req_null(device, rng):
     """Outputs with REQ_NULL are left alone; the others match a full run."""

@@ -119,7 +119,6 @@ def _run(launch, *arrays):
     launch.fn(*[a if v is None else a.reshape(v) for a, v in zip(arrays, views)], *launch.scalars)
 
 
-@pytest.mark.cuda
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_req_null_and_add(device, rng):
     """Null outputs are left untouched (the planner gives them no storage of

@@ -244,7 +244,6 @@ def _run(launch, *arrays):
     launch.fn(*[a if v is None else a.reshape(v) for a, v in zip(arrays, views)], *launch.scalars)
 
 
-@pytest.mark.cuda
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("kw", [dict(kernel=(2, 2), pool_type="avg", pad=(1, 0)),
                                 dict(global_pool=True, pool_type="max"),

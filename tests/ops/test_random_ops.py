@@ -154,7 +154,6 @@ def test_like_ops_take_shape_and_dtype():
         assert get_op(op).list_inputs(get_op(op).parse_attrs({})[0]) == ["data"]
 
 
-@pytest.mark.cuda
 def test_bad_arguments_raise_nbdl_errors():
     with pytest.raises(DTypeError, match="float16"):
         nd.random.uniform(shape=(2,), dtype="float16", ctx=gpu(0))

@@ -196,7 +196,6 @@ def _run(launch, *arrays):
     launch.fn(*pick_args(launch.args, viewed), *launch.scalars)
 
 
-@pytest.mark.cuda
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("opname", ["SequenceMask", "SequenceLast", "SequenceReverse",
                                     "_backward_SequenceLast"])

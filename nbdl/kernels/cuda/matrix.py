@@ -92,7 +92,7 @@ def col_sum_kernel(g, db, req):
             db[j] = acc
 
 
-def _gemm_launcher(dtype, bsz, m, n):
+def gemm_launcher(dtype, bsz, m, n):
     """A function ``(a, b, out, bias, ta, tb, has_bias, req)`` over a grid
     covering (B, M, N); nothing is launched for an empty output or REQ_NULL."""
     kern = _gemm_kernel(dtype)
@@ -120,8 +120,8 @@ def _dot_backward_fn(dtype, bsz, m, k, n, ta, tb):
     """dlhs, drhs of out = op_a(a) . op_b(b) (see the CPU kernel for the algebra)."""
     da_rows, da_cols = (k, m) if ta else (m, k)
     db_rows, db_cols = (n, k) if tb else (k, n)
-    run_a = _gemm_launcher(dtype, bsz, da_rows, da_cols)
-    run_b = _gemm_launcher(dtype, bsz, db_rows, db_cols)
+    run_a = gemm_launcher(dtype, bsz, da_rows, da_cols)
+    run_b = gemm_launcher(dtype, bsz, db_rows, db_cols)
 
     def fn(g, a, b, da, db, tmp_a, tmp_b, req_a, req_b):
         if ta:
@@ -140,7 +140,7 @@ def _dot_backward_fn(dtype, bsz, m, k, n, ta, tb):
 def prepare_fc(call):
     m, k = fc_dims(call.attrs, call.in_shapes[0])
     n = call.attrs["num_hidden"]
-    run = _gemm_launcher(call.out_dtypes[0], 1, m, n)
+    run = gemm_launcher(call.out_dtypes[0], 1, m, n)
     views = [(1, m, k), (1, n, k)]
     if call.attrs["no_bias"]:
         def fn(x, w, out, tmp, req):
@@ -156,8 +156,8 @@ def prepare_fc_backward(call):
     m, k = fc_dims(call.attrs, call.in_shapes[1])
     n = call.attrs["num_hidden"]
     dt = call.out_dtypes[0]
-    run_dx = _gemm_launcher(dt, 1, m, k)
-    run_dw = _gemm_launcher(dt, 1, n, k)
+    run_dx = gemm_launcher(dt, 1, m, k)
+    run_dw = gemm_launcher(dt, 1, n, k)
     col_sum = launcher(col_sum_kernel, n)
 
     def grads(g, x, w, dx, dw, req_x, req_w):
@@ -181,7 +181,7 @@ def prepare_dot(call):
     ta, tb = int(call.attrs["transpose_a"]), int(call.attrs["transpose_b"])
     m, k, n, _ = dot_dims(call.in_shapes[0], call.in_shapes[1], ta, tb)
     va, vb = _operand_views(1, m, k, n, ta, tb)
-    run = _gemm_launcher(call.out_dtypes[0], 1, m, n)
+    run = gemm_launcher(call.out_dtypes[0], 1, m, n)
 
     def fn(a, b, out, tmp, req):
         run(a, b, out, None, ta, tb, 0, req)
@@ -200,7 +200,7 @@ def prepare_batch_dot(call):
     ta, tb = int(call.attrs["transpose_a"]), int(call.attrs["transpose_b"])
     bsz, m, k, n, _ = batch_dot_dims(call.in_shapes[0], call.in_shapes[1], ta, tb)
     va, vb = _operand_views(bsz, m, k, n, ta, tb)
-    run = _gemm_launcher(call.out_dtypes[0], bsz, m, n)
+    run = gemm_launcher(call.out_dtypes[0], bsz, m, n)
 
     def fn(a, b, out, tmp, req):
         run(a, b, out, None, ta, tb, 0, req)
