@@ -160,7 +160,6 @@ def nb_lstm(nbdl, dev, size):
 
 def torch_workloads(size):
     import torch
-    import torchvision
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False      # float32 against float32
     torch.backends.cudnn.allow_tf32 = False
@@ -194,6 +193,7 @@ def torch_workloads(size):
         return step, batch
 
     def resnet(name, train):
+        import torchvision                   # only these rows need it (a torch without it keeps the rest)
         batch, hw = size["resnet_train" if train else "resnet_infer"]
         net = getattr(torchvision.models, name)().to(dev)
         x = torch.rand(batch, 3, hw, hw, device=dev)
@@ -254,13 +254,17 @@ def nbdl_workloads(nbdl, dev, size):
     }
 
 
-def run(args):
+def run(args, on_row):
+    """Time every workload (nbdl, then PyTorch's same workload where torch
+    imports and sees a GPU); ``on_row(rows)`` after each, so a run stopped
+    by its time cap keeps what it measured."""
     import nbdl
     dry = args.dry_run
     dev = nbdl.cpu() if dry else nbdl.gpu(0)
     size = TOY if dry else FULL
     reps, warmup = (2, 1) if dry else (20, 2)
     only = set(args.only.split(",")) if args.only else None
+    torch_work, torch_sync = (None, None) if dry or args.no_torch else _torch(size)
     rows = []
     sync = _sync_fn(dev)
     for name, make in nbdl_workloads(nbdl, dev, size).items():
@@ -279,32 +283,29 @@ def run(args):
                 row["fraction_of_fp32_peak"] = work / sec / PEAK_FP32_TFLOPS
         except Exception as e:                   # a table row says what failed; the rest still runs
             row["nbdl_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+        if torch_work is not None and name in torch_work:
+            try:
+                fn, units = torch_work[name]()
+                sec, _ = timed(fn, torch_sync, reps, warmup, args.budget)
+                row.update(torch_ms=sec * 1e3, torch_rate=units / sec)
+            except Exception as e:
+                row["torch_error"] = f"{type(e).__name__}: {str(e)[:200]}"
         rows.append(row)
         print(json.dumps(row), flush=True)
-    if not dry and not args.no_torch:
-        _add_torch(rows, size, reps, warmup, args.budget)
+        on_row(rows)
     return rows
 
 
-def _add_torch(rows, size, reps, warmup, budget):
+def _torch(size):
+    """PyTorch's workloads and its synchronise, or (None, None) without a GPU torch."""
     try:
         import torch
         if not torch.cuda.is_available():
-            return
-        work, sync = torch_workloads(size)
+            return None, None
+        return torch_workloads(size)
     except Exception as e:
         print(f"torch not used: {type(e).__name__}: {e}", flush=True)
-        return
-    for row in rows:
-        make = work.get(row["workload"])
-        if make is None:
-            continue
-        try:
-            fn, units = make()
-            sec, _ = timed(fn, sync, reps, warmup, budget)
-            row.update(torch_ms=sec * 1e3, torch_rate=units / sec)
-        except Exception as e:
-            row["torch_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+        return None, None
 
 
 def table(rows):
@@ -330,19 +331,20 @@ def table(rows):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dry-run", action="store_true", help="toy sizes on the CPU (tests the script)")
-    p.add_argument("--out", default=os.environ.get("OUT", "."), help="where results.json and table.md go")
+    p.add_argument("--out", default=os.environ.get("OUT", "."), help="where bench.json and bench.md go")
     p.add_argument("--only", default="", help="comma-separated workload name prefixes")
     p.add_argument("--budget", type=float, default=20.0, help="seconds of timed runs per workload")
     p.add_argument("--no-torch", action="store_true", help="skip PyTorch's figures")
     args = p.parse_args(argv)
-    rows = run(args)
-    text = table(rows)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "bench.json"), "w") as f:
-        json.dump(rows, f, indent=1)
-    with open(os.path.join(args.out, "bench.md"), "w") as f:
-        f.write(text + "\n")
-    print(text)
+
+    def write(rows):
+        with open(os.path.join(args.out, "bench.json"), "w") as f:
+            json.dump(rows, f, indent=1)
+        with open(os.path.join(args.out, "bench.md"), "w") as f:
+            f.write(table(rows) + "\n")
+    rows = run(args, write)
+    print(table(rows))
     return 1 if any("nbdl_error" in r for r in rows) else 0
 
 
