@@ -9,8 +9,8 @@ from .config import apply_thread_defaults as _apply_thread_defaults
 
 _apply_thread_defaults()   # before numba starts its thread pool; see nbdl.config
 
-from .errors import (ArgumentError, AttrError, BindError, DeviceError, DTypeError,  # noqa: F401
-                     GraphError, NbdlError, ShapeError, UnknownOpError)
+from .errors import (ArgumentError, AttrError, BindError, CustomOpError, DeviceError,  # noqa: F401
+                     DTypeError, GraphError, NbdlError, ShapeError, UnknownOpError)
 from .device import Context, Device, cpu, current_context, current_device, gpu, num_gpus  # noqa: F401
 from . import symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
@@ -24,6 +24,7 @@ from . import serialization  # noqa: F401
 from . import model  # noqa: F401
 from . import autograd  # noqa: F401
 from . import initializer, lr_scheduler, optimizer  # noqa: F401
+from . import operator  # noqa: F401  (custom operators in Python: CustomOp, CustomOpProp, register)
 from . import init  # noqa: F401  (the same module as nbdl.initializer)
 from . import np, npx  # noqa: F401
 from . import gluon  # noqa: F401

@@ -46,6 +46,12 @@ class DeviceError(NbdlError, RuntimeError):
     """A device that is unavailable or arrays on mismatched devices."""
 
 
+class CustomOpError(NbdlError, RuntimeError):
+    """An exception raised inside a custom operator's Python code
+    (``nbdl.operator``), or a bad answer from it; the message names the
+    operator type and the method."""
+
+
 class MemoryBudgetError(BindError):
     """A memory budget no recompute choice can meet.  ``smallest`` is the
     smallest budget, in bytes, that nbdl's planner meets for the graph."""
@@ -61,4 +67,24 @@ class OptionalDependencyError(NbdlError, ImportError):
 
 
 __all__ = ["NbdlError", "ShapeError", "DTypeError", "AttrError", "UnknownOpError",
-           "BindError", "MemoryBudgetError", "GraphError", "DeviceError", "ArgumentError", "OptionalDependencyError"]
+           "BindError", "MemoryBudgetError", "GraphError", "DeviceError", "ArgumentError",
+           "CustomOpError", "OptionalDependencyError"]
+
+
+class SparseStorageError(NbdlError, TypeError):
+    """Sparse storage (``'csr'``, ``'row_sparse'``) was asked for; nbdl's
+    arrays are dense."""
+
+    @classmethod
+    def refused(cls, what):
+        """The error for ``what`` (a function or call, as text) asking for
+        sparse storage.
+
+        Parameters
+        ----------
+        what : str
+            What asked, e.g. ``"nd.sparse.csr_matrix"``.
+        """
+        return cls(f"{what}: sparse storage ('csr', 'row_sparse') is not supported: nbdl's "
+                   f"arrays are dense (storage type 'default'); use nd.array / nd.zeros, or "
+                   f"convert with scipy's .toarray()")

@@ -11,6 +11,7 @@ renamed into place), so an interrupted save keeps the previous checkpoint.
 import numbers
 from collections import namedtuple
 
+from .ndarray.files import as_ndarrays
 from .serialization import ndarray_file
 from .serialization.atomic import as_path, atomic_write, open_for_reading
 from .serialization.errors import CheckpointError, ArgumentError
@@ -90,7 +91,7 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_ca
 def load_params(prefix, epoch):
     """``(arg_params, aux_params)`` from ``prefix-%04d.params``."""
     fname = params_file(prefix, epoch)
-    loaded = ndarray_file.load(fname)
+    loaded = as_ndarrays(ndarray_file.load(fname))
     arg_params, aux_params = {}, {}
     if isinstance(loaded, list):
         if loaded:

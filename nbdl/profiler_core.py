@@ -1,5 +1,5 @@
 """The profiler's state and recorder, low in the layers so that the eager
-path (``nbdl.ndarray.invoke``), the executor and ``Device`` storage can
+path (``nbdl.imperative.invoke``), the executor and ``Device`` storage can
 check it without importing anything above them.  ``nbdl.profiler`` is the
 user API (MXNet's ``mx.profiler``) on top of this module.
 

@@ -245,8 +245,11 @@ def numeric_gradients(sym, location, aux_states=None, numeric_eps=None, grad_nod
         name, and the head gradients ``P``."""
     rng = np.random.RandomState(seed)
     arg_nodes, aux_nodes, loc, aux = _locations(sym, location, aux_states)
-    loc = {k: (v.astype(dtype) if np.issubdtype(v.dtype, np.floating) else v) for k, v in loc.items()}
-    aux = {k: (v.astype(dtype) if np.issubdtype(v.dtype, np.floating) else v) for k, v in aux.items()}
+    # C order: the finite differences below perturb ``reshape(-1)`` views in place
+    loc = {k: (v.astype(dtype, order="C") if np.issubdtype(v.dtype, np.floating) else v)
+           for k, v in loc.items()}
+    aux = {k: (v.astype(dtype, order="C") if np.issubdtype(v.dtype, np.floating) else v)
+           for k, v in aux.items()}
     if grad_nodes is None:
         grad_nodes = [k for k, v in loc.items() if np.issubdtype(v.dtype, np.floating)]
     eps = numeric_eps if numeric_eps is not None else (1e-5 if dtype == np.float64 else 1e-2)
@@ -255,10 +258,7 @@ def numeric_gradients(sym, location, aux_states=None, numeric_eps=None, grad_nod
     _, grads, _ = run_symbol(sym, loc, aux, out_grads=proj, grad_nodes=grad_nodes,
                              device=device, is_train=use_forward_train)
 
-    def f(values):
-        o, _, _ = run_symbol(sym, values, {k: v.copy() for k, v in aux.items()},
-                             device=device, is_train=use_forward_train)
-        return sum(float(np.sum(a.astype(np.float64) * p)) for a, p in zip(o, proj))
+    f = _projected_forward(sym, loc, aux, proj, device, use_forward_train)
 
     numeric = {}
     for name in grad_nodes:
@@ -275,6 +275,29 @@ def numeric_gradients(sym, location, aux_states=None, numeric_eps=None, grad_nod
             num.reshape(-1)[i] = (fp - fm) / (2 * eps)
         numeric[name] = num
     return grads, numeric, proj
+
+
+def _projected_forward(sym, loc, aux, proj, device, is_train):
+    """``f(values) = sum(outputs * proj)`` with every aux state at its given
+    value: through one bound executor whose arguments are overwritten per
+    call (binding per finite difference made large checks slow), or the
+    interpreter when ``NBDL_TEST_ENGINE=interpreter``."""
+    if config.test_engine() != "executor":
+        def f(values):
+            o, _, _ = run_symbol(sym, values, {k: v.copy() for k, v in aux.items()},
+                                 device=device, is_train=is_train)
+            return sum(float(np.sum(a.astype(np.float64) * p)) for a, p in zip(o, proj))
+        return f
+    ex, _, _, _ = bind_and_run(sym, loc, aux, device=device, is_train=is_train)
+
+    def f(values):
+        for k, v in values.items():
+            ex.arg_dict[k][:] = v
+        for k, v in aux.items():
+            ex.aux_dict[k][:] = v
+        outs = ex.forward(is_train=is_train)
+        return sum(float(np.sum(o.asnumpy().astype(np.float64) * p)) for o, p in zip(outs, proj))
+    return f
 
 
 def check_consistency(sym, location, devices=None, aux_states=None, rtol=1e-5, atol=1e-6,

@@ -1,59 +1,19 @@
 """Imperative autograd: record NDArray ops, then backward through the ops'
-own gradient rules (MXNet's ``mxnet.autograd``)."""
+own gradient rules (MXNet's ``mxnet.autograd``).
+
+The API over ``nbdl.imperative`` (the flags in ``state``, the tape, the
+reverse pass in ``engine``), which works below the NDArray class;
+``Function`` and ``get_symbol`` are this layer's own."""
 from ..errors import NbdlError
-from . import engine
+from ..imperative import engine
+from ..imperative.engine import as_list as _as_list, backward  # noqa: F401
+from ..imperative.invoke import invoke
+from ..imperative.state import (is_recording, is_training, pause, predict_mode,  # noqa: F401
+                                record, set_recording, set_training, train_mode)
+from ..imperative.tape import (Variable, check_req, mark_variables,  # noqa: F401
+                               record_custom)
 from .function import Function  # noqa: F401
-from .state import (is_recording, is_training, pause, predict_mode, record,  # noqa: F401
-                    set_recording, set_training, train_mode)
-from .tape import Variable, check_req, record_custom  # noqa: F401
 from .tape_symbol import get_symbol  # noqa: F401
-
-
-def mark_variables(variables, gradients, grad_reqs="write"):
-    """Make ``variables`` leaves whose gradients go to ``gradients``."""
-    from ..ndarray import NDArray
-    if isinstance(variables, NDArray):
-        variables, gradients = [variables], [gradients]
-    if isinstance(grad_reqs, str):
-        grad_reqs = [grad_reqs] * len(variables)
-    if not (len(variables) == len(gradients) == len(grad_reqs)):
-        raise NbdlError(f"mark_variables: {len(variables)} variables, {len(gradients)} "
-                        f"gradients and {len(grad_reqs)} grad_reqs")
-    for v, g, r in zip(variables, gradients, grad_reqs):
-        r = check_req(r)
-        if tuple(g.shape) != tuple(v.shape):
-            raise NbdlError(f"mark_variables: gradient shape {tuple(g.shape)} differs from the "
-                            f"variable's {tuple(v.shape)}")
-        v._ag = None
-        v._ag_var = Variable(g, r)
-
-
-def _as_list(x):
-    if x is None:
-        return None
-    return list(x) if isinstance(x, (list, tuple)) else [x]
-
-
-def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
-    """Compute the gradients of ``heads`` for every variable they depend on
-    and store them in the variables' gradient buffers (per grad_req)."""
-    heads = _as_list(heads)
-    head_grads = _as_list(head_grads) or [None] * len(heads)
-    if len(head_grads) != len(heads):
-        raise NbdlError(f"backward: {len(head_grads)} head gradients for {len(heads)} heads")
-    for h, g in zip(heads, head_grads):
-        if g is not None and tuple(g.shape) != tuple(h.shape):
-            raise NbdlError(f"backward: head gradient shape {tuple(g.shape)} differs from the "
-                            f"head's {tuple(h.shape)}")
-    if not any(getattr(h, "_ag", None) is not None or getattr(h, "_ag_var", None) is not None
-               for h in heads):
-        raise NbdlError("backward: the heads were not computed under autograd.record() from "
-                        "arrays with attach_grad(); there is nothing to differentiate")
-    order = engine._reachable(heads)
-    variables = engine.collect_variables(heads, order)
-    results = engine.run_backward(heads, head_grads, variables, retain_graph, False, train_mode,
-                                  write_into=True, order=order)
-    engine.write_grads(variables, results)
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
@@ -92,7 +52,6 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         retain_graph = create_graph
     results = engine.run_backward(heads, head_grads, variables, retain_graph, create_graph,
                                   train_mode)
-    from ..ndarray.invoke import invoke
     out = []
     for v in variables:
         g = results.get(id(v))

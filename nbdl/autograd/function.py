@@ -9,9 +9,10 @@
             y, = self.saved_tensors
             return dy * y * (1 - y)
 """
+from ..array import NDArray
 from ..errors import NbdlError
-from . import state
-from .tape import record_custom
+from ..imperative import state
+from ..imperative.tape import record_custom
 
 
 class Function:
@@ -29,7 +30,6 @@ class Function:
         raise NbdlError(f"{type(self).__name__}: a Function subclass must define backward()")
 
     def __call__(self, *inputs):
-        from ..ndarray import NDArray
         if self._used:
             raise NbdlError(f"{type(self).__name__}: a Function instance can be called once; "
                             f"create a new instance per call")

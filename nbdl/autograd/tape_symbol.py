@@ -1,12 +1,13 @@
 """``autograd.get_symbol``: the recorded history of an array as a Symbol.
 
-The tape (``tape.py``) keeps, per recorded call, the op, its raw attributes
+The tape (``nbdl.imperative.tape``) keeps, per recorded call, the op, its raw attributes
 and its input arrays; walking it back from an array gives the graph that
 computed the array.  Marked variables (``attach_grad`` / ``mark_variables``)
 become variables named ``var<k>`` and other inputs (constants) ``null<k>``,
 the op nodes ``node_<k>`` in topological order, as MXNet names them."""
 from ..errors import NbdlError
 from ..ops.ir import make_node, make_variable
+from ..symbol import Symbol
 
 
 def _ordered_nodes(root):
@@ -50,7 +51,6 @@ def get_symbol(x):
         (``var<k>``) and the constant arrays (``null<k>``) the history
         reads, in graph order.
     """
-    from ..symbol import Symbol
     ag = getattr(x, "_ag", None)
     if ag is None:
         if getattr(x, "_ag_var", None) is not None:

@@ -12,7 +12,9 @@ import numpy as np
 
 from .. import config
 from .. import profiler_core as _prof
+from ..array import NDArray
 from ..device import as_device
+from ..dtype import as_dtype
 from ..errors import BindError, ShapeError
 from ..ops.ir import classify_variables, topo_order
 from ..ops.registry import REQ_ADD, REQ_INPLACE, REQ_NAMES, REQ_NULL, REQ_WRITE
@@ -44,10 +46,8 @@ def parse_grad_req(grad_req, arg_names):
                             f"arguments {arg_names}")
         return {n: _req_code(r, f"bind: grad_req for {n!r}") for n, r in zip(arg_names, grad_req)}
     if isinstance(grad_req, dict):
-        unknown = [k for k in grad_req if k not in arg_names]
-        if unknown:
-            raise BindError(f"bind: grad_req names {unknown} that are not arguments "
-                            f"(arguments: {arg_names})")
+        # names that are not arguments are ignored, as MXNet's bind does (a
+        # request written for a convolution with a bias binds one without)
         return {n: _req_code(grad_req[n], f"bind: grad_req for {n!r}") if n in grad_req else REQ_NULL
                 for n in arg_names}
     raise BindError(f"bind: grad_req must be a string, list or dict, got {type(grad_req).__name__}")
@@ -90,7 +90,6 @@ def _as_list(what, given, names, required, device):
 
 
 def _as_ndarray(a, name, what, device):
-    from ..ndarray import NDArray
     if isinstance(a, NDArray):
         if a.device != device:
             raise BindError(f"bind: {what} {name!r} is on {a.device}, the executor on {device}")
@@ -187,7 +186,8 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, ch
         _prof.counter(f"Executor arena: {device.device_type}/{device.device_id}",
                       _prof.CAT_STORAGE, int(sched.plan.arena_bytes))
     grads_out = [g if n in wants else None for n, g in zip(arg_names, grad_nds)]
-    return Executor(sym, device, bg, sched, arg_nds, grads_out, aux_nds, reqs, head_grads)
+    return Executor(sym, device, bg, sched, arg_nds, grads_out, aux_nds, reqs, head_grads,
+                    rebind)
 
 
 @_gc_paused
@@ -225,6 +225,8 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, memory_budget=None, 
     order = topo_order(sym._outputs)
     arg_nodes, aux_nodes = _check_unique(sym, order)
     arg_names = [n.name for n in arg_nodes]
+    # MXNet reads only the tuple-valued keywords as shapes (simple_bind(..., axis=1) binds)
+    shapes = {k: v for k, v in shapes.items() if isinstance(v, (tuple, list))}
     unknown = [k for k in shapes if k not in arg_names and k not in [n.name for n in aux_nodes]]
     if unknown:
         raise BindError(f"simple_bind: {unknown} are not arguments of the symbol "
@@ -234,7 +236,6 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, memory_budget=None, 
     if bad:
         raise BindError(f"simple_bind: type_dict names {bad} that are not arguments")
     reqs = parse_grad_req(grad_req, arg_names)
-    from ..dtype import as_dtype
     known_s = {n.output(0): tuple(shapes[n.name]) for n in arg_nodes + aux_nodes if n.name in shapes}
     known_t = {n.output(0): as_dtype(type_dict[n.name]) for n in arg_nodes if n.name in type_dict}
     s_table, t_table = _graph.infer_all(order, arg_nodes, known_s, known_t)
@@ -242,7 +243,6 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, memory_budget=None, 
     if missing:
         raise ShapeError(f"simple_bind: cannot infer the shapes of {', '.join(map(repr, missing))} "
                          f"from the given shapes {shapes}; give them explicitly")
-    from ..ndarray import NDArray
 
     def alloc(node):
         e = node.output(0)
@@ -259,7 +259,6 @@ def _resized(dev, a, shape, name, what, allow_up_sizing):
     """``a`` itself for an unchanged shape, a view of its first elements
     for a smaller one, a new zero array for a larger one (with
     ``allow_up_sizing``), as MXNet's reshape shares memory."""
-    from ..ndarray import NDArray
     shape = tuple(shape)
     if shape == tuple(a.shape):
         return a

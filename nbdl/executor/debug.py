@@ -1,5 +1,6 @@
 """``debug_str``: MXNet's graph listing, then nbdl's memory table."""
 from ..ops.ir import topo_order
+from ..planner import format_plan_table
 
 
 def _graph_listing(heads, nodes, variables):
@@ -28,7 +29,6 @@ def symbol_debug_str(sym):
 
 
 def executor_debug_str(ex):
-    from ..planner import format_plan_table
     sched = ex._sched
     bg = ex._bg
     variables = bg.arg_nodes + bg.aux_nodes + [e.node for e in bg.head_grads]

@@ -5,17 +5,18 @@ bind time (through one generated native driver when the schedule allows), so
 nothing is allocated per call."""
 import numpy as np
 
-from .. import config
+from .. import compile_log, config
 from .. import profiler_core as _prof
+from ..array import NDArray
 from ..errors import BindError, ShapeError
 from ..ops.registry import serial_twin
 from . import driver as _driver
-from .. import compile_log
 from . import compile_pool
+from .debug import executor_debug_str
+from .profiled import run as _profiled_run
 
 
 def _wrap(array, device):
-    from ..ndarray import NDArray
     return NDArray(array, device)
 
 
@@ -68,7 +69,8 @@ class Executor:
     """Created by ``nbdl.bind`` / ``nbdl.simple_bind`` (or ``Symbol.bind``)."""
 
     def __init__(self, symbol, device, bg, sched, arg_arrays, grad_arrays, aux_arrays,
-                 grad_req, head_grad_arrays):
+                 grad_req, head_grad_arrays, rebind):
+        self._rebind = rebind           # bind.rebind, which made this executor (reshape)
         self._symbol = symbol
         self._device = device
         self._bg = bg
@@ -118,7 +120,8 @@ class Executor:
     def device(self):
         return self._device
 
-    ctx = context = device
+    # ``_ctx``: MXNet 1.x's attribute, which its own tests read
+    ctx = context = _ctx = device
 
     # -- running ----------------------------------------------------------
     def _steps(self, which):
@@ -278,8 +281,7 @@ class Executor:
                 copy_into(arg[k]._data, v)
         which = "fwd_train" if is_train else "fwd_infer"
         if _prof.executor:
-            from .profiled import run
-            run(self, which, self._sched.fwd_train if is_train else self._sched.fwd_infer)
+            _profiled_run(self, which, self._sched.fwd_train if is_train else self._sched.fwd_infer)
         else:
             self._runner(which)()
         return self.outputs
@@ -330,8 +332,7 @@ class Executor:
                 if i not in skip:
                     copy_into(h, g)
         if _prof.executor:
-            from .profiled import run
-            run(self, "backward", self._sched.backward)
+            _profiled_run(self, "backward", self._sched.backward)
         elif grad_ready is not None and not getattr(self._runners.get("backward"), "monitor",
                                                      False):
             for k, (_, _, names) in enumerate(self._grad_segments()):
@@ -412,13 +413,11 @@ class Executor:
         **kwargs : tuple of int
             New shapes, by argument (or aux state) name.
         """
-        from .bind import rebind
-        return rebind(self, kwargs, partial_shaping=partial_shaping,
-                      allow_up_sizing=allow_up_sizing)
+        return self._rebind(self, kwargs, partial_shaping=partial_shaping,
+                            allow_up_sizing=allow_up_sizing)
 
     # -- inspection -------------------------------------------------------
     def debug_str(self):
-        from .debug import executor_debug_str
         return executor_debug_str(self)
 
     def __str__(self):
@@ -434,13 +433,18 @@ class Executor:
         def make(steps):
             def run():
                 for s in steps:
+                    node = s.node
+                    n_in = len(node.inputs)
+                    if monitor_all:     # before the step, as MXNet: each input (and
+                        # the variable feeding it by its own name first)
+                        names = node.op.monitor_input_names(node.attrs)
+                        for e, name, a in zip(node.inputs, names, s.arrays[:n_in]):
+                            if e.node.is_variable:
+                                callback(e.node.name, _wrap(a, self._device))
+                            callback(f"{node.name}_{name}", _wrap(a, self._device))
                     s.fn(*s.args)
-                    n_in = len(s.node.inputs)
-                    outs = s.arrays[n_in:n_in + s.node.num_outputs]
-                    if monitor_all:
-                        for e, a in zip(s.node.inputs, s.arrays[:n_in]):
-                            callback(f"{s.node.name}_{e.name}", _wrap(a, self._device))
-                    for name, a in zip(s.node.output_names(), outs):
+                    outs = s.arrays[n_in:n_in + node.num_outputs]
+                    for name, a in zip(node.output_names(), outs):
                         callback(name, _wrap(a, self._device))
             run.monitor = True
             return run

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import MemoryBudgetError
 from ..ops.ir import Node, make_node
-from ..ops.registry import REQ_WRITE, Call
+from ..runner.call import prepare
 from ..planner import plan as make_plan
 from ..planner.recompute import BudgetRequest, Recompute, RecomputeStep, fit_budget
 
@@ -85,18 +85,17 @@ def _rules(nodes, n_forward, request, ids, bg, device):
         outs = [node.output(j) for j in rc.outputs]
         in_s = [tuple(shapes[e]) for e in rc.inputs]
         in_d = [dtypes[e] for e in rc.inputs]
-        call = Call(rop, repl.attrs, in_s, in_d, [tuple(shapes[e]) for e in outs],
-                    [dtypes[e] for e in outs], device=device, req=[REQ_WRITE] * len(outs),
-                    is_train=True, node_name=repl.name)
-        skip = rop.list_shape_inputs(repl.attrs)
+        call = prepare(rop, repl.attrs, in_s, in_d, [tuple(shapes[e]) for e in outs],
+                       [dtypes[e] for e in outs], device, node_name=repl.name)
+        skip = call.shape_inputs()
         read_pos = {}
         reads = []
         for i, e in enumerate(rc.inputs):
             if i not in skip:
                 read_pos[i] = len(reads)
                 reads.append(ids[e])
-        temps = [_nbytes(s, d) for s, d in rop.temps(call)]
-        pairs = [(read_pos[i], o) for i, o in (rop.inplace(repl.attrs) if rop.inplace else ())
+        temps = [_nbytes(s, d) for s, d in call.temps]
+        pairs = [(read_pos[i], o) for i, o in call.inplace()
                  if i in read_pos and o < len(outs)]
         rshapes = dict(zip(rc.inputs, in_s))
         rshapes.update(zip(repl.outputs(), call.out_shapes))

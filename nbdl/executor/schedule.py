@@ -1,5 +1,7 @@
 """Compile a bound graph into a schedule: entry ids, the planner's request,
-the arena and its views, and one prepared kernel call per node."""
+the arena and its views, and one prepared kernel call per node (a
+``nbdl.runner`` ``PreparedCall`` per call signature, its arguments viewed in
+the arena)."""
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain
@@ -9,8 +11,9 @@ import numpy as np
 from ..errors import GraphError
 from ..graph.signature import node_attr_key
 from ..ops.ir import make_node
-from ..ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call, pick_args
+from ..ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, pick_args
 from ..planner import PlanRequest, Step, plan as make_plan
+from ..runner.call import prepare
 from .recompute import within_budget
 
 
@@ -86,14 +89,16 @@ def _nbytes(shape, dtype):
 
 
 def _signature(node, memo, in_s, in_d, out_s, out_d, reqs):
-    """(key or None, what ``memo`` remembers for it or None).
+    """(key or None, what ``memo`` holds for it or None: the ``PreparedCall``,
+    its temps, in-place pairs and shape-only inputs).
 
     ``compile_schedule`` asks an op, per node, for its temps, its in-place
     pairs, its shape-only inputs and its prepared ``Launch`` (per training
     flag): functions of the call signature (op, attributes, shapes, dtypes,
     write requests) alone (docs/ops.md), as the eager path's cache already
-    assumes, and big graphs repeat a few signatures.  A node whose
-    attributes or shapes have no exact key is asked directly."""
+    assumes, and big graphs repeat a few signatures: one ``PreparedCall``
+    answers for every node of a signature.  A node whose attributes or
+    shapes have no exact key gets its own."""
     akey = node_attr_key(node)
     if akey is None:
         return None, None
@@ -140,6 +145,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     readers = _count_readers(nodes)
     heads = set(bg.heads)
     memo = {}
+    states = {}     # per-node state of stateful ops (Call.states), one dict per schedule
 
     steps, nbytes, names, req, temps, calls = [], {}, {}, {}, {}, []
     unwritten_order = []
@@ -159,20 +165,18 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         sig = (tuple(map(shape_of, inputs)), tuple(map(dtype_of, inputs)),
                tuple(map(shape_of, outs)), tuple(map(dtype_of, outs)), tuple(reqs))
         key, known = _signature(node, memo, *sig)
-        call = None
         if known is None:
-            call = _call(node, sig, device)
-            known = [[(tuple(shape), np.dtype(dt)) for shape, dt in op.temps(call)],
-                     list(op.inplace(node.attrs)) if op.inplace else [],
-                     op.list_shape_inputs(node.attrs), {}]
+            pc = prepare(op, node.attrs, *sig[:4], device, sig[4], node_name=node.name,
+                         node=node, states=states)
+            known = (pc, pc.temps, pc.inplace(), pc.shape_inputs())
             if key is not None:
                 memo[key] = known
-        calls.append((node, call, known, sig))
+        pc, node_temps, node_pairs, shape_only = known
+        calls.append((node, pc))
         nid = id(node)
         for i, r in enumerate(reqs):
             req[(nid, i)] = r
         tids = []
-        node_temps = known[0]
         if node_temps:
             name = node.name
             mine = temps[nid] = []
@@ -184,12 +188,11 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
                 tids.append(t)
                 mine.append((t, shape, dt))
         pairs = []
-        for i_in, i_out in known[1]:
+        for i_in, i_out in node_pairs:
             if reqs[i_out] == REQ_WRITE and i_in < len(inputs):
                 pairs.append((eid(inputs[i_in]), eid(outs[i_out])))
         # Inputs used only for their shape are not reads: their data may be
         # overwritten before this step (the kernel still gets a view).
-        shape_only = known[2]
         if shape_only:
             reads = [eid(e) for k, e in enumerate(inputs) if k not in shape_only]
             for e in inputs:
@@ -255,32 +258,21 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     sched_temps = sched.temps
     array_of = arrays.__getitem__
     id_of = ids.__getitem__
-    for k, (node, call, known, sig) in enumerate(calls):
+    for k, (node, pc) in enumerate(calls):
         aids = list(map(id_of, node.inputs))
         aids += map(id_of, node.outputs())
         t = sched_temps.get(id(node))
         if t:
             aids += t
         arrs = list(map(array_of, aids))
-        launches = known[3]
-        both = k < n_forward and node.op.train_aware
-        if True not in launches or (both and False not in launches):
-            if call is None:
-                call = _call(node, sig, device)
-            for is_train in (True, False) if both else (True,):
-                if is_train not in launches:
-                    call.is_train = is_train
-                    launch = node.op.prepare(call)
-                    views = None if launch.views is None else [
-                        None if v is None else tuple(v) for v in launch.views]
-                    launches[is_train] = (launch.fn, tuple(launch.scalars), views, launch.args)
         if k < n_forward:
-            p_train = _prepared(node, aids, arrs, launches[True])
-            p_infer = _prepared(node, aids, arrs, launches[False]) if both else p_train
+            p_train = _prepared(node, aids, arrs, pc.launch(True))
+            both = node.op.train_aware
+            p_infer = _prepared(node, aids, arrs, pc.launch(False)) if both else p_train
             sched.fwd_train.append(p_train)
             sched.fwd_infer.append(p_infer)
         else:
-            sched.backward.append(_prepared(node, aids, arrs, launches[True]))
+            sched.backward.append(_prepared(node, aids, arrs, pc.launch(True)))
     return sched
 
 
@@ -303,16 +295,10 @@ def _check_mutated(node, ids, ext):
                              f"computed by {src!r}")
 
 
-def _call(node, sig, device):
-    in_s, in_d, out_s, out_d, reqs = sig
-    return Call(node.op, node.attrs, list(in_s), list(in_d), list(out_s), list(out_d),
-                device=device, req=list(reqs), is_train=True, node_name=node.name)
-
-
 def _prepared(node, aids, arrays, launch):
-    """``launch``: (kernel, scalars, view shapes or None, picked arguments
-    or None) of a prepared ``Launch``."""
-    fn, scalars, shapes, pick = launch
+    """The node's step: ``launch`` (a ``PreparedCall``'s) over its arena
+    arrays, the arguments the launch picks (``Launch.args``) in its order."""
+    fn, scalars, shapes, pick = launch.fn, launch.scalars, launch.views, launch.args
     views = list(arrays)
     if shapes is not None:
         views = [a if v is None or v == tuple(a.shape) else a.reshape(v)

@@ -11,8 +11,3 @@ from . import loss  # noqa: F401
 from . import rnn  # noqa: F401
 from . import model_zoo  # noqa: F401
 from . import contrib  # noqa: F401
-
-# MXNet 1.x's nd.CachedOp is this layer's CachedOp (nbdl.ndarray sits below gluon)
-from .. import ndarray as _nd
-from .cached_op import NDCachedOp as _NDCachedOp
-_nd.CachedOp = _NDCachedOp

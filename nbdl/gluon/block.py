@@ -446,7 +446,7 @@ class Block:
         name of ``device``."""
         from .parameter_dict import _merge_devices
         device = _merge_devices(device, ctx, f"{type(self).__name__}.load_parameters")
-        from ..serialization import load
+        from ..ndarray.files import load
         from . import _legacy_params
         from .symbol_block import SymbolBlock
         loaded = load(filename)

@@ -222,6 +222,9 @@ class HybridBlock(Block):
     def infer_type(self, *args):
         """Parameters keep their declared dtypes; nothing to infer beyond them."""
 
+    def _own_deferred(self):
+        return any(p._deferred_init for p in self._reg_params.values())
+
     def _deferred_pending(self):
         if not self._deferred_in_tree():
             return False
@@ -239,7 +242,10 @@ class HybridBlock(Block):
         if self._active:
             out = self._call_cached(self._positional(args, kwargs))
         else:
-            if self._deferred_pending():
+            # as MXNet's: a block infers its own deferred parameters from its
+            # inputs; its children do theirs when it calls them (so an eager
+            # forward that only its NDArray path can run still runs)
+            if self._own_deferred() and self._deferred_pending():
                 self.infer_shape(*self._positional(args, kwargs))
             device = _first_device(args)
             if device is None or device == current_device():
@@ -269,7 +275,7 @@ class HybridBlock(Block):
         return tuple(vals)
 
     def _call_cached(self, args):
-        from .cached_op import CachedOp
+        from ..executor.cached_op import CachedOp
         leaves, pattern = _flatten(args, f"{type(self).__name__} input")
         devices = {a.device for a in leaves}
         if len(devices) > 1:

@@ -329,7 +329,7 @@ class ParameterDict(dict):
         device : Device or list of Devices, optional
             The same as ``ctx``.
         """
-        from ..serialization import load
+        from ..ndarray.files import load
         loaded = load(filename)
         if not isinstance(loaded, dict):
             raise ParameterError(f"ParameterDict.load: {filename} holds an unnamed list of "

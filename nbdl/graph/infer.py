@@ -1,14 +1,19 @@
-"""Shape and dtype inference over a graph: each op's rule, run forward and
+"""Shape and dtype inference: over a graph, each op's rule run forward and
 backward to a fixed point, so weights get their shapes from data and labels
-from outputs (two-way, partial)."""
+from outputs (two-way, partial); for one call on known inputs (an eager
+call), ``infer_call``.  Both remember a rule's answer per (rule, attributes,
+known values) in one memo."""
 from itertools import repeat
 from operator import is_not
 
 import numpy as np
 
+from ..dtype import from_flag
 from ..errors import DTypeError, ShapeError
+from ..ops.attrs import _parse_tuple
+from ..ops.registry import shapes_str
 from ..util import is_np_shape
-from .signature import bounded_put, node_attr_key
+from .signature import attr_key, bounded_put, node_attr_key
 
 
 def _where(node):
@@ -135,7 +140,6 @@ def infer_shapes(order, known, partial=True):
     table = {}
     for node in order:
         if node.op is None and "__shape__" in node.user_attrs:
-            from ..ops.attrs import _parse_tuple
             shp = _parse_tuple(node.user_attrs["__shape__"])
             if shp and all(d is not None and d > 0 for d in shp):
                 table[node.output(0)] = shp
@@ -218,7 +222,6 @@ _PROBES = (7919, 7927)
 
 def _declared_partial(order):
     """{Entry: shape} of the variables declared with a shape holding a 0."""
-    from ..ops.attrs import _parse_tuple
     out = {}
     for node in order:
         if node.op is None and "__shape__" in node.user_attrs:
@@ -285,12 +288,85 @@ def infer_types(order, known):
     table = {}
     for node in order:
         if node.op is None and "__dtype__" in node.user_attrs:
-            from ..dtype import from_flag
             table[node.output(0)] = from_flag(node.user_attrs["__dtype__"])
     for e, t in known.items():
         if t is not None:
             table[e] = np.dtype(t)
     return _run(order, table, "infer_type", "dtype", DTypeError, True)
+
+
+def infer_call(op, attrs, given, n_out, names, what):
+    """The output shapes (``what="shape"``) or dtypes (``"dtype"``) of one
+    call of ``op`` on inputs whose values are all known (an eager call):
+    the op's rule run to a fixed point, checked to agree with the inputs
+    and to determine every output.
+
+    Parameters
+    ----------
+    op : OpDef
+        The op.
+    attrs : dict
+        Its parsed attributes.
+    given : list
+        The inputs' shapes (tuples) or dtypes.
+    n_out : int
+        The number of outputs.
+    names : list of str
+        The inputs' names, for messages.
+    what : str
+        ``"shape"`` or ``"dtype"``.
+
+    Returns
+    -------
+    list
+        One shape (tuple of int) or ``np.dtype`` per output.
+    """
+    rule = op.infer_shape if what == "shape" else op.infer_type
+    err = ShapeError if what == "shape" else DTypeError
+    outs = [None] * n_out
+    if rule is None:
+        if what == "shape" or not given:
+            raise err(f"{op.name}: the op has no {what} rule")
+        return [np.dtype(given[0])] * n_out
+    memo = _MEMO.setdefault(what, {})
+    akey = attr_key(attrs)
+    ins = list(given)
+    for _ in range(3):  # a two-way rule may need a second look at its own results
+        key = None if akey is None else (rule, akey, tuple(ins), tuple(outs))
+        try:
+            res = None if key is None else memo.get(key)
+        except TypeError:           # a value that is a list: no exact key
+            key = res = None
+        if res is None:
+            res = rule(attrs, list(ins), list(outs))
+            if key is not None and type(res[0]) in _SEQ and type(res[1]) in _SEQ:
+                bounded_put(memo, key, res)
+        new_in, new_out = res
+        for name, g, v in zip(names, given, new_in):
+            if v is not None and _norm(v, what) != _norm(g, what):
+                raise err(f"{op.name}: input {name!r} has {what} {_one(g, what)} but the op "
+                          f"expects {_one(v, what)}; input {what}s {_list(given, what)}")
+        outs = [None if v is None else _norm(v, what) for v in new_out]
+        if all(v is not None for v in outs):
+            return outs
+    if what == "dtype":  # an op without inputs that says nothing: MXNet's default
+        return [np.dtype(np.float32) if v is None else v for v in outs]
+    raise ShapeError(f"{op.name}: output shapes could not be inferred from input shapes "
+                     f"{shapes_str(given)}")
+
+
+def _norm(v, what):
+    return tuple(int(d) for d in v) if what == "shape" else np.dtype(v)
+
+
+def _one(v, what):
+    return str(tuple(v)) if what == "shape" else str(np.dtype(v))
+
+
+def _list(vals, what):
+    if what == "shape":
+        return shapes_str(vals)
+    return "[" + ", ".join(str(np.dtype(t)) for t in vals) + "]"
 
 
 def describe_missing(order, table, arg_nodes):

@@ -60,6 +60,43 @@ def attr_key(attrs):
     return tuple(items)
 
 
+_NUMBERS = (int, float, type(None), np.integer)
+
+
+def raw_attr_key(raw):
+    """``attr_key`` for raw attribute values, as a call passes them (strings
+    or Python and numpy values): the key of the eager caches and of
+    autograd's gradient recipes.  Tuples and lists of numbers are keyed by
+    ``repr``, other numpy scalars by type and ``repr``; None when a value
+    cannot be represented, which turns caching off for that call.  The key
+    follows the dict's order: the same attributes given in another order
+    make another (equally valid) key.
+
+    Parameters
+    ----------
+    raw : dict or None
+        The raw attributes.
+    """
+    if not raw:
+        return ()
+    items = []
+    for k, v in raw.items():
+        t = type(v)
+        if t is float:
+            items.append((k, t, v.hex()))
+        elif t in _PLAIN:
+            items.append((k, t, v))
+        elif t is tuple or t is list:
+            if not all(isinstance(x, _NUMBERS) for x in v):
+                return None
+            items.append((k, t, repr(tuple(v))))
+        elif isinstance(v, (str, int, float, bool, np.number, np.bool_)):
+            items.append((k, t, repr(v)))
+        else:
+            return None
+    return tuple(items)
+
+
 def node_attr_key(node):
     """``attr_key(node.attrs)``, computed once per node (a node's attributes
     do not change after it is made; bind's passes ask for it several times

@@ -19,7 +19,7 @@ from ..errors import ArgumentError, ShapeError
 from ..imaging import decode_host
 from ..ndarray import array as nd_array
 from ..recordio import MXIndexedRecordIO, MXRecordIO, unpack
-from ..serialization import load as nd_load, save as nd_save
+from ..ndarray.files import load as nd_load, save as nd_save
 from .host_iter import BatchCursor, HostBatchIter, check_batch_size, check_int, check_names
 from .image_aug import AUG_DEFAULTS, UNSUPPORTED_AUG, ImageAugmenter
 

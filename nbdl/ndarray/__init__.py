@@ -5,21 +5,23 @@
 ``nbdl.nd.elemwise_add(a, b)``); ``nbdl.nd.op.<op>`` and
 ``nbdl.nd._internal.<op>`` (internal ops too) are the same functions.
 """
+from ..ops.registry import list_ops
 from . import random  # noqa: F401
 from . import sparse  # noqa: F401  (MXNet's sparse names; nbdl refuses sparse storage)
 from .creation import (arange, array, empty, eye, from_numpy, full, full_like, linspace,  # noqa: F401
                        ones, ones_like, waitall, zeros, zeros_like)
 from . import invoke  # noqa: F401  (the module: nbdl.nd.invoke.invoke runs one op)
-from .ndarray import NDArray  # noqa: F401
+from ..array import NDArray  # noqa: F401
 from .ufuncs import (add, divide, equal, greater, greater_equal, hypot, lesser,  # noqa: F401
                      lesser_equal, logical_and, logical_or, logical_xor, maximum, minimum,
                      modulo, multiply, not_equal, power, subtract, true_divide)
 from . import namespace as _namespace
-from .legacy import concatenate, moveaxis, onehot_encode  # noqa: F401
+from .legacy import concatenate, histogram, moveaxis, onehot_encode  # noqa: F401
 from . import contrib  # noqa: F401  (nbdl.nd.contrib.<op> is _contrib_<op>)
 from . import linalg  # noqa: F401  (nbdl.nd.linalg.<op> is _linalg_<op>)
 from . import image  # noqa: F401  (nbdl.nd.image.<op> is _image_<op>)
-from ..serialization import load, load_frombuffer, save  # noqa: F401
+from .files import load, load_frombuffer, save  # noqa: F401
+from ..executor.cached_op import NDCachedOp as CachedOp  # noqa: F401  (MXNet 1.x's nd.CachedOp)
 
 op = _namespace.make_module(__name__ + ".op", include_hidden=False)
 _internal = _namespace.make_module(__name__ + "._internal", include_hidden=True)
@@ -41,5 +43,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    from ..ops.registry import list_ops
     return sorted(set(globals()) | set(list_ops()))

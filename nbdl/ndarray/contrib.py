@@ -11,7 +11,8 @@ from ..errors import AttrError, UnknownOpError
 from ..ops.index_contrib import boolean_mask_rows
 from ..ops.registry import get_op, list_ops
 from . import namespace as _namespace
-from .ndarray import NDArray
+from .creation import array
+from ..array import NDArray
 
 PREFIX = "_contrib_"
 
@@ -44,7 +45,6 @@ def boolean_mask(data, index, axis=0, out=None, name=None):
         raise AttrError(f"boolean_mask: data and index must be NDArrays, got "
                         f"{type(data).__name__} and {type(index).__name__}")
     rows = boolean_mask_rows(index.asnumpy(), data.shape)
-    from .creation import array
     pos = array(rows.astype(np.int64), device=data.device, dtype=np.int64)
     return _namespace.function_for("take")(data, pos, axis=0)
 
@@ -85,8 +85,7 @@ def isfinite(data):
     data : NDArray
         The array to test.
     """
-    from . import namespace
-    return namespace.function_for("broadcast_logical_and")(data == data, data.abs() != np.inf)
+    return _namespace.function_for("broadcast_logical_and")(data == data, data.abs() != np.inf)
 
 
 def __getattr__(name):

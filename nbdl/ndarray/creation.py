@@ -12,7 +12,7 @@ import numpy as np
 from ..device import as_device
 from ..dtype import as_dtype
 from ..errors import ArgumentError, DeviceError, ShapeError
-from .ndarray import NDArray
+from ..array import NDArray
 
 
 def _device(ctx, device):

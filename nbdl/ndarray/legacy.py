@@ -1,11 +1,12 @@
 """MXNet 1.x's NDArray functions that are Python, not operators:
-``concatenate`` (deprecated there for ``concat``), ``moveaxis`` and
-``onehot_encode``."""
+``concatenate`` (deprecated there for ``concat``), ``moveaxis``,
+``onehot_encode`` and ``histogram``."""
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, ShapeError
+from .creation import array
 from .invoke import invoke
-from .ndarray import NDArray
+from ..array import NDArray
 
 
 def concatenate(arrays, axis=0, always_copy=True):
@@ -106,3 +107,33 @@ def onehot_encode(indices, out):
     res = invoke("one_hot", [indices], {"depth": out.shape[1], "dtype": np.dtype(out.dtype).name})
     out[:] = res
     return out
+
+
+def histogram(a, bins=10, range=None):  # noqa: A002  (MXNet's argument name)
+    """Counts of ``a``'s values per bin and the bin edges (MXNet 1.x's
+    ``nd.histogram``): ``bins`` equal bins over ``range``, or the edges given
+    as an NDArray.  With an integer ``bins`` and no ``range`` numpy counts
+    (over the data's min and max), as MXNet's front end does.
+
+    Parameters
+    ----------
+    a : NDArray
+        The values.
+    bins : int or NDArray
+        The number of equal bins, or the bin edges (increasing).
+    range : (float, float), optional
+        (min, max) of the equal bins.
+
+    Returns
+    -------
+    (NDArray, NDArray)
+        The counts (int64) and the edges.
+    """
+    if isinstance(bins, NDArray):
+        return invoke("_histogram", [a, bins], {})
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+        if range is None:
+            counts, edges = np.histogram(a.asnumpy(), bins=int(bins))
+            return array(counts, ctx=a.context), array(edges, ctx=a.context)
+        return invoke("_histogram", [a], {"bin_cnt": int(bins), "range": tuple(range)})
+    raise ArgumentError(f"histogram: bins must be an int or an NDArray, got {type(bins).__name__}")

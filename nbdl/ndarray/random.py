@@ -23,8 +23,9 @@ from ..errors import ArgumentError, ShapeError, UnknownOpError
 from ..kernels.shared import random_state as _kernel_rng
 from ..ops.registry import get_op
 from .creation import _device, _shape, full
+from . import namespace
 from .invoke import clear_cache, invoke
-from .ndarray import NDArray
+from ..array import NDArray
 
 _generator = np.random.default_rng()
 
@@ -255,7 +256,6 @@ def __getattr__(name):
     # nd.random.<x> for the other _random_ ops (uniform_like, pdf_normal, ...)
     if name.startswith("__"):
         raise AttributeError(name)
-    from . import namespace
     try:
         get_op("_random_" + name)
     except UnknownOpError:

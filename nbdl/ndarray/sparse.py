@@ -7,26 +7,22 @@ code which imports ``mxnet.ndarray.sparse`` (or names its classes in
 ``isinstance`` checks) loads: the classes are never instantiated (no nbdl
 array is sparse, so ``isinstance(x, CSRNDArray)`` is False), and every
 function that would make or transform a sparse array raises
-``SparseStorageError`` naming itself.  Dense code is unaffected.
+``SparseStorageError`` naming itself.  Dense code is unaffected: the other
+names are the ops of the table (``nd.sparse.elemwise_mul(a, b)``), as in
+MXNet, where they take dense arrays too.
 """
-from ..errors import NbdlError
+from ..errors import SparseStorageError
 from .creation import empty as _dense_empty, zeros as _dense_zeros
-from .ndarray import NDArray
+from . import namespace as _namespace
+from ..array import NDArray
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "SparseStorageError",
            "csr_matrix", "row_sparse_array", "retain", "array", "zeros", "empty",
            "cast_storage"]
 
 
-class SparseStorageError(NbdlError, TypeError):
-    """Sparse storage (``'csr'``, ``'row_sparse'``) was asked for; nbdl's
-    arrays are dense."""
-
-
 def _refuse(what):
-    raise SparseStorageError(f"nd.sparse.{what}: sparse storage ('csr', 'row_sparse') is not "
-                             f"supported: nbdl's arrays are dense (storage type 'default'); "
-                             f"use nd.array / nd.zeros, or convert with scipy's .toarray()")
+    raise SparseStorageError.refused(f"nd.sparse.{what}")
 
 
 class BaseSparseNDArray(NDArray):
@@ -153,3 +149,12 @@ def cast_storage(data, stype):
     if stype == "default":
         return data
     _refuse(f"cast_storage(stype={stype!r})")
+
+
+def __getattr__(name):
+    """The other ops of the table, on dense arrays: MXNet's ``nd.sparse``
+    holds every operator (``nd.sparse.elemwise_mul``, ``nd.sparse.square``),
+    each taking dense arrays as well."""
+    fn = _namespace.lookup(name)
+    globals()[name] = fn
+    return fn

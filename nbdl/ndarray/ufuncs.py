@@ -13,7 +13,7 @@ import operator
 
 from ..errors import ArgumentError
 from .invoke import invoke, scalar_op
-from .ndarray import NDArray
+from ..array import NDArray
 
 
 def _pymax(a, b):

@@ -136,7 +136,7 @@ def _as_params(params):
     """``{name: numpy array}`` from a dict (keys with or without
     ``arg:``/``aux:``), a list of two dicts (arg, aux) or a .params path."""
     from ..ndarray import NDArray
-    from ..serialization import load
+    from ..ndarray.files import load
     if isinstance(params, str):
         params = load(params)
         if isinstance(params, list):

@@ -7,6 +7,8 @@ for ``-symbol.json`` and ``debug_str``.
 """
 import ast
 
+import numpy as np
+
 from ..errors import AttrError
 
 _MISSING = object()
@@ -62,7 +64,10 @@ def _parse_float(v):
 
 def _numpy_to_python(v):
     """A numpy array or scalar as a list or Python number (MXNet 1.x accepts
-    ``shape=np.array([2, 3])``); anything else unchanged."""
+    ``shape=np.array([2, 3])``), a numpy dtype or scalar type as its name
+    (``Cast(dtype=np.float16)``); anything else unchanged."""
+    if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+        return np.dtype(v).name
     if type(v).__module__ == "numpy" and hasattr(v, "tolist"):
         return v.tolist()
     return v
@@ -111,7 +116,7 @@ def _parse_floats(v):
 
 
 def _parse_str(v):
-    return str(v)
+    return str(_numpy_to_python(v))
 
 
 _PARSERS = {"bool": _parse_bool, "int": _parse_int, "float": _parse_float,
@@ -168,17 +173,22 @@ def is_user_attr(key):
     return key.startswith("__") and key.endswith("__")
 
 
-def parse_attrs(opname, schema, raw, node_name=None):
+def parse_attrs(opname, schema, raw, node_name=None, extra=False):
     """Parse ``raw`` (a dict of str or Python values) against ``schema``.
 
     Returns ``(parsed, strings)``; raises ``AttrError`` naming the op, node and
     attribute for unknown keys, missing required ones and malformed values.
     An op without attributes ignores the keys it is given, as MXNet 1.x's
-    parameterless ops do (``broadcast_maximum(a, b, axis=1)``)."""
+    parameterless ops do (``broadcast_maximum(a, b, axis=1)``).  With
+    ``extra=True`` keys outside the schema are kept as strings (``Custom``
+    hands them to its ``CustomOpProp``)."""
     where = f"{opname}" + (f" (node {node_name!r})" if node_name else "")
     parsed, strings = {}, {}
     for key, value in raw.items():
-        if is_user_attr(key) or not schema:
+        if is_user_attr(key) or not (schema or extra):
+            continue
+        if extra and key not in schema:
+            parsed[key] = strings[key] = attr_to_str(value)
             continue
         if key not in schema:
             known = ", ".join(sorted(schema)) or "none"

@@ -29,9 +29,17 @@ def _inputs(opname):
     return input_names
 
 
+def _no_zero_dim(opname, shape, in_shapes):
+    # MXNet refuses zero-size dimensions here (in either mode)
+    if 0 in shape:
+        raise shape_error(opname, f"every dimension of the data must be non-zero, got "
+                          f"{tuple(shape)}", in_shapes)
+
+
 def deep_to_shallow(opname, b, deep, in_shapes):
     if len(deep) != 4:
         raise shape_error(opname, f"expects 4-D (N, C, H, W) data, got {tuple(deep)}", in_shapes)
+    _no_zero_dim(opname, deep, in_shapes)
     n, c, h, w = deep
     if c % (b * b):
         raise shape_error(opname, f"the channel count {c} of {tuple(deep)} is not divisible by "
@@ -43,6 +51,7 @@ def shallow_to_deep(opname, b, shallow, in_shapes):
     if len(shallow) != 4:
         raise shape_error(opname, f"expects 4-D (N, C, H, W) data, got {tuple(shallow)}",
                           in_shapes)
+    _no_zero_dim(opname, shallow, in_shapes)
     n, c, h, w = shallow
     if h % b or w % b:
         raise shape_error(opname, f"the height and width of {tuple(shallow)} must be divisible "

@@ -82,6 +82,13 @@ def _dropout_grad(node, out_grads):
     return [g.output(0)]
 
 
+def _backward_grad(node, out_grads):
+    # linear in out_grad; the mask is a constant of the forward draw
+    g = make_node("_backward_Dropout", [out_grads[0], node.inputs[1]], dict(node.attr_str),
+                  name=f"{node.name}_backward")
+    return [g.output(0), None]
+
+
 def _backward_shape(attrs, in_shapes, out_shapes):
     d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
     if d is None:
@@ -127,7 +134,7 @@ register(OpDef(
     name="_backward_Dropout",
     input_names=_inputs("_backward_Dropout", ["out_grad", "mask"]),
     attrs=dict(DROPOUT_ATTRS),
-    infer_shape=_backward_shape, infer_type=_backward_type,
+    infer_shape=_backward_shape, infer_type=_backward_type, gradient=_backward_grad,
     inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.dropout:prepare_dropout_backward",
              "cuda": "nbdl.kernels.cuda.dropout:prepare_dropout_backward"},

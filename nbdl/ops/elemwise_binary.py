@@ -14,6 +14,7 @@ gradient.  Every forward op here also takes int32, int64, uint8 and int8
 arrays (division truncates toward zero; a zero divisor gives 0 in ``/`` and
 ``%``), with the scalar cast to the array's dtype, as MXNet does."""
 from ..dtype import FLOATING, NUMERIC
+from .elemwise_grad2 import DERIVATIVES, second_order
 from .elemwise_unary import (_identity_grad, _inplace_both, _negative_grad, _no_grad, attrs_of,
                              elementwise, equal_types, grad_node, kernels, via)
 from .registry import Attr, OpDef, register, shape_error
@@ -131,14 +132,6 @@ def _masked_grad(lhs_mask, rhs_mask):
     return rule
 
 
-def _bcast_mod_grad(node, out_grads):
-    # d(a % b)/da = 1, d(a % b)/db = -floor(a / b), as MXNet's mod_grad / mod_rgrad
-    g, (lhs, rhs) = out_grads[0], node.inputs
-    d = _node("_broadcast_mod_grad_rhs", [lhs, rhs], node, "backward_rhs_d")
-    full = _node("elemwise_mul", [g, d], node, "backward_rhs_full")
-    return [sum_like(g, lhs, node, "backward_lhs"), sum_like(full, rhs, node, "backward_rhs")]
-
-
 def _partials_grad(prefix):
     """Gradient from hidden ``{prefix}_lhs`` / ``{prefix}_rhs`` ops giving the
     broadcast partial derivatives (power, hypot)."""
@@ -170,8 +163,9 @@ broadcast("broadcast_div", _bcast_div_grad)
 
 # name -> (gradient, doc); each is broadcast_<name> and the same-shape _<name>
 _MATH = {
-    "mod": (_bcast_mod_grad, "lhs % rhs, the sign following rhs (numpy's mod); 0 where rhs "
-                             "is 0"),
+    # d/da = 1, d/db = -floor(a / b) (0 for integers), as MXNet's mod_grad / mod_rgrad
+    "mod": (_partials_grad("_broadcast_mod_grad"), "lhs % rhs, the sign following rhs "
+                                                   "(numpy's mod); 0 where rhs is 0"),
     "power": (_partials_grad("_broadcast_power_grad"), "lhs ** rhs"),
     "maximum": (_masked_grad("broadcast_greater_equal", "broadcast_lesser"),
                 "the larger of lhs and rhs; NaN if either is NaN (the gradient then goes to "
@@ -202,7 +196,10 @@ for _side, _doc in (("lhs", "rhs * lhs ** (rhs - 1)"), ("rhs", "lhs ** rhs * log
 for _side in ("lhs", "rhs"):
     broadcast(f"_broadcast_hypot_grad_{_side}", None, hidden=True, dtypes=FLOATING,
               doc=f"{_side} / hypot(lhs, rhs)")
-broadcast("_broadcast_mod_grad_rhs", None, hidden=True, dtypes=FLOATING, doc="-floor(lhs / rhs)")
+broadcast("_broadcast_mod_grad_lhs", None, hidden=True, dtypes=NUMERIC,
+          doc="1 (0 for integers: MXNet's mod_grad)")
+broadcast("_broadcast_mod_grad_rhs", None, hidden=True, dtypes=NUMERIC,
+          doc="-floor(lhs / rhs) (0 for integers: MXNet's mod_rgrad)")
 
 
 # -- _reduce_sum_like ----------------------------------------------------------------------
@@ -235,7 +232,7 @@ register(OpDef(
     infer_shape=_reduce_sum_like_shape, infer_type=equal_types("_reduce_sum_like", ("data", "like")),
     gradient=_reduce_sum_like_grad, inplace=lambda attrs: [(0, 0)],
     kernels=kernels("prepare_reduce_sum_like", "elemwise_binary"), supports_add=True,
-    hidden=True, dtypes=FLOATING,
+    hidden=True, dtypes=NUMERIC,
     doc="data summed over the axes where like has size 1 (or is missing), giving like's "
         "shape; only like's shape is read."))
 
@@ -287,4 +284,4 @@ for _name, _use in (("_backward_rdiv_scalar", "data"), ("_backward_power_scalar"
                     ("_backward_minimum_scalar", "data"), ("_backward_rmod_scalar", "data"),
                     ("_backward_hypot_scalar", "data")):
     elementwise(_name, input_names=("ograd", _use), attrs=_SCALAR_ATTRS, family="elemwise_binary",
-                hidden=True)
+                hidden=True, gradient=second_order(DERIVATIVES[_name[10:]], ("scalar", "is_int")))

@@ -12,6 +12,7 @@ reading the forward input (or the output where that is MXNet's formula:
 ``logical_not`` also take integer arrays (the rounding ops are then the
 identity), as MXNet's do."""
 from ..dtype import NUMERIC
+from .elemwise_grad2 import DERIVATIVES, second_order
 from .elemwise_unary import _no_grad, elementwise, via
 from .registry import Attr
 
@@ -61,7 +62,10 @@ _NPX = {"erf": ("_npx_erf",), "erfinv": ("_npx_erfinv",), "gamma": ("_npx_gamma"
 for _name, (_use, _doc) in _MATH.items():
     elementwise(_name, gradient=via(f"_backward_{_name}", _use), aliases=_NPX.get(_name, ()),
                 doc=_doc)
-    elementwise(f"_backward_{_name}", input_names=("ograd", _use), hidden=True)
+    # gamma and gammaln have no second derivative (no digamma op): a second
+    # backward through them raises (tests/autograd/test_get_symbol.py)
+    elementwise(f"_backward_{_name}", input_names=("ograd", _use), hidden=True,
+                gradient=second_order(DERIVATIVES[_name]) if _name in DERIVATIVES else None)
 
 for _name, _doc in _EXACT.items():
     elementwise(_name, gradient=_no_grad, dtypes=NUMERIC, doc=_doc)
@@ -71,4 +75,4 @@ elementwise("hard_sigmoid", attrs=_HARD_SIGMOID_ATTRS,
             gradient=via("_backward_hard_sigmoid", "data", ("alpha", "beta")),
             doc="max(0, min(1, alpha * x + beta)); alpha defaults to 0.2, beta to 0.5.")
 elementwise("_backward_hard_sigmoid", input_names=("ograd", "data"), attrs=_HARD_SIGMOID_ATTRS,
-            hidden=True)
+            hidden=True, gradient=second_order(None, ("alpha", "beta")))

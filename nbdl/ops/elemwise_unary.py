@@ -12,6 +12,7 @@ import numpy as np
 
 from ..dtype import COMPUTE, FLOATING, HALF, NUMERIC
 from ..errors import DTypeError
+from .elemwise_grad2 import DERIVATIVES, second_order
 from .ir import make_node
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
 
@@ -165,7 +166,7 @@ def _activation_grad(node, out_grads):
     return via(f"_backward_{act}", _ACT_BACKWARD[act])(node, out_grads)
 
 
-elementwise("Activation", gradient=_activation_grad,
+elementwise("Activation", gradient=_activation_grad, unnamed_inputs=True,
             attrs={"act_type": Attr("str", choices=tuple(_ACT_BACKWARD))},
             doc="relu, sigmoid, tanh, softrelu (log(1 + e**x)) or softsign.")
 
@@ -174,8 +175,10 @@ elementwise("Activation", gradient=_activation_grad,
 _MORE_BACKWARD = [("sqrt", "output"), ("rsqrt", "output"), ("abs", "data"), ("square", "data"),
                   ("sin", "data"), ("cos", "data")]
 for _act, _use in list(_ACT_BACKWARD.items()) + _MORE_BACKWARD:
-    elementwise(f"_backward_{_act}", input_names=("ograd", _use), hidden=True)
-elementwise("_backward_clip", input_names=("ograd", "data"), attrs=_CLIP_ATTRS, hidden=True)
+    elementwise(f"_backward_{_act}", input_names=("ograd", _use), hidden=True,
+                gradient=second_order(DERIVATIVES[_act]))
+elementwise("_backward_clip", input_names=("ograd", "data"), attrs=_CLIP_ATTRS, hidden=True,
+            gradient=second_order(None, ("a_min", "a_max")))
 
 
 # -- ElementWiseSum ----------------------------------------------------------------------

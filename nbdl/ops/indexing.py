@@ -8,6 +8,7 @@ through hidden scatter ops that take the forward data input for its shape
 """
 import numpy as np
 
+from ..dtype import INTEGERS
 from ..errors import AttrError, NbdlError
 from .ir import make_node
 from .attrs import Attr
@@ -246,8 +247,8 @@ register(OpDef(
     gradient=_take_grad,
     kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_take",
              "cuda": "nbdl.kernels.cuda.indexing:prepare_take"},
-    int_inputs=(1,),
-    doc="Slices of ``a`` along ``axis`` at ``indices``: output shape "
+    int_inputs=(1,), dtypes=FLOAT_DTYPES + INTEGERS,
+    doc="Slices of ``a`` (float or integer) along ``axis`` at ``indices``: output shape "
         "a.shape[:axis] + indices.shape + a.shape[axis+1:]; out-of-range indices are "
         "clipped, wrapped, or (mode='raise') an IndexOutOfRange error."))
 
@@ -259,4 +260,5 @@ register(OpDef(
     kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_take_backward",
              "cuda": "nbdl.kernels.cuda.indexing:prepare_take_backward"},
     supports_add=True, hidden=True, int_inputs=(1,), shape_inputs=(2,),
+    dtypes=FLOAT_DTYPES + INTEGERS,
     doc="Scatter-add of take's head gradient into a zero gradient of ``a``."))

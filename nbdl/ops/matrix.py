@@ -150,6 +150,29 @@ def fc_backward_infer_shape(attrs, in_shapes, out_shapes):
     return ins, outs
 
 
+def fc_backward_gradient(node, out_grads):
+    """The backward is bilinear in (out_grad, data|weight): with heads
+    (g_dx, g_dw[, g_db]) of (data_grad, weight_grad[, bias_grad]),
+    d/d out_grad = FC(g_dx, weight) + FC(data, g_dw[, g_db]),
+    d/d data = out_grad . g_dw and d/d weight = out_grad^T . g_dx, the
+    last two as the data and weight gradients of another
+    ``_backward_FullyConnected`` (so every order is built from these ops)."""
+    og, data, weight = node.inputs
+    g_dx, g_dw = out_grads[0], out_grads[1]
+    attrs = _fc_attrs(node.attrs)
+    name = f"{node.name}_backward"
+    plain = dict(attrs, no_bias=True)
+    a = make_node("FullyConnected", [g_dx, weight], plain, name=f"{name}_ograd_data")
+    b_in = [data, g_dw] + ([] if attrs["no_bias"] else [out_grads[2]])
+    b = make_node("FullyConnected", b_in, attrs, name=f"{name}_ograd_weight")
+    d_og = make_node("elemwise_add", [a.output(0), b.output(0)], name=f"{name}_ograd")
+    d_data = make_node("_backward_FullyConnected", [og, data, g_dw], plain,
+                       name=f"{name}_data").output(0)
+    d_weight = make_node("_backward_FullyConnected", [og, g_dx, weight], plain,
+                         name=f"{name}_weight").output(1)
+    return [d_og.output(0), d_data, d_weight]
+
+
 def fc_backward_temp(call, gemm_adds=False):
     m, k = fc_dims(call.attrs, call.in_shapes[1])
     n = call.attrs["num_hidden"]
@@ -164,7 +187,7 @@ register(OpDef(
     output_names=lambda a: ["data_grad", "weight_grad"] + ([] if a["no_bias"] else ["bias_grad"]),
     attrs=dict(_FC_ATTRS),
     infer_shape=fc_backward_infer_shape, infer_type=same_type,
-    temp=_temps("fc_backward"),
+    gradient=fc_backward_gradient, temp=_temps("fc_backward"),
     kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc_backward",
              "cuda": "nbdl.kernels.cuda.matrix:prepare_fc_backward"},
     supports_add=True, hidden=True,

@@ -55,7 +55,7 @@ def _sa_grad(node, out_grads):
 
 
 register(OpDef(
-    name="SoftmaxActivation", input_names=("data",), attrs=dict(SA_ATTRS),
+    name="SoftmaxActivation", input_names=("data",), attrs=dict(SA_ATTRS), unnamed_inputs=True,
     infer_shape=_sa_shape("SoftmaxActivation"), infer_type=_same_type, gradient=_sa_grad,
     inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_activation",

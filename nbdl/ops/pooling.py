@@ -62,9 +62,15 @@ def check_pooling_attrs(opname, attrs):
         if not 1 <= len(k) <= 3:
             raise AttrError(f"{opname}: kernel={k!r} is invalid: expected 1 to 3 window sizes "
                             f"(or global_pool=True)")
+    same = attrs["pooling_convention"] == "same"
+    if same and any(p):
+        raise AttrError(f"{opname}: pad={p!r} is invalid: the 'same' pooling convention "
+                        f"chooses the padding itself (pad must be 0)")
     for name, v, lo in (("kernel", k, 1), ("stride", s, 1), ("pad", p, 0)):
         if any(not isinstance(e, int) or e < lo for e in v):
             raise AttrError(f"{opname}: {name}={v!r} is invalid: expected integers >= {lo}")
+        if name == "pad" and same:
+            continue        # any number of zeros, as MXNet's (pad=(0, 0, 0) with a 1-D kernel)
         if name != "kernel" and v and k and len(v) != len(k):
             raise AttrError(f"{opname}: {name}={v!r} has {len(v)} dimension(s) but "
                             f"kernel={k!r} has {len(k)}")

@@ -12,10 +12,11 @@ after the same compaction is five) and the kept slots ``(K0, K1, K2)`` are
 the output.  Broadcasts use the same plan with "reduced" meaning
 "broadcast".
 """
+from ..dtype import INTEGERS
 from ..errors import ShapeError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import FLOAT_DTYPES, OpDef, register, shape_error
 from .shape import MOVE_DTYPES
 
 SLOTS = 6
@@ -129,6 +130,10 @@ def broadcast_axes(ishape, oshape):
 
 # ---------------------------------------------------------------- sum, mean, prod, max, min
 
+# integers too, as MXNet's (accumulated in float64, cast once: integer results,
+# a mean truncated toward zero)
+REDUCE_DTYPES = FLOAT_DTYPES + INTEGERS
+
 _REDUCE_ATTRS = {"axis": Attr("tuple", None, optional=True), "keepdims": Attr("bool", False),
                  "exclude": Attr("bool", False)}
 
@@ -141,6 +146,10 @@ def _reduce_infer_shape(name):
         axes = reduce_axes(attrs, len(ins[0]), name)
         reduce_plan(ins[0], axes, name)  # raises early for an axis set the kernels cannot view
         oshape = reduced_shape(ins[0], axes, attrs["keepdims"])
+        if name in ("max", "min") and prod(oshape) > 0 and any(ins[0][a] == 0 for a in axes):
+            # as numpy's and MXNet's: no identity to start an empty max/min from
+            raise shape_error(name, f"cannot take the {name}imum over a zero-size axis of "
+                              f"{tuple(ins[0])} (axes {tuple(axes)})", in_shapes)
         if outs[0] is not None and tuple(outs[0]) != oshape:
             raise shape_error(name, f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
         outs[0] = oshape
@@ -201,7 +210,8 @@ for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max
         gradient=_reduce_gradient(f"_backward_{_name}", _needs_out),
         temp=_REDUCE_TEMP,
         kernels={"cpu": _cpu + "prepare_reduce", "cuda": _gpu + "prepare_reduce"},
-        supports_add=True, doc=_REDUCE_DOCS[_name]), aliases=_REDUCE_ALIASES.get(_name, ()))
+        supports_add=True, dtypes=REDUCE_DTYPES, doc=_REDUCE_DOCS[_name]),
+        aliases=_REDUCE_ALIASES.get(_name, ()))
     register(OpDef(
         name=f"_backward_{_name}",
         input_names=("out_grad", "data") + (("output",) if _needs_out else ()),
@@ -211,7 +221,7 @@ for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max
         inplace=lambda attrs: [(1, 0)],
         kernels={"cpu": _cpu + ("prepare_select_backward" if _needs_out else "prepare_bcast_backward"),
                  "cuda": _gpu + ("prepare_select_backward" if _needs_out else "prepare_bcast_backward")},
-        supports_add=True, hidden=True))
+        supports_add=True, hidden=True, dtypes=REDUCE_DTYPES))
 
 
 # ---------------------------------------------------------------- argmax, argmin

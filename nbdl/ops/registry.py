@@ -47,6 +47,10 @@ class Call:
     req: list = None
     is_train: bool = False
     node_name: str = ""
+    node: Any = None        # the IR node of a bound graph's call (None for an eager call)
+    states: dict = None     # per-node state shared by one schedule's calls (stateful ops:
+                            # Custom's operator instance, made by its forward and used by its
+                            # backward); None for an eager call
 
     def __post_init__(self):
         if self.req is None:
@@ -179,6 +183,12 @@ class OpDef:
     # input name -> the ``__init__`` (initializer JSON) that a variable feeding that input
     # gets when composed without one (MXNet's FSetInputVarAttrOnCompose: prelu gamma 0.25)
     input_var_init: dict = field(default_factory=dict)
+    # MXNet registers the op without input names (no FListInputNames): an
+    # executor's monitor calls its inputs input0, input1, ... (act_input0)
+    unnamed_inputs: bool = False
+    # f(parsed) -> parsed: keys outside ``attrs`` are kept as strings and the
+    # parsed dict goes through f (Custom: makes the CustomOpProp from them)
+    extra_attrs: Callable = None
     doc: str = ""
     _prepared: dict = field(default_factory=dict, repr=False)     # device -> prepare
     _temp_rules: dict = field(default_factory=dict, repr=False)   # device -> temp rule
@@ -187,6 +197,11 @@ class OpDef:
     def list_inputs(self, attrs):
         names = self.input_names(attrs) if callable(self.input_names) else self.input_names
         return list(names)
+
+    def monitor_input_names(self, attrs):
+        """The names an executor's monitor gives the inputs (MXNet's)."""
+        names = self.list_inputs(attrs) + self.list_aux(attrs)
+        return [f"input{i}" for i in range(len(names))] if self.unnamed_inputs else names
 
     def list_aux(self, attrs):
         return list(self.aux_names(attrs) if callable(self.aux_names) else self.aux_names)
@@ -217,7 +232,10 @@ class OpDef:
         return tuple(v(attrs) if callable(v) else v)
 
     def parse_attrs(self, raw, node_name=None):
-        return parse_attrs(self.name, self.attrs, raw, node_name)
+        if self.extra_attrs is None:
+            return parse_attrs(self.name, self.attrs, raw, node_name)
+        parsed, strings = parse_attrs(self.name, self.attrs, raw, node_name, extra=True)
+        return self.extra_attrs(parsed), strings
 
     # -- kernels ----------------------------------------------------------
     def _device_fn(self, loaded, what, paths, call):

@@ -156,8 +156,15 @@ def _input_names(opname, backward=False):
     return names
 
 
-def _output_names(attrs):
+def _output_keys(attrs):
+    """The outputs as the shape rules name them."""
     return ["out", "hy"] + (["cy"] if attrs["mode"] == "lstm" else []) + ["reserve"]
+
+
+def _output_names(attrs):
+    """MXNet 1.9.1's output names (``rnn_output``, ``rnn_state_output``...)."""
+    lstm = attrs["mode"] == "lstm"
+    return ["output", "state_output"] + (["statecell_output"] if lstm else []) + ["reserve"]
 
 
 def _n_outputs(attrs):
@@ -196,7 +203,7 @@ def _forward_shape(attrs, in_shapes, out_shapes):
         return in_shapes, out_shapes
     want = _shapes(opname, attrs, data, in_shapes)
     in_names = _input_names(opname)(attrs)
-    out_names = _output_names(attrs)
+    out_names = _output_keys(attrs)
     for n, s in zip(in_names, in_shapes):
         _check(opname, n, s, want[n], in_shapes)
     for n, s in zip(out_names, out_shapes):

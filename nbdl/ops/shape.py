@@ -284,8 +284,9 @@ register(OpDef(
 
 def tile_dims(reps, dshape, where="tile"):
     """(padded input shape, padded reps): the shorter one gets leading 1s."""
-    if any(r is None or r < 0 for r in reps):
-        raise shape_error(where, f"reps={tuple(reps)} must be non-negative ints", [dshape])
+    # a 0 rep is refused as MXNet 1.x's tile refuses it (an unknown size there)
+    if any(r is None or r < 1 for r in reps):
+        raise shape_error(where, f"reps={tuple(reps)} must be positive ints", [dshape])
     n = max(len(reps), len(dshape))
     return ((1,) * (n - len(dshape)) + tuple(dshape), (1,) * (n - len(reps)) + tuple(reps))
 

@@ -2,8 +2,13 @@
 
 The gradients use the forward *output* only (``_backward_softmax(out_grad,
 out)``), so the input can die after the forward step or be overwritten by it
-(inplace)."""
+(inplace).  ``use_length=True`` (MXNet's masked softmax) adds an integer
+``length`` input, the data's shape without ``axis``: each row uses its first
+``length`` entries, the others are 0 (outputs and gradients, log_softmax
+too, as MXNet's); the length gets no gradient."""
 import math
+
+import numpy as np
 
 from ..errors import AttrError
 from .ir import make_node
@@ -16,16 +21,19 @@ SOFTMAX_ATTRS = {
     "dtype": Attr("str", None, optional=True, choices=("float16", "float32", "float64"),
                   doc="Accepted for MXNet compatibility; nbdl computes in the input dtype."),
     "use_length": Attr("bool", False, optional=True,
-                       doc="Not supported: masked softmax with a length input."),
+                       doc="Mask each row to its first ``length`` entries (a second input, "
+                           "the data's shape without ``axis``); the rest give 0."),
 }
 # The hidden backward ops take the attributes that change the arithmetic.
-BACKWARD_ATTRS = {"axis": SOFTMAX_ATTRS["axis"], "temperature": SOFTMAX_ATTRS["temperature"]}
+BACKWARD_ATTRS = {"axis": SOFTMAX_ATTRS["axis"], "temperature": SOFTMAX_ATTRS["temperature"],
+                  "use_length": SOFTMAX_ATTRS["use_length"]}
+
+
+def use_length(attrs):
+    return bool(attrs.get("use_length"))
 
 
 def check_softmax_attrs(opname, attrs):
-    if attrs.get("use_length"):
-        raise AttrError(f"{opname}: use_length=True (softmax masked by a length input) is not "
-                        f"supported by nbdl; mask the input instead")
     t = attrs.get("temperature")
     if t is not None and (t == 0 or not math.isfinite(t)):
         raise AttrError(f"{opname}: temperature={t!r} is invalid: it must be a finite, "
@@ -38,7 +46,7 @@ def _inputs_checked(opname, names):
     # live here: a bad value fails at graph construction, not at bind.
     def input_names(attrs):
         check_softmax_attrs(opname, attrs)
-        return list(names)
+        return list(names) + (["length"] if use_length(attrs) else [])
     return input_names
 
 
@@ -56,31 +64,46 @@ def first_known(values):
 
 
 def same_shape_rule(opname):
-    """Every input and output has one shape; the axis must exist."""
+    """Every input and output has one shape; the axis must exist.  With
+    ``use_length`` the last input is the length: the shape without the axis."""
     def infer_shape(attrs, in_shapes, out_shapes):
-        known = first_known(list(in_shapes) + list(out_shapes))
+        masked = use_length(attrs)
+        ins = list(in_shapes[:-1]) if masked else list(in_shapes)
+        known = first_known(ins + list(out_shapes))
         if known is None:
             return in_shapes, out_shapes
-        for s in list(in_shapes) + list(out_shapes):
+        for s in ins + list(out_shapes):
             if s is not None and tuple(s) != tuple(known):
                 raise shape_error(opname, f"shapes must agree, got {tuple(s)} and "
                                   f"{tuple(known)}", in_shapes)
-        normalize_axis(opname, attrs["axis"], known, in_shapes)
-        return [known] * len(in_shapes), [known] * len(out_shapes)
+        axis = normalize_axis(opname, attrs["axis"], known, in_shapes)
+        lengths = []
+        if masked:
+            want = tuple(known[:axis]) + tuple(known[axis + 1:])
+            if in_shapes[-1] is not None and tuple(in_shapes[-1]) != want:
+                raise shape_error(opname, f"length has shape {tuple(in_shapes[-1])}, expected "
+                                  f"{want} (the data's without axis {axis})", in_shapes)
+            lengths = [want]
+        return [known] * len(ins) + lengths, [known] * len(out_shapes)
     return infer_shape
 
 
 def same_type(attrs, in_types, out_types):
-    known = first_known(list(in_types) + list(out_types))
-    return [known] * len(in_types), [known] * len(out_types)
+    """One dtype for the data inputs and outputs; a length keeps its own
+    (integer, int32 when unknown)."""
+    masked = use_length(attrs)
+    ins = list(in_types[:-1]) if masked else list(in_types)
+    known = first_known(ins + list(out_types))
+    lengths = [in_types[-1] if in_types[-1] is not None else np.dtype(np.int32)] if masked else []
+    return [known] * len(ins) + lengths, [known] * len(out_types)
 
 
 def _gradient(backward_name):
     def gradient(node, out_grads):
-        g = make_node(backward_name, [out_grads[0], node.output(0)],
-                      {"axis": node.attrs["axis"], "temperature": node.attrs["temperature"]},
-                      name=f"{node.name}_backward")
-        return [g.output(0)]
+        masked = use_length(node.attrs)
+        g = make_node(backward_name, [out_grads[0], node.output(0)] + node.inputs[1:],
+                      {k: node.attrs[k] for k in BACKWARD_ATTRS}, name=f"{node.name}_backward")
+        return [g.output(0)] + ([None] if masked else [])
     return gradient
 
 
@@ -94,11 +117,11 @@ def _register(name, kernel, doc):
         inplace=lambda attrs: [(0, 0)],
         kernels={"cpu": f"nbdl.kernels.cpu.softmax:prepare_{kernel}",
                  "cuda": f"nbdl.kernels.cuda.softmax:prepare_{kernel}"},
-        doc=doc))
+        int_inputs=(1,), doc=doc))
     register(OpDef(
         name=f"_backward_{name}",
-        input_names=("out_grad", "output"),
-        attrs=dict(BACKWARD_ATTRS),
+        input_names=lambda attrs: ["out_grad", "output"] + (["length"] if use_length(attrs) else []),
+        attrs=dict(BACKWARD_ATTRS), int_inputs=(2,),
         infer_shape=same_shape_rule(f"_backward_{name}"), infer_type=same_type,
         # out_grad -> in_grad is a row-local read-then-write
         inplace=lambda attrs: [(0, 0)],
@@ -116,16 +139,17 @@ _register("log_softmax", "log_softmax",
 
 def _softmin_grad(node, out_grads):
     t = node.attrs["temperature"]
-    g = make_node("_backward_softmax", [out_grads[0], node.output(0)],
-                  {"axis": node.attrs["axis"], "temperature": -(1.0 if t is None else t)},
+    g = make_node("_backward_softmax", [out_grads[0], node.output(0)] + node.inputs[1:],
+                  {"axis": node.attrs["axis"], "temperature": -(1.0 if t is None else t),
+                   "use_length": node.attrs["use_length"]},
                   name=f"{node.name}_backward")
-    return [g.output(0)]
+    return [g.output(0)] + ([None] if use_length(node.attrs) else [])
 
 
 register(OpDef(
     name="softmin", input_names=_inputs_checked("softmin", ["data"]), attrs=dict(SOFTMAX_ATTRS),
     infer_shape=same_shape_rule("softmin"), infer_type=same_type, gradient=_softmin_grad,
-    inplace=lambda attrs: [(0, 0)],
+    inplace=lambda attrs: [(0, 0)], int_inputs=(1,),
     kernels={"cpu": "nbdl.kernels.cpu.softmax:prepare_softmin",
              "cuda": "nbdl.kernels.cuda.softmax:prepare_softmin"},
     doc="softmax(-data / temperature) along ``axis`` (MXNet's softmin), on the softmax "

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import NbdlError
 from ..ndarray.invoke import invoke as _invoke
-from ..ndarray.invoke_scalars import prepared as _prepared
+from ..imperative.invoke_scalars import prepared as _prepared
 from ..ndarray.ndarray import NDArray
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)

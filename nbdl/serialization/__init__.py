@@ -1,8 +1,9 @@
 """Model files in MXNet 1.x's formats.
 
 ``save`` / ``load`` / ``load_frombuffer`` read and write NDArray files
-(``nd.save``, ``.params``); ``nbdl.model`` builds Module-style checkpoints on
-them.  See ``ndarray_file`` for the byte layout.
+(``.params``) as numpy arrays, below the NDArray class: ``nd.save`` /
+``nd.load`` (and Gluon, ``nbdl.model``) give and take NDArrays on them.
+See ``ndarray_file`` for the byte layout.
 """
 from .errors import (CheckpointError, FileError, FormatError, MissingFileError,  # noqa: F401
                      ArgumentError, UnsupportedFormatError)

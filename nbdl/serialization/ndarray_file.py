@@ -36,6 +36,8 @@ import struct
 
 import numpy as np
 
+from ..errors import DTypeError
+from ..imperative.base import NDArrayBase
 from .atomic import as_path, atomic_write, open_for_reading
 from .errors import FormatError, ArgumentError, UnsupportedFormatError
 
@@ -64,9 +66,10 @@ _MIN_NAME_BYTES = 8
 # -- writing ----------------------------------------------------------------------
 
 def save(fname, data):
-    """Save an array, a list of arrays or a dict str -> array (nbdl NDArrays
-    or numpy arrays) to ``fname`` in MXNet 1.x's format, atomically: the file
-    appears complete or not at all, and a failed save keeps the old file."""
+    """Save an array, a list of arrays or a dict str -> array (numpy arrays
+    or nbdl arrays: ``NDArrayBase``, NDArray's runtime base) to ``fname`` in
+    MXNet 1.x's format, atomically: the file appears complete or not at all,
+    and a failed save keeps the old file."""
     path = as_path(fname, "save")
     arrays, names = _normalise(data)
     atomic_write(path, lambda f: _write(f, arrays, names))
@@ -105,15 +108,12 @@ def _normalise(data):
 
 
 def _is_array(x):
-    from ..ndarray.ndarray import NDArray
-    return isinstance(x, (NDArray, np.ndarray))
+    return isinstance(x, (NDArrayBase, np.ndarray))
 
 
 def _host_array(x, label):
     """A C-contiguous little-endian numpy array of a dtype MXNet has a flag for."""
-    from ..errors import DTypeError
-    from ..ndarray.ndarray import NDArray
-    if isinstance(x, NDArray):
+    if isinstance(x, NDArrayBase):
         a = x.asnumpy()
     elif isinstance(x, np.ndarray):
         a = x
@@ -147,9 +147,10 @@ def _write(f, arrays, names):
 # -- reading ----------------------------------------------------------------------
 
 def load(fname):
-    """Load an MXNet NDArray file: a list of NDArrays when it has no names,
-    else a dict name -> NDArray (a file saved from an empty dict loads as
-    ``[]``, as in MXNet).  Arrays come back on the CPU."""
+    """Load an MXNet NDArray file: a list of numpy arrays when it has no
+    names, else a dict name -> numpy array (a file saved from an empty dict
+    loads as ``[]``, as in MXNet).  ``nd.load`` gives them as NDArrays on
+    the CPU."""
     path, f = open_for_reading(fname, "load")
     with f:
         size = os.fstat(f.fileno()).st_size
@@ -298,10 +299,6 @@ def _parse(src):
     for label, v in zip(labels, values):
         if isinstance(v, _Unsupported):
             raise UnsupportedFormatError(f"{src.where}: {label}: {v.reason}")
-    from ..device import cpu
-    from ..ndarray.ndarray import NDArray
-    dev = cpu()
-    values = [None if v is None else NDArray(v, dev) for v in values]
     if not names:
         return values
     out = {}

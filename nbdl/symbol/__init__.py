@@ -1,21 +1,22 @@
 """``nbdl.sym``: graph construction.  ``nbdl.sym.<op>`` comes from the op table."""
-from .symbol import Symbol  # noqa: F401  (first: symbol.py imports construct.py at its end)
+from ..errors import UnknownOpError
+from ..ops.registry import aliases, get_op, list_ops
+from .symbol import Symbol  # noqa: F401
 from .construct import Group, Variable, create, load, load_json, var  # noqa: F401
 from . import contrib  # noqa: F401  (nbdl.sym.contrib.<op> is _contrib_<op>)
 from . import random  # noqa: F401,A004  (nbdl.sym.random.uniform: _random_/_sample_ nodes)
 from . import linalg  # noqa: F401  (nbdl.sym.linalg.<op> is _linalg_<op>)
 from . import image  # noqa: F401  (nbdl.sym.image.<op> is _image_<op>)
 from .ufuncs import hypot, maximum, minimum, pow, power  # noqa: F401,A004
+from .legacy import histogram  # noqa: F401
 
 __all__ = ["Group", "Symbol", "Variable", "create", "load", "load_json", "var", "maximum",
-           "minimum", "power", "pow", "hypot"]
+           "minimum", "power", "pow", "hypot", "histogram"]
 
 
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(f"module 'nbdl.symbol' has no attribute {name!r}")
-    from ..errors import UnknownOpError
-    from ..ops.registry import get_op
     try:
         op = get_op(name)
     except UnknownOpError:
@@ -35,5 +36,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    from ..ops.registry import aliases, list_ops
     return sorted(set(globals()) | set(list_ops()) | set(aliases()))

@@ -26,11 +26,13 @@ import json
 import os
 
 from .. import util as _util
+from ..dtype import from_flag
 from ..errors import AttrError, GraphError, NbdlError, UnknownOpError
 from ..ops.ir import Entry, make_node, make_variable, topo_order
-from ..ops.attrs import attr_to_str, is_user_attr
+from ..ops.attrs import _parse_tuple, attr_to_str, is_user_attr
 from ..ops.registry import get_op
-from .symbol import HIDDEN_KEYS, Symbol, user_attr_key
+from ..serialization.atomic import atomic_write
+from .base import HIDDEN_KEYS, SymbolBase, user_attr_key
 
 MXNET_VERSION = 10901          # written as MXNet 1.9.1
 MAX_DOCUMENT_CHARS = 1 << 30   # a -symbol.json over 1 GiB is not a graph
@@ -99,23 +101,45 @@ def _format(doc):
 
 
 def to_json(sym):
-    if not isinstance(sym, Symbol):
+    """The -symbol.json text of ``sym`` (a Symbol), in MXNet's layout.
+
+    Parameters
+    ----------
+    sym : Symbol
+        The graph's outputs.
+    """
+    if not isinstance(sym, SymbolBase):
         raise GraphError(f"to_json expects a Symbol, got {type(sym).__name__}")
     return _format(graph_document(sym))
 
 
 def save(sym, fname):
+    """Write ``to_json(sym)`` to ``fname`` (aside, then renamed into place).
+
+    Parameters
+    ----------
+    sym : Symbol
+        The graph's outputs.
+    fname : str or path
+        The file.
+    """
     if not isinstance(fname, (str, os.PathLike)):
         raise GraphError(f"save: fname must be a path, got {type(fname).__name__}")
     text = to_json(sym).encode("utf-8")
-    from ..serialization.atomic import atomic_write   # written aside, then renamed into place
     atomic_write(os.fspath(fname), lambda f: f.write(text))
 
 
 # -- reading ---------------------------------------------------------------------
 
-def load(fname):
-    """Read a -symbol.json file (MXNet 0.x or 1.x)."""
+def read_file(fname):
+    """The output entries of a -symbol.json file (MXNet 0.x or 1.x)
+    (``sym.load`` makes them a Symbol).
+
+    Parameters
+    ----------
+    fname : str or path
+        The file.
+    """
     if not isinstance(fname, (str, os.PathLike)):
         raise GraphError(f"load: fname must be a path, got {type(fname).__name__}")
     try:
@@ -131,11 +155,18 @@ def load(fname):
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise GraphError(f"{os.fspath(fname)!r} is not UTF-8 text: {e}") from None
-    return load_json(text)
+    return read_json(text)
 
 
-def load_json(json_str):
-    """Parse and validate a -symbol.json document; returns a ``Symbol``."""
+def read_json(json_str):
+    """Parse and validate a -symbol.json document; returns its output
+    entries (``sym.load_json`` makes them a Symbol).
+
+    Parameters
+    ----------
+    json_str : str or bytes
+        The document.
+    """
     if isinstance(json_str, (bytes, bytearray)):
         try:
             json_str = bytes(json_str).decode("utf-8")
@@ -152,7 +183,7 @@ def load_json(json_str):
         raise GraphError("symbol JSON is nested too deeply") from None
     except ValueError as e:
         raise GraphError(f"symbol JSON is not valid JSON: {e}") from None
-    return _Reader(doc).symbol()
+    return _Reader(doc).heads()
 
 
 def _is_int(v):
@@ -171,7 +202,7 @@ class _Reader:
         self.nodes = []
         self.version = _version(doc)
 
-    def symbol(self):
+    def heads(self):
         doc = self.doc
         nodes = doc.get("nodes")
         if not isinstance(nodes, list):
@@ -184,7 +215,7 @@ class _Reader:
         if not heads:
             raise GraphError("symbol JSON: 'heads' is empty (the graph has no outputs)")
         self._check_index_lists()
-        return Symbol(heads)
+        return heads
 
     # -- one node ---------------------------------------------------------
     def _node(self, i, raw):
@@ -368,8 +399,6 @@ def _add_missing_aux(op, params, inputs, name, attrs):
 
 
 def _check_variable_attrs(attrs, where):
-    from ..dtype import from_flag
-    from ..ops.attrs import _parse_tuple
     if "__shape__" in attrs:
         try:
             shape = _parse_tuple(attrs["__shape__"])

@@ -10,21 +10,20 @@ import warnings
 
 import numpy as np
 
-from ..base import NotImplementedForSymbol
-from ..errors import ArgumentError, AttrError, DTypeError, GraphError, ShapeError
-from ..graph.infer import infer_shapes, infer_shapes_unknown_zero, infer_types
 from .. import name as _names
-from ..ops.ir import Entry, Node, classify_variables, make_node, topo_order
+from ..base import NotImplementedForSymbol
+from ..dtype import as_dtype
+from ..errors import ArgumentError, AttrError, DTypeError, GraphError, ShapeError, UnknownOpError
+from ..executor import bind as _bind, simple_bind as _simple_bind
+from ..executor.debug import symbol_debug_str
+from ..graph.infer import infer_shapes, infer_shapes_unknown_zero, infer_types
 from ..ops.attrs import attr_to_str, is_user_attr
-
-# Node attributes MXNet accepts without underscores and stores as ``__key__``.
-HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
-               "profiler_scope")
-
-
-def user_attr_key(key):
-    """``lr_mult`` -> ``__lr_mult__`` (MXNet's MXSymbolSetAttr); other keys as given."""
-    return f"__{key}__" if key in HIDDEN_KEYS else key
+from ..ops.ir import Entry, Node, classify_variables, make_node, topo_order
+from ..ops.registry import get_op
+from ..util import is_np_shape
+from . import json_io
+from .base import HIDDEN_KEYS, SymbolBase, single as _single, user_attr_key  # noqa: F401
+from .build import op_node
 
 
 def _with_plain_keys(d):
@@ -36,11 +35,16 @@ def _with_plain_keys(d):
     return out
 
 
-class Symbol:
-    __slots__ = ("_outputs", "__weakref__")
+class Symbol(SymbolBase):
+    """A handle on one or more outputs of the graph, with MXNet 1.x's API
+    (``nbdl.sym.var`` / ``nbdl.sym.<op>`` make them).
 
-    def __init__(self, outputs):
-        self._outputs = list(outputs)
+    Parameters
+    ----------
+    outputs : iterable of Entry
+        The outputs.
+    """
+    __slots__ = ()
 
     # -- identity ---------------------------------------------------------
     @property
@@ -316,7 +320,6 @@ class Symbol:
         **kwargs : tuple
             Shapes by argument or auxiliary-state name.
         """
-        from ..util import is_np_shape
         return self._infer_shape_partial(args, kwargs, zero_unknown=not is_np_shape())
 
     def _infer_shape_partial(self, args, kwargs, zero_unknown):
@@ -358,34 +361,28 @@ class Symbol:
 
     # -- serialisation (nbdl.symbol.json_io) ------------------------------
     def tojson(self, remove_amp_cast=True):
-        from .json_io import to_json
-        return to_json(self)
+        return json_io.to_json(self)
 
     def save(self, fname, remove_amp_cast=True):
-        from .json_io import save
-        save(self, fname)
+        json_io.save(self, fname)
 
     # -- execution (nbdl.executor) ----------------------------------------
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
              group2ctx=None, shared_exec=None, memory_budget=None):
-        from ..executor import bind
-        return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req, aux_states=aux_states,
-                    memory_budget=memory_budget)
+        return _bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req,
+                     aux_states=aux_states, memory_budget=memory_budget)
 
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
                     shared_buffer=None, memory_budget=None, **kwargs):
-        from ..executor import simple_bind
-        return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict,
-                           memory_budget=memory_budget, **kwargs)
+        return _simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict,
+                            memory_budget=memory_budget, **kwargs)
 
     def eval(self, ctx=None, **kwargs):
-        from ..executor import bind
-        ex = bind(self, ctx, kwargs, grad_req="null")
+        ex = _bind(self, ctx, kwargs, grad_req="null")
         return ex.forward()
 
     def debug_str(self):
-        from ..executor.debug import symbol_debug_str
         return symbol_debug_str(self)
 
     # -- arithmetic: +, -, *, /, %, ** and comparisons are generated below
@@ -508,7 +505,6 @@ def _as_shape(v, name):
 def _as_type(v, name):
     if v is None:
         return None
-    from ..dtype import as_dtype
     try:
         return as_dtype(v)
     except DTypeError as e:
@@ -528,23 +524,12 @@ def _complete(table, arg_nodes, aux_nodes, heads, what):
 
 def _first_op(names):
     """The first of ``names`` that nbdl has (MXNet's op, then a stand-in)."""
-    from ..errors import UnknownOpError
-    from ..ops.registry import get_op
     for n in names[:-1]:
         try:
             return get_op(n)
         except UnknownOpError:
             pass
     return get_op(names[-1])
-
-
-def _single(s, what):
-    if not isinstance(s, Symbol):
-        raise GraphError(f"{what} must be a Symbol, got {type(s).__name__}")
-    if len(s._outputs) != 1:
-        raise GraphError(f"{what} is a group of {len(s._outputs)} outputs; "
-                         f"a single output is required (index it: sym[0])")
-    return s._outputs[0]
 
 
 def _operator(spec, inputs, attrs=None):
@@ -556,6 +541,43 @@ def _operator(spec, inputs, attrs=None):
     return _symbol_of(make_node(op, entries, attrs, name=_names.current().get(None, hint.lower())))
 
 
-# Symbol's methods build nodes through ``create``; imported last because
-# construct.py needs the Symbol class defined above.
-from .construct import _symbol_of, create, load_json  # noqa: E402,F401
+
+def _symbol_of(node):
+    """A Symbol of ``node``'s visible outputs."""
+    n = node.num_visible_outputs
+    if n < 1:
+        raise GraphError(f"{node.op.name} (node {node.name!r}) has no outputs with these "
+                         f"attributes ({node.attr_str})")
+    return Symbol([node.output(i) for i in range(n)])
+
+
+def create(op_name, *args, name=None, attr=None, **kwargs):
+    """``nbdl.sym.<op>(...)``: a Symbol of a new ``op_name`` node
+    (``build.op_node``: inputs by position or by input name, missing inputs
+    made variables ``<name>_<input>``, attributes by keyword or position).
+
+    Parameters
+    ----------
+    op_name : str
+        The op's name or alias.
+    *args
+        Inputs, then attributes in the op's order.
+    name : str, optional
+        The node's name.
+    attr : dict, optional
+        Node attributes.
+    **kwargs
+        Inputs by name and attributes.
+    """
+    return _symbol_of(op_node(op_name, *args, name=name, attr=attr, **kwargs))
+
+
+def load_json(json_str):
+    """A Symbol from -symbol.json text (MXNet 0.x or 1.x).
+
+    Parameters
+    ----------
+    json_str : str or bytes
+        The document.
+    """
+    return Symbol(json_io.read_json(json_str))

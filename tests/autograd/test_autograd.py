@@ -195,14 +195,13 @@ def test_gradient_buffer_read_by_the_tape_is_not_overwritten_early():
 
 
 def test_backward_skips_unneeded_gradients_and_writes_buffers_in_place(monkeypatch):
-    from nbdl.autograd import engine
-    engine._bind()
+    from nbdl.imperative import engine
     calls = []
     run_step = engine.invoke_step
 
-    def spy(op, raw, akey, inputs, is_train, req=None, given=None):
+    def spy(op, raw, akey, inputs, is_train, req=None, given=None, cls=None):
         calls.append((op.name, req, given))
-        return run_step(op, raw, akey, inputs, is_train, req, given)
+        return run_step(op, raw, akey, inputs, is_train, req, given, cls)
     monkeypatch.setattr(engine, "invoke_step", spy)
     rng = np.random.RandomState(0)
     x_np, w_np, b_np = rng.rand(4, 3), rng.rand(2, 3), rng.rand(2)

@@ -120,9 +120,9 @@ def test_create_graph_through_a_gradient_op_without_a_rule_raises():
     x = nd.array([0.5, 2.0])
     x.attach_grad()
     with autograd.record():
-        dx, = autograd.grad(nd.sin(x), [x], create_graph=True)
+        dx, = autograd.grad(nd.gammaln(x), [x], create_graph=True)
         w = nd.sum(dx * dx)
-    with pytest.raises(nbdl.NbdlError, match="_backward_sin"):
+    with pytest.raises(nbdl.NbdlError, match="_backward_gammaln"):
         w.backward()
 
 

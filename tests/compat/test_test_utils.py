@@ -368,3 +368,11 @@ def test_symbolic_checks_without_head_gradients_and_with_asnumpy_dtype():
     assert outs[0].dtype == np.float64
     with pytest.raises(AssertionError):
         tu.check_symbolic_forward(v * 3.0, [x], [3 * x + 1e-6], dtype="asnumpy", rtol=1e-9, atol=0)
+
+
+def test_numeric_gradient_of_arrays_not_in_c_order():
+    # the finite differences perturb the values themselves, not a copy
+    x = np.asfortranarray(np.random.RandomState(0).uniform(-1, 1, (3, 4)))
+    w = np.copy(np.swapaxes(np.random.RandomState(1).uniform(-1, 1, (4, 2)), 0, 1), order="K")
+    s = nbdl.sym.dot(nbdl.sym.var("x"), nbdl.sym.var("w"), transpose_b=True)
+    tu.check_numeric_gradient(s, [x, w], dtype=np.float64)

@@ -143,3 +143,21 @@ def test_copy_params_from_is_all_or_nothing():
     with pytest.raises(nbdl.ShapeError, match="fc_bias"):
         ex.copy_params_from({"fc_weight": np.ones((3, 4), np.float32), "fc_bias": np.ones(4, np.float32)})
     assert_almost_equal(ex.arg_dict["fc_weight"].asnumpy(), before)
+
+
+def test_monitor_all_names_inputs_as_mxnet():
+    # before each step: a variable input by its own name, then every input as
+    # <node>_<input name> (input<i> for ops MXNet registers without names)
+    data = nbdl.sym.var("data")
+    y = nbdl.sym.Activation(nbdl.sym.FullyConnected(data, num_hidden=2, name="fc"),
+                            act_type="relu", name="act")
+    ex = y.simple_bind(nbdl.cpu(), grad_req="null", data=(1, 3))
+    seen = []
+    ex.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all=True)
+    ex.forward()
+    assert seen == ["data", "fc_data", "fc_weight", "fc_weight", "fc_bias", "fc_bias",
+                    "fc_output", "act_input0", "act_output"]
+    seen.clear()
+    ex.set_monitor_callback(lambda name, arr: seen.append(name))
+    ex.forward()
+    assert seen == ["fc_output", "act_output"]

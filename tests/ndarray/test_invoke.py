@@ -272,3 +272,30 @@ def test_out_on_the_cached_path_and_out_overlapping_an_input():
             nd.elemwise_mul(a, a, out=y)
         y.backward()
         np.testing.assert_array_equal(a.grad.asnumpy(), [2, 4])
+
+
+def test_the_runtime_makes_arrays_of_its_inputs_class():
+    # nbdl.imperative sits below NDArray: results take the class of the first
+    # input (or out=), and an op without array inputs must be told the class.
+    from nbdl.imperative.invoke import invoke as core_invoke
+
+    class Tagged(nd.NDArray):
+        pass
+
+    t = Tagged(np.array([1.0, -2.0], np.float32))
+    for _ in range(2):                       # the general path, then the cached one
+        r = core_invoke("relu", [t], None)
+        assert type(r) is Tagged
+        np.testing.assert_array_equal(r.asnumpy(), [1, 0])
+    assert type(t * 2) is Tagged
+    with pytest.raises(nbdl.GraphError, match="no array inputs.*cls="):
+        core_invoke("_zeros", [], {"shape": (2,)})
+    z = core_invoke("_zeros", [], {"shape": (2,)}, cls=nd.NDArray)
+    assert type(z) is nd.NDArray and z.shape == (2,)
+    assert type(invoke("_zeros", [], {"shape": (2,)})) is nd.NDArray    # nd.invoke names it
+    t.attach_grad()
+    with nbdl.autograd.record():
+        y = core_invoke("elemwise_mul", [t, t], None)
+    dx, = nbdl.autograd.grad(y, [t])
+    assert type(dx) is Tagged
+    np.testing.assert_array_equal(dx.asnumpy(), [2, -4])

@@ -1,5 +1,6 @@
 """Basic indexing: values against numpy, which results are views (contiguous
-blocks, as MXNet) and which are copies, and assignment."""
+blocks, as MXNet) and which are copies, and assignment; advanced indexing
+(integer lists, arrays, NDArrays) as numpy's, with its gradient."""
 import numpy as np
 import pytest
 
@@ -72,10 +73,10 @@ def test_index_errors():
         x[0, -7]
     with pytest.raises(IndexError, match="too many indices"):
         x[0, 0, 0]
-    with pytest.raises(IndexError, match="advanced indexing"):
-        x[nd.array([0, 1])]
-    with pytest.raises(IndexError, match="advanced indexing"):
-        x[[0, 1]]
+    with pytest.raises(IndexError, match="got float"):
+        x[1.5]
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[[0, 4]]
     with pytest.raises(IndexError, match="single ellipsis"):
         x[..., ...]
 
@@ -161,3 +162,61 @@ def test_basic_indexing_slice_is_contiguous_matches_numpy_flags():
         seen.add(want)
     assert seen == {True, False}
     assert pred(3, (5, 4)) and pred(slice(1, 2), (5, 4)) and not pred((slice(None), 1), (5, 4))
+
+
+ADVANCED_KEYS = [
+    [2, 0, 2], np.array([[1, 3], [0, 2]]), (1, [0, 5, 2]), ([0, 3], [1, 4]),
+    (slice(1, 3), [5, 0]), ([[1], [2]], [0, 1, 2]), ([1, 2], None, [3, 4]),
+    (Ellipsis, [1, 1]), (np.array([0, 3], dtype=np.int64), slice(None, None, -2)),
+]
+
+
+@pytest.mark.parametrize("key", ADVANCED_KEYS)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_advanced_getitem_and_setitem_as_numpy(key, dtype):
+    a = A.astype(dtype)
+    x = nd.array(a, dtype=dtype)
+    got = x[key]
+    np.testing.assert_array_equal(got.asnumpy(), a[key])
+    assert got.dtype == dtype
+    want = a.copy()
+    value = np.arange(want[key].size, dtype=dtype).reshape(want[key].shape) - 50
+    want[key] = value
+    x[key] = value
+    np.testing.assert_array_equal(x.asnumpy(), want)
+    x[key] = 7                           # a scalar, broadcast
+    want[key] = 7
+    np.testing.assert_array_equal(x.asnumpy(), want)
+
+
+def test_advanced_index_by_ndarray_and_its_gradient_accumulates():
+    x = nd.array(A)
+    x.attach_grad()
+    rows, cols = nd.array([1, 1, 0]), nd.array([0, 0, 5])      # float NDArrays, as MXNet takes
+    with nbdl.autograd.record():
+        y = x[rows, cols]
+    y.backward(nd.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(y.asnumpy(), A[[1, 1, 0], [0, 0, 5]])
+    want = np.zeros_like(A)
+    want[1, 0], want[0, 5] = 3.0, 3.0                           # the repeated (1, 0) adds
+    np.testing.assert_array_equal(x.grad.asnumpy(), want)
+
+
+def test_advanced_setitem_on_the_gpu_simulator():
+    x = nd.array(A, ctx=nbdl.gpu())
+    x[[0, 2], [1, 3]] = nd.array([9.0, 8.0], ctx=nbdl.gpu())
+    want = A.copy()
+    want[[0, 2], [1, 3]] = [9.0, 8.0]
+    np.testing.assert_array_equal(x.asnumpy(), want)
+    np.testing.assert_array_equal(x[[3, 0]].asnumpy(), want[[3, 0]])
+
+
+def test_assignment_while_recording_is_refused_as_mxnet():
+    x = nd.array(A)
+    y = nd.ones((6,))
+    y.attach_grad()
+    with nbdl.autograd.record():
+        with pytest.raises(nbdl.MXNetError, match="Inplace operations"):
+            x[1] = y
+        x[1] = nd.ones((6,))          # nothing recorded on either side: allowed
+        x[...] = nd.zeros((4, 6))

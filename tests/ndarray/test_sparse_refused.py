@@ -33,3 +33,11 @@ def test_dense_requests_and_isinstance_checks_work():
     assert not isinstance(x, (sparse.CSRNDArray, sparse.RowSparseNDArray))
     assert nbdl.nd.sparse is sparse
     assert issubclass(sparse.SparseStorageError, nbdl.NbdlError)
+
+
+def test_other_names_are_the_dense_ops():
+    a, b = nbdl.nd.array([1.0, 2.0]), nbdl.nd.array([3.0, 4.0])
+    np.testing.assert_array_equal(sparse.elemwise_mul(a, b).asnumpy(), [3.0, 8.0])
+    np.testing.assert_array_equal(sparse.square(a).asnumpy(), [1.0, 4.0])
+    with pytest.raises(AttributeError):
+        sparse.no_such_operator

@@ -258,3 +258,14 @@ def test_reduce_sum_like_shape_rules():
         s.infer_shape(x=(2, 3), like=(2, 2))
     args, outs, _ = s.infer_shape(x=(2, 3), like=(1, 3))
     assert outs == [(1, 3)]
+
+
+def test_integer_mod_has_no_gradient_as_mxnet():
+    # MXNet's mod_grad / mod_rgrad are 0 for integer dtypes (1 and -floor(a / b) otherwise)
+    a, b = nbdl.sym.var("a"), nbdl.sym.var("b")
+    c = nbdl.sym.broadcast_mod(nbdl.sym.cast(a, dtype="int32"), nbdl.sym.cast(b, dtype="int32"))
+    av, bv = np.array([[5.0, 6, 7], [8, 9, 10]]), np.array([[2.0, 3, 4]])
+    check_symbolic_backward(c, {"a": av, "b": bv}, [np.ones((2, 3), np.int32)],
+                            {"a": np.zeros((2, 3)), "b": np.zeros((1, 3))})
+    check_symbolic_backward(nbdl.sym.broadcast_mod(a, b), {"a": av, "b": bv}, [np.ones((2, 3))],
+                            {"a": np.ones((2, 3)), "b": -np.floor(av / bv).sum(axis=0, keepdims=True)})

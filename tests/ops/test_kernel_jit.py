@@ -54,3 +54,19 @@ def test_compile_hook_sees_new_compilations_only():
         assert jit.set_compile_hook(old) is not None
     names = [n for n, _ in seen if n == "twice"]
     assert len(names) == 2
+
+
+def test_cache_is_stamped_with_the_kernels_tree(tmp_path):
+    """A kernel's on-disk cache entry is invalid once any file of the kernel
+    tree changes (not only its own file, which is all Numba checks)."""
+    import shutil
+    root = tmp_path / "kernels"
+    shutil.copytree(jit._KERNELS_ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    before = jit.tree_stamp(str(root))
+    (root / "shared" / "special.py").write_text((root / "shared" / "special.py").read_text()
+                                                + "\n# edited\n")
+    jit.tree_stamp.cache_clear()
+    assert jit.tree_stamp(str(root)) != before
+    assert all(issubclass(c, jit._TreeStamped) for c in jit._KernelCacheImpl._locator_classes)
+    disp = jit.njit(cache=True)(lambda x: x + 1)
+    assert disp._cache is None or isinstance(disp._cache, jit._KernelCache)

@@ -316,3 +316,22 @@ def test_dot_cuda_matches_cpu(ta, tb, rng):
 def test_dot_cuda_vectors_and_empty(rng):
     check_consistency(_dot_sym(False, False), {"a": rng.normal(size=(3,)), "b": rng.normal(size=(3,))})
     check_consistency(_dot_sym(False, False), {"a": rng.normal(size=(2, 0)), "b": rng.normal(size=(0, 3))})
+
+
+@pytest.mark.parametrize("ta", [0, 1])
+@pytest.mark.parametrize("tb", [0, 1])
+def test_gemm_c_transposes_by_flag(ta, tb):
+    """``_gemm.gemm_c``: BLAS on C-contiguous operands with the transposes as
+    run-time flags (one compilation serves all four), beta accumulating,
+    empty products included."""
+    from nbdl.kernels.cpu._gemm import gemm_c
+    rng = np.random.RandomState(ta * 2 + tb)
+    for m, k, n in ((3, 4, 5), (1, 7, 2), (4, 1, 3), (0, 2, 3), (2, 0, 3)):
+        a = rng.rand(*((k, m) if ta else (m, k))).astype(np.float32)
+        b = rng.rand(*((n, k) if tb else (k, n))).astype(np.float32)
+        c = rng.rand(m, n).astype(np.float32)
+        ref = (a.T if ta else a) @ (b.T if tb else b) + np.float32(0.5) * c
+        gemm_c(a, b, c, ta, tb, 1.0, 0.5)
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6)
+    f32 = [sig for sig in gemm_c.signatures if str(sig[0].dtype) == "float32"]
+    assert len(f32) == 1, f32

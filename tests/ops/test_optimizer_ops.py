@@ -8,8 +8,8 @@ import pytest
 import nbdl
 from nbdl.device import cpu, gpu
 from nbdl.errors import DTypeError, GraphError, ShapeError
-from nbdl.ndarray import invoke as _inv
-from nbdl.ndarray import invoke_scalars as _scal
+from nbdl.imperative import invoke as _inv
+from nbdl.imperative import invoke_scalars as _scal
 from nbdl.testing import check_consistency
 
 nd = nbdl.nd

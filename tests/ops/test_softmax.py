@@ -176,7 +176,6 @@ def test_axis_out_of_range():
 
 
 @pytest.mark.parametrize("attrs,match", [
-    ({"use_length": True}, "use_length"),
     ({"temperature": 0.0}, "temperature"),
     ({"dtype": "int8"}, "dtype"),
     ({"axis": "last"}, "axis"),
@@ -197,3 +196,54 @@ def test_dtype_attr_accepted(rng):
     x = rng.uniform(size=(2, 3)).astype(np.float32)
     y = nbdl.sym.softmax(nbdl.sym.var("x"), dtype="float32")
     check_symbolic_forward(y, {"x": x}, [np_softmax(x)], rtol=1e-5, atol=1e-6)
+
+
+def np_masked(x, length, log, axis=1):
+    """Each row over its first ``length`` entries along ``axis``, 0 elsewhere."""
+    xm = np.moveaxis(x, axis, -1)
+    out = np.zeros_like(xm, dtype=np.float64)
+    for idx in np.ndindex(*length.shape):
+        n = int(length[idx])
+        if n:
+            row = np_softmax(xm[idx][:n])
+            out[idx][:n] = np.log(row) if log else row
+    return np.moveaxis(out, -1, axis)
+
+
+@pytest.mark.parametrize("op,log", [("softmax", False), ("log_softmax", True)])
+@pytest.mark.parametrize("axis", [1, -1])
+def test_use_length_masks_each_row(op, log, axis, rng):
+    x = rng.uniform(-2, 2, (3, 5, 4))
+    ax = axis % 3
+    lshape = tuple(d for i, d in enumerate(x.shape) if i != ax)
+    length = rng.randint(0, x.shape[ax] + 1, lshape).astype(np.int32)
+    y = getattr(nbdl.sym, op)(nbdl.sym.var("data"), nbdl.sym.var("length"), axis=axis,
+                              use_length=True)
+    assert y.list_arguments() == ["data", "length"]
+    assert y.infer_shape(data=x.shape)[0] == [x.shape, lshape]
+    want = np_masked(x, length, log, ax)
+    check_symbolic_forward(y, {"data": x, "length": length}, [want])
+    check_numeric_gradient(y, {"data": x, "length": length}, grad_nodes=["data"])
+    og = rng.normal(size=x.shape)
+    check_symbolic_backward(y, {"data": x, "length": length}, [og],
+                            {"data": _masked_grad(want, og, length, log, ax)})
+    check_consistency(y, {"data": x.astype(np.float32), "length": length})
+
+
+def _masked_grad(out, og, length, log, axis):
+    o, g = np.moveaxis(out, axis, -1), np.moveaxis(og, axis, -1)
+    grad = np.zeros_like(o)
+    for idx in np.ndindex(*length.shape):
+        n = int(length[idx])
+        if log:
+            grad[idx][:n] = g[idx][:n] - np.exp(o[idx][:n]) * g[idx][:n].sum()
+        else:
+            grad[idx][:n] = o[idx][:n] * (g[idx][:n] - (g[idx][:n] * o[idx][:n]).sum())
+    return np.moveaxis(grad, -1, axis)
+
+
+def test_use_length_shape_errors():
+    y = nbdl.sym.softmax(nbdl.sym.var("data"), nbdl.sym.var("length"), axis=1, use_length=True)
+    with pytest.raises(nbdl.ShapeError, match=r"softmax: length has shape \(3, 3\), expected "
+                                              r"\(3, 4\)"):
+        y.infer_shape(data=(3, 5, 4), length=(3, 3))

@@ -11,7 +11,6 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 
 import mxnet_format as mx
-import nbdl
 from nbdl.serialization import FormatError, load, load_frombuffer, save_tobuffer
 
 _F32 = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -72,7 +71,7 @@ def _load_measured(loader, arg, size):
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    # Loaded objects cost more than their bytes (an NDArray per 20-byte
+    # Loaded objects cost more than their bytes (an array per 20-byte
     # record); what must never happen is an allocation driven by a declared
     # size that the file does not back.
     assert peak - start_mem < 64 * size + (256 << 10), (peak - start_mem, size)
@@ -87,7 +86,7 @@ def _check_result(out):
     if isinstance(out, dict):
         assert all(isinstance(k, str) for k in out)
     for v in values:
-        assert v is None or isinstance(v, nbdl.NDArray)
+        assert v is None or isinstance(v, np.ndarray)
 
 
 @settings(max_examples=400, deadline=None, derandomize=True, database=None,

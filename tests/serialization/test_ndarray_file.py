@@ -1,6 +1,8 @@
 """MXNet NDArray files: round trips, files from an independent reference
 writer (V1, V2, V3, pre-V1), sparse and unsupported content, malformed files,
-file-system errors and crash-safe saving."""
+file-system errors and crash-safe saving.  Files are read through ``nd.load``
+/ ``nd.load_frombuffer`` (NDArrays on the CPU over ``nbdl.serialization``'s
+numpy arrays), except where the numpy layer itself is the subject."""
 import os
 import struct
 
@@ -9,9 +11,10 @@ import pytest
 
 import mxnet_format as mx
 import nbdl
+from nbdl import serialization
+from nbdl.ndarray import load, load_frombuffer
 from nbdl.serialization import (FileError, FormatError, MissingFileError, ArgumentError,
-                                UnsupportedFormatError, load, load_frombuffer, save,
-                                save_tobuffer)
+                                UnsupportedFormatError, save, save_tobuffer)
 from nbdl.serialization import ndarray_file
 
 DTYPES = [np.float32, np.float64, np.float16, np.uint8, np.int32, np.int8, np.int64, np.bool_]
@@ -105,6 +108,18 @@ def test_loaded_arrays_work_with_ops():
     got = load_frombuffer(save_tobuffer({"x": np.arange(6, dtype=np.float32).reshape(2, 3)}))
     y = got["x"] * 2 + 1
     np.testing.assert_array_equal(y.asnumpy(), np.arange(6).reshape(2, 3) * 2 + 1)
+
+
+def test_serialization_reads_numpy_arrays(tmp_path):
+    # Below the NDArray class the format is numpy arrays; nd.load wraps them.
+    a, b = sample((2, 3), np.float32), sample((4,), np.int64)
+    save(tmp_path / "f", {"a": nbdl.nd.array(a), "b": b})
+    got = serialization.load(tmp_path / "f")
+    assert list(got) == ["a", "b"]
+    assert all(type(v) is np.ndarray for v in got.values())
+    assert same(got["a"], a) and same(got["b"], b)
+    got = serialization.load_frombuffer(save_tobuffer([a]))
+    assert type(got) is list and type(got[0]) is np.ndarray and same(got[0], a)
 
 
 def test_load_accepts_bytes_bytearray_memoryview(tmp_path):

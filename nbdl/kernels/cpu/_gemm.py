@@ -93,4 +93,28 @@ def gemm(a, b, c, alpha, beta):
                 c.ctypes.data, ldc)
 
 
-__all__ = ["gemm"]
+@njit(cache=True)
+def gemm_c(a, b, c, ta, tb, alpha, beta):
+    """c (m, n) = alpha * op(a) . op(b) + beta * c for C-contiguous ``a``,
+    ``b``, ``c``, op = transpose where the flag (0/1) is set.  The flags are
+    run-time values, so one compilation per dtype serves every combination
+    (``gemm`` is compiled per operand layout: ``w.T`` is another type)."""
+    m, n = c.shape
+    k = a.shape[0] if ta else a.shape[1]
+    if m == 0 or n == 0:
+        return
+    if k == 0:
+        for i in range(m):
+            for j in range(n):
+                c[i, j] = c[i, j] * c.dtype.type(beta) if beta != 0 else c.dtype.type(0)
+        return
+    lda = max(a.shape[1], 1)
+    ldb = max(b.shape[1], 1)
+    al = c.dtype.type(alpha)
+    be = c.dtype.type(beta)
+    # row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
+    _xxgemm(tb, ta, n, m, k, al, b.ctypes.data, ldb, a.ctypes.data, lda, be,
+            c.ctypes.data, max(n, 1))
+
+
+__all__ = ["gemm", "gemm_c"]

@@ -99,16 +99,21 @@ def _data_grad_row(og, x, gamma, mean, std, dx, o, i, add):
 
 @njit(cache=True, inline="always")
 def _param_grad(og, x, mean, std, dgamma, dbeta, k, r_gamma, r_beta):
-    """gamma_grad[k] = sum over rows of og * xhat, beta_grad[k] = sum of og."""
+    """gamma_grad[k] = sum over rows of og * xhat, beta_grad[k] = sum of og.
+
+    The sums run over every row (thousands): accumulated in float64, as
+    MXNet's compensated (Kahan) sum reducer keeps them accurate."""
     inner = x.shape[2]
-    sg = x.dtype.type(0)
-    sb = x.dtype.type(0)
+    sg = np.float64(0)
+    sb = np.float64(0)
     for r in range(x.shape[0] * inner):
         o = r // inner
         i = r - o * inner
         g = og[o, k, i]
         sb += g
         sg += g * (x[o, k, i] - mean[o, i]) / std[o, i]
+    sg = dgamma.dtype.type(sg)
+    sb = dbeta.dtype.type(sb)
     if r_gamma == REQ_ADD:
         dgamma[k] += sg
     elif r_gamma != REQ_NULL:

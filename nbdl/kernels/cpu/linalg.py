@@ -265,8 +265,9 @@ def copy2_kernel(a, out):
 
 
 @njit(cache=True)
-def noop(*arrays):
-    """A kernel that does nothing (every output of the call has req null)."""
+def noop():
+    """A kernel that does nothing (every output of the call has req null):
+    it takes no arrays (``Launch.args=()``), so one compilation serves all."""
     return
 
 
@@ -301,7 +302,7 @@ def _prepare(name):
     def prepare(call):
         views, scalars = plan(name, call)
         if all_null(call):
-            return Launch(noop, scalars, views)
+            return Launch(noop, (), views, args=())
         if name in _BLAS:
             blas = _blas_views(name, views)
             if blas is not None:

@@ -1,7 +1,7 @@
 """CPU kernels for matrix products (FullyConnected, dot, batch_dot).
 
-FullyConnected calls BLAS's gemm through ``_gemm.gemm`` (leading dimensions
-and ``beta`` of its own): ``REQ_ADD`` accumulates in the GEMM itself, and one
+FullyConnected calls BLAS's gemm through ``_gemm.gemm_c`` (C-contiguous
+operands, transposes as run-time flags, ``beta`` of its own): ``REQ_ADD`` accumulates in the GEMM itself, and one
 compiled kernel per direction serves both bias settings (an empty bias
 stands in when there is none, ``Launch.args``).  dot and batch_dot go to BLAS
 through ``np.dot(a, b, out)`` inside njit; numba hands a transposed
@@ -25,7 +25,7 @@ from ...ops import matrix as ops_matrix
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._blas_threads import hold_blas, hold_for, release_blas
-from ._gemm import gemm as _gemm_ptr
+from ._gemm import gemm_c
 
 
 @njit(cache=True)
@@ -71,7 +71,7 @@ def fc_forward(x, w, b, out, tmp, has_bias, req, hold):
     if req == REQ_NULL:
         return
     prev = hold_blas(hold)
-    _gemm_ptr(x, w.T, out, 1.0, 1.0 if req == REQ_ADD else 0.0)
+    gemm_c(x, w, out, 0, 1, 1.0, 1.0 if req == REQ_ADD else 0.0)
     release_blas(prev)
     if has_bias:
         _add_bias_rows(out, b)
@@ -96,9 +96,9 @@ def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w, req_b
     """dx = g . w, dw = g^T . x, db = sum(g, axis=0) (``db`` empty without a bias)."""
     prev = hold_blas(hold)
     if req_x != REQ_NULL:
-        _gemm_ptr(g, w, dx, 1.0, 1.0 if req_x == REQ_ADD else 0.0)
+        gemm_c(g, w, dx, 0, 0, 1.0, 1.0 if req_x == REQ_ADD else 0.0)
     if req_w != REQ_NULL:
-        _gemm_ptr(g.T, x, dw, 1.0, 1.0 if req_w == REQ_ADD else 0.0)
+        gemm_c(g, x, dw, 1, 0, 1.0, 1.0 if req_w == REQ_ADD else 0.0)
     release_blas(prev)
     if has_bias:
         _bias_grad(g, db, req_b)

@@ -27,7 +27,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 _FASTMATH = {"reassoc", "contract"}  # lets the float64 sum loops vectorise; NaN/inf stay exact
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _start(acc, op):
     flat = acc.reshape(acc.size)
     if op == 0:
@@ -42,7 +42,7 @@ def _start(acc, op):
         flat[:] = np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finish(acc, out, scale, op, req):
     a = acc.reshape(acc.size)
     o = out.reshape(out.size)

@@ -9,42 +9,19 @@ is the input buffer (the planner's inplace pairs).
 import dataclasses
 import math
 
-import numpy as np
 from numba import prange
 
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._parallel import twins as _twins, use_parallel
-from ..shared.softmax import axis_view, inv_temperature, softmin_attrs
+from ..shared.softmax import (axis_view, inv_temperature, length_view, py_backward_row,
+                              py_forward_row, py_row_length, softmin_attrs)
 
 
-@njit(cache=True, inline="always")
-def _forward_row(x, out, o, i, inv_t, log):
-    n = x.shape[1]
-    if n == 0:
-        return
-    # max of x / T (not of x) so that a negative temperature stays stable too
-    m = x[o, 0, i] * inv_t
-    for k in range(1, n):
-        v = x[o, k, i] * inv_t
-        if v > m:
-            m = v
-    s = out.dtype.type(0)
-    if log:
-        for k in range(n):
-            s += np.exp(x[o, k, i] * inv_t - m)
-        shift = m + np.log(s)
-        for k in range(n):
-            out[o, k, i] = x[o, k, i] * inv_t - shift
-    else:
-        for k in range(n):
-            e = np.exp(x[o, k, i] * inv_t - m)
-            out[o, k, i] = e
-            s += e
-        r = out.dtype.type(1) / s
-        for k in range(n):
-            out[o, k, i] *= r
+_forward_row = njit(cache=True, inline="always")(py_forward_row)
+_backward_row = njit(cache=True, inline="always")(py_backward_row)
+_row_length = njit(cache=True, inline="always")(py_row_length)
 
 
 @njit(cache=True)
@@ -55,7 +32,7 @@ def softmax_forward(x, out, inv_t, log, req):
     inner = x.shape[2]
     for r in range(x.shape[0] * inner):
         o = r // inner
-        _forward_row(x, out, o, r - o * inner, inv_t, log)
+        _forward_row(x, out, o, r - o * inner, inv_t, log, x.shape[1], out.dtype.type(0))
 
 
 @njit(cache=True, parallel=True)
@@ -65,33 +42,7 @@ def softmax_forward_parallel(x, out, inv_t, log, req):
     inner = x.shape[2]
     for r in prange(x.shape[0] * inner):
         o = r // inner
-        _forward_row(x, out, o, r - o * inner, inv_t, log)
-
-
-@njit(cache=True, inline="always")
-def _backward_row(og, out, grad, o, i, inv_t, log, add):
-    n = og.shape[1]
-    s = grad.dtype.type(0)
-    if log:
-        # y = x/T - logsumexp(x/T):  dx = (g - exp(y) * sum(g)) / T
-        for k in range(n):
-            s += og[o, k, i]
-        if add:
-            for k in range(n):
-                grad[o, k, i] += (og[o, k, i] - np.exp(out[o, k, i]) * s) * inv_t
-        else:
-            for k in range(n):
-                grad[o, k, i] = (og[o, k, i] - np.exp(out[o, k, i]) * s) * inv_t
-    else:
-        # y = softmax(x/T):  dx = y * (g - sum(g * y)) / T
-        for k in range(n):
-            s += og[o, k, i] * out[o, k, i]
-        if add:
-            for k in range(n):
-                grad[o, k, i] += out[o, k, i] * (og[o, k, i] - s) * inv_t
-        else:
-            for k in range(n):
-                grad[o, k, i] = out[o, k, i] * (og[o, k, i] - s) * inv_t
+        _forward_row(x, out, o, r - o * inner, inv_t, log, x.shape[1], out.dtype.type(0))
 
 
 @njit(cache=True)
@@ -102,7 +53,8 @@ def softmax_backward(og, out, grad, inv_t, log, req):
     inner = og.shape[2]
     for r in range(og.shape[0] * inner):
         o = r // inner
-        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add)
+        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add, og.shape[1],
+                      grad.dtype.type(0))
 
 
 @njit(cache=True, parallel=True)
@@ -113,7 +65,35 @@ def softmax_backward_parallel(og, out, grad, inv_t, log, req):
     inner = og.shape[2]
     for r in prange(og.shape[0] * inner):
         o = r // inner
-        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add)
+        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add, og.shape[1],
+                      grad.dtype.type(0))
+
+
+@njit(cache=True)
+def softmax_forward_length(x, length, out, inv_t, log, req):
+    """The masked softmax (``use_length``): row (o, i) over its first
+    ``length[o, i]`` entries."""
+    if req == REQ_NULL:
+        return
+    inner = x.shape[2]
+    for r in range(x.shape[0] * inner):
+        o = r // inner
+        i = r - o * inner
+        _forward_row(x, out, o, i, inv_t, log, _row_length(length, o, i, x.shape[1]),
+                     out.dtype.type(0))
+
+
+@njit(cache=True)
+def softmax_backward_length(og, out, length, grad, inv_t, log, req):
+    if req == REQ_NULL:
+        return
+    add = req == REQ_ADD
+    inner = og.shape[2]
+    for r in range(og.shape[0] * inner):
+        o = r // inner
+        i = r - o * inner
+        _backward_row(og, out, grad, o, i, inv_t, log, add,
+                      _row_length(length, o, i, og.shape[1]), grad.dtype.type(0))
 
 
 # -- prepare -------------------------------------------------------------------
@@ -125,16 +105,21 @@ def pick_variant(serial, parallel, size):
 
 def _prepare_forward(call, log):
     view = axis_view(call.in_shapes[0], call.attrs["axis"])
+    scalars = (inv_temperature(call.attrs, call.out_dtypes[0]), int(log), call.req[0])
+    if call.attrs.get("use_length"):
+        return Launch(softmax_forward_length, scalars, views=[view, length_view(view), view])
     fn = pick_variant(softmax_forward, softmax_forward_parallel, math.prod(view))
-    return Launch(fn, (inv_temperature(call.attrs, call.out_dtypes[0]), int(log), call.req[0]),
-                  views=[view, view])
+    return Launch(fn, scalars, views=[view, view])
 
 
 def _prepare_backward(call, log):
     view = axis_view(call.in_shapes[0], call.attrs["axis"])
+    scalars = (inv_temperature(call.attrs, call.out_dtypes[0]), int(log), call.req[0])
+    if call.attrs.get("use_length"):
+        return Launch(softmax_backward_length, scalars,
+                      views=[view, view, length_view(view), view])
     fn = pick_variant(softmax_backward, softmax_backward_parallel, math.prod(view))
-    return Launch(fn, (inv_temperature(call.attrs, call.out_dtypes[0]), int(log), call.req[0]),
-                  views=[view, view, view])
+    return Launch(fn, scalars, views=[view, view, view])
 
 
 def prepare_softmin(call):

@@ -127,5 +127,6 @@ def prepare_layer_norm_backward(call):
         if run_x is not None:
             run_x(og, x, gamma, mean, std, dx, zero, nf, r_x == REQ_ADD)
         if run_p is not None:
-            run_p(og, x, mean, std, dgamma, dbeta, zero, r_gamma, r_beta)
+            # the column sums accumulate in float64, as the CPU kernel's
+            run_p(og, x, mean, std, dgamma, dbeta, np.float64(0), r_gamma, r_beta)
     return Launch(fn, (), views=views)

@@ -28,7 +28,8 @@ def broadcast_views(shape, axes):
 def dropout_plan(call):
     """(data view, mask view, pkeep, scale, draw, fill) shared by the CPU and
     CUDA prepares: draw a random mask, or fill it with a constant (1 outside
-    training and for p=0, 0 for p=1)."""
+    training and for p=0; NaN for p=1, MXNet's 0 * (1 / 0): every output
+    and gradient is NaN there, as in MXNet)."""
     a = call.attrs
     dview, mview = broadcast_views(call.in_shapes[0], a["axes"])
     p = float(a["p"])
@@ -36,5 +37,5 @@ def dropout_plan(call):
     pkeep = 1.0 - p
     scale = 1.0 / pkeep if pkeep > 0 else 0.0
     draw = active and 0.0 < p < 1.0
-    fill = 0.0 if active and p >= 1.0 else 1.0
+    fill = float("nan") if active and p >= 1.0 else 1.0
     return dview, mview, pkeep, scale, draw, fill

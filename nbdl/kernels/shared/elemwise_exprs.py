@@ -275,8 +275,10 @@ BINARY.update({
     # d(a**b)/da and d(a**b)/db, broadcast (MXNet's power_grad / power_rgrad)
     "_broadcast_power_grad_lhs": _binary("b * a ** (b - T(1))"),
     "_broadcast_power_grad_rhs": _binary("a ** b * math.log(a)"),
-    # d(a % b)/db = -floor(a / b) (MXNet's mod_rgrad); d/da is 1
-    "_broadcast_mod_grad_rhs": _binary("-np.floor(a / b)"),
+    # d(a % b)/da = 1 and d/db = -floor(a / b) (MXNet's mod_grad / mod_rgrad),
+    # both 0 for integers, as MXNet's are
+    "_broadcast_mod_grad_lhs": _binary("T(1)", "T(0)"),
+    "_broadcast_mod_grad_rhs": _binary("-np.floor(a / b)", "T(0)"),
     "_broadcast_hypot_grad_lhs": _binary("a / math.hypot(a, b)"),
     "_broadcast_hypot_grad_rhs": _binary("b / math.hypot(a, b)"),
 })

@@ -21,7 +21,11 @@ compiles for types it has not compiled in this process (the executor's
 compile pool uses it to wait for a kernel a worker process is compiling, then
 load it from the on-disk cache instead of compiling it a second time).
 """
-from numba.core import types
+import functools
+import hashlib
+import os
+
+from numba.core import caching, types
 from numba.core.registry import CPUDispatcher
 
 __all__ = ["njit", "set_compile_hook", "KernelDispatcher"]
@@ -55,6 +59,44 @@ def _plain(ty):
     return ty
 
 
+_KERNELS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@functools.lru_cache(maxsize=None)
+def tree_stamp(root=_KERNELS_ROOT):
+    """A hash of every Python source under ``nbdl/kernels``.  Numba stamps a
+    cached kernel with its own file's content only, so an edit to a file
+    whose compiled functions it calls (``kernels/shared``, a helper module)
+    would leave stale machine code in the cache; nbdl's kernels are stamped
+    with the whole tree as well, so any edit there recompiles them."""
+    h = hashlib.sha1()
+    for d, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".py"):
+                with open(os.path.join(d, f), "rb") as fh:
+                    h.update(f.encode() + b"\0" + fh.read())
+    return h.hexdigest()
+
+
+class _TreeStamped:
+    def get_source_stamp(self):
+        return (super().get_source_stamp(), tree_stamp())
+
+
+def _stamped(cls):
+    return type(cls.__name__, (_TreeStamped, cls), {})
+
+
+class _KernelCacheImpl(caching.CompileResultCacheImpl):
+    _locator_classes = [_stamped(c) for c in caching.CompileResultCacheImpl._locator_classes]
+
+
+class _KernelCache(caching.FunctionCache):
+    """Numba's on-disk cache, with sources stamped by ``tree_stamp`` too."""
+    _impl_class = _KernelCacheImpl
+
+
 class KernelDispatcher(CPUDispatcher):
     """A CPU dispatcher whose calls from compiled code compile (and are
     typed) for the arguments' non-literal types."""
@@ -63,6 +105,9 @@ class KernelDispatcher(CPUDispatcher):
         args = tuple(_plain(a) for a in args)
         kws = {k: _plain(v) for k, v in kws.items()}
         return super().get_call_template(args, kws)
+
+    def enable_caching(self):
+        self._cache = _KernelCache(self.py_func)
 
     def compile(self, sig):
         hook = _hook[0]

@@ -1,11 +1,12 @@
 """The storage side of NDArray: buffers and their overlap, device scopes and
 transfers, basic-index keys and reshape targets (plain functions on numpy /
 ``numba.cuda`` arrays; ``ndarray`` and ``invoke`` use them)."""
-import contextlib
-
 import numpy as np
 
 from ..errors import ShapeError
+from ..ops.registry import get_op
+from ..runner.buffers import (buffer as _buffer, device_scope as _scope,  # noqa: F401
+                              overlaps as _overlaps, prod as _prod, same_buffer as _same_buffer)
 
 
 _SCALAR_TYPES = (int, float, np.integer, np.floating, np.bool_)
@@ -19,21 +20,6 @@ def _is_index(k):
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
-def _prod(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-def _scope(device):
-    """The CUDA context of ``device`` (nothing to enter on the CPU)."""
-    if device.device_type == "cpu":
-        return contextlib.nullcontext()
-    from numba import cuda
-    return cuda.gpus[device.device_id]
-
-
 def _c_contiguous(a):
     if isinstance(a, np.ndarray):
         return a.flags.c_contiguous
@@ -45,28 +31,6 @@ def _sim_unwrap(a):
     element by element, and not at all when 0-d); anything else as is."""
     host = getattr(a, "_ary", None)
     return host if isinstance(host, np.ndarray) and not isinstance(a, np.ndarray) else a
-
-
-def _buffer(a):
-    """(address, nbytes) of a storage array."""
-    if isinstance(a, np.ndarray):
-        return a.__array_interface__["data"][0], a.nbytes
-    host = getattr(a, "_ary", None)  # numba's CUDA simulator wraps a numpy array
-    if isinstance(host, np.ndarray):
-        return host.__array_interface__["data"][0], host.nbytes
-    return a.__cuda_array_interface__["data"][0], a.size * a.dtype.itemsize
-
-
-def _overlaps(a, b):
-    """Whether two storage arrays of one device share any byte."""
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        return a.size > 0 and b.size > 0 and np.may_share_memory(a, b)
-    (pa, na), (pb, nb) = _buffer(a), _buffer(b)
-    return na > 0 and nb > 0 and pa < pb + nb and pb < pa + na
-
-
-def _same_buffer(a, b):
-    return _buffer(a) == _buffer(b)
 
 
 def _parse_key(key, shape):
@@ -83,9 +47,8 @@ def _parse_key(key, shape):
     for k in key:
         if not (k is None or k is Ellipsis or isinstance(k, slice) or _is_index(k)):
             raise IndexError(
-                f"NDArray indexing takes integers, slices, '...' and None; got "
-                f"{type(k).__name__} (advanced indexing is not supported: use nd.take, "
-                f"nd.pick or nd.gather_nd)")
+                f"NDArray indexing takes integers, slices, '...', None and (advanced "
+                f"indexing) integer lists, arrays and NDArrays; got {type(k).__name__}")
     n_ell = sum(1 for k in key if k is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -133,11 +96,16 @@ def _lhs_shape(set_key, shape):
     return tuple(out)
 
 
-def _squeeze_leading(src, ndim):
-    """Drop leading size-1 axes of an assigned value beyond the target's
-    rank (``x[1, 2] = nd.array([5])`` assigns a (1,) array to one element)."""
+def _fit_value(src, out_shape, lhs_shape):
+    """An assigned value shaped for the storage's key: a value of the
+    indexed shape ``out_shape`` (with ``None`` axes, or MXNet's ``(1,)`` for
+    integer keys) is reshaped to the selection's ``lhs_shape``; otherwise
+    leading size-1 axes beyond the target's rank are dropped
+    (``x[1, 2] = nd.array([5])`` assigns a (1,) array to one element)."""
     shape = tuple(src.shape)
-    extra = len(shape) - ndim
+    if shape == tuple(out_shape) and shape != tuple(lhs_shape):
+        return src.reshape(lhs_shape)
+    extra = len(shape) - len(lhs_shape)
     if extra > 0 and all(d == 1 for d in shape[:extra]):
         return src.reshape(shape[extra:])
     return src
@@ -155,7 +123,6 @@ def _resolve_shape(shape, target, reverse):
                                  f"(size {size}) into {target}")
             target = tuple(size // known if d == -1 else d for d in target)
     else:
-        from ..ops.registry import get_op
         op = get_op("Reshape")
         attrs, _ = op.parse_attrs({"shape": target, "reverse": reverse})
         _, outs = op.infer_shape(attrs, [tuple(shape)], [None])
@@ -233,3 +200,44 @@ def _slice_is_contiguous(slc_key, shape):
             return False
         expected *= n
     return True
+
+
+def _is_advanced(key):
+    """Whether ``key`` is an advanced index: it holds an integer or boolean
+    array, a list or an NDArray (a tuple inside a tuple key counts as a list)."""
+    items = key if isinstance(key, tuple) else (key,)
+    for i, k in enumerate(items):
+        if isinstance(k, (list, np.ndarray)) or hasattr(k, "asnumpy"):
+            return True
+        if isinstance(k, tuple) and isinstance(key, tuple):
+            return True
+    return False
+
+
+def _host_index(k):
+    """One element of an advanced key as numpy reads it: NDArrays (of any
+    dtype, as MXNet takes float index arrays) as int64 arrays."""
+    if hasattr(k, "asnumpy"):
+        return k.asnumpy().astype(np.int64)
+    if isinstance(k, tuple):
+        return np.asarray(k)
+    return k
+
+
+def _advanced_positions(key, shape):
+    """The flat (C-order) positions ``x[key]`` selects, shaped as numpy's
+    advanced indexing shapes the result (numpy's rules: broadcast index
+    arrays, their axes first when slices separate them).
+
+    Each axis's coordinate is read through ``key`` from a broadcast (not
+    materialised) arange, so the work and memory are those of the result."""
+    key = tuple(_host_index(k) for k in key) if isinstance(key, tuple) else _host_index(key)
+    ndim = len(shape)
+    pos, stride = None, 1
+    for axis in range(ndim - 1, -1, -1):
+        coord = np.arange(shape[axis], dtype=np.int64).reshape(
+            [shape[axis] if i == axis else 1 for i in range(ndim)])
+        part = np.broadcast_to(coord, shape)[key] * stride
+        pos = part if pos is None else pos + part
+        stride *= shape[axis]
+    return np.asarray(pos, dtype=np.int64)

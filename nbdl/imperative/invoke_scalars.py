@@ -2,17 +2,19 @@
 ``nbdl/ops/optimizer.py``): ``invoke`` hands such a call here, whose cache
 key leaves those attributes' values out, so a learning rate that changes
 every step reuses the prepared launch with the new values in its scalar
-slots instead of re-preparing it and filling the caches (docs/ops.md)."""
+slots instead of re-preparing it and filling the caches (docs/ops.md).
+A call this road cannot take (``None`` back) goes ``invoke``'s general
+path."""
 import numpy as np
 
-from ..ops.registry import REQ_INPLACE, REQ_WRITE, get_op, pick_args
 from .. import profiler_core as _prof
-from . import invoke as _inv
-from .ndarray import NDArray
-from .storage import _overlaps, _scope
+from ..graph.signature import raw_attr_key
+from ..ops.registry import REQ_INPLACE, REQ_WRITE, get_op
+from ..runner.buffers import overlaps as _overlaps
+from ..runner.eager import FAST_SIZE, eager_call, raw_attrs, scalar_runner
+from .base import NDArrayBase
 
 _new = object.__new__
-_empty = np.empty
 
 SCALAR_ATTRS = {}   # op name -> its OpDef.scalar_attrs (filled on first use)
 # (op, static attrs, given scalar attrs, shapes, dtypes, train, req, device) -> run
@@ -38,19 +40,21 @@ def invoke_scalars(op, name, sa, inputs, data, shapes, dtypes, dev, attrs, out, 
     learning rate runs the kernel prepared for the first one with the new
     values in its scalar slots (no re-prepare, no cache growth).  ``out``
     may be an input the op pairs in place with that output (``out=weight``)
-    or arrays sharing no memory with the inputs; anything else takes the
-    general path.  Calls are not taped (the updates have no gradient).  On
-    a GPU the same (``dev`` is the inputs' device)."""
+    or arrays sharing no memory with the inputs; anything else returns None
+    (the caller takes the general path).  Calls are not taped (the updates
+    have no gradient).  On a GPU the same (``dev`` is the inputs' device).
+    New arrays are of the first input's class."""
     got = _lookup(op, name, sa, data, shapes, dtypes, dev, attrs, out, train)
     if got is None:
-        return _inv._invoke(op, inputs, attrs, out, train, None)
+        return None
     run, out_data, values = got
     result = run(data, out_data, values)
     if out is not None:
         return out
     every = []
+    kind = type(inputs[0])
     for d in result:
-        r = _new(NDArray)
+        r = _new(kind)
         r._data = d
         r._device = dev
         every.append(r)
@@ -121,7 +125,7 @@ def _lookup(op, name, sa, data, shapes, dtypes, dev, attrs, out, train):
     req = None
     out_data = None
     if out is not None:
-        outs = [out] if isinstance(out, NDArray) else list(out)
+        outs = [out] if isinstance(out, NDArrayBase) else list(out)
         req, out_data = [], []
         for o in outs:
             od = getattr(o, "_data", None)
@@ -136,7 +140,7 @@ def _lookup(op, name, sa, data, shapes, dtypes, dev, attrs, out, train):
                 req.append(None)
             out_data.append(od)
         req = tuple(req)
-    skey = _inv._attr_key(dict(static)) if static else ()
+    skey = raw_attr_key(dict(static)) if static else ()
     if skey is None:
         return None
     key = (name, skey, tuple(given), shapes, dtypes, train, req, dev.key)
@@ -146,7 +150,7 @@ def _lookup(op, name, sa, data, shapes, dtypes, dev, attrs, out, train):
                                out_data)
         if run is None:
             return None
-        if len(_scalar_fast) >= _inv.FAST_SIZE:
+        if len(_scalar_fast) >= FAST_SIZE:
             _scalar_fast.clear()
         _scalar_fast[key] = run
     return run, out_data, values
@@ -157,7 +161,7 @@ def _make_scalar_run(op, attrs, sa, given, data, shapes, dtypes, dev, train, req
     ``_invoke_scalars``, or None when ``out_data`` does not fit the outputs
     or an input pairing does not hold (the general path then decides)."""
     opdef = get_op(op) if type(op) is str else op
-    raw = _inv._raw(opdef, attrs, data)
+    raw = raw_attrs(opdef, attrs, len(data))
     codes = None
     if req is not None:
         pairs = None
@@ -173,14 +177,14 @@ def _make_scalar_run(op, attrs, sa, given, data, shapes, dtypes, dev, train, req
                 return None
             codes.append(REQ_INPLACE)
         codes = tuple(codes)
-    entry = _inv.prepare(opdef, raw, shapes, dtypes, dev, codes, train)
+    entry = eager_call(opdef, raw, shapes, dtypes, dev, codes, train)
     if out_data is not None:
         if len(out_data) != entry.n_visible or len(out_data) != len(entry.out_shapes):
             return None
         for od, s, d in zip(out_data, entry.out_shapes, entry.out_dtypes):
             if od.shape != tuple(s) or od.dtype != d:
                 return None
-    return scalar_runner(entry, shapes, sa, given, dev)
+    return scalar_runner(entry, entry.launch(bool(train)), shapes, sa, given, dev)
 
 
 def device_data(inputs):
@@ -197,80 +201,6 @@ def device_data(inputs):
         return None
     return dev, data, tuple([tuple(d.shape) for d in data]), \
         tuple([np.dtype(d.dtype) for d in data])
-
-
-def scalar_runner(entry, in_shapes, scalar_attrs, given, device):
-    """``run(data, out_data, values)`` for an op with ``scalar_attrs``: the
-    prepared launch of ``entry`` with the values of the attributes named in
-    ``given`` (a subset of ``scalar_attrs``, in call order) put into their
-    slots among the launch's last scalars, each converted to the type of the
-    value it replaces (``np.float32(lr)``).  ``out_data`` is None (new
-    outputs) or an array per output.  Returns the output arrays.  On a GPU
-    ``device`` allocates the outputs and the kernel runs in its context."""
-    launch = entry.launch
-    fn, pick = launch.fn, launch.args
-    base = list(launch.scalars)
-    first = len(base) - len(scalar_attrs)
-    slots = [first + scalar_attrs.index(k) for k in given]
-    kinds = [type(base[p]) for p in slots]
-    tail = slots == list(range(first, len(base))) and len(set(kinds)) == 1
-    head = base[:first]
-    kind = kinds[0] if kinds else None
-    outs = list(zip(entry.out_shapes, entry.out_dtypes))
-    temps = entry.temps
-    views = launch.views
-    if views is not None:        # no reshape where a view is the array's own shape
-        shapes = list(in_shapes) + list(entry.out_shapes) + [sh for sh, _ in temps]
-        views = [None if v is None or tuple(v) == tuple(sh) else tuple(v)
-                 for v, sh in zip(views, shapes)]
-        if all(v is None for v in views):
-            views = None
-    nothing = entry.nothing_to_do
-    cpu = device.device_type == "cpu"
-    empty = _empty if cpu else device.empty
-
-    def run(data, out_data, values):
-        if out_data is None:
-            out_data = [empty(s, d) for s, d in outs]
-        if nothing:
-            return out_data
-        if tail:        # every scalar attribute given, in order, of one type
-            sc = head + [kind(v) for v in values]
-        else:
-            sc = base[:]
-            for p, t, v in zip(slots, kinds, values):
-                sc[p] = t(v)
-        arrays = [*data, *out_data]
-        if temps:
-            arrays += [empty(s, d) for s, d in temps]
-        if views is not None:
-            arrays = [a if v is None or tuple(a.shape) == v else a.reshape(v)
-                      for a, v in zip(arrays, views)]
-        if pick is not None:
-            arrays = pick_args(pick, arrays)
-        if cpu:
-            fn(*arrays, *sc)
-        else:
-            with _scope(device):
-                fn(*arrays, *sc)
-        return out_data
-
-    def bind(data, out_data):
-        """``call(values)``: ``run(data, out_data, values)`` with the arrays
-        (and their views) fixed once, for a caller that repeats the call."""
-        if nothing or temps or not cpu or not tail:
-            return lambda values: run(data, out_data, list(values))
-        arrays = [*data, *out_data]
-        if views is not None:
-            arrays = [a if v is None or tuple(a.shape) == v else a.reshape(v)
-                      for a, v in zip(arrays, views)]
-        arrays = tuple(pick_args(pick, arrays)) + tuple(head)
-
-        def call(values):
-            fn(*arrays, *[kind(v) for v in values])
-        return call
-    run.bind = bind
-    return run
 
 
 def clear():

@@ -12,16 +12,23 @@ executor, bound to gradient buffers of its own that are added into the
 parameters' after its backward.  Every gradient buffer written in a backward
 pass is stamped with the pass, so whichever node writes a parameter's
 gradient second adds to it: two forwards before one backward, and parameters
-shared between blocks, give summed gradients."""
+shared between blocks, give summed gradients.
+
+It needs nothing from Gluon: a parameter is anything with ``data(device)``,
+``grad(device)``, ``grad_req`` and ``list_device()``.  ``HybridBlock`` builds
+one from its trace; ``NDCachedOp`` is MXNet 1.x's ``nd.CachedOp``."""
 import weakref
 
 import numpy as np
 
-from ..autograd import engine as _engine
-from ..autograd import state as _ag
-from ..autograd.tape import record_custom
+from ..array import NDArray
 from ..errors import NbdlError
-from ..executor.executor import copy_into
+from ..imperative import engine as _engine
+from ..imperative import state as _ag
+from ..imperative.invoke import invoke
+from ..imperative.tape import record_custom
+from .bind import bind
+from .executor import copy_into
 
 
 class _Bound:
@@ -38,6 +45,25 @@ class _Bound:
 
 
 class CachedOp:
+    """A Symbol run as one recorded op: ``cached_op(*inputs)`` returns the
+    outputs as NDArrays.
+
+    Parameters
+    ----------
+    symbol : Symbol
+        The graph.
+    input_names : list of str
+        The variables fed by the call's arrays, in call order.
+    params : dict
+        {variable name: parameter} for the other variables (a parameter has
+        ``data(device)``, ``grad(device)``, ``grad_req`` and
+        ``list_device()``, as Gluon's ``Parameter``).
+    static_alloc, static_shape : bool
+        MXNet's flags (kept; nbdl's executors always plan their memory).
+    memory_budget : int, optional
+        Arena bytes every executor bound must fit (None: none).
+    """
+
     def __init__(self, symbol, input_names, params, static_alloc=False, static_shape=False,
                  memory_budget=None):
         self.symbol = symbol
@@ -80,8 +106,6 @@ class CachedOp:
         return [b.ex for lst in self._bound.values() for b in lst]
 
     def _bind(self, inputs, needs_grad, primary):
-        from ..executor import bind
-        from ..ndarray import NDArray
         dev = inputs[0]._device if inputs else self.params[next(iter(self.params))].list_device()[0]
         by_input = dict(zip(self.input_names, inputs))
         args, grads, reqs = {}, {}, {}
@@ -116,7 +140,6 @@ class CachedOp:
                      for p in self.params.values())
 
     def __call__(self, *inputs):
-        from ..ndarray import NDArray
         if len(inputs) != len(self.input_names):
             raise NbdlError(f"hybridized block takes {len(self.input_names)} inputs "
                             f"({', '.join(self.input_names)}), got {len(inputs)}")
@@ -157,7 +180,6 @@ class CachedOp:
         return results
 
     def _backward(self, slot, dev, out_grads):
-        from ..ndarray.invoke import invoke
         ex = slot.ex
         trained = [(name, p.grad(dev)) for name, p in self.params.items()
                    if p.grad_req != "null" and name in ex.grad_dict]

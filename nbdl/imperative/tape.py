@@ -4,8 +4,10 @@ Each recorded call becomes a ``TapeNode`` holding the op (or a Python
 backward function), its input NDArrays and views of its outputs; each output
 NDArray points back to it through ``_ag = (node, index)`` (the node holds
 views, not the outputs themselves, so no reference cycle keeps a tape alive).
-Arrays marked as variables carry ``_ag_var = Variable(grad, grad_req)``."""
+Arrays marked as variables (``mark_variables``) carry
+``_ag_var = Variable(grad, grad_req)``."""
 from ..errors import NbdlError
+from .base import NDArrayBase
 
 
 class TapeNode:
@@ -79,6 +81,36 @@ def check_req(req):
     if req not in _REQS:
         raise NbdlError(f"grad_req must be one of 'write', 'add', 'null', got {req!r}")
     return req
+
+
+def mark_variables(variables, gradients, grad_reqs="write"):
+    """Make ``variables`` leaves whose gradients go to ``gradients``
+    (``autograd.mark_variables``, ``NDArray.attach_grad``).
+
+    Parameters
+    ----------
+    variables : array or list of arrays
+        The arrays to differentiate with respect to.
+    gradients : array or list of arrays
+        Their gradient buffers, of the same shapes.
+    grad_reqs : str or list of str
+        ``'write'``, ``'add'`` or ``'null'`` (``'inplace'`` is ``'write'``),
+        one for all or one per variable.
+    """
+    if isinstance(variables, NDArrayBase):
+        variables, gradients = [variables], [gradients]
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    if not (len(variables) == len(gradients) == len(grad_reqs)):
+        raise NbdlError(f"mark_variables: {len(variables)} variables, {len(gradients)} "
+                        f"gradients and {len(grad_reqs)} grad_reqs")
+    for v, g, r in zip(variables, gradients, grad_reqs):
+        r = check_req(r)
+        if tuple(g.shape) != tuple(v.shape):
+            raise NbdlError(f"mark_variables: gradient shape {tuple(g.shape)} differs from the "
+                            f"variable's {tuple(v.shape)}")
+        v._ag = None
+        v._ag_var = Variable(g, r)
 
 
 def record_op(op, attrs, inputs, outputs, is_train):

@@ -7,11 +7,15 @@ run eagerly (``invoke_step``).  What a rule builds is kept as a ``_Recipe``
 per (op, attributes, which inputs need a gradient), so a training loop
 applies each rule once.  The same rules serve the executor, so eager and
 bound gradients agree.  With ``create_graph=True`` those ops are themselves
-recorded, which gives higher-order gradients."""
+recorded, which gives higher-order gradients.  Arrays the pass makes are
+of the heads' class (``invoke``'s rule: the class of a call's first input).
+``backward`` is ``NDArray.backward`` and ``autograd.backward``."""
 from ..errors import NbdlError
+from ..graph.signature import raw_attr_key as _attr_key
 from ..ops.ir import Node, make_variable, topo_order
 from ..ops.registry import REQ_NULL, REQ_WRITE
 from . import state
+from .invoke import invoke, invoke_step
 from .tape import TapeNode
 
 
@@ -49,16 +53,6 @@ def _reachable(heads):
             else:
                 order.append(node)
     return order
-
-
-# Bound on first use: nbdl.ndarray imports this package.
-invoke = invoke_step = _attr_key = None
-
-
-def _bind():
-    global invoke, invoke_step, _attr_key
-    if invoke is None:
-        from ..ndarray.invoke import _attr_key, invoke, invoke_step  # noqa: F811
 
 
 def _add(a, b):
@@ -152,6 +146,7 @@ def _op_input_grads(tn, out_grads, train_mode, need, given=None):
         return [None] * len(tn.inputs)
     rec = _recipe(tn, need)
     n_in, n_out = len(tn.inputs), len(tn.outputs)
+    kind = type(tn.outputs[0]) if n_out else None     # (a step without inputs makes these)
     env = [None] * rec.n_slots
     env[:n_in] = tn.inputs
     env[n_in:n_in + n_out] = tn.outputs
@@ -170,7 +165,7 @@ def _op_input_grads(tn, out_grads, train_mode, need, given=None):
             gv = [into.get(s) for s in outs]
             if all(g is None for g in gv):
                 gv = None
-        res = invoke_step(op, raw, akey, [env[s] for s in ins], train_mode, req, gv)
+        res = invoke_step(op, raw, akey, [env[s] for s in ins], train_mode, req, gv, kind)
         for s, r in zip(outs, res):
             env[s] = r
     return [None if s is None else env[s] for s in rec.in_grads]
@@ -280,7 +275,6 @@ def store_grad(grad, value, grad_req):
     grad_req : str
         The variable's grad_req (``'write'`` or ``'add'``).
     """
-    _bind()
     if accumulates(grad, grad_req):
         invoke("elemwise_add", [grad, value], out=grad)
     elif value is not grad:
@@ -332,7 +326,6 @@ def run_backward(heads, head_grads, variables, retain_graph, create_graph, train
     With ``write_into`` (``backward``, not ``grad``) a variable's gradient
     may be computed straight into its gradient buffer; it then comes back
     as that buffer.  ``order``: ``_reachable(heads)`` when the caller has it."""
-    _bind()
     _pass[0] += 1
     if order is None:
         order = _reachable(heads)
@@ -401,7 +394,6 @@ def run_backward(heads, head_grads, variables, retain_graph, create_graph, train
 
 def write_grads(variables, results):
     """Store results into the variables' gradient buffers per grad_req."""
-    _bind()
     with state._Scope(False, None):
         for v in variables:
             var = v._ag_var
@@ -430,4 +422,45 @@ def collect_variables(heads, order=None):
     return out
 
 
-__all__ = ["run_backward", "write_grads", "collect_variables", "TapeNode"]
+def as_list(x):
+    """None, or ``x`` as a list (an array alone becomes a list of one)."""
+    if x is None:
+        return None
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
+    """Compute the gradients of ``heads`` for every variable they depend on
+    and store them in the variables' gradient buffers (per grad_req).
+
+    Parameters
+    ----------
+    heads : array or list of arrays
+        Outputs computed under ``record()``.
+    head_grads : array or list, optional
+        Their gradients (ones when omitted; None entries are ones too).
+    retain_graph : bool
+        Keep the tape for another pass.
+    train_mode : bool
+        Run the gradient ops in training mode.
+    """
+    heads = as_list(heads)
+    head_grads = as_list(head_grads) or [None] * len(heads)
+    if len(head_grads) != len(heads):
+        raise NbdlError(f"backward: {len(head_grads)} head gradients for {len(heads)} heads")
+    for h, g in zip(heads, head_grads):
+        if g is not None and tuple(g.shape) != tuple(h.shape):
+            raise NbdlError(f"backward: head gradient shape {tuple(g.shape)} differs from the "
+                            f"head's {tuple(h.shape)}")
+    if not any(getattr(h, "_ag", None) is not None or getattr(h, "_ag_var", None) is not None
+               for h in heads):
+        raise NbdlError("backward: the heads were not computed under autograd.record() from "
+                        "arrays with attach_grad(); there is nothing to differentiate")
+    order = _reachable(heads)
+    variables = collect_variables(heads, order)
+    results = run_backward(heads, head_grads, variables, retain_graph, False, train_mode,
+                           write_into=True, order=order)
+    write_grads(variables, results)
+
+
+__all__ = ["backward", "run_backward", "write_grads", "collect_variables", "TapeNode"]
