@@ -202,6 +202,7 @@ def test_advanced_index_by_ndarray_and_its_gradient_accumulates():
     np.testing.assert_array_equal(x.grad.asnumpy(), want)
 
 
+@pytest.mark.cuda
 def test_advanced_setitem_on_the_gpu_simulator():
     x = nd.array(A, ctx=nbdl.gpu())
     x[[0, 2], [1, 3]] = nd.array([9.0, 8.0], ctx=nbdl.gpu())

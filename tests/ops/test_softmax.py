@@ -210,6 +210,7 @@ def np_masked(x, length, log, axis=1):
     return np.moveaxis(out, -1, axis)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("op,log", [("softmax", False), ("log_softmax", True)])
 @pytest.mark.parametrize("axis", [1, -1])
 def test_use_length_masks_each_row(op, log, axis, rng):
