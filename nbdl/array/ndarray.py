@@ -25,6 +25,7 @@ from ..imperative.arguments import function_for as _function_for
 from ..imperative.base import NDArrayBase
 from ..imperative.invoke import invoke as _invoke, scalar_op as _scalar_op
 from ..imperative.tape import mark_variables, record_custom
+from ..ops.concat_slice import split_v2_attrs
 from ..serialization.ndarray_file import load_raw_bytes
 from .storage import (_advanced_positions, _c_contiguous, _fit_value, _is_advanced, _is_scalar,
                       _lhs_shape, _overlaps, _parse_key, _prod, _reshape_storage, _resolve_shape,
@@ -502,6 +503,23 @@ class NDArray(NDArrayBase):
     def __ge__(self, o): return self._binary(o, None, "broadcast_greater_equal", "_greater_equal_scalar")
     def __lt__(self, o): return self._binary(o, None, "broadcast_lesser", "_lesser_scalar")
     def __le__(self, o): return self._binary(o, None, "broadcast_lesser_equal", "_lesser_equal_scalar")
+
+    def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
+        """Split along ``axis`` (MXNet 1.x's ``NDArray.split_v2``: the
+        ``_split_v2`` op).
+
+        Parameters
+        ----------
+        indices_or_sections : int or tuple of int
+            An int: that many equal pieces (the axis must divide evenly); a
+            tuple: the positions along ``axis`` where a new piece starts.
+        axis : int
+            The axis to split.
+        squeeze_axis : bool
+            Drop ``axis`` from the pieces (each must then have size 1 there).
+        """
+        return _invoke("_split_v2", [self], split_v2_attrs(indices_or_sections, axis, squeeze_axis,
+                                                           self.shape))
 
 
 def _recording():

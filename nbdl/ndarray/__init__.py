@@ -16,7 +16,7 @@ from .ufuncs import (add, divide, equal, greater, greater_equal, hypot, lesser, 
                      lesser_equal, logical_and, logical_or, logical_xor, maximum, minimum,
                      modulo, multiply, not_equal, power, subtract, true_divide)
 from . import namespace as _namespace
-from .legacy import concatenate, histogram, moveaxis, onehot_encode  # noqa: F401
+from .legacy import concatenate, histogram, moveaxis, onehot_encode, split_v2  # noqa: F401
 from . import contrib  # noqa: F401  (nbdl.nd.contrib.<op> is _contrib_<op>)
 from . import linalg  # noqa: F401  (nbdl.nd.linalg.<op> is _linalg_<op>)
 from . import image  # noqa: F401  (nbdl.nd.image.<op> is _image_<op>)

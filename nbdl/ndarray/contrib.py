@@ -2,15 +2,19 @@
 the op ``_contrib_X`` of the op table (``nd.contrib.index_copy`` runs
 ``_contrib_index_copy``), except ``boolean_mask``, whose output shape depends
 on its mask's values: it reads the mask and takes the selected rows eagerly,
-and ``isinf`` / ``isfinite`` / ``isnan``, which MXNet writes (as here) with
-other ops.
+and ``isinf`` / ``isfinite`` / ``isnan`` / ``rand_zipfian``, which MXNet
+writes (as here) with other ops.
 """
+import math
+
 import numpy as np
 
 from ..errors import AttrError, UnknownOpError
 from ..ops.index_contrib import boolean_mask_rows
 from ..ops.registry import get_op, list_ops
+from ..symbol.contrib import zipfian_from
 from . import namespace as _namespace
+from . import random as _random
 from .creation import array
 from ..array import NDArray
 
@@ -86,6 +90,34 @@ def isfinite(data):
         The array to test.
     """
     return _namespace.function_for("broadcast_logical_and")(data == data, data.abs() != np.inf)
+
+
+def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+    """Draw ``num_sampled`` classes (with replacement) from the approximately
+    log-uniform distribution ``P(c) = log((c + 2) / (c + 1)) / log(range_max
+    + 1)`` over ``[0, range_max)``, and the expected counts of
+    ``true_classes`` and of the samples (MXNet's ``nd.contrib.rand_zipfian``).
+
+    Parameters
+    ----------
+    true_classes : NDArray
+        The target classes (1-d).
+    num_sampled : int
+        How many classes to draw.
+    range_max : int
+        The number of classes.
+    ctx : Context, optional
+        Device of the outputs (default: the current one).
+
+    Returns
+    -------
+    (NDArray, NDArray, NDArray)
+        The int64 samples, the float64 expected counts of ``true_classes``
+        and of the samples.
+    """
+    rand = _random.uniform(0, math.log(range_max + 1), shape=(num_sampled,), dtype="float64",
+                           ctx=ctx)
+    return zipfian_from(rand, true_classes.as_in_context(rand.context), num_sampled, range_max)
 
 
 def __getattr__(name):

@@ -1,6 +1,6 @@
 """MXNet 1.x's NDArray functions that are Python, not operators:
 ``concatenate`` (deprecated there for ``concat``), ``moveaxis``,
-``onehot_encode`` and ``histogram``."""
+``onehot_encode``, ``histogram`` and ``split_v2``."""
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, ShapeError
@@ -137,3 +137,20 @@ def histogram(a, bins=10, range=None):  # noqa: A002  (MXNet's argument name)
             return array(counts, ctx=a.context), array(edges, ctx=a.context)
         return invoke("_histogram", [a], {"bin_cnt": int(bins), "range": tuple(range)})
     raise ArgumentError(f"histogram: bins must be an int or an NDArray, got {type(bins).__name__}")
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """``ary.split_v2(indices_or_sections, axis, squeeze_axis)``: MXNet 1.x's
+    ``nd.split_v2`` (the ``_split_v2`` op).
+
+    Parameters
+    ----------
+    ary : NDArray
+        The array to split.
+    indices_or_sections, axis, squeeze_axis
+        As for ``NDArray.split_v2``.
+
+    Returns
+    -------
+    list of NDArray
+        The pieces (a single NDArray when there is one).
+    """
+    return ary.split_v2(indices_or_sections, axis, squeeze_axis)

@@ -11,7 +11,8 @@ from . import (adaptive_pooling, bilinear_resize, contrib_elemwise, crop, im2col
 from . import (gather_nd, index_contrib, index_legacy, linalg, linalg_factor,  # noqa: F401
                shape_gather)
 from . import (array_checks, cumsum, histogram, reduce_norm, sort)  # noqa: F401
-from . import custom, init_ops, optimizer  # noqa: F401
+from . import custom, init_ops, optimizer, optimizer_multi  # noqa: F401
+from . import hawkes, slice_assign, transformer  # noqa: F401
 from . import sync_batch_norm  # noqa: F401
 from . import spatial_transformer  # noqa: F401
 from . import correlation  # noqa: F401

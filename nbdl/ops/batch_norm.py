@@ -27,6 +27,16 @@ it uses the batch-statistics formula when run in training mode and not
 ``use_global_stats``, else treats the statistics as constants.  Nothing
 flows to the aux states, nor from the ``mean``/``var`` outputs.
 
+``BatchNorm_v1`` (MXNet's legacy operator: no ``axis``, channels on axis 1,
+the same other attributes) runs the same kernels; its ``var`` output is the
+variance, which its gradient reads back with ``eps``.
+``_contrib_BatchNormWithReLU`` (BatchNorm's attributes) is ``relu`` of
+BatchNorm in one kernel, with a hidden fourth output ``workspace`` (MXNet's
+MKL-DNN scratch; here a copy of the output); its gradient masks the head
+gradient where the output is not positive.  float16 data (all of them): the
+parameters, moving and saved statistics are float32 (MXNet's rule), the
+kernels run in float32 (``OpDef.half_mirrors``).
+
 ``InstanceNorm`` (``data`` of at least 3 dimensions ``(N, C, ...)``,
 ``gamma``/``beta`` ``(C,)``, ``eps=1e-3``): statistics per ``(n, c)`` over the
 spatial dimensions; hidden outputs ``mean`` and ``var`` of shape ``(N, C)``.
@@ -41,6 +51,8 @@ layer have them (so MXNet 1.x -symbol.json/.params files load); both must
 have the same form, and their gradients have it too.
 """
 import math
+
+import numpy as np
 
 from ..errors import AttrError
 from .ir import make_node
@@ -96,7 +108,7 @@ def _check(opname, name, got, want, in_shapes):
 
 def bn_axis(opname, attrs, shape, in_shapes):
     nd = len(shape)
-    a = attrs["axis"]
+    a = attrs.get("axis", 1)          # BatchNorm_v1 has no axis: channels are axis 1
     if not -nd <= a < nd:
         raise shape_error(opname, f"axis={a} is out of range for data of {nd} dimension(s) "
                           f"{tuple(shape)}", in_shapes)
@@ -106,6 +118,26 @@ def bn_axis(opname, attrs, shape, in_shapes):
 def same_float_type(attrs, in_types, out_types):
     known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
     return [known] * len(in_types), [known] * len(out_types)
+
+
+_F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
+
+
+def bn_type(data_in, data_out):
+    """MXNet's BatchNorm type rule: ``data_in`` / ``data_out`` index the
+    inputs / outputs of the data's dtype; the others (gamma, beta, the moving
+    and saved statistics) have its accumulation dtype, float32 for float16
+    data (as MXNet's ``AccReal``), the data's otherwise."""
+    def rule(attrs, in_types, out_types):
+        known = [in_types[i] for i in data_in if in_types[i] is not None]
+        known += [out_types[i] for i in data_out if out_types[i] is not None]
+        if not known:
+            return list(in_types), list(out_types)
+        d = np.dtype(known[0])
+        p = _F32 if d == _F16 else d
+        return ([d if i in data_in else p for i in range(len(in_types))],
+                [d if i in data_out else p for i in range(len(out_types))])
+    return rule
 
 
 # -- BatchNorm ------------------------------------------------------------------
@@ -135,14 +167,14 @@ def bn_shape_rule(opname, channel_axis):
     return infer
 
 
-def bn_gradient_rule(backward, keys):
+def bn_gradient_rule(backward, keys, with_output=False):
     """The gradient rule of a batch-normalisation op: ``backward(out_grad,
-    data, gamma, mean, var-or-invstd) -> (data_grad, gamma_grad,
-    beta_grad)`` with the forward's attributes ``keys``."""
+    data, gamma, mean, var-or-invstd[, output]) -> (data_grad, gamma_grad,
+    beta_grad)`` with the forward's attributes ``keys`` (``with_output``:
+    BatchNormWithReLU's gradient also reads the forward output)."""
     def gradient(node, out_grads):
-        back = make_node(backward,
-                         [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
-                          node.output(2)],
+        inputs = [out_grads[0], node.inputs[0], node.inputs[1], node.output(1), node.output(2)]
+        back = make_node(backward, inputs + ([node.output(0)] if with_output else []),
                          {k: node.attrs[k] for k in keys}, name=f"{node.name}_backward")
         return [back.output(0), back.output(1), back.output(2)]
     return gradient
@@ -169,8 +201,6 @@ def bn_backward_shape_rule(opname, channel_axis, stat):
 
 
 _bn_shape = bn_shape_rule("BatchNorm", bn_axis)
-_bn_gradient = bn_gradient_rule("_backward_BatchNorm", BN_BACKWARD_ATTRS)
-_bn_backward_shape = bn_backward_shape_rule("_backward_BatchNorm", bn_axis, "invstd")
 
 
 def _data_inplace(attrs):
@@ -203,40 +233,83 @@ def _bn_apply_shape(attrs, in_shapes, out_shapes):
     return [data] + [param] * 4, [data]
 
 
-register(OpDef(
-    name="BatchNorm",
-    input_names=_inputs("BatchNorm", ["data", "gamma", "beta"]),
-    aux_names=("moving_mean", "moving_var"),
-    num_outputs=3, output_names=["output", "mean", "var"],
-    num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
-    attrs=dict(BN_ATTRS),
-    infer_shape=_bn_shape, infer_type=same_float_type,
-    gradient=_bn_gradient,
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"},
-    inplace=_data_inplace,
-    supports_add=True, train_aware=True, mutates_aux=True, recompute=_bn_recompute,
-    input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
-    doc="Batch normalisation over every axis but ``axis``; updates the moving "
-        "statistics in place in training."))
+BN_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
+              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"}
+BN_BACKWARD_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_backward",
+                       "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"}
 
-register(OpDef(
-    name="_backward_BatchNorm",
-    input_names=_inputs("_backward_BatchNorm", ["out_grad", "data", "gamma", "mean", "invstd"]),
-    num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
-    attrs=dict(BN_BACKWARD_ATTRS),
-    infer_shape=_bn_backward_shape, infer_type=same_float_type,
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_backward",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"},
-    supports_add=True, train_aware=True, hidden=True,
-    doc="BatchNorm's data, gamma and beta gradients."))
+
+def _bn_relu_shape(attrs, in_shapes, out_shapes):
+    ins, outs = _bn_shape(attrs, in_shapes, list(out_shapes[:3]))
+    data = outs[0] if outs[0] is not None else out_shapes[3]
+    return ins, list(outs) + [data]
+
+
+def _register_bn(name, attrs, backward_keys, stat_name, doc, backward_doc, relu=False,
+                 recompute=None):
+    """A BatchNorm-like op (the BatchNorm kernels) and its hidden backward op
+    (``_backward_BatchNorm``, ``_backward_contrib_BatchNormWithReLU``): data,
+    gamma, beta; aux moving_mean, moving_var; outputs output, mean, var (and
+    ``workspace`` with ``relu``); the backward takes the saved ``stat_name``
+    (and the output with ``relu``)."""
+    backward = f"_backward_{name.lstrip('_')}"      # MXNet's _backward_contrib_X
+    outputs = ["output", "mean", "var"] + (["workspace"] if relu else [])
+    back_shape = bn_backward_shape_rule(backward, bn_axis, stat_name)
+    register(OpDef(
+        name=name, input_names=_inputs(name, ["data", "gamma", "beta"]),
+        aux_names=("moving_mean", "moving_var"),
+        num_outputs=len(outputs), output_names=outputs,
+        num_visible_outputs=lambda a: 3 if a["output_mean_var"] else 1,
+        attrs=dict(attrs),
+        infer_shape=_bn_relu_shape if relu else bn_shape_rule(name, bn_axis),
+        infer_type=bn_type((0,), (0, 3) if relu else (0,)),
+        gradient=bn_gradient_rule(backward, backward_keys, relu),
+        kernels=BN_KERNELS, inplace=_data_inplace,
+        supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
+        recompute=recompute,
+        input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}, doc=doc))
+
+    def relu_back_shape(a, in_shapes, out_shapes):
+        ins, outs = back_shape(a, in_shapes[:5], out_shapes)
+        return list(ins) + [ins[0]], outs
+    register(OpDef(
+        name=backward,
+        input_names=_inputs(backward, ["out_grad", "data", "gamma", "mean", stat_name]
+                            + (["output"] if relu else [])),
+        num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
+        attrs={k: attrs[k] for k in backward_keys},
+        infer_shape=relu_back_shape if relu else back_shape,
+        infer_type=bn_type((0, 1, 5) if relu else (0, 1), (0,)),
+        kernels=BN_BACKWARD_KERNELS,
+        supports_add=True, train_aware=True, hidden=True, half_mirrors=True, doc=backward_doc))
+
+
+_register_bn("BatchNorm", BN_ATTRS, tuple(BN_BACKWARD_ATTRS), "invstd",
+             "Batch normalisation over every axis but ``axis``; updates the moving "
+             "statistics in place in training.",
+             "BatchNorm's data, gamma and beta gradients.", recompute=_bn_recompute)
+
+# MXNet's legacy operator, on the same kernels: no axis (channels on axis 1), its var
+# output the variance (read back by the gradient with eps)
+BN_V1_ATTRS = {k: BN_ATTRS[k] for k in ("eps", "momentum", "fix_gamma", "use_global_stats",
+                                        "output_mean_var")}
+_register_bn("BatchNorm_v1", BN_V1_ATTRS, ("fix_gamma", "use_global_stats", "eps"), "var",
+             "MXNet's legacy BatchNorm (channels on axis 1): BatchNorm whose ``var`` output "
+             "is the variance used, not the inverse std.",
+             "BatchNorm_v1's data, gamma and beta gradients (from the saved variance).")
+
+_register_bn("_contrib_BatchNormWithReLU", BN_ATTRS, tuple(BN_BACKWARD_ATTRS), "invstd",
+             "``relu(BatchNorm(data))`` in one kernel (MXNet's MKL-DNN fusion); the hidden "
+             "``workspace`` output holds a copy of the output.",
+             "BatchNormWithReLU's gradients: BatchNorm's of the head gradient where the "
+             "output is positive.", relu=True)
 
 
 register(OpDef(
     name="_nbdl_BatchNorm_apply",
     input_names=_inputs("_nbdl_BatchNorm_apply", ["data", "gamma", "beta", "mean", "invstd"]),
     attrs=dict(BN_APPLY_ATTRS),
-    infer_shape=_bn_apply_shape, infer_type=same_float_type,
+    infer_shape=_bn_apply_shape, infer_type=bn_type((0,), (0,)), half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_apply",
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_apply"},
     inplace=_data_inplace, supports_add=True, hidden=True,

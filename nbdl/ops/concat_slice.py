@@ -1,9 +1,12 @@
-"""Joining and cutting: Concat, SliceChannel (split), slice, slice_axis and
-their hidden backward ops (rules only; kernels in nbdl.kernels.*.shape).
+"""Joining and cutting: Concat, SliceChannel (split), _split_v2, slice,
+slice_axis and their hidden backward ops (rules only; kernels in
+nbdl.kernels.*.shape).  Writing into a window (``_slice_assign``) is in
+``nbdl.ops.slice_assign``.
 
 The backward ops of Concat, slice and slice_axis take the forward inputs as
 extra inputs for their *shapes* only (a gradient rule is built before shapes
 are known); the kernels never read them."""
+from ..errors import ArgumentError
 from .ir import make_node
 from .registry import Attr, OpDef, register, shape_error
 from .shape import (MOVE_DTYPES, c_strides, forward_of_backward, grad_type, kernels,
@@ -62,6 +65,7 @@ register(OpDef(
     attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
     infer_shape=_concat_shape, infer_type=same_type,
     gradient=_concat_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_concat"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Join the inputs along ``dim``."), aliases=("concat",))
 
@@ -87,6 +91,7 @@ register(OpDef(
     attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
     infer_shape=_backward_concat_shape, infer_type=grad_type,
     gradient=_backward_concat_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_backward_concat"), supports_add=True,
     doc="Cut the head gradient into the inputs' pieces; arg_i are read for their shapes only."))
 
@@ -124,6 +129,7 @@ def _split_shape(attrs, in_shapes, out_shapes):
 
 
 def _split_grad(node, out_grads):
+    """SliceChannel's and _split_v2's: the pieces' gradients joined again."""
     attrs = node.attrs
     grads = list(out_grads)
     if attrs["squeeze_axis"]:
@@ -142,8 +148,105 @@ register(OpDef(
     attrs={"num_outputs": Attr("int"), "axis": Attr("int", 1), "squeeze_axis": Attr("bool", False)},
     infer_shape=_split_shape, infer_type=same_type,
     gradient=_split_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_split"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Split into ``num_outputs`` equal parts along ``axis``."), aliases=("split",))
+
+
+# -- _split_v2 -------------------------------------------------------------------------
+
+def split_v2_bounds(attrs, dshape, where="_split_v2", in_shapes=None):
+    """``(axis, [(start, end)] per output)`` of MXNet's split_v2: ``sections``
+    near-equal parts (the first ``size % sections`` one longer), or the
+    pieces between ``indices`` (each output from ``indices[i]`` to the next
+    index, the last to the end of the axis)."""
+    a = norm_axis(attrs["axis"], len(dshape), where, in_shapes=in_shapes)
+    n = int(dshape[a])
+    sections, indices = attrs["sections"], tuple(attrs["indices"])
+    if sections > 0:
+        small, extra = divmod(n, sections)
+        bounds, start = [], 0
+        for i in range(sections):
+            end = start + small + (1 if i < extra else 0)
+            bounds.append((start, end))
+            start = end
+    else:
+        if not indices:
+            raise shape_error(where, "needs indices (or sections > 0)", in_shapes)
+        ends = list(indices[1:]) + [n]
+        bounds = [(int(b), int(e)) if n else (int(b), int(b)) for b, e in zip(indices, ends)]
+        for i, (b, e) in enumerate(bounds):
+            if n and not 0 <= b <= e <= n:
+                raise shape_error(where, f"piece {i} runs from {b} to {e}, not inside axis {a} "
+                                  f"of size {n} (indices={indices})", in_shapes)
+    if attrs["squeeze_axis"] and any(e - b != 1 for b, e in bounds):
+        raise shape_error(where, f"squeeze_axis needs pieces of size 1 along axis {a}, got "
+                          f"{[e - b for b, e in bounds]}", in_shapes)
+    return a, bounds
+
+
+def split_v2_attrs(indices_or_sections, axis=0, squeeze_axis=False, shape=None):
+    """The ``_split_v2`` attributes of MXNet's ``split_v2(ary,
+    indices_or_sections, axis, squeeze_axis)`` (the Python front end of
+    ``nd``, ``sym`` and ``NDArray.split_v2``).
+
+    Parameters
+    ----------
+    indices_or_sections : int or tuple of int
+        An int: that many pieces; a tuple: the positions along ``axis`` where
+        a new piece starts.
+    axis : int
+        The axis to split.
+    squeeze_axis : bool
+        Drop ``axis`` from the pieces.
+    shape : tuple of int, optional
+        The array's shape (``nd``): an int then gives equal pieces at explicit
+        indices and the axis must divide evenly, as MXNet's ``nd.split_v2``
+        checks; without it (``sym``) an int becomes ``sections``.
+    """
+    if isinstance(indices_or_sections, bool) or not isinstance(indices_or_sections, (int, tuple)):
+        raise ArgumentError("split_v2: indices_or_sections must either int or tuple of ints")
+    attrs = {"axis": axis, "squeeze_axis": squeeze_axis}
+    if not isinstance(indices_or_sections, int):
+        return dict(attrs, indices=(0,) + tuple(indices_or_sections), sections=0)
+    if shape is None:
+        return dict(attrs, indices=(), sections=indices_or_sections)
+    size = shape[norm_axis(axis, len(shape), "split_v2", in_shapes=[shape])]
+    if indices_or_sections < 1 or size % indices_or_sections:
+        raise ArgumentError(f"split_v2: axis {axis} of size {size} does not split into "
+                            f"{indices_or_sections} equal pieces")
+    step = size // indices_or_sections
+    return dict(attrs, indices=tuple(i * step for i in range(indices_or_sections)), sections=0)
+
+
+def split_v2_outputs(attrs):
+    return attrs["sections"] if attrs["sections"] > 0 else len(attrs["indices"])
+
+
+def _split_v2_shape(attrs, in_shapes, out_shapes):
+    d = in_shapes[0]
+    if d is None:
+        return in_shapes, out_shapes
+    a, bounds = split_v2_bounds(attrs, d, in_shapes=in_shapes)
+    squeeze = attrs["squeeze_axis"]
+    outs = [tuple(d[:a]) + (() if squeeze else (e - b,)) + tuple(d[a + 1:]) for b, e in bounds]
+    return in_shapes, outs
+
+
+register(OpDef(
+    name="_split_v2",
+    num_outputs=split_v2_outputs,
+    output_names=lambda attrs: [f"output{i}" for i in range(split_v2_outputs(attrs))],
+    attrs={"indices": Attr("tuple", (), doc="Start of each piece along axis (from 0)."),
+           "axis": Attr("int", 1), "squeeze_axis": Attr("bool", False),
+           "sections": Attr("int", 0, doc="Number of near-equal pieces (0: use indices).")},
+    infer_shape=_split_v2_shape, infer_type=same_type,
+    gradient=_split_grad,
+    half_mirrors=True,
+    kernels=kernels("prepare_split_v2"), supports_add=True, dtypes=MOVE_DTYPES,
+    doc="Split along ``axis`` at ``indices`` or into ``sections`` pieces (MXNet's "
+        "split_v2; ``nd.split_v2(ary, indices_or_sections)`` builds the attributes)."),
+    aliases=("_npi_split",))
 
 
 # -- slice -------------------------------------------------------------------------------
@@ -200,6 +303,7 @@ register(OpDef(
     attrs=dict(_SLICE_ATTRS),
     infer_shape=_slice_shape, infer_type=same_type,
     gradient=_slice_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_slice"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="data[begin:end:step] per leading dim; None and negative indices as in Python."),
     aliases=("crop",))
@@ -209,6 +313,7 @@ register(OpDef(
     attrs=dict(_SLICE_ATTRS),
     infer_shape=like_data_shape, infer_type=grad_type,
     gradient=forward_of_backward("slice", tuple(_SLICE_ATTRS)),
+    half_mirrors=True,
     kernels=kernels("prepare_backward_slice"), supports_add=True,
     doc="Zeros with the head gradient written into the sliced window; data gives the shape."))
 
@@ -252,6 +357,7 @@ register(OpDef(
     attrs=dict(_SLICE_AXIS_ATTRS),
     infer_shape=_slice_axis_shape, infer_type=same_type,
     gradient=_slice_axis_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_slice_axis"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="data[..., begin:end, ...] along ``axis`` (end None: to the end)."))
 
@@ -260,5 +366,6 @@ register(OpDef(
     attrs=dict(_SLICE_AXIS_ATTRS),
     infer_shape=like_data_shape, infer_type=grad_type,
     gradient=forward_of_backward("slice_axis", tuple(_SLICE_AXIS_ATTRS)),
+    half_mirrors=True,
     kernels=kernels("prepare_backward_slice_axis"), supports_add=True,
     doc="Zeros with the head gradient written into the window; data gives the shape."))

@@ -7,7 +7,8 @@ MXNet's attributes: ``kernel`` (required), ``stride``/``dilate``/``pad``
 ``no_bias`` (False for Convolution, True for Deconvolution, as in MXNet),
 ``layout`` (None or the channels-first layout of the kernel's rank; others
 raise ``AttrError``); ``workspace``/``cudnn_tune``/``cudnn_off`` are accepted
-and ignored.  Deconvolution adds ``adj`` and ``target_shape`` (when given,
+and ignored.  ``Convolution_v1`` (MXNet's legacy operator: the same
+attributes and results) is an alias of Convolution.  Deconvolution adds ``adj`` and ``target_shape`` (when given,
 pad and adj are computed to reach it, with MXNet's formula).
 
 Shapes (``G = num_group``, ``K`` the kernel, ``F = num_filter``):
@@ -274,19 +275,23 @@ for _name, _attrs, _transposed, _doc in (
         name=_name, input_names=_input_names(_name), attrs=dict(_attrs),
         infer_shape=_rule, infer_type=same_type,
         gradient=_gradient(f"_backward_{_name}"), temp=_temps(f"{_name.lower()}"),
+        half_mirrors=True,
         # multiply-adds: each output (Convolution) or input (Deconvolution)
         # element meets one weight row
         flops=(lambda a, ins, outs, _t=_transposed:
                2 * math.prod(ins[0] if _t else outs[0]) * math.prod(ins[1][1:])),
         kernels={"cpu": f"nbdl.kernels.cpu.convolution:prepare_{_name.lower()}",
                  "cuda": f"nbdl.kernels.cuda.convolution:prepare_{_name.lower()}"},
-        supports_add=True, doc=_doc))
+        supports_add=True, doc=_doc),
+        # MXNet's legacy Convolution_v1 has Convolution's attributes and results
+        aliases=("Convolution_v1",) if _name == "Convolution" else ())
     register(OpDef(
         name=f"_backward_{_name}", input_names=("out_grad", "data", "weight"),
         num_outputs=lambda a: 2 if a["no_bias"] else 3,
         output_names=lambda a: ["data_grad", "weight_grad"] + ([] if a["no_bias"] else ["bias_grad"]),
         attrs=dict(_attrs), infer_shape=_backward_infer(_rule, f"_backward_{_name}"),
         infer_type=same_type, temp=_temps(f"{_name.lower()}_backward"),
+        half_mirrors=True,
         kernels={"cpu": f"nbdl.kernels.cpu.convolution:prepare_{_name.lower()}_backward",
                  "cuda": f"nbdl.kernels.cuda.convolution:prepare_{_name.lower()}_backward"},
         supports_add=True, hidden=True,

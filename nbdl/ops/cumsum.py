@@ -4,7 +4,8 @@
 ``axis=None`` sums the flattened array (output shape ``(size,)``);
 ``dtype`` is the output's dtype (default the input's; an integer input
 stays integer and wraps, as MXNet), and the sum runs in it, as MXNet's
-kernel does.  The data is viewed as ``(outer, n, inner)`` around the axis.
+kernel does (float16: in float32, rounded once, through
+``OpDef.half_mirrors``).  The data is viewed as ``(outer, n, inner)`` around the axis.
 Gradient: the reversed running sum of the head gradient
 (``_backward_np_cumsum(out_grad, data)``, data for its shape and dtype).
 """
@@ -49,10 +50,6 @@ def _out_shape(attrs, shape, in_shapes):
 
 
 def _inputs(attrs):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    if attrs["dtype"] == "float16":
-        raise DTypeError("cumsum: dtype='float16' is not supported by nbdl (no float16 "
-                         "kernels); use float32 or float64")
     return ["a"]
 
 
@@ -70,9 +67,10 @@ def _shape(attrs, in_shapes, out_shapes):
 
 
 def _check(where, d):
-    if d is not None and np.dtype(d) not in CUMSUM_DTYPES:
+    allowed = CUMSUM_DTYPES + (np.dtype(np.float16),)
+    if d is not None and np.dtype(d) not in allowed:
         raise DTypeError(f"{where}: data has dtype {np.dtype(d)}; supported: "
-                         f"{', '.join(str(t) for t in CUMSUM_DTYPES)}")
+                         f"{', '.join(str(t) for t in allowed)}")
 
 
 def _type(attrs, in_types, out_types):
@@ -112,6 +110,7 @@ _KERNELS = "nbdl.kernels.{}.cumsum:prepare_cumsum"
 register(OpDef(
     name="_np_cumsum", input_names=_inputs, attrs=dict(CUMSUM_ATTRS),
     infer_shape=_shape, infer_type=_type, gradient=_grad,
+    half_mirrors=True,
     kernels={"cpu": _KERNELS.format("cpu"), "cuda": _KERNELS.format("cuda")},
     dtypes=CUMSUM_DTYPES,
     doc="The running sum along ``axis`` (of the flattened array when None).\n\n"
@@ -122,6 +121,7 @@ register(OpDef(
 register(OpDef(
     name="_backward_np_cumsum", input_names=("out_grad", "data"), attrs=dict(CUMSUM_ATTRS),
     infer_shape=_backward_shape, infer_type=_backward_type,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.cumsum:prepare_cumsum_backward",
              "cuda": "nbdl.kernels.cuda.cumsum:prepare_cumsum_backward"},
     temp={"cpu": "nbdl.kernels.cpu.cumsum:temp_cumsum_backward",

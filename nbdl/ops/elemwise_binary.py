@@ -258,7 +258,9 @@ _SCALAR_OPS = [
     ("_plus_scalar", _identity_grad, ("_PlusScalar",)),
     ("_minus_scalar", _identity_grad, ("_MinusScalar",)),
     ("_rminus_scalar", _negative_grad, ("_RMinusScalar",)),
-    ("_mul_scalar", _same_op_grad("_mul_scalar"), ("_MulScalar",)),
+    # MXNet's gradientmultiplier gradient is this product under its own name
+    ("_mul_scalar", _same_op_grad("_mul_scalar"),
+     ("_MulScalar", "_contrib_backward_gradientmultiplier")),
     ("_div_scalar", _same_op_grad("_div_scalar"), ("_DivScalar",)),
     ("_rdiv_scalar", _via_scalar("_backward_rdiv_scalar", "data"), ("_RDivScalar",)),
     ("_power_scalar", _via_scalar("_backward_power_scalar", "data"), ("_PowerScalar",)),
@@ -279,8 +281,14 @@ for _name, _grad, _aliases in _SCALAR_OPS:
                 doc=f"{_name[1:-7]} of an array and the float ``scalar`` (cast to the array's "
                     f"dtype: truncated for integer arrays, as MXNet)")
 
-for _name, _use in (("_backward_rdiv_scalar", "data"), ("_backward_power_scalar", "data"),
-                    ("_backward_rpower_scalar", "output"), ("_backward_maximum_scalar", "data"),
+elementwise("smooth_l1", gradient=_via_scalar("_backward_smooth_l1", "data"),
+            attrs={"scalar": Attr("float", 1.0, doc="sigma"), "is_int": Attr("bool", True)},
+            family="elemwise_binary", aliases=("_npx_smooth_l1",),
+            doc="Smooth L1 loss with ``sigma = scalar``: ``0.5 * (sigma * x)**2`` where "
+                "``|x| <= 1 / sigma**2``, else ``|x| - 0.5 / sigma**2``.")
+
+for _name, _use in (("_backward_smooth_l1", "data"), ("_backward_rdiv_scalar", "data"),
+                    ("_backward_power_scalar", "data"), ("_backward_rpower_scalar", "output"), ("_backward_maximum_scalar", "data"),
                     ("_backward_minimum_scalar", "data"), ("_backward_rmod_scalar", "data"),
                     ("_backward_hypot_scalar", "data")):
     elementwise(_name, input_names=("ograd", _use), attrs=_SCALAR_ATTRS, family="elemwise_binary",

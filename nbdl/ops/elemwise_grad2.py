@@ -143,6 +143,9 @@ DERIVATIVES = {
     "power_scalar": lambda x, a: (a["scalar"] * (a["scalar"] - 1.0)) * x ** (a["scalar"] - 2.0),
     "rpower_scalar": lambda y, a: math.log(a["scalar"]),
     "hypot_scalar": lambda x, a: a["scalar"] ** 2 / (x.f("square") + a["scalar"] ** 2) ** 1.5,
+    # smooth_l1 (s = sigma): f' = s**2 x inside |x| <= 1 / s**2, sign(x) outside
+    "smooth_l1": lambda x, a: x.f("abs")._op(
+        "_lesser_equal_scalar", attrs={"scalar": 1.0 / a["scalar"] ** 2}) * a["scalar"] ** 2,
     # f' is piecewise constant: no second derivative
     "relu": None, "abs": None, "clip": None, "degrees": None, "radians": None,
     "hard_sigmoid": None, "maximum_scalar": None, "minimum_scalar": None, "rmod_scalar": None,

@@ -78,6 +78,7 @@ register(OpDef(
     name="gather_nd", input_names=("data", "indices"),
     infer_shape=_gather_nd_shape, infer_type=_index_type,
     gradient=_gather_nd_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_gather_nd"), supports_add=True,
     dtypes=MOVE_DTYPES, int_inputs=(1,),
     doc="out[y, ...] = data[indices[0, y], .., indices[M-1, y], ...]."))
@@ -116,6 +117,7 @@ for _name, _doc in (("scatter_nd", "A zero array of ``shape`` with out[indices[:
         attrs={"shape": Attr("tuple")},
         infer_shape=_scatter_shape(_name), infer_type=_index_type,
         gradient=_scatter_grad,
+        half_mirrors=True,
         kernels=kernels("prepare_scatter_nd" if _name == "scatter_nd" else "prepare_add_nd"),
         supports_add=_name != "scatter_nd",
         dtypes=MOVE_DTYPES if _name == "scatter_nd" else ADD_DTYPES, int_inputs=(1,), doc=_doc))
@@ -144,6 +146,7 @@ register(OpDef(
     gradient=lambda node, out_grads: [
         make_node("gather_nd", [out_grads[0], node.inputs[1]],
                   name=f"{node.name}_backward").output(0), None, None],
+    half_mirrors=True,
     kernels=kernels("prepare_add_nd"), supports_add=True, shape_inputs=(2,), int_inputs=(1,),
     dtypes=ADD_DTYPES,
     doc="gather_nd's gradient: _backward_gather_nd with data's shape (data is read for "

@@ -53,6 +53,7 @@ register(OpDef(
            "ctx": Attr("str", ""), "axis": Attr("int", None, optional=True)},
     infer_shape=_arange_like_shape, infer_type=_same_dtype,
     gradient=lambda node, out_grads: [None],
+    half_mirrors=True,
     kernels=kernels("prepare_arange_like"), dtypes=MOVE_DTYPES, shape_inputs=(0,),
     doc="start + step * (i // repeat) over data's shape (flat C order), or over axis "
         "``axis`` only; data is read for its shape only."))
@@ -83,6 +84,7 @@ register(OpDef(
     infer_shape=_index_array_shape,
     infer_type=lambda attrs, in_types, out_types: (in_types, [np.dtype(np.int64)]),
     gradient=lambda node, out_grads: [None],
+    half_mirrors=True,
     kernels=kernels("prepare_index_array"), dtypes=(np.dtype(np.int64),), int_inputs=(0,),
     shape_inputs=(0,),
     doc="int64 array of data.shape + (len(axes),): out[i_0, .., i_{n-1}, j] = i_{axes[j]} "
@@ -118,13 +120,31 @@ def _index_copy_type(attrs, in_types, out_types):
 
 
 def _index_copy_grad(node, out_grads):
-    """old gets the head gradient with the copied rows zeroed; new gets those rows."""
-    og, idx = out_grads[0], node.inputs[1]
-    zero = make_node("zeros_like", [node.inputs[2]], name=f"{node.name}_backward_zero")
-    old = make_node("_contrib_index_copy", [og, idx, zero.output(0)],
-                    name=f"{node.name}_backward_old")
-    new = make_node("take", [og, idx], {"axis": 0}, name=f"{node.name}_backward_new")
-    return [old.output(0), None, new.output(0)]
+    """MXNet's ``_contrib_backward_index_copy``: old gets the head gradient
+    with the copied rows zeroed, new gets those rows, the index nothing."""
+    back = make_node("_contrib_backward_index_copy", [out_grads[0]] + list(node.inputs),
+                     name=f"{node.name}_backward")
+    return [back.output(0), None, back.output(2)]
+
+
+def _index_copy_backward_shape(attrs, in_shapes, out_shapes):
+    ins, outs = list(in_shapes), list(out_shapes)
+    for k in range(3):                       # each gradient has its input's shape
+        ins[k + 1] = ins[k + 1] if ins[k + 1] is not None else outs[k]
+        outs[k] = ins[k + 1]
+    fwd_ins, fwd_outs = _index_copy_shape(attrs, ins[1:], [ins[0]])
+    ins[1:] = fwd_ins
+    if ins[0] is not None and fwd_outs[0] is not None and tuple(ins[0]) != tuple(fwd_outs[0]):
+        raise shape_error("_contrib_backward_index_copy", f"out_grad has shape {tuple(ins[0])} "
+                          f"but old_tensor has {tuple(fwd_outs[0])}", in_shapes)
+    ins[0] = fwd_outs[0]
+    return ins, [ins[1], ins[2], ins[3]]
+
+
+def _index_copy_backward_type(attrs, in_types, out_types):
+    t = next((x for x in (in_types[0], in_types[1], in_types[3], out_types[0], out_types[2])
+              if x is not None), None)
+    return [t, t, in_types[2], t], [t, in_types[2], t]
 
 
 register(OpDef(
@@ -132,9 +152,22 @@ register(OpDef(
     infer_shape=_index_copy_shape, infer_type=_index_copy_type,
     gradient=_index_copy_grad,
     inplace=lambda attrs: [(0, 0)],
+    half_mirrors=True,
     kernels=kernels("prepare_index_copy"), dtypes=MOVE_DTYPES, int_inputs=(1,),
     doc="old_tensor with rows index_vector[i] replaced by new_tensor[i]; an index outside "
         "[0, old_tensor.shape[0]) raises IndexOutOfRange."))
+
+register(OpDef(
+    name="_contrib_backward_index_copy",
+    input_names=("out_grad", "old_tensor", "index_vector", "new_tensor"), num_outputs=3,
+    output_names=("old_tensor_grad", "index_vector_grad", "new_tensor_grad"),
+    infer_shape=_index_copy_backward_shape, infer_type=_index_copy_backward_type,
+    shape_inputs=(1, 3), temp=lambda call: [((call.in_shapes[1][0],), np.dtype(np.int32))],
+    half_mirrors=True,
+    kernels=kernels("prepare_index_copy_backward"), supports_add=True, dtypes=MOVE_DTYPES,
+    int_inputs=(2,),
+    doc="Gradients of _contrib_index_copy (MXNet's name): out_grad with the copied rows "
+        "zeroed, zeros for the index, the copied rows of out_grad for new_tensor."))
 
 
 # -- _contrib_boolean_mask (eager only) -----------------------------------------------------------
@@ -162,6 +195,7 @@ register(OpDef(
     attrs={"axis": Attr("int", 0)},
     infer_shape=_boolean_mask_shape,
     infer_type=lambda attrs, in_types, out_types: ([in_types[0], in_types[1]], [in_types[0]]),
+    half_mirrors=True,
     kernels={}, eager_only=True, dtypes=MOVE_DTYPES, int_inputs=(1,),
     doc="The rows of data whose index entry is non-zero.  Eager only "
         "(nbdl.nd.contrib.boolean_mask): the output shape depends on index's values."))

@@ -56,6 +56,7 @@ def _batch_take_grad(node, out_grads):
 register(OpDef(
     name="batch_take", input_names=("a", "indices"),
     infer_shape=_batch_take_shape, infer_type=_first_type, gradient=_batch_take_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_batch_take"), dtypes=MOVE_DTYPES, int_inputs=(1,),
     doc="out[i] = a[i, indices[i]] over a seen as (rows, a.shape[-1]); indices are clipped "
         "to [0, a.shape[-1]) (deprecated in MXNet: use pick)."))
@@ -88,6 +89,7 @@ register(OpDef(
     name="fill_element_0index", input_names=("lhs", "mhs", "rhs"),
     infer_shape=_fill_shape, infer_type=_fill_type,
     inplace=lambda attrs: [(0, 0)],
+    half_mirrors=True,
     kernels=kernels("prepare_fill_element"), dtypes=MOVE_DTYPES, int_inputs=(2,),
     doc="lhs with out[i, rhs[i]] = mhs[i]; an rhs[i] outside [0, lhs.shape[1]) leaves row i "
         "unchanged."))
@@ -112,6 +114,7 @@ register(OpDef(
     name="argmax_channel",
     infer_shape=_argmax_channel_shape, infer_type=_first_type,
     gradient=lambda node, out_grads: [None],
+    half_mirrors=True,
     kernels=kernels("prepare_argmax_channel"),
     doc="argmax along axis 1 (the channel), as a float of data's dtype; ties give the first."))
 
@@ -159,6 +162,7 @@ for _name, _rule, _doc in (
         name=_name, attrs={"shape": Attr("tuple")},
         infer_shape=_rule, infer_type=_first_type,
         gradient=lambda node, out_grads: [None],
+        half_mirrors=True,
         kernels=kernels("prepare" + _name), dtypes=INDEX_DTYPES, doc=_doc),
         aliases=(_name[1:],))
 

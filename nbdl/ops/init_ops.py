@@ -1,15 +1,17 @@
 """Ops with no inputs that fill an array: MXNet 1.9.1's ``_zeros``, ``_ones``,
-``_full``, ``_arange`` and ``_eye`` (rules only; kernels in
+``_full``, ``_arange``, ``_linspace`` and ``_eye`` (rules only; kernels in
 nbdl.kernels.{cpu,cuda}.init_ops).
 
 They are what ``sym.zeros(shape)``, ``sym.ones``, ``sym.full``,
-``sym.arange`` and ``sym.eye`` build (and what MXNet -symbol.json files hold);
+``sym.arange``, ``sym.linspace`` and ``sym.eye`` build (and what MXNet
+-symbol.json files hold);
 ``nd.zeros`` & co. stay host-side creation functions (nbdl.ndarray.creation).
 Attributes and their positional order are MXNet's Python front-ends'
 (``sym.full(shape, val)``, ``sym.arange(start, stop, step, repeat)``).
-``dtype`` is float32 by default; bool, uint8, int8, int32, int64, float32
-and float64 are filled (float16 raises DTypeError: the CPU kernels cannot
-write it).  ``_zeros`` / ``_ones`` / ``_full`` with an empty ``shape`` take
+``dtype`` is float32 by default; bool, uint8, int8, int32, int64, float16,
+float32 and float64 are filled (float16 through a float32 mirror, rounded
+once: ``OpDef.half_mirrors``).  ``_linspace`` computes ``start + step * i``
+in float64 and casts once, as MXNet's kernel does.  ``_zeros`` / ``_ones`` / ``_full`` with an empty ``shape`` take
 their shape from the consumer, as MXNet's do.  ``_arange`` with
 ``infer_range=True`` takes its length from the consumer.
 """
@@ -113,6 +115,23 @@ def _arange_shape(attrs, in_shapes, out_shapes):
     return in_shapes, [(n,)]
 
 
+def _linspace_shape(attrs, in_shapes, out_shapes):
+    n = attrs["num"]
+    if n < 0:
+        raise shape_error("_linspace", f"num={n} must be non-negative")
+    if out_shapes[0] is not None and tuple(out_shapes[0]) != (n,):
+        raise shape_error("_linspace", f"output shape {tuple(out_shapes[0])} differs from "
+                          f"({n},)")
+    return in_shapes, [(n,)]
+
+
+def linspace_step(attrs):
+    """MXNet's spacing: ``(stop - start) / (num - 1)`` with the endpoint,
+    ``/ num`` without, 0 for a single value."""
+    steps = attrs["num"] - 1 if attrs["endpoint"] else attrs["num"]
+    return (attrs["stop"] - attrs["start"]) / steps if steps > 0 else 0.0
+
+
 def _eye_shape(attrs, in_shapes, out_shapes):
     n, m = int(attrs["N"]), int(attrs["M"])
     if n < 0 or m < 0:
@@ -127,7 +146,7 @@ for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
         attrs=dict(_FILL, dtype=_dtype(FILL_DTYPES), ctx=_CTX),
         infer_shape=_filled_shape(_name), infer_type=_typed(_name), gradient=_no_grad,
         kernels=_kernels("prepare_zeros" if _value == 0 else "prepare_ones"),
-        dtypes=tuple(np.dtype(d) for d in FILL_DTYPES),
+        dtypes=tuple(np.dtype(d) for d in FILL_DTYPES), half_mirrors=True,
         doc=f"An array of {'zeros' if _value == 0 else 'ones'} of ``shape``."),
         aliases=(_name[1:],))
 
@@ -137,6 +156,7 @@ register(OpDef(
                ctx=_CTX),
     infer_shape=_filled_shape("_full"), infer_type=_typed("_full"), gradient=_no_grad,
     kernels=_kernels("prepare_full"), dtypes=tuple(np.dtype(d) for d in FILL_DTYPES),
+    half_mirrors=True,
     doc="An array of ``shape`` filled with ``value``."), aliases=("full",))
 
 register(OpDef(
@@ -149,6 +169,7 @@ register(OpDef(
            "dtype": _dtype(RANGE_DTYPES), "ctx": _CTX},
     infer_shape=_arange_shape, infer_type=_typed("_arange"), gradient=_no_grad,
     kernels=_kernels("prepare_arange"), dtypes=tuple(np.dtype(d) for d in RANGE_DTYPES),
+    half_mirrors=True,
     doc="``start, start + step, ...`` below ``stop``, each value ``repeat`` times."),
     aliases=("arange",))
 
@@ -159,4 +180,18 @@ register(OpDef(
            "dtype": _dtype(RANGE_DTYPES), "ctx": _CTX},
     infer_shape=_eye_shape, infer_type=_typed("_eye"), gradient=_no_grad,
     kernels=_kernels("prepare_eye"), dtypes=tuple(np.dtype(d) for d in RANGE_DTYPES),
+    half_mirrors=True,
     doc="An N x M array with ones on diagonal ``k`` and zeros elsewhere."), aliases=("eye",))
+
+register(OpDef(
+    name="_linspace", input_names=(),
+    attrs={"start": Attr("float", doc="The first value."),
+           "stop": Attr("float", doc="The last value (with ``endpoint``)."),
+           "num": Attr("int", doc="Number of values (non-negative)."),
+           "endpoint": Attr("bool", True, doc="Whether ``stop`` is the last value."),
+           "ctx": _CTX, "dtype": _dtype(RANGE_DTYPES)},
+    infer_shape=_linspace_shape, infer_type=_typed("_linspace"), gradient=_no_grad,
+    kernels=_kernels("prepare_linspace"), dtypes=tuple(np.dtype(d) for d in RANGE_DTYPES),
+    half_mirrors=True,
+    doc="``num`` evenly spaced values from ``start`` to ``stop`` (excluded without "
+        "``endpoint``)."), aliases=("_npi_linspace", "linspace"))

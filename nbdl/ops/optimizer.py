@@ -93,20 +93,34 @@ def _mp_types(name, n_master):
     return rule
 
 
+def _fixed_types(name, half_inputs, n_in, out_type):
+    """``mp_lamb_*``: the inputs at ``half_inputs`` float16, the others and
+    the output as MXNet fixes them."""
+    def rule(attrs, in_types, out_types):
+        want = [_F16 if k in half_inputs else _F32 for k in range(n_in)]
+        for k, (t, w) in enumerate(zip(list(in_types) + list(out_types), want + [out_type])):
+            if t is not None and np.dtype(t) != w:
+                what = f"input {k}" if k < n_in else "the output"
+                raise DTypeError(f"{name}: {what} must be {w}, got {np.dtype(t)}")
+        return want, [out_type]
+    return rule
+
+
 def _update(name, inputs, attrs, doc, scalar_attrs=None, mp=0, scalar_inputs=(),
-            hidden=False, aliases=()):
+            hidden=False, aliases=(), infer_type=None, read_only=(), prepare="prepare_update",
+            infer_shape=None):
     scalar_attrs = tuple(scalar_attrs if scalar_attrs is not None
                          else [k for k, a in attrs.items() if a.kind in ("float", "int")])
     # the states: every input after weight and grad but the read-only ones
     mutated = tuple(k for k in range(2, len(inputs))
-                    if inputs[k] not in ("r1", "r2", "rescale_grad", "noise"))
+                    if inputs[k] not in ("r1", "r2", "rescale_grad", "noise") + tuple(read_only))
     register(OpDef(
         name=name, input_names=tuple(inputs), attrs=dict(attrs),
-        infer_shape=_same_shapes(name, inputs, scalar_inputs),
-        infer_type=_mp_types(name, mp) if mp else _same_types,
+        infer_shape=infer_shape or _same_shapes(name, inputs, scalar_inputs),
+        infer_type=infer_type or (_mp_types(name, mp) if mp else _same_types),
         inplace=lambda a: [(0, 0)], mutates=mutated, scalar_attrs=scalar_attrs,
-        dtypes=(_F16, _F32) if mp else None, hidden=hidden,
-        kernels={"cpu": _CPU + "prepare_update", "cuda": _CUDA + "prepare_update"}, doc=doc),
+        dtypes=(_F16, _F32) if mp or infer_type else None, hidden=hidden,
+        kernels={"cpu": _CPU + prepare, "cuda": _CUDA + prepare}, doc=doc),
         aliases=aliases)
 
 
@@ -177,6 +191,42 @@ _update("lamb_update_phase2", ["weight", "g", "r1", "r2"],
         "LAMB's second phase: ``weight - lr * r1 / r2 * g`` with ``r1`` (the weight's norm) "
         "clamped to the bounds that are >= 0 and ``lr * g`` when a norm is 0; ``r1``, ``r2`` "
         "are 1-element arrays.", scalar_inputs=(2, 3))
+_LAMB1 = {"beta1": _f(0.9), "beta2": _f(0.999), "epsilon": _f(1e-6), "t": Attr("int"),
+          "bias_correction": Attr("bool", True), "wd": _f(), **_RESCALE}
+_update("mp_lamb_update_phase1", ["weight", "grad", "mean", "var", "weight32"], _LAMB1,
+        "``lamb_update_phase1`` of a float16 weight and gradient: the moments (float32, "
+        "updated in place) from the gradient, the direction (float32) with ``wd * weight32``.",
+        scalar_attrs=tuple(_LAMB1), read_only=("weight32",),
+        infer_type=_fixed_types("mp_lamb_update_phase1", (0, 1), 5, _F32))
+_update("mp_lamb_update_phase2", ["weight", "g", "r1", "r2", "weight32"],
+        {"lr": _f(), "lower_bound": _f(-1.0), "upper_bound": _f(-1.0)},
+        "``lamb_update_phase2`` through the float32 master copy: ``weight32 -= lr * r1 / r2 "
+        "* g`` (in place), the float16 output is weight32 rounded.  (MXNet 1.9.1 declares "
+        "weight32 mutated but its kernel never writes it, so its mixed-precision LAMB keeps "
+        "stepping from the initial weights; nbdl updates it.)",
+        scalar_inputs=(2, 3), infer_type=_fixed_types("mp_lamb_update_phase2", (0,), 5, _F16))
+def _group_adagrad_shape(attrs, in_shapes, out_shapes):
+    name = "_contrib_group_adagrad_update"
+    ins, outs = _same_shapes(name, ["weight", "grad"])(attrs, in_shapes[:2], out_shapes)
+    hist = in_shapes[2]
+    if ins[0] is not None:
+        rows = ins[0][0] if ins[0] else 1
+        if hist is not None and (not hist or hist[0] != rows or
+                                 int(np.prod(hist, dtype=np.int64)) != rows):
+            raise shape_error(name, f"history has shape {tuple(hist)} but needs one value per "
+                              f"row of the weight {tuple(ins[0])}, e.g. ({rows}, 1)", in_shapes)
+        hist = tuple(hist) if hist is not None else (rows, 1)
+    return list(ins) + [hist], outs
+
+
+_update("_contrib_group_adagrad_update", ["weight", "grad", "history"],
+        {"lr": _f(), "rescale_grad": _f(1.0), "clip_gradient": _f(-1.0), "epsilon": _f(1e-5)},
+        "Group AdaGrad: one history value per row (``history`` has ``weight.shape[0]`` "
+        "elements): ``history += mean(clip(rescale_grad * grad)**2 over the row)``, ``weight "
+        "-= lr * grad / sqrt(history + epsilon)``.  (MXNet 1.9.1 runs it on row_sparse "
+        "gradients only; a dense gradient here updates every row.)",
+        prepare="prepare_group_adagrad", infer_shape=_group_adagrad_shape)
+
 _update("_adamw_update", ["weight", "grad", "mean", "var", "rescale_grad"],
         {"lr": _f(), "beta1": _f(0.9), "beta2": _f(0.999), "epsilon": _f(1e-8), "wd": _f(0.0),
          "eta": _f(), "clip_gradient": _f(-1.0)},
@@ -208,7 +258,9 @@ _update("_nbdl_sgld_update", ["weight", "grad", "noise"],
 
 # -- multi-tensor forms ------------------------------------------------------------
 
-_MULTI = {
+# op -> (inputs per weight, how many of them are float32 master state); the
+# preloaded_multi_* forms of nbdl.ops.optimizer_multi take the same groups
+MULTI_GROUPS = {
     "multi_sgd_update": (("weight", "grad"), 0),
     "multi_sgd_mom_update": (("weight", "grad", "mom"), 0),
     "multi_mp_sgd_update": (("weight", "grad", "weight32"), 1),
@@ -216,20 +268,17 @@ _MULTI = {
 }
 
 
-def _multi_inputs(group):
-    return lambda attrs: [f"{n}_{k}" for k in range(attrs["num_weights"]) for n in group]
-
-
-def _multi_shape(name, group):
+def _weights_rule(name, group, one):
+    """Apply the one-weight rule ``one`` to each weight's group of inputs and
+    its output (the first ``per * num_weights`` inputs; any after are left
+    alone)."""
     per = len(group)
 
-    def rule(attrs, in_shapes, out_shapes):
+    def rule(attrs, in_values, out_values):
         n = attrs["num_weights"]
-        for key in ("lrs", "wds"):
-            if len(attrs[key]) != n:
-                raise shape_error(name, f"{key} has {len(attrs[key])} values for num_weights={n}")
-        ins, outs = list(in_shapes), list(out_shapes)
-        one = _same_shapes(name, list(group))
+        if n < 1:
+            raise shape_error(name, f"num_weights={n} must be at least 1")
+        ins, outs = list(in_values), list(out_values)
         for k in range(n):
             i, o = one(attrs, ins[per * k:per * k + per], [outs[k]])
             ins[per * k:per * k + per] = i
@@ -238,40 +287,60 @@ def _multi_shape(name, group):
     return rule
 
 
-def _multi_type(name, group, mp):
-    per = len(group)
-    one = _mp_types(name, mp) if mp else _same_types
+def weights_shape(name, group):
+    """Shape rule over each weight's group (the multi-tensor updates)."""
+    return _weights_rule(name, group, _same_shapes(name, list(group)))
 
-    def rule(attrs, in_types, out_types):
-        ins, outs = list(in_types), list(out_types)
-        for k in range(attrs["num_weights"]):
-            i, o = one(attrs, ins[per * k:per * k + per], [outs[k]])
-            ins[per * k:per * k + per] = i
-            outs[k] = o[0]
-        return ins, outs
+
+def weights_type(name, group, mp):
+    """Type rule over each weight's group (float16 weights with float32
+    masters when ``mp``)."""
+    return _weights_rule(name, group, _mp_types(name, mp) if mp else _same_types)
+
+
+def register_multi(name, group, mp, attrs, extra_inputs=(), infer_shape=None, infer_type=None,
+                   kernels=None, doc=""):
+    """Register a multi-tensor update: inputs ``<group>_0, <group>_1, ...``
+    then ``extra_inputs``, one output per weight written in place of its
+    weight, the group's states (``mom``, ``weight32``) mutated, every float
+    attribute a kernel scalar; ``kernels`` default to this family's
+    ``prepare_multi``."""
+    per = len(group)
+    mut = tuple(k for k, g in enumerate(group) if g in ("mom", "weight32"))
+    register(OpDef(
+        name=name,
+        input_names=lambda a: ([f"{g}_{k}" for k in range(a["num_weights"]) for g in group]
+                               + list(extra_inputs)),
+        attrs=attrs, num_outputs=lambda a: a["num_weights"],
+        infer_shape=infer_shape or weights_shape(name, group),
+        infer_type=infer_type or weights_type(name, group, mp),
+        inplace=lambda a: [(per * k, k) for k in range(a["num_weights"])],
+        mutates=lambda a: tuple(per * k + m for k in range(a["num_weights"]) for m in mut),
+        scalar_attrs=tuple(k for k in attrs if k != "num_weights"),
+        dtypes=(_F16, _F32) if mp else None,
+        kernels=kernels or {"cpu": _CPU + "prepare_multi", "cuda": _CUDA + "prepare_multi"},
+        doc=doc))
+
+
+def _multi_shape(name, group):
+    per_weight = weights_shape(name, group)
+
+    def rule(attrs, in_shapes, out_shapes):
+        n = attrs["num_weights"]
+        for key in ("lrs", "wds"):
+            if len(attrs[key]) != n:
+                raise shape_error(name, f"{key} has {len(attrs[key])} values for num_weights={n}")
+        return per_weight(attrs, in_shapes, out_shapes)
     return rule
 
 
-for _name, (_group, _mp) in _MULTI.items():
+for _name, (_group, _mp) in MULTI_GROUPS.items():
     _attrs = {"lrs": Attr("floats"), "wds": Attr("floats")}
     if "mom" in _group:
         _attrs["momentum"] = _f(0.0)
     _attrs.update(_RESCALE)
     _attrs["num_weights"] = Attr("int", 1)
-    _per = len(_group)
-    _mut = tuple(k for k, g in enumerate(_group) if g in ("mom", "weight32"))
-    register(OpDef(
-        name=_name, input_names=_multi_inputs(_group), attrs=_attrs,
-        num_outputs=lambda attrs: attrs["num_weights"],
-        infer_shape=_multi_shape(_name, _group), infer_type=_multi_type(_name, _group, _mp),
-        inplace=(lambda per: lambda attrs: [(per * k, k) for k in range(attrs["num_weights"])])(
-            _per),
-        mutates=(lambda per, mut: lambda attrs: tuple(per * k + m for k in
-                                                      range(attrs["num_weights"])
-                                                      for m in mut))(_per, _mut),
-        scalar_attrs=tuple(k for k in _attrs if k != "num_weights"),
-        dtypes=(_F16, _F32) if _mp else None,
-        kernels={"cpu": _CPU + "prepare_multi", "cuda": _CUDA + "prepare_multi"},
-        doc=f"``{_name[6:]}`` of ``num_weights`` weights in one call: inputs "
-            f"``{', '.join(g + '_0' for g in _group)}, ...``, per-weight ``lrs``/``wds``; "
-            f"one output per weight."))
+    register_multi(_name, _group, _mp, _attrs, infer_shape=_multi_shape(_name, _group),
+                   doc=f"``{_name[6:]}`` of ``num_weights`` weights in one call: inputs "
+                       f"``{', '.join(g + '_0' for g in _group)}, ...``, per-weight "
+                       f"``lrs``/``wds``; one output per weight.")

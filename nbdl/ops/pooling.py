@@ -74,7 +74,7 @@ def check_pooling_attrs(opname, attrs):
         if name != "kernel" and v and k and len(v) != len(k):
             raise AttrError(f"{opname}: {name}={v!r} has {len(v)} dimension(s) but "
                             f"kernel={k!r} has {len(k)}")
-    pv = attrs["p_value"]
+    pv = attrs.get("p_value")
     if pv is not None and pv < 1:
         raise AttrError(f"{opname}: p_value={pv!r} is invalid: expected an integer >= 1")
 
@@ -88,7 +88,7 @@ def _inputs(opname, names):
 
 
 def channels_last(attrs):
-    return attrs["layout"] in CHANNELS_LAST
+    return attrs.get("layout") in CHANNELS_LAST
 
 
 def geometry(opname, attrs, shape, in_shapes):
@@ -96,7 +96,7 @@ def geometry(opname, attrs, shape, in_shapes):
     validated against the data shape."""
     shape = tuple(int(d) for d in shape)
     nd = len(shape)
-    layout = attrs["layout"]
+    layout = attrs.get("layout")
     if attrs["global_pool"]:
         ns = nd - 2
         if not 1 <= ns <= 3:
@@ -145,15 +145,17 @@ def out_shape(opname, attrs, shape, in_shapes):
     return shape[:2] + osp
 
 
-def _forward_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
-    if d is None:
-        return in_shapes, out_shapes
-    o = out_shape("Pooling", attrs, d, in_shapes)
-    if out_shapes[0] is not None and tuple(out_shapes[0]) != o:
-        raise shape_error("Pooling", f"output has shape {tuple(out_shapes[0])}, expected {o}",
-                          in_shapes)
-    return [tuple(d)], [o]
+def _forward_shape(opname):
+    def rule(attrs, in_shapes, out_shapes):
+        d = in_shapes[0]
+        if d is None:
+            return in_shapes, out_shapes
+        o = out_shape(opname, attrs, d, in_shapes)
+        if out_shapes[0] is not None and tuple(out_shapes[0]) != o:
+            raise shape_error(opname, f"output has shape {tuple(out_shapes[0])}, expected {o}",
+                              in_shapes)
+        return [tuple(d)], [o]
+    return rule
 
 
 def _same_type(attrs, in_types, out_types):
@@ -162,7 +164,7 @@ def _same_type(attrs, in_types, out_types):
 
 
 def _gradient(node, out_grads):
-    back = make_node("_backward_Pooling", [out_grads[0], node.inputs[0], node.output(0)],
+    back = make_node(f"_backward_{node.op.name}", [out_grads[0], node.inputs[0], node.output(0)],
                      dict(node.attrs),
                      name=f"{node.name}_backward")
     return [back.output(0)]
@@ -192,26 +194,50 @@ def _backward_shape_inputs(attrs):
     return (1, 2)
 
 
-register(OpDef(
-    name="Pooling",
-    input_names=_inputs("Pooling", ["data"]),
-    attrs=dict(POOLING_ATTRS),
-    infer_shape=_forward_shape, infer_type=_same_type,
-    gradient=_gradient,
-    flops=lambda a, ins, outs: (math.prod(ins[0]) if a["global_pool"]
-                                else math.prod(outs[0]) * math.prod(a["kernel"] or (1,))),
-    kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling",
-             "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling"},
-    supports_add=True,
-    doc="Max, average, sum or lp pooling over 1-3 spatial dimensions."))
+def _register(name, attrs, doc, backward_doc):
+    """``name`` and its hidden ``_backward_<name>``, on the pooling kernels."""
+    register(OpDef(
+        name=name,
+        input_names=_inputs(name, ["data"]),
+        attrs=dict(attrs),
+        infer_shape=_forward_shape(name), infer_type=_same_type,
+        gradient=_gradient,
+        flops=lambda a, ins, outs: (math.prod(ins[0]) if a["global_pool"]
+                                    else math.prod(outs[0]) * math.prod(a["kernel"] or (1,))),
+        half_mirrors=True,
+        kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling",
+                 "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling"},
+        supports_add=True, doc=doc))
+    register(OpDef(
+        name=f"_backward_{name}",
+        input_names=_inputs(f"_backward_{name}", ["out_grad", "data", "output"]),
+        attrs=dict(attrs),
+        infer_shape=_backward_shape, infer_type=_same_type,
+        shape_inputs=_backward_shape_inputs,
+        half_mirrors=True,
+        kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling_backward",
+                 "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling_backward"},
+        supports_add=True, hidden=True, doc=backward_doc))
 
-register(OpDef(
-    name="_backward_Pooling",
-    input_names=_inputs("_backward_Pooling", ["out_grad", "data", "output"]),
-    attrs=dict(POOLING_ATTRS),
-    infer_shape=_backward_shape, infer_type=_same_type,
-    shape_inputs=_backward_shape_inputs,
-    kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling_backward",
-             "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling_backward"},
-    supports_add=True, hidden=True,
-    doc="Pooling's data gradient (max: routed to each window's first maximum)."))
+
+_register("Pooling", POOLING_ATTRS,
+          "Max, average, sum or lp pooling over 1-3 spatial dimensions.",
+          "Pooling's data gradient (max: routed to each window's first maximum).")
+
+
+# -- Pooling_v1: MXNet's legacy operator, on the same kernels ----------------------------------
+
+POOLING_V1_ATTRS = {
+    "kernel": POOLING_ATTRS["kernel"],
+    "pool_type": Attr("str", "max", choices=("max", "avg", "sum"), doc="Pooling function."),
+    "global_pool": POOLING_ATTRS["global_pool"],
+    "pooling_convention": Attr("str", "valid", choices=("valid", "full"),
+                               doc="How the output size is rounded."),
+    "stride": POOLING_ATTRS["stride"],
+    "pad": POOLING_ATTRS["pad"],
+}
+
+_register("Pooling_v1", POOLING_V1_ATTRS,
+          "MXNet's legacy Pooling: the data is zero-padded to cover every window, so a "
+          "window leaving the data takes a 0 into its max and avg divides by the whole kernel.",
+          "Pooling_v1's data gradient.")

@@ -15,6 +15,11 @@ MXNet 1.9.1's ops, names and attributes:
 - ``_sample_multinomial`` (``data``: probabilities on the last axis; ``shape``,
   ``get_prob``, ``dtype``), with a gradient through the log-probability output.
 - ``_shuffle``: a random permutation along the first axis.
+- ``_sample_unique_zipfian(range_max, shape)``: per row of the 2-D
+  ``shape``, ``shape[1]`` distinct int64 classes in ``[0, range_max)`` drawn
+  from the approximately log-uniform distribution, and the int64 number of
+  draws each row took (MXNet's rejection loop; a byte of scratch per class
+  and row).
 
 No sampler has a gradient (MXNet's give zeros) except
 ``_sample_multinomial``'s log-probability.  Sampler outputs are float32 or
@@ -348,3 +353,38 @@ register(OpDef(
     temp=shuffle_temp, kernels=_kernels("prepare_shuffle"), dtypes=ALL_DTYPES,
     doc="data with its first axis randomly permuted (a new order on every call)."),
     aliases=("shuffle",))
+
+
+# -- _sample_unique_zipfian ---------------------------------------------------------------
+
+def _unique_shape(attrs, in_shapes, out_shapes):
+    where = "_sample_unique_zipfian"
+    shape = tuple(attrs["shape"])
+    if not shape and out_shapes[0] is not None and len(out_shapes[0]) == 2:
+        shape = tuple(out_shapes[0])
+    if not shape:
+        return in_shapes, list(out_shapes)
+    if len(shape) != 2 or any(d < 0 for d in shape):
+        raise shape_error(where, f"shape={shape} must be 2-D (batch_size, num_sampled)")
+    if attrs["range_max"] < 1 or shape[1] > attrs["range_max"]:
+        raise AttrError(f"{where}: cannot draw {shape[1]} distinct classes from "
+                        f"range_max={attrs['range_max']}")
+    return in_shapes, [shape, (shape[0],)]
+
+
+def unique_zipfian_temp(call):
+    """One byte per (row, class): the classes a row has drawn."""
+    return [((call.out_shapes[0][0], call.attrs["range_max"]), np.dtype(np.uint8))]
+
+
+register(OpDef(
+    name="_sample_unique_zipfian", input_names=(), num_outputs=2,
+    attrs={"range_max": Attr("int", doc="The number of possible classes."),
+           "shape": Attr("tuple", (), doc="(batch_size, num_sampled).")},
+    infer_shape=_unique_shape,
+    infer_type=lambda attrs, i, o: (i, [INTS[1], INTS[1]]),
+    gradient=_no_grad, temp=unique_zipfian_temp,
+    kernels=_kernels("prepare_unique_zipfian"), dtypes=(INTS[1],),
+    doc="Distinct classes drawn from the approximately log-uniform (Zipfian) distribution "
+        "``P(c) = log((c + 2) / (c + 1)) / log(range_max + 1)``, per row, and the draws "
+        "each row took."))

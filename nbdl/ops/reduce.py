@@ -23,9 +23,13 @@ SLOTS = 6
 OP_SUM, OP_PROD, OP_MAX, OP_MIN = 0, 1, 2, 3
 # norm's (``nbdl.ops.reduce_norm``): sum of |x| (ord=1), sqrt of the sum of x*x (ord=2)
 OP_ASUM, OP_NRM2 = 4, 5
-OP_CODES = {"sum": OP_SUM, "mean": OP_SUM, "prod": OP_PROD, "max": OP_MAX, "min": OP_MIN}
-# modes of the select-style backward kernels: max/min, prod, norm ord=2, norm ord=1
-SEL_MAXMIN, SEL_PROD, SEL_NRM2, SEL_ASUM = 0, 1, 2, 3
+# sum / product skipping NaN (MXNet's nansum / nanprod reducers)
+OP_NANSUM, OP_NANPROD = 6, 7
+OP_CODES = {"sum": OP_SUM, "mean": OP_SUM, "prod": OP_PROD, "max": OP_MAX, "min": OP_MIN,
+            "nansum": OP_NANSUM, "nanprod": OP_NANPROD}
+# modes of the select-style backward kernels: max/min, prod, norm ord=2, norm ord=1,
+# nansum (g where x is not NaN), nanprod (g * out / x where x is not NaN)
+SEL_MAXMIN, SEL_PROD, SEL_NRM2, SEL_ASUM, SEL_NANSUM, SEL_NANPROD = 0, 1, 2, 3, 4, 5
 
 
 def prod(shape):
@@ -109,6 +113,8 @@ def select_mode(call):
     name = op_name(call)
     if name == "prod":
         return SEL_PROD
+    if name in ("nansum", "nanprod"):
+        return SEL_NANSUM if name == "nansum" else SEL_NANPROD
     if name == "norm":
         return SEL_NRM2 if call.attrs["ord"] == 2 else SEL_ASUM
     return SEL_MAXMIN
@@ -198,10 +204,13 @@ _REDUCE_DOCS = {
     "prod": "Product over ``axis``.",
     "max": "Maximum over ``axis`` (NaN propagates).",
     "min": "Minimum over ``axis`` (NaN propagates).",
+    "nansum": "Sum over ``axis`` treating NaN as 0.",
+    "nanprod": "Product over ``axis`` treating NaN as 1.",
 }
 _REDUCE_ALIASES = {"sum": ("sum_axis",), "max": ("max_axis",), "min": ("min_axis",)}
 
-for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max", True), ("min", True)):
+for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max", True),
+                          ("min", True), ("nansum", True), ("nanprod", True)):
     _cpu = "nbdl.kernels.cpu.reduce:"
     _gpu = "nbdl.kernels.cuda.reduce:"
     register(OpDef(
@@ -209,6 +218,7 @@ for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max
         infer_shape=_reduce_infer_shape(_name), infer_type=same_type,
         gradient=_reduce_gradient(f"_backward_{_name}", _needs_out),
         temp=_REDUCE_TEMP,
+        half_mirrors=True,
         kernels={"cpu": _cpu + "prepare_reduce", "cuda": _gpu + "prepare_reduce"},
         supports_add=True, dtypes=REDUCE_DTYPES, doc=_REDUCE_DOCS[_name]),
         aliases=_REDUCE_ALIASES.get(_name, ()))
@@ -219,6 +229,7 @@ for _name, _needs_out in (("sum", False), ("mean", False), ("prod", True), ("max
         infer_shape=_backward_infer_shape, infer_type=same_type,
         # The kernel reads data[i] (if at all) before writing data_grad[i].
         inplace=lambda attrs: [(1, 0)],
+        half_mirrors=True,
         kernels={"cpu": _cpu + ("prepare_select_backward" if _needs_out else "prepare_bcast_backward"),
                  "cuda": _gpu + ("prepare_select_backward" if _needs_out else "prepare_bcast_backward")},
         supports_add=True, hidden=True, dtypes=REDUCE_DTYPES))
@@ -253,6 +264,7 @@ for _name in ("argmax", "argmin"):
         name=_name, attrs={"axis": Attr("int", None, optional=True), "keepdims": Attr("bool", False)},
         infer_shape=_arg_infer_shape(_name), infer_type=same_type,
         gradient=lambda node, out_grads: [None],  # an index has no gradient
+        half_mirrors=True,
         kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_arg",
                  "cuda": "nbdl.kernels.cuda.reduce:prepare_arg"},
         doc=f"Index of the {'largest' if _name == 'argmax' else 'smallest'} element along "
@@ -317,6 +329,7 @@ register(OpDef(
     name="broadcast_to", attrs={"shape": Attr("tuple", ())},
     infer_shape=_broadcast_infer_shape(_broadcast_to_shape, "broadcast_to"), infer_type=same_type,
     gradient=_broadcast_gradient,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast",
              "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast"},
     supports_add=True, dtypes=MOVE_DTYPES,
@@ -326,6 +339,7 @@ register(OpDef(
     name="broadcast_axis", attrs={"axis": Attr("tuple", ()), "size": Attr("tuple", ())},
     infer_shape=_broadcast_infer_shape(_broadcast_axis_shape, "broadcast_axis"), infer_type=same_type,
     gradient=_broadcast_gradient,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast",
              "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast"},
     supports_add=True, dtypes=MOVE_DTYPES,
@@ -336,6 +350,7 @@ register(OpDef(
     name="_broadcast_backward", input_names=("out_grad", "data"),
     infer_shape=_backward_infer_shape, infer_type=same_type,
     temp=_REDUCE_TEMP,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast_backward",
              "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast_backward"},
     supports_add=True, hidden=True,

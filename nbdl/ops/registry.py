@@ -19,6 +19,7 @@ allocates, and honours ``call.req[i]`` for each output (``REQ_WRITE`` /
 ``REQ_INPLACE`` overwrite, ``REQ_ADD`` accumulates; ``REQ_ADD`` is only ever
 passed to ops with ``supports_add=True``).
 """
+import dataclasses
 import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -166,6 +167,9 @@ class OpDef:
     shape_inputs: Any = ()                # inputs whose shape, not data, the kernel uses
                                           # (tuple or f(attrs)); the planner lets them die early
     dtypes: tuple = None                  # compute dtypes the kernels support (None: float32/64)
+    # float16 arrays computed by the float32 kernels through float32 mirrors in
+    # temp space, converted at the edges (``half_launch``; docs/ops.md)
+    half_mirrors: bool = False
     int_inputs: tuple = ()                # inputs that may also be integer (labels, indices)
     hidden: bool = False                  # internal op (_backward_*): not exported to nd/sym namespaces
     # How a memory budget may make this op's outputs again during backward
@@ -238,22 +242,29 @@ class OpDef:
         return self.extra_attrs(parsed), strings
 
     # -- kernels ----------------------------------------------------------
-    def _device_fn(self, loaded, what, paths, call):
+    def _device_fn(self, loaded, what, paths, call, key_prefix=""):
         key = call.device.kernel_key if call.device is not None else "cpu"
-        fn = loaded.get(key)
+        fn = loaded.get(key_prefix + key)
         if fn is None:
             path = paths.get(key)
             if path is None:
                 raise DTypeError(f"{self.name}: no {key} {what} is registered")
             mod, _, attr = path.partition(":")
             fn = getattr(importlib.import_module(mod), attr)
-            loaded[key] = fn
+            loaded[key_prefix + key] = fn
         return fn
 
     def temps(self, call):
         """``[(shape, dtype)]`` of the scratch buffers ``call``'s kernel takes:
         the op's ``temp`` rule, or, when the scratch depends on the device's
-        kernels, the rule the device's kernel module names in ``temp``."""
+        kernels, the rule the device's kernel module names in ``temp``; for
+        a float16 call of a ``half_mirrors`` op, the float32 call's scratch
+        and then the float32 mirrors (``half_mirror_temps``)."""
+        if self.half_mirrors and has_half(call):
+            return self._temps(as_f32(call)) + half_mirror_temps(call)
+        return self._temps(call)
+
+    def _temps(self, call):
         t = self.temp
         if t is None:
             return []
@@ -264,16 +275,115 @@ class OpDef:
     def prepare(self, call):
         fn = self._device_fn(self._prepared, "kernel", self.kernels, call)
         allowed = self.dtypes if self.dtypes is not None else FLOAT_DTYPES
+        if self.half_mirrors:
+            allowed = tuple(allowed) + (HALF,)
         for i, dt in enumerate(list(call.in_dtypes) + list(call.out_dtypes)):
             if dt is not None and np.dtype(dt) not in allowed and not _dtype_exempt(self, call, i):
                 raise DTypeError(
                     f"{call.where()}: dtype {np.dtype(dt)} is not supported "
                     f"(supported: {', '.join(str(d) for d in allowed)}); "
                     f"input dtypes {[str(np.dtype(d)) for d in call.in_dtypes]}")
+        if self.half_mirrors and has_half(call):
+            copy = self._device_fn(self._prepared, "float16 conversion", _HALF_COPY, call,
+                                   key_prefix="half_copy:")
+            return half_launch(call, fn, copy, len(self._temps(as_f32(call))))
         return fn(call)
 
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+HALF, F32 = np.dtype(np.float16), np.dtype(np.float32)
+
+
+# -- float16 through the float32 kernels ---------------------------------------------------
+#
+# MXNet runs most non-elementwise ops on float16 storage with float32
+# accumulation.  Rather than compiling a float16 variant of every kernel (and
+# Numba's CPU target cannot type float16 arrays at all), an op with
+# ``half_mirrors`` runs a float16 call through its float32 kernel: each
+# float16 input is converted into a float32 mirror in temp space, the float32
+# kernel runs on the mirrors, and each written float16 output (and mutated
+# input) is rounded back once.  The conversion is the device's converting
+# copy (``kernels/cpu/_half.host_copy``, ``kernels/cuda/_half.device_copy``).
+# Kernel modules that wrap their own prepare functions do the same through
+# ``kernels/shared/half_mirror.py``, built on these functions.
+
+_HALF_COPY = {"cpu": "nbdl.kernels.cpu._half:host_copy",
+              "cuda": "nbdl.kernels.cuda._half:device_copy"}
+
+
+def has_half(call):
+    """Whether any input or output of ``call`` is float16."""
+    return any(d is not None and np.dtype(d) == HALF
+               for d in list(call.in_dtypes) + list(call.out_dtypes))
+
+
+def as_f32(call):
+    """``call`` with every float16 dtype read as float32."""
+    def f(ds):
+        return [F32 if d is not None and np.dtype(d) == HALF else d for d in ds]
+    return dataclasses.replace(call, in_dtypes=f(call.in_dtypes), out_dtypes=f(call.out_dtypes))
+
+
+def _half_slots(call):
+    ins = [i for i, d in enumerate(call.in_dtypes) if np.dtype(d) == HALF]
+    outs = [i for i, d in enumerate(call.out_dtypes) if np.dtype(d) == HALF]
+    return ins, outs
+
+
+def half_mirror_temps(call):
+    """One float32 mirror per float16 input and output of ``call``, inputs
+    first (an input used only for its shape gets one too, never filled: a
+    CPU kernel cannot take a float16 array)."""
+    ins, outs = _half_slots(call)
+    return ([(tuple(call.in_shapes[i]), F32) for i in ins]
+            + [(tuple(call.out_shapes[i]), F32) for i in outs])
+
+
+def half_launch(call, prepare32, copy, n_base):
+    """A launcher for a float16 ``call``: float16 inputs converted into their
+    float32 mirrors (the temps after the ``n_base`` scratch buffers of the
+    float32 call), the float32 kernel of ``prepare32`` run on the mirrors,
+    written outputs rounded back once (an ``REQ_ADD`` output's mirror starts
+    from its value), float16 inputs the kernel mutates copied back.
+    ``copy(dst, src)`` is the device's converting copy of same-size arrays."""
+    c32 = as_f32(call)
+    l32 = prepare32(c32)
+    n_in, n_out = len(call.in_shapes), len(call.out_shapes)
+    ins_h, outs_h = _half_slots(call)
+    shape_only = set(call.op.list_shape_inputs(call.attrs))
+    mutated = set(call.op.list_mutates(call.attrs))
+    if call.op.mutates_aux:
+        mutated |= set(range(len(call.op.list_inputs(call.attrs)), n_in))
+    req = list(call.req)
+    views = l32.views
+
+    def fn(*arrays):
+        ins = list(arrays[:n_in])
+        outs = list(arrays[n_in:n_in + n_out])
+        temps = arrays[n_in + n_out:]
+        mirrors = iter(temps[n_base:])
+        back = []
+        for i in ins_h:
+            m = next(mirrors)
+            if i not in shape_only:
+                copy(m, ins[i])
+            if i in mutated:
+                back.append((ins[i], m))
+            ins[i] = m
+        for i in outs_h:
+            m = next(mirrors)
+            if req[i] == REQ_ADD:
+                copy(m, outs[i])
+            if req[i] != REQ_NULL:
+                back.append((outs[i], m))
+            outs[i] = m
+        args = ins + outs + list(temps[:n_base])
+        if views is not None:
+            args = [a if v is None else a.reshape(v) for a, v in zip(args, views)]
+        l32.fn(*pick_args(l32.args, args), *l32.scalars)
+        for dst, m in back:
+            copy(dst, m)
+    return Launch(fn, (), views=None)
 
 
 def _dtype_exempt(op, call, i):
@@ -338,4 +448,5 @@ def shape_error(attrs_or_where, msg, in_shapes=None):
 
 
 __all__ = ["Attr", "Call", "Launch", "OpDef", "Recompute", "register", "get_op", "list_ops",
-           "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES"]
+           "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES",
+           "has_half", "as_f32", "half_mirror_temps", "half_launch"]

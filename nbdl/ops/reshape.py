@@ -134,6 +134,7 @@ register(OpDef(
     infer_shape=_reshape_shape, infer_type=same_type,
     gradient=reshape_like_grad,
     inplace=lambda attrs: [(0, 0)],
+    half_mirrors=True,
     kernels=kernels("prepare_copy"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Reshape with MXNet's special codes 0, -1, -2, -3, -4 and ``reverse``."),
     aliases=("reshape",))
@@ -253,6 +254,7 @@ register(OpDef(
     infer_shape=_npx_reshape_shape, infer_type=same_type,
     gradient=reshape_like_grad,
     inplace=lambda attrs: [(0, 0)],
+    half_mirrors=True,
     kernels=kernels("prepare_copy"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="MXNet 2's npx.reshape: codes -1 (infer), -2 (copy a dim), -3 (drop a size-1 dim), "
         "-4 (copy the rest), -5 (merge two dims), -6 (split a dim into the two values "

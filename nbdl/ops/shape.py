@@ -92,6 +92,7 @@ register(OpDef(
     infer_shape=_flatten_shape, infer_type=same_type,
     gradient=reshape_like_grad,
     inplace=lambda attrs: [(0, 0)],
+    half_mirrors=True,
     kernels=kernels("prepare_copy"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="(d0, d1, ..., dk) -> (d0, d1*...*dk)."), aliases=("flatten",))
 
@@ -118,6 +119,7 @@ register(OpDef(
     infer_shape=_expand_dims_shape, infer_type=same_type,
     gradient=reshape_like_grad,
     inplace=lambda attrs: [(0, 0)],
+    half_mirrors=True,
     kernels=kernels("prepare_copy"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Insert a size-1 dim at ``axis`` (negative counts from the end of the output)."))
 
@@ -152,6 +154,7 @@ register(OpDef(
     infer_shape=_squeeze_shape, infer_type=same_type,
     gradient=reshape_like_grad,
     inplace=lambda attrs: [(0, 0)],
+    half_mirrors=True,
     kernels=kernels("prepare_copy"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Remove size-1 dims (all of them, or those in ``axis``)."))
 
@@ -199,6 +202,7 @@ register(OpDef(
     infer_shape=_reshape_like_shape, infer_type=_reshape_like_type,
     gradient=_reshape_like_grad,
     inplace=lambda attrs: [(0, 0)],
+    half_mirrors=True,
     kernels=kernels("prepare_copy_like"), supports_add=True, dtypes=MOVE_DTYPES,
     int_inputs=(1,),
     doc="lhs with (a range of) rhs's shape; rhs is read for its shape only."))
@@ -248,6 +252,7 @@ register(OpDef(
     attrs={"axes": Attr("tuple", ())},
     infer_shape=_transpose_shape, infer_type=same_type,
     gradient=_transpose_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_transpose"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Permute the dims (reverse them when axes is empty); copies the data."))
 
@@ -276,6 +281,7 @@ register(OpDef(
     attrs={"axis": Attr("tuple")},
     infer_shape=_flip_shape, infer_type=same_type,
     gradient=_flip_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_flip"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Reverse the order of elements along the given axes."), aliases=("flip",))
 
@@ -352,6 +358,7 @@ register(OpDef(
     attrs={"reps": Attr("tuple")},
     infer_shape=_tile_shape, infer_type=same_type,
     gradient=backward_with_data("_backward_tile", ("reps",)),
+    half_mirrors=True,
     kernels=kernels("prepare_tile"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Repeat the whole array ``reps`` times along each dim (numpy.tile)."))
 
@@ -360,6 +367,7 @@ register(OpDef(
     attrs={"reps": Attr("tuple")},
     infer_shape=like_data_shape, infer_type=grad_type,
     gradient=forward_of_backward("tile", ("reps",)),
+    half_mirrors=True,
     kernels=kernels("prepare_backward_tile"), supports_add=True,
     doc="Sum of the head gradient over the tiles; data is read for its shape only."))
 
@@ -368,6 +376,7 @@ register(OpDef(
     attrs={"repeats": Attr("int"), "axis": Attr("int", None, optional=True)},
     infer_shape=_repeat_shape, infer_type=same_type,
     gradient=backward_with_data("_backward_repeat", ("repeats", "axis")),
+    half_mirrors=True,
     kernels=kernels("prepare_repeat"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Repeat each element ``repeats`` times along ``axis`` (flattened when None)."))
 
@@ -376,5 +385,6 @@ register(OpDef(
     attrs={"repeats": Attr("int"), "axis": Attr("int", None, optional=True)},
     infer_shape=like_data_shape, infer_type=grad_type,
     gradient=forward_of_backward("repeat", ("repeats", "axis")),
+    half_mirrors=True,
     kernels=kernels("prepare_backward_repeat"), supports_add=True,
     doc="Sum of the head gradient over the repeats; data is read for its shape only."))

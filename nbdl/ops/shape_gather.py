@@ -73,6 +73,7 @@ register(OpDef(
     attrs={"axis": Attr("int", 0), "num_args": Attr("int")},
     infer_shape=_stack_shape, infer_type=same_type,
     gradient=_stack_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_stack"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Join ``num_args`` arrays of one shape along a new axis ``axis`` (in "
         "[-(ndim+1), ndim])."))
@@ -145,6 +146,7 @@ register(OpDef(
     name="diag", attrs=dict(DIAG_ATTRS),
     infer_shape=_diag_shape, infer_type=same_type,
     gradient=_diag_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_diag"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="1-d input: a square matrix with the input on its k-th diagonal; 2-d or more: "
         "the k-th diagonal of axes (axis1, axis2), moved to the last axis (numpy.diagonal)."))
@@ -154,6 +156,7 @@ register(OpDef(
     attrs=dict(DIAG_ATTRS),
     infer_shape=_backward_diag_shape, infer_type=grad_type,
     gradient=forward_of_backward("diag", tuple(DIAG_ATTRS)),
+    half_mirrors=True,
     kernels=kernels("prepare_backward_diag"), supports_add=True, shape_inputs=(1,),
     doc="diag's gradient; data is read for its shape only."))
 
@@ -218,6 +221,7 @@ register(OpDef(
     attrs={"axes": Attr("tuple", ())},
     infer_shape=_slice_like_shape, infer_type=_like_type,
     gradient=_slice_like_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_slice_like"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="data[:like.shape[0], :like.shape[1], ...] on ``axes`` (all axes when empty); "
         "shape_like is read for its shape only."))
@@ -227,6 +231,7 @@ register(OpDef(
     attrs={"axes": Attr("tuple", ())},
     infer_shape=_backward_slice_like_shape, infer_type=grad_type,
     gradient=_slice_like_grad_of_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_backward_slice_like"), supports_add=True, shape_inputs=(1,),
     doc="slice_like's gradient: out_grad in the leading corner, zeros elsewhere."))
 
@@ -280,6 +285,7 @@ register(OpDef(
            "rhs_axes": Attr("tuple", None, optional=True)},
     infer_shape=_broadcast_like_shape, infer_type=_like_type,
     gradient=_broadcast_like_grad,
+    half_mirrors=True,
     kernels=kernels("prepare_broadcast_like"), supports_add=True, dtypes=MOVE_DTYPES,
     doc="Broadcast lhs's size-1 axes to rhs's shape (or lhs_axes to rhs's rhs_axes); "
         "rhs is read for its shape only."))

@@ -5,12 +5,16 @@ out)``), so the input can die after the forward step or be overwritten by it
 (inplace).  ``use_length=True`` (MXNet's masked softmax) adds an integer
 ``length`` input, the data's shape without ``axis``: each row uses its first
 ``length`` entries, the others are 0 (outputs and gradients, log_softmax
-too, as MXNet's); the length gets no gradient."""
+too, as MXNet's); the length gets no gradient.  ``dtype`` is the output's
+dtype, as in MXNet (the data's by default): the kernels compute in the
+output's dtype and the gradient is cast back to the data's
+(``_cast_like``); float16 arrays run the float32 kernels
+(``OpDef.half_mirrors``)."""
 import math
 
 import numpy as np
 
-from ..errors import AttrError
+from ..errors import AttrError, DTypeError
 from .ir import make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
@@ -19,7 +23,7 @@ SOFTMAX_ATTRS = {
     "axis": Attr("int", -1, doc="The axis along which to compute softmax."),
     "temperature": Attr("float", None, optional=True, doc="Divides the input by this first."),
     "dtype": Attr("str", None, optional=True, choices=("float16", "float32", "float64"),
-                  doc="Accepted for MXNet compatibility; nbdl computes in the input dtype."),
+                  doc="Output dtype (default: the data's)."),
     "use_length": Attr("bool", False, optional=True,
                        doc="Mask each row to its first ``length`` entries (a second input, "
                            "the data's shape without ``axis``); the rest give 0."),
@@ -98,12 +102,39 @@ def same_type(attrs, in_types, out_types):
     return [known] * len(ins) + lengths, [known] * len(out_types)
 
 
+def softmax_type(opname):
+    """The output has ``dtype`` when given (float16, float32 or float64, as
+    MXNet's), the data's otherwise; a length keeps its own (integer, int32
+    when unknown)."""
+    def rule(attrs, in_types, out_types):
+        d, o = in_types[0], out_types[0]
+        lengths = ([in_types[-1] if in_types[-1] is not None else np.dtype(np.int32)]
+                   if use_length(attrs) else [])
+        if attrs["dtype"] is None:
+            known = first_known([d, o])
+            return [known] + lengths, [known]
+        want = np.dtype(attrs["dtype"])
+        if d is not None and np.dtype(d).kind != "f":
+            raise DTypeError(f"{opname}: dtype={want} needs floating-point data, got "
+                             f"{np.dtype(d)}")
+        return [d] + lengths, [want]
+    return rule
+
+
+def _cast_back(node, grad):
+    """The data's gradient in the data's dtype when the output has another."""
+    if node.attrs["dtype"] is None:
+        return grad
+    return make_node("_cast_like", [grad, node.inputs[0]],
+                     name=f"{node.name}_backward_cast").output(0)
+
+
 def _gradient(backward_name):
     def gradient(node, out_grads):
         masked = use_length(node.attrs)
         g = make_node(backward_name, [out_grads[0], node.output(0)] + node.inputs[1:],
                       {k: node.attrs[k] for k in BACKWARD_ATTRS}, name=f"{node.name}_backward")
-        return [g.output(0)] + ([None] if masked else [])
+        return [_cast_back(node, g.output(0))] + ([None] if masked else [])
     return gradient
 
 
@@ -112,9 +143,10 @@ def _register(name, kernel, doc):
         name=name,
         input_names=_inputs_checked(name, ["data"]),
         attrs=dict(SOFTMAX_ATTRS),
-        infer_shape=same_shape_rule(name), infer_type=same_type,
+        infer_shape=same_shape_rule(name), infer_type=softmax_type(name),
         gradient=_gradient(f"_backward_{name}"),
         inplace=lambda attrs: [(0, 0)],
+        half_mirrors=True,
         kernels={"cpu": f"nbdl.kernels.cpu.softmax:prepare_{kernel}",
                  "cuda": f"nbdl.kernels.cuda.softmax:prepare_{kernel}"},
         int_inputs=(1,), doc=doc))
@@ -125,6 +157,7 @@ def _register(name, kernel, doc):
         infer_shape=same_shape_rule(f"_backward_{name}"), infer_type=same_type,
         # out_grad -> in_grad is a row-local read-then-write
         inplace=lambda attrs: [(0, 0)],
+        half_mirrors=True,
         kernels={"cpu": f"nbdl.kernels.cpu.softmax:prepare_{kernel}_backward",
                  "cuda": f"nbdl.kernels.cuda.softmax:prepare_{kernel}_backward"},
         supports_add=True, hidden=True,
@@ -143,13 +176,15 @@ def _softmin_grad(node, out_grads):
                   {"axis": node.attrs["axis"], "temperature": -(1.0 if t is None else t),
                    "use_length": node.attrs["use_length"]},
                   name=f"{node.name}_backward")
-    return [g.output(0)] + ([None] if use_length(node.attrs) else [])
+    return [_cast_back(node, g.output(0))] + ([None] if use_length(node.attrs) else [])
 
 
 register(OpDef(
     name="softmin", input_names=_inputs_checked("softmin", ["data"]), attrs=dict(SOFTMAX_ATTRS),
-    infer_shape=same_shape_rule("softmin"), infer_type=same_type, gradient=_softmin_grad,
+    infer_shape=same_shape_rule("softmin"), infer_type=softmax_type("softmin"),
+    gradient=_softmin_grad,
     inplace=lambda attrs: [(0, 0)], int_inputs=(1,),
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.softmax:prepare_softmin",
              "cuda": "nbdl.kernels.cuda.softmax:prepare_softmin"},
     doc="softmax(-data / temperature) along ``axis`` (MXNet's softmin), on the softmax "

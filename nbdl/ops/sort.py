@@ -22,7 +22,8 @@ from .ir import make_node
 from .registry import OpDef, register, shape_error
 from .topk import topk_geometry
 
-SORT_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+SORT_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
+                                           np.float16))     # float16 through float32 mirrors
 INDEX_DTYPES = SORT_DTYPES + (np.dtype(np.uint8), np.dtype(np.float16))
 SORT_INDEX_DTYPE = "int64"
 
@@ -89,6 +90,7 @@ register(OpDef(
     name="sort", attrs=dict(SORT_ATTRS),
     num_outputs=2, num_visible_outputs=1, output_names=("output", "indices"),
     infer_shape=_shape("sort"), infer_type=_sort_type, gradient=_sort_grad,
+    half_mirrors=True,
     temp=_TEMP, kernels=_KERNELS, dtypes=INDEX_DTYPES,
     doc="The values sorted along ``axis`` (flattened when None), ascending unless "
         "``is_ascend=False``; stable, NaN above every number.\n\nParameters\n----------\n"
@@ -99,6 +101,7 @@ register(OpDef(
     name="argsort", attrs=dict(ARGSORT_ATTRS),
     infer_shape=_shape("argsort"), infer_type=_argsort_type,
     gradient=lambda node, out_grads: [None],   # positions are piecewise constant
+    half_mirrors=True,
     temp=_TEMP, kernels=_KERNELS, dtypes=INDEX_DTYPES,
     doc="The positions that sort ``data`` along ``axis`` (flattened when None), as "
         "``dtype`` (float32 by default, as MXNet).\n\nParameters\n----------\n"

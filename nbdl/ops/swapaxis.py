@@ -52,6 +52,7 @@ register(OpDef(
            "dim2": Attr("int", 0, doc="The second axis.")},
     infer_shape=_swap_shape, infer_type=same_type,
     gradient=_swap_grad,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.swapaxis:prepare_swapaxis",
              "cuda": "nbdl.kernels.cuda.swapaxis:prepare_swapaxis"},
     supports_add=True, dtypes=MOVE_DTYPES,

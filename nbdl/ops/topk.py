@@ -25,9 +25,10 @@ from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, register, shape_error
 
 _INT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.uint8))
-TOPK_DTYPES = FLOAT_DTYPES + _INT_DTYPES + (np.dtype(np.float16),)   # float16: indices only
-# data dtypes (MXNet sorts integer data too; its test_order checks int32 and int64)
-DATA_DTYPES = FLOAT_DTYPES + _INT_DTYPES[:2]
+TOPK_DTYPES = FLOAT_DTYPES + _INT_DTYPES + (np.dtype(np.float16),)
+# data dtypes (MXNet sorts integer data too; its test_order checks int32 and int64;
+# float16 data runs the float32 kernels: OpDef.half_mirrors)
+DATA_DTYPES = FLOAT_DTYPES + _INT_DTYPES[:2] + (np.dtype(np.float16),)
 RET_TYPES = ("indices", "value", "both", "mask")
 
 TOPK_ATTRS = {
@@ -140,24 +141,15 @@ def _backward_type(attrs, in_types, out_types):
     return [g, idx, g], [g]
 
 
-def half_indices(attrs):
-    """Whether the positions are returned as float16."""
-    return attrs["dtype"] == "float16" and attrs["ret_typ"] != "mask"
-
-
 def topk_temp(call, scratch=True):
     """One row's positions and a merge-sort buffer (int64) for kernels that
-    sort with ``scratch`` (the CPU's), and for float16 positions an int64
-    buffer they are written to before conversion (the CPU cannot store
-    float16 in a kernel); empty buffers for kernels that rank elements
-    without (CUDA).  Each device's module names its rule."""
+    sort with ``scratch`` (the CPU's); empty buffers for kernels that rank
+    elements without (CUDA).  Each device's module names its rule.  (float16
+    data, values or positions go through float32 mirrors: ``half_mirrors``.)"""
     if not scratch:
         return [((0,), "int64"), ((0,), "int64")]
-    outer, n, inner, k, _ = topk_geometry(call.attrs, call.in_shapes[0])
-    temps = [((n,), "int64"), ((n,), "int64")]
-    if half_indices(call.attrs):
-        temps.append(((outer * k * inner,), "int64"))
-    return temps
+    _, n, _, _, _ = topk_geometry(call.attrs, call.in_shapes[0])
+    return [((n,), "int64"), ((n,), "int64")]
 
 
 register(OpDef(
@@ -168,6 +160,7 @@ register(OpDef(
     infer_shape=_topk_shape, infer_type=_topk_type,
     gradient=_topk_grad,
     temp={"cpu": "nbdl.kernels.cpu.topk:temp_topk", "cuda": "nbdl.kernels.cuda.topk:temp_topk"},
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.topk:prepare_topk",
              "cuda": "nbdl.kernels.cuda.topk:prepare_topk"},
     dtypes=TOPK_DTYPES,
@@ -179,6 +172,7 @@ register(OpDef(
     input_names=("out_grad", "indices", "data"),
     attrs=dict(TOPK_ATTRS),
     infer_shape=_backward_shape, infer_type=_backward_type,
+    half_mirrors=True,
     kernels={"cpu": "nbdl.kernels.cpu.topk:prepare_topk_backward",
              "cuda": "nbdl.kernels.cuda.topk:prepare_topk_backward"},
     supports_add=True, hidden=True, dtypes=TOPK_DTYPES, int_inputs=(1,), shape_inputs=(2,),

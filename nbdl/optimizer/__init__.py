@@ -16,6 +16,7 @@ from .ftrl import Ftrl  # noqa: F401
 from .signum import Signum  # noqa: F401
 from .ftml import FTML  # noqa: F401
 from .sgld import SGLD  # noqa: F401
+from . import contrib  # noqa: F401  (mx.optimizer.contrib.GroupAdaGrad)
 from .updater import Updater, get_updater  # noqa: F401
 
 __all__ = ["Optimizer", "OptimizerError", "LearningRateConflict", "create", "register", "SGD",

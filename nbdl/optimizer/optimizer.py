@@ -368,6 +368,9 @@ class Optimizer:
 
     # (index, float16 weight, grad, float32 master, its state, lr, wd) -> None, or None
     _step_mp = None
+    # whether every state array has the weight's shape (GroupAdaGrad's history
+    # has one value per row)
+    _state_like_weight = True
 
     def _step(self, index, weight, grad, state, lr, wd):
         raise OptimizerError(f"{type(self).__name__} does not define _step(index, weight, grad, "
@@ -393,7 +396,8 @@ class Optimizer:
             others = [grad] + _state_arrays(state)
         for k, a in enumerate(others):
             d = a._data
-            if tuple(d.shape) != tuple(w.shape) or d.dtype != dt or a._device.key != dkey:
+            shape_ok = tuple(d.shape) == tuple(w.shape) or (k > 0 and not self._state_like_weight)
+            if not shape_ok or d.dtype != dt or a._device.key != dkey:
                 what = "gradient" if k == 0 else "state"
                 raise OptimizerError(f"{owner}: parameter {index!r}: the {what} is "
                                      f"{np.dtype(a.dtype)}{tuple(a.shape)} on {a.device} but the "

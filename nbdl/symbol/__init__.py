@@ -8,10 +8,10 @@ from . import random  # noqa: F401,A004  (nbdl.sym.random.uniform: _random_/_sam
 from . import linalg  # noqa: F401  (nbdl.sym.linalg.<op> is _linalg_<op>)
 from . import image  # noqa: F401  (nbdl.sym.image.<op> is _image_<op>)
 from .ufuncs import hypot, maximum, minimum, pow, power  # noqa: F401,A004
-from .legacy import histogram  # noqa: F401
+from .legacy import histogram, split_v2  # noqa: F401
 
 __all__ = ["Group", "Symbol", "Variable", "create", "load", "load_json", "var", "maximum",
-           "minimum", "power", "pow", "hypot", "histogram"]
+           "minimum", "power", "pow", "hypot", "histogram", "split_v2"]
 
 
 def __getattr__(name):

@@ -375,8 +375,11 @@ class Symbol(SymbolBase):
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
                     shared_buffer=None, memory_budget=None, **kwargs):
+        # as MXNet's, only tuple (or list) keywords are shapes; others (its
+        # tests pass force_rebind=True) are ignored
+        shapes = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
         return _simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict,
-                            memory_budget=memory_budget, **kwargs)
+                            memory_budget=memory_budget, **shapes)
 
     def eval(self, ctx=None, **kwargs):
         ex = _bind(self, ctx, kwargs, grad_req="null")

@@ -41,6 +41,9 @@ _FIRST = {
     "rpower_scalar": (lambda x: 2.0 ** x, lambda x: 2 ** x * np.log(2), (-2, 2)),
     "hypot_scalar": (lambda x: nd._internal._hypot_scalar(x, scalar=1.5),
                      lambda x: x / np.hypot(x, 1.5), (-2, 2)),
+    # sigma = 2: quadratic inside |x| <= 1/4 (f'' = 4), linear outside (f'' = 0)
+    "smooth_l1": (lambda x: nd.smooth_l1(x, scalar=2.0),
+                  lambda x: np.where(np.abs(x) <= 0.25, 4 * x, np.sign(x)), (-1, 1)),
     # piecewise linear: f'' = 0
     "relu": (nd.relu, lambda x: (x > 0).astype(x.dtype), (0.1, 2)),
     "abs": (nd.abs, np.sign, (0.1, 2)),

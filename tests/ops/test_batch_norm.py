@@ -568,3 +568,71 @@ def test_norm_output_takes_its_input_buffer(op, kw):
     out = ex.forward(is_train=False, **loc)[0].asnumpy()
     assert_almost_equal(out, ref, rtol=1e-10, atol=1e-12)
     check_numeric_gradient(sym, loc, aux_states=aux)
+
+
+# -- BatchNorm_v1, _contrib_BatchNormWithReLU, float16 ------------------------------------
+
+def bn_variant(op, **kw):
+    return getattr(nbdl.sym, op)(nbdl.sym.var("x"), nbdl.sym.var("g"), nbdl.sym.var("b"),
+                                 nbdl.sym.var("mm"), nbdl.sym.var("mv"), **kw)
+
+
+@pytest.mark.parametrize("fix_gamma", [True, False])
+@pytest.mark.parametrize("train", [True, False])
+def test_batch_norm_v1_outputs_the_variance(fix_gamma, train, rng):
+    loc, aux = bn_inputs(rng, (2, 3, 2, 2), 1, np.float64)
+    out, mean, var, mm, mv = np_batch_norm(loc["x"], loc["g"], loc["b"], aux["mm"], aux["mv"],
+                                           train, fix_gamma=fix_gamma)
+    sym = bn_variant("BatchNorm_v1", fix_gamma=fix_gamma, output_mean_var=True)
+    assert sym.list_outputs()[2].endswith("_var") and "axis" not in sym.list_attr()
+    outs, _, aux_out = run_symbol(sym, loc, aux, is_train=train)
+    assert_almost_equal(outs[0], out, **tol(np.float64))
+    assert_almost_equal(outs[1], mean, **tol(np.float64))
+    assert_almost_equal(outs[2], var, **tol(np.float64))      # BatchNorm's holds 1/sqrt(var+eps)
+    if train:      # the gradient reads the variance back (BatchNorm's the inverse std)
+        og = rng.normal(size=out.shape)
+        dx, dg, db = np_batch_norm_grad(og, loc["x"], loc["g"], mean, var, True,
+                                        fix_gamma=fix_gamma)
+        check_symbolic_backward(bn_variant("BatchNorm_v1", fix_gamma=fix_gamma), loc, [og],
+                                {"x": dx, "g": dg, "b": db}, aux_states=aux,
+                                **tol(np.float64))
+
+
+def test_batch_norm_with_relu(rng):
+    loc, aux = bn_inputs(rng, (2, 3, 2, 2), 1, np.float64)
+    loc["x"] -= 3                       # about half the outputs negative
+    out = np_batch_norm(loc["x"], loc["g"], loc["b"], aux["mm"], aux["mv"], True,
+                        fix_gamma=False)
+    sym = bn_variant("_contrib_BatchNormWithReLU", fix_gamma=False)
+    assert len(sym.list_outputs()) == 1
+    check_symbolic_forward(sym, loc, [np.maximum(out[0], 0)], aux_states=aux, is_train=True,
+                           **tol(np.float64))
+    og = rng.normal(size=out[0].shape)
+    dx, dg, db = np_batch_norm_grad(og * (out[0] > 0), loc["x"], loc["g"], out[1], out[2], True,
+                                    fix_gamma=False)
+    check_symbolic_backward(sym, loc, [og], {"x": dx, "g": dg, "b": db}, aux_states=aux,
+                            is_train=True, **tol(np.float64))
+    away = np.abs(out[0]) > 1e-2
+    assert away.all()                  # no output on the kink: the numeric gradient is smooth
+    check_numeric_gradient(sym, loc, aux)
+    f32 = {k: v.astype(np.float32) for k, v in loc.items()}
+    a32 = {k: v.astype(np.float32) for k, v in aux.items()}
+    check_consistency(sym, f32, aux_states=a32, rtol=1e-4, atol=1e-4)
+    check_consistency(bn_variant("BatchNorm_v1", fix_gamma=False, output_mean_var=True), f32,
+                      aux_states=a32, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["BatchNorm", "BatchNorm_v1", "_contrib_BatchNormWithReLU"])
+def test_float16_data_float32_parameters(op, rng):
+    """MXNet's type rule: float16 data, float32 gamma/beta/moving statistics."""
+    loc, aux = bn_inputs(rng, (2, 3, 4), 1, np.float32)
+    sym = bn_variant(op, fix_gamma=False)
+    args, outs, auxt = sym.infer_type(x=np.float16)
+    assert args == [np.float16, np.float32, np.float32] and auxt == [np.float32] * 2
+    assert outs[0] == np.float16
+    half = dict(loc, x=loc["x"].astype(np.float16))
+    got, _, _ = run_symbol(sym, half, dict(aux), is_train=True)
+    want, _, _ = run_symbol(sym, dict(loc, x=half["x"].astype(np.float32)), dict(aux),
+                            is_train=True)
+    assert got[0].dtype == np.float16
+    assert_almost_equal(got[0].astype(np.float32), want[0], rtol=2e-3, atol=2e-3)

@@ -112,3 +112,23 @@ def test_errors():
     with pytest.raises(nbdl.DTypeError, match="bool"):
         check_symbolic_forward(sym._mul_scalar(sym.var("x"), scalar=2),
                                {"x": np.ones(3, np.bool_)}, [None])
+
+
+@pytest.mark.parametrize("sigma", [1.0, 2.0, 0.5])
+def test_smooth_l1(sigma, rng):
+    x = np.concatenate([rng.uniform(-5, 5, 20), [0.0, 1 / sigma ** 2, -1 / sigma ** 2]])
+    s2 = sigma * sigma
+    want = np.where(np.abs(x) > 1 / s2, np.abs(x) - 0.5 / s2, 0.5 * x * x * s2)
+    y = sym.smooth_l1(sym.var("x"), scalar=sigma)
+    check_symbolic_forward(y, {"x": x}, [want])
+    og = rng.normal(size=x.shape)
+    check_symbolic_backward(y, {"x": x}, [og],
+                            {"x": og * np.where(np.abs(x) > 1 / s2, np.sign(x), s2 * x)})
+    away = x[np.abs(np.abs(x) - 1 / s2) > 1e-3][:6]        # not on a kink
+    check_numeric_gradient(y, {"x": away})
+    check_consistency(y, {"x": x.astype(np.float32)})
+    half = nbdl.nd.smooth_l1(nbdl.nd.array(x, dtype=np.float16), scalar=sigma)
+    assert half.dtype == np.float16
+    np.testing.assert_allclose(half.asnumpy(), want, rtol=2e-3, atol=2e-3)
+    assert nbdl.nd.smooth_l1(nbdl.nd.array([1.0, 2, 3, 4])).asnumpy().tolist() == [0.5, 1.5, 2.5,
+                                                                                   3.5]

@@ -9,7 +9,8 @@ import nbdl
 from nbdl import autograd
 from nbdl.errors import ShapeError
 from nbdl.ops.indexing import IndexOutOfRange
-from nbdl.testing import check_consistency, check_numeric_gradient, check_symbolic_forward
+from nbdl.testing import (bind_and_run, check_consistency, check_numeric_gradient,
+                          check_symbolic_forward)
 
 sym, nd = nbdl.sym, nbdl.nd
 
@@ -134,6 +135,31 @@ def test_index_copy_forward_gradient():
         nd.contrib.index_copy(nd.zeros((3, 2)), nd.array([3]), nd.zeros((1, 2)))
     with pytest.raises(ShapeError, match=r"_contrib_index_copy: new_tensor of shape \(1, 3\)"):
         nd.contrib.index_copy(nd.zeros((3, 2)), nd.array([0]), nd.zeros((1, 3)))
+
+
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_index_copy_backward_op(req):
+    """MXNet's _contrib_backward_index_copy: the copied rows zeroed for old,
+    gathered for new (duplicates gather the same row)."""
+    g, old, new = data((5, 2)), data((5, 2), seed=1), data((3, 2), seed=2)
+    idx = np.array([4, 1, 4], np.int64)
+    s = sym._contrib_backward_index_copy(sym.var("g"), sym.var("old"), sym.var("idx"),
+                                         sym.var("new"))
+    want_old = g.copy()
+    want_old[idx] = 0
+    outs = check_symbolic_forward(s, {"g": g, "old": old, "idx": idx, "new": new},
+                                  [want_old, np.zeros(3), g[idx]])
+    assert outs[1].dtype == np.int64
+    s1 = sym.contrib.index_copy(sym.var("old"), sym.var("idx"), sym.var("new"))
+    init = {"old": data((5, 2), seed=3), "new": data((3, 2), seed=4)}
+    _, _, grads, _ = bind_and_run(s1, {"old": old, "idx": idx, "new": new},
+                                  grad_names=["old", "new"], grad_req=req, grad_init=init,
+                                  out_grads=[g], backward=True)
+    base = init if req == "add" else {k: 0 for k in init}
+    np.testing.assert_allclose(grads["old"], base["old"] + want_old)
+    np.testing.assert_allclose(grads["new"], base["new"] + g[idx])
+    check_consistency(s, {"g": g.astype(np.float32), "old": old.astype(np.float32), "idx": idx,
+                          "new": new.astype(np.float32)}, grad=False)
 
 
 def test_boolean_mask_eager_and_gradient():

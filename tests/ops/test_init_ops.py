@@ -6,6 +6,7 @@ import pytest
 
 import nbdl
 from nbdl.errors import AttrError, DTypeError, ShapeError
+from nbdl.ops.registry import get_op
 from nbdl.testing import check_consistency, check_numeric_gradient, check_symbolic_forward
 
 S = nbdl.sym
@@ -27,6 +28,14 @@ CASES = [
     (lambda: S.arange(0, 0), np_arange(0, 0)),
     (lambda: S.eye(3, 4, 1), np.eye(3, 4, 1, dtype=np.float32)),
     (lambda: S._eye(N=3, k=-2, dtype="uint8"), np.eye(3, k=-2, dtype=np.uint8)),
+    (lambda: S.linspace(0, 1, 5), np.linspace(0, 1, 5, dtype=np.float32)),
+    (lambda: S._linspace(start=-2, stop=3, num=7, endpoint=False, dtype="int32"),
+     (-2 + np.arange(7) * (5 / 7)).astype(np.int32)),   # float64 values cast once, as MXNet
+    (lambda: S.linspace(1, 2, 1), np.array([1.0], np.float32)),
+    (lambda: S.linspace(0, 1, 0), np.zeros(0, np.float32)),
+    (lambda: S.zeros((2,), dtype="float16"), np.zeros(2, np.float16)),
+    (lambda: S.linspace(0, 1, 4, dtype="float16"), np.linspace(0, 1, 4).astype(np.float16)),
+    (lambda: S.eye(2, dtype="float16"), np.eye(2, dtype=np.float16)),
 ]
 
 
@@ -38,7 +47,7 @@ def test_forward_against_numpy(k):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("k", [0, 3, 5, 9])
+@pytest.mark.parametrize("k", [0, 3, 5, 9, 11, 15])
 def test_cpu_matches_cuda_simulator(k):
     check_consistency(CASES[k][0](), {}, grad=False)
 
@@ -71,8 +80,10 @@ def test_errors_name_the_op():
         S.arange(0, 3, 0).infer_shape()
     with pytest.raises(ShapeError, match="_eye"):
         S._eye(N=-1).infer_shape()
-    with pytest.raises(DTypeError):
-        check_symbolic_forward(S.zeros((2,), dtype="float16"), {}, [np.zeros(2, np.float16)])
+    with pytest.raises(ShapeError, match=r"_linspace: num=-1"):
+        S.linspace(0, 1, -1).infer_shape()
+    with pytest.raises(DTypeError, match=r"_zeros: output dtype float64 differs"):
+        get_op("_zeros").infer_type({"dtype": "float32"}, [], [np.float64])
 
 
 def test_a_zero_dim_is_unknown_outside_numpy_shape_mode():

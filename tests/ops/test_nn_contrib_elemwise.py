@@ -83,3 +83,30 @@ def test_div_sqrt_dim_float16():
 def test_dtype_error():
     with pytest.raises(nbdl.errors.DTypeError, match="_contrib_quadratic"):
         nbdl.nd.contrib.quadratic(nbdl.nd.array(np.array([1, 2], np.int32), dtype=np.int32), a=1)
+
+
+@pytest.mark.parametrize("name,ref", [
+    ("_contrib_round_ste", lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5,
+                                              np.trunc(x) + np.sign(x), np.trunc(x))),
+    ("_contrib_sign_ste", np.sign)])
+def test_straight_through_estimators(name, ref, rng):
+    op = name[len("_contrib_"):]
+    x = np.array([-2.5, -1.9, -1.5, -0.4, 0.0, 0.5, 1.5, 2.7], np.float32)
+    y = getattr(nbdl.sym.contrib, op)(data())
+    og = rng.normal(size=x.shape).astype(np.float32)
+    check_symbolic_forward(y, {"data": x}, [ref(x)])
+    check_symbolic_backward(y, {"data": x}, [og], {"data": og})   # gradient 1 everywhere
+    check_consistency(y, {"data": x})
+    xi = nbdl.nd.array(np.array([-3, 0, 4], np.int32), dtype=np.int32)
+    assert getattr(nbdl.nd.contrib, op)(xi).asnumpy().tolist() == ref(np.array([-3, 0, 4])).tolist()
+    xh = nbdl.nd.array(x, dtype=np.float16)
+    assert_almost_equal(getattr(nbdl.nd.contrib, op)(xh).asnumpy(), ref(x).astype(np.float16))
+
+
+def test_contrib_backward_names_of_mxnet():
+    g = nbdl.nd.array(np.array([1.0, 2.0], np.float32))
+    x = nbdl.nd.array(np.array([3.0, -1.0], np.float32))
+    out = nbdl.nd._contrib_backward_quadratic(g, x, a=1.0, b=2.0)
+    assert out.asnumpy().tolist() == [8.0, 0.0]           # g * (2 a x + b)
+    out = nbdl.nd._contrib_backward_gradientmultiplier(g, scalar=-2.0)
+    assert out.asnumpy().tolist() == [-2.0, -4.0]

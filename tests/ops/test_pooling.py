@@ -335,3 +335,58 @@ def test_eager_and_autograd(rng):
         y = nbdl.nd.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="avg")
     y.backward()
     assert_almost_equal(x.grad.asnumpy(), np.full((1, 2, 4, 4), 0.25))
+
+
+# -- Pooling_v1 (MXNet's legacy operator) ----------------------------------------------------
+
+def np_pool_v1(x, kernel, stride, pad, pool_type, conv):
+    """Zero-pad the data so every window lies in it (pad before, as many zeros
+    after as the last window needs), then max / sum / sum / K over each window."""
+    n, c, h, w = x.shape
+    out_hw = []
+    for size, k, s, p in zip((h, w), kernel, stride, pad):
+        span = size + 2 * p - k
+        out_hw.append((span // s if conv == "valid" else -(-span // s)) + 1)
+    need = [(o - 1) * s + k for o, s, k in zip(out_hw, stride, kernel)]
+    xp = np.zeros((n, c, max(need[0], h + 2 * pad[0]), max(need[1], w + 2 * pad[1])))
+    xp[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w] = x
+    out = np.zeros((n, c) + tuple(out_hw))
+    for i in range(out_hw[0]):
+        for j in range(out_hw[1]):
+            win = xp[:, :, i * stride[0]:i * stride[0] + kernel[0],
+                     j * stride[1]:j * stride[1] + kernel[1]]
+            if pool_type == "max":
+                out[:, :, i, j] = win.max(axis=(2, 3))
+            else:
+                out[:, :, i, j] = win.sum(axis=(2, 3)) / (np.prod(kernel) if pool_type == "avg"
+                                                          else 1)
+    return out
+
+
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
+@pytest.mark.parametrize("conv", ["valid", "full"])
+def test_pooling_v1(pool_type, conv, rng):
+    x = rng.normal(size=(2, 2, 5, 6)) - 0.5      # negative borders: the padding zeros win max
+    kw = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type=pool_type,
+              pooling_convention=conv)
+    y = nbdl.sym.Pooling_v1(nbdl.sym.var("x"), **kw)
+    check_symbolic_forward(y, {"x": x}, [np_pool_v1(x, (3, 3), (2, 2), (1, 1), pool_type, conv)])
+    check_numeric_gradient(y, {"x": x})
+    check_consistency(y, {"x": x.astype(np.float32)})
+
+
+def test_pooling_v1_global_and_max_gradient_through_padding():
+    x = -np.arange(1.0, 17.0).reshape(1, 1, 4, 4)
+    y = nbdl.sym.Pooling_v1(nbdl.sym.var("x"), kernel=(3, 3), stride=(2, 2), pad=(1, 1))
+    outs = check_symbolic_forward(y, {"x": x}, [np.array([[[[0.0, 0.0], [0.0, -6.0]]]])])
+    # windows whose max is a padding zero pass no gradient; the inner one gives it to -6
+    want = np.zeros_like(x)
+    want[0, 0, 1, 1] = 1.0
+    check_symbolic_backward(y, {"x": x}, [np.ones_like(outs[0])], {"x": want})
+    g = nbdl.sym.Pooling_v1(nbdl.sym.var("x"), global_pool=True, pool_type="avg")
+    check_symbolic_forward(g, {"x": x}, [np.full((1, 1, 1, 1), x.mean())])
+
+
+def test_convolution_v1_is_convolution():
+    from nbdl.ops.registry import get_op
+    assert get_op("Convolution_v1") is get_op("Convolution")

@@ -327,3 +327,34 @@ def test_integer_reductions_as_mxnet(op):
     ref = np.trunc(x.mean(axis=1)) if op == "mean" else getattr(np, op)(x.astype(np.int64), axis=1)
     out = check_symbolic_forward(s, {"x": x}, [ref.astype(np.int32)])[0]
     assert out.dtype == np.int32
+# ---------------------------------------------------------------- nansum, nanprod
+
+def _with_nans(rng):
+    x = rng.uniform(0.5, 1.5, (2, 3, 4))
+    x[0, 1, 2] = np.nan
+    x[1, :, 3] = np.nan       # a whole reduced column of NaN: sum 0, product 1
+    return x
+
+
+@pytest.mark.parametrize("op,ref", [("nansum", np.nansum), ("nanprod", np.nanprod)])
+@pytest.mark.parametrize("axis,keepdims,exclude", [(None, False, False), (1, False, False),
+                                                   ((0, 2), True, False), (1, False, True)])
+def test_nan_reductions(op, ref, axis, keepdims, exclude, rng):
+    x = _with_nans(rng)
+    axes = (tuple(range(3)) if axis is None else (axis,) if isinstance(axis, int) else axis)
+    if exclude:
+        axes = tuple(i for i in range(3) if i not in axes)
+    want = np.asarray(ref(x, axis=axes, keepdims=keepdims)).reshape(
+        reduce_ref("sum", np.zeros(x.shape), axis, keepdims, exclude).shape)
+    y = getattr(sym, op)(sym.var("x"), axis=axis, keepdims=keepdims, exclude=exclude)
+    check_symbolic_forward(y, {"x": x}, [want], rtol=1e-12, atol=1e-12)
+    g = rng.normal(size=want.shape)
+    gb = np.broadcast_to(g.reshape(np.asarray(ref(x, axis=axes, keepdims=True)).shape), x.shape)
+    if op == "nansum":
+        grad = np.where(np.isnan(x), 0, gb)
+    else:
+        out_b = np.asarray(ref(x, axis=axes, keepdims=True))
+        grad = np.where(np.isnan(x), 0, gb * out_b / x)
+    check_symbolic_backward(y, {"x": x}, [g], {"x": grad}, rtol=1e-10, atol=1e-12)
+    check_numeric_gradient(y, {"x": np.nan_to_num(x, nan=1.0)})
+    check_consistency(y, {"x": x.astype(np.float32)})

@@ -336,3 +336,34 @@ def test_backward_ops_gradient(name, attrs, gshape, dshapes):
     carriers = {f"d{i}": data(s, seed=i + 1) for i, s in enumerate(dshapes)}
     s = getattr(sym, name)(sym.var("g"), *[sym.var(k) for k in carriers], **attrs)
     check_numeric_gradient(s, dict(g=data(gshape), **carriers), grad_nodes=["g"])
+
+
+# -- _split_v2 (nd.split_v2 / sym.split_v2) ------------------------------------------------
+
+@pytest.mark.parametrize("arg,axis,squeeze", [((1, 3), 2, False), (3, 1, True), (2, 0, False),
+                                              ((0, 2), 1, False), ((1, 1), 2, False)])
+def test_split_v2(arg, axis, squeeze, rng):
+    x = rng.normal(size=(2, 3, 4)).astype(np.float32)
+    if isinstance(arg, int):
+        pieces = np.split(x, arg, axis=axis)
+    else:
+        pieces = np.split(x, list(arg), axis=axis)
+    if squeeze:
+        pieces = [p.squeeze(axis) for p in pieces]
+    y = nbdl.sym.split_v2(nbdl.sym.var("x"), arg, axis=axis, squeeze_axis=squeeze)
+    check_symbolic_forward(y, {"x": x}, pieces)
+    got = nbdl.nd.split_v2(nbdl.nd.array(x), arg, axis=axis, squeeze_axis=squeeze)
+    got = got if isinstance(got, list) else [got]
+    for a, b in zip(got, pieces):
+        np.testing.assert_array_equal(a.asnumpy(), b)
+    check_numeric_gradient(y, {"x": x.astype(np.float64)})
+
+
+def test_split_v2_sections_are_near_equal_and_cuda_matches(rng):
+    y = nbdl.sym.split_v2(nbdl.sym.var("x"), 3, axis=2)   # sections: 7 -> 3, 2, 2
+    assert y.infer_shape(x=(2, 3, 7))[1] == [(2, 3, 3), (2, 3, 2), (2, 3, 2)]
+    check_consistency(y, {"x": rng.normal(size=(2, 3, 7)).astype(np.float32)})
+    with pytest.raises(nbdl.ArgumentError, match="does not split into 2 equal"):
+        nbdl.nd.split_v2(nbdl.nd.zeros((3,)), 2)
+    with pytest.raises(nbdl.ShapeError, match="_split_v2: piece 1 runs from 3 to 2"):
+        nbdl.sym.split_v2(nbdl.sym.var("x"), (3, 2), axis=0).infer_shape(x=(4,))

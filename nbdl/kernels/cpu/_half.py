@@ -64,5 +64,6 @@ def bits_launcher(kernel):
 
 def host_copy(dst, src):
     """Converting copy (float16 <-> float32) of two same-size host arrays:
-    the ``copy`` of ``kernels.shared.half_mirror`` on the CPU."""
+    the ``copy`` of ``kernels.shared.half_mirror`` and of ``OpDef.half_mirrors``
+    ops on the CPU."""
     np.copyto(dst.reshape(-1), src.reshape(-1), casting="unsafe")

@@ -44,7 +44,7 @@ def adaptive_avg_backward(og, data, dx, P, H, W, OH, OW, zero, req):
                 w0, w1 = _bounds(ow, W, OW)
                 i = (p * OH + oh) * OW + ow
                 _scatter_window(dx, zero, og[i], dx, p * H * W, 1, H, W, 0, 1, h0, h1, w0, w1,
-                                (h1 - h0) * (w1 - w0), AVG, 1, zero)
+                                (h1 - h0) * (w1 - w0), AVG, 1, zero, False)
 
 
 def prepare_adaptive_avg(call):

@@ -41,56 +41,71 @@ _gn_bwd_r = njit(cache=True, inline="always")(py_group_backward_row)
 _gn_param = njit(cache=True, inline="always")(py_group_param)
 
 
-# -- BatchNorm -------------------------------------------------------------------
+# -- BatchNorm, BatchNorm_v1, _contrib_BatchNormWithReLU -------------------------
+#
+# One channel function does all three (``store_var``: v1's variance output;
+# ``relu``: the fused ReLU); the entry points differ in their arrays only.
 
 @njit(cache=True)
 def bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-               stats, r_out, r_mean, r_var):
+               stats, store_var, relu, r_out, r_mean, r_var):
     for c in range(x.shape[1]):
         _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  stats, r_out, r_mean, r_var)
+                  stats, store_var, relu, r_out, r_mean, r_var)
 
 
 @njit(cache=True, parallel=True)
 def bn_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
-                        fix_gamma, stats, r_out, r_mean, r_var):
+                        fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
     for c in prange(x.shape[1]):
         _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  stats, r_out, r_mean, r_var)
-
-
-# _nbdl_BatchNorm_apply: the forward's per-channel function with the saved
-# statistics (STATS_SAVED), so the output is bitwise the forward's.
-@njit(cache=True)
-def bn_apply(x, gamma, beta, mean, invstd, out, eps, mom, one, inv_m, fix_gamma, stats, r_out,
-             r_mean, r_var):
-    for c in range(x.shape[1]):
-        _bn_fwd_c(x, gamma, beta, mean, invstd, out, mean, invstd, c, eps, mom, one, inv_m,
-                  fix_gamma, stats, r_out, r_mean, r_var)
-
-
-@njit(cache=True, parallel=True)
-def bn_apply_parallel(x, gamma, beta, mean, invstd, out, eps, mom, one, inv_m, fix_gamma, stats,
-                      r_out, r_mean, r_var):
-    for c in prange(x.shape[1]):
-        _bn_fwd_c(x, gamma, beta, mean, invstd, out, mean, invstd, c, eps, mom, one, inv_m,
-                  fix_gamma, stats, r_out, r_mean, r_var)
+                  stats, store_var, relu, r_out, r_mean, r_var)
 
 
 @njit(cache=True)
-def bn_backward(og, x, gamma, mean, invstd, dx, dgamma, dbeta, one, inv_m, fix_gamma,
-                use_batch, r_x, r_g, r_b):
+def _copy_out(out, ws, r_ws):
+    """BatchNormWithReLU's ``workspace`` output: a copy of the output (MXNet's
+    MKL-DNN kernel keeps its own scratch there)."""
+    if r_ws != REQ_NULL:
+        o = out.reshape(out.size)
+        w = ws.reshape(ws.size)
+        for i in range(w.size):
+            if r_ws == REQ_ADD:
+                w[i] += o[i]
+            else:
+                w[i] = o[i]
+
+
+@njit(cache=True)
+def bn_relu_forward(x, gamma, beta, mm, mv, out, mean, var, ws, eps, mom, one, inv_m,
+                    fix_gamma, stats, store_var, relu, r_out, r_mean, r_var, r_ws):
+    bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
+               stats, store_var, relu, r_out, r_mean, r_var)
+    _copy_out(out, ws, r_ws)
+
+
+@njit(cache=True)
+def bn_relu_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, ws, eps, mom, one, inv_m,
+                             fix_gamma, stats, store_var, relu, r_out, r_mean, r_var, r_ws):
+    bn_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
+                        fix_gamma, stats, store_var, relu, r_out, r_mean, r_var)
+    _copy_out(out, ws, r_ws)
+
+
+@njit(cache=True)
+def bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
+                use_batch, stored_var, relu, r_x, r_g, r_b):
     for c in range(x.shape[1]):
-        _bn_bwd_c(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m, fix_gamma,
-                  use_batch, r_x, r_g, r_b)
+        _bn_bwd_c(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
+                  use_batch, stored_var, relu, r_x, r_g, r_b)
 
 
 @njit(cache=True, parallel=True)
-def bn_backward_parallel(og, x, gamma, mean, invstd, dx, dgamma, dbeta, one, inv_m,
-                         fix_gamma, use_batch, r_x, r_g, r_b):
+def bn_backward_parallel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m,
+                         fix_gamma, use_batch, stored_var, relu, r_x, r_g, r_b):
     for c in prange(x.shape[1]):
-        _bn_bwd_c(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m, fix_gamma,
-                  use_batch, r_x, r_g, r_b)
+        _bn_bwd_c(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
+                  use_batch, stored_var, relu, r_x, r_g, r_b)
 
 
 # -- InstanceNorm / GroupNorm ------------------------------------------------------
@@ -150,24 +165,49 @@ def group_backward_parallel(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one,
 # -- prepare -------------------------------------------------------------------
 
 
+def _pick(data, serial, parallel):
+    return parallel if _parallel(math.prod(data)) and data[1] > 1 else serial
+
+
 def prepare_batch_norm(call):
+    """BatchNorm and BatchNorm_v1 (one kernel), _contrib_BatchNormWithReLU (a
+    4th output, ``workspace``)."""
     data, param = bn_views(call, call.in_shapes[0])
-    fn = bn_forward_parallel if _parallel(math.prod(data)) and data[1] > 1 else bn_forward
-    return Launch(fn, bn_scalars(call, data, True),
-                  views=[data, param, param, param, param, data, param, param])
+    views = [data, param, param, param, param, data, param, param]
+    scalars = bn_scalars(call, data, True)
+    head, reqs = scalars[:7], scalars[7:]
+    if len(call.out_shapes) == 4:
+        return Launch(_pick(data, bn_relu_forward, bn_relu_forward_parallel),
+                      head + (True,) + reqs, views=views + [data])
+    return Launch(_pick(data, bn_forward, bn_forward_parallel), head + (False,) + reqs,
+                  views=views)
 
 
 def prepare_batch_norm_apply(call):
+    """``_nbdl_BatchNorm_apply``: the forward's kernel on the saved statistics
+    (STATS_SAVED: its mean and var arrays are the given mean and invstd)."""
     data, param = bn_views(call, call.in_shapes[0])
-    fn = bn_apply_parallel if _parallel(math.prod(data)) and data[1] > 1 else bn_apply
-    return Launch(fn, bn_apply_scalars(call), views=[data, param, param, param, param, data])
+    scalars = bn_apply_scalars(call)
+    return Launch(_pick(data, bn_forward, bn_forward_parallel),
+                  scalars[:7] + (False,) + scalars[7:],
+                  views=[data, param, param, param, param, data],
+                  args=(0, 1, 2, 3, 4, 5, 3, 4))
 
 
 def prepare_batch_norm_backward(call):
+    """The three ops' gradients (one kernel); BatchNormWithReLU's takes the
+    forward output as a 6th input, the others pass the head gradient in its
+    place (unread)."""
     data, param = bn_views(call, call.in_shapes[1])
-    fn = bn_backward_parallel if _parallel(math.prod(data)) and data[1] > 1 else bn_backward
-    return Launch(fn, bn_scalars(call, data, False),
-                  views=[data, data, param, param, param, data, param, param])
+    scalars = bn_scalars(call, data, False)
+    head, reqs = scalars[:6], scalars[6:]
+    fn = _pick(data, bn_backward, bn_backward_parallel)
+    if len(call.in_shapes) == 6:
+        return Launch(fn, head + (True,) + reqs,
+                      views=[data, data, param, param, param, data, data, param, param])
+    return Launch(fn, head + (False,) + reqs,
+                  views=[data, data, param, param, param, data, param, param],
+                  args=(0, 1, 2, 3, 4, 0, 5, 6, 7))
 
 
 def _group_forward(call, is_std):
@@ -202,7 +242,7 @@ def prepare_group_norm_backward(call):
 
 # Serial twins: what an executor runs until the parallel variant is compiled.
 _twins((bn_forward_parallel, bn_forward),
-       (bn_apply_parallel, bn_apply),
        (bn_backward_parallel, bn_backward),
+       (bn_relu_forward_parallel, bn_relu_forward),
        (group_forward_parallel, group_forward),
        (group_backward_parallel, group_backward))

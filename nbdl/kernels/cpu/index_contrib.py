@@ -3,9 +3,9 @@ _contrib_index_copy (scalars and views in ``nbdl.kernels.shared.index_contrib``)
 from ..shared.jit import njit
 
 from ...ops.indexing import IndexOutOfRange
-from ...ops.registry import REQ_NULL, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.index_contrib import (arange_scalars, index_array_scalars, index_array_views,
-                                    index_copy_views)
+                                    index_copy_backward_views, index_copy_views)
 
 
 @njit(cache=True)
@@ -36,10 +36,7 @@ def index_copy_kernel(old, idx, new, out, req):
     if req == REQ_NULL:
         return
     n = old.shape[0]
-    for i in range(idx.shape[0]):
-        j = int(idx[i])
-        if j < 0 or j >= n:
-            raise IndexOutOfRange("_contrib_index_copy: an index is out of range")
+    _check_rows(idx, n)
     if old.ctypes.data != out.ctypes.data:
         for r in range(n):
             for c in range(old.shape[1]):
@@ -48,6 +45,46 @@ def index_copy_kernel(old, idx, new, out, req):
         j = int(idx[i])
         for c in range(new.shape[1]):
             out[j, c] = new[i, c]
+
+
+@njit(cache=True)
+def _check_rows(idx, n):
+    for i in range(idx.shape[0]):
+        j = int(idx[i])
+        if j < 0 or j >= n:
+            raise IndexOutOfRange("_contrib_index_copy: an index is out of range")
+
+
+@njit(cache=True)
+def index_copy_backward_kernel(g, old, idx, new, dold, didx, dnew, copied, req_old, req_idx,
+                               req_new):
+    """dold = g with the rows idx[i] zeroed, didx = 0, dnew[i] = g[idx[i]]
+    (``copied``: a row mask, scratch)."""
+    n = g.shape[0]
+    _check_rows(idx, n)
+    if req_old != REQ_NULL:
+        copied[:] = 0
+        for i in range(idx.shape[0]):
+            copied[int(idx[i])] = 1
+        for r in range(n):
+            for c in range(g.shape[1]):
+                if copied[r] != 0:
+                    if req_old != REQ_ADD:
+                        dold[r, c] = 0
+                elif req_old == REQ_ADD:
+                    dold[r, c] += g[r, c]
+                else:
+                    dold[r, c] = g[r, c]
+    if req_idx != REQ_NULL and req_idx != REQ_ADD:
+        didx[:] = 0
+    if req_new != REQ_NULL:
+        for i in range(idx.shape[0]):
+            j = int(idx[i])
+            for c in range(g.shape[1]):
+                if req_new == REQ_ADD:
+                    dnew[i, c] += g[j, c]
+                else:
+                    dnew[i, c] = g[j, c]
 
 
 def prepare_arange_like(call):
@@ -67,3 +104,7 @@ def prepare_index_array(call):
 
 def prepare_index_copy(call):
     return Launch(index_copy_kernel, (call.req[0],), views=index_copy_views(call))
+
+
+def prepare_index_copy_backward(call):
+    return Launch(index_copy_backward_kernel, tuple(call.req), views=index_copy_backward_views(call))

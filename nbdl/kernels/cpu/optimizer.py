@@ -22,8 +22,8 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_INPLACE, REQ_NULL, Launch
 from ..shared import optimizer as _steps
-from ..shared.optimizer import (MULTI, flat_views, multi_scalars, multi_tensor_scalars,
-                                update_scalars)
+from ..shared.optimizer import (MULTI, flat_views, group_adagrad_plan, multi_scalars,
+                                multi_tensor_scalars, update_scalars)
 from ._half import f2h, h2f
 
 # -- per-element steps (kernels/shared/optimizer.py), compiled for the CPU ------------
@@ -41,12 +41,14 @@ adamax_step = njit(cache=True)(_steps.adamax_step)
 nadam_step = njit(cache=True)(_steps.nadam_step)
 lamb_moments_step = njit(cache=True)(_steps.lamb_moments_step)
 lamb_direction = njit(cache=True)(_steps.lamb_direction)
+lamb_coefs = njit(cache=True)(_steps.lamb_coefs)
 lamb_trust_lr = njit(cache=True)(_steps.lamb_trust_lr)
 ftrl_step = njit(cache=True)(_steps.ftrl_step)
 signsgd_step = njit(cache=True)(_steps.signsgd_step)
 signum_step = njit(cache=True)(_steps.signum_step)
 ftml_step = njit(cache=True)(_steps.ftml_step)
 sgld_step = njit(cache=True)(_steps.sgld_step)
+group_adagrad_row = njit(cache=True)(_steps.group_adagrad_row)
 
 
 # -- one-tensor updates --------------------------------------------------------------
@@ -187,12 +189,7 @@ def ftml_update(w, g, d, v, z, out, req, lr, beta1, beta2, epsilon, t, wd, resca
 @njit(cache=True)
 def lamb_update_phase1(w, g, mean, var, out, req, beta1, beta2, epsilon, t, bias_correction, wd,
                        rescale, clip):
-    one = np.float32(1.0)
-    coef1 = one
-    coef2 = one
-    if bias_correction != 0:
-        coef1 = one / (one - beta1 ** t)
-        coef2 = one / (one - beta2 ** t)
+    coef1, coef2 = lamb_coefs(beta1, beta2, t, bias_correction)
     for i in range(w.size):
         mean[i], var[i] = lamb_moments_step(g[i], mean[i], var[i], beta1, beta2, rescale, clip)
         if req != REQ_NULL:
@@ -205,6 +202,35 @@ def lamb_update_phase2(w, g, r1, r2, out, req, lr, lower_bound, upper_bound):
     if req != REQ_NULL:
         for i in range(w.size):
             out[i] = w[i] - step * g[i]
+
+
+@njit(cache=True)
+def mp_lamb_update_phase1(w, g, mean, var, w32, out, req, beta1, beta2, epsilon, t,
+                          bias_correction, wd, rescale, clip):
+    """``g`` float16 bits; the moments and the direction (``out``) float32."""
+    coef1, coef2 = lamb_coefs(beta1, beta2, t, bias_correction)
+    for i in range(w32.size):
+        mean[i], var[i] = lamb_moments_step(h2f(g[i]), mean[i], var[i], beta1, beta2, rescale,
+                                            clip)
+        if req != REQ_NULL:
+            out[i] = lamb_direction(w32[i], mean[i], var[i], epsilon, wd, coef1, coef2)
+
+
+@njit(cache=True)
+def mp_lamb_update_phase2(w, g, r1, r2, w32, out, req, lr, lower_bound, upper_bound):
+    """``weight32 -= step * g`` in place, ``out`` (float16 bits) its rounding."""
+    step = lamb_trust_lr(r1[0], r2[0], lr, lower_bound, upper_bound)
+    for i in range(w32.size):
+        w32[i] = w32[i] - step * g[i]
+        if req != REQ_NULL:
+            out[i] = f2h(w32[i])
+
+
+@njit(cache=True)
+def group_adagrad_update(w, g, history, out, req, row_len, lr, rescale, clip, epsilon):
+    for r in range(w.shape[0]):
+        group_adagrad_row(w, g, history, out, r, lr, rescale, clip, epsilon, row_len,
+                          req != REQ_NULL)
 
 
 # nbdl's own (hidden) updates: optimizers MXNet 1.x runs as Python arithmetic
@@ -281,6 +307,11 @@ def prepare_update(call):
     if name.startswith("mp_"):
         return Launch(_half_bits(kernel), update_scalars(call, np.float32), flat_views(call))
     return Launch(kernel, update_scalars(call, call.in_dtypes[0]), flat_views(call))
+
+
+def prepare_group_adagrad(call):
+    views, scalars, _ = group_adagrad_plan(call)
+    return Launch(group_adagrad_update, scalars, views)
 
 
 def prepare_multi(call):

@@ -25,7 +25,8 @@ from ..shared.jit import njit
 
 from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.pooling import AVG, LP, MAX, pool_params, py_bounds, py_plane, py_pool_window, py_scatter_window
+from ..shared.pooling import (AVG, LP, MAX, pool_params, py_bounds, py_divisor, py_pad_zero,
+                              py_plane, py_pool_window, py_scatter_window)
 
 
 # -- the per-window / per-channel math of kernels/shared, compiled for the CPU --
@@ -34,6 +35,8 @@ _bounds = njit(cache=True)(py_bounds)
 _plane = njit(cache=True)(py_plane)
 _pool_window = njit(cache=True)(py_pool_window)
 _scatter_window = njit(cache=True)(py_scatter_window)
+_divisor = njit(cache=True)(py_divisor)
+_pad_zero = njit(cache=True)(py_pad_zero)
 
 
 @njit(cache=True)
@@ -49,9 +52,12 @@ def _pool_plane(x, out, q, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD
             h0, h1, nh = _bounds(oh, SH, PH, KH, H)
             for ow in range(OW):
                 w0, w1, nw = _bounds(ow, SW, PW, KW, W)
-                cnt = nd * nh * nw if cip else (d1 - d0) * (h1 - h0) * (w1 - w0)
+                dn = (d1 - d0) * (h1 - h0) * (w1 - w0)
+                cnt = _divisor(cip, nd, nh, nw, dn, KD * KH * KW)
                 v = _pool_window(x, xb, xu, H, W, d0, d1, h0, h1, w0, w1, cnt, ptype, ip,
                                  inv_p, zero)
+                if _pad_zero(cip, ptype, dn, KD * KH * KW) and v < zero:
+                    v = zero
                 i = ob + ((od * OH + oh) * OW + ow) * ou
                 if req == REQ_ADD:
                     out[i] += v
@@ -95,10 +101,11 @@ def _scatter_plane(og, x, y, dx, q, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, S
             h0, h1, nh = _bounds(oh, SH, PH, KH, H)
             for ow in range(OW):
                 w0, w1, nw = _bounds(ow, SW, PW, KW, W)
-                cnt = nd * nh * nw if cip else (d1 - d0) * (h1 - h0) * (w1 - w0)
+                dn = (d1 - d0) * (h1 - h0) * (w1 - w0)
+                cnt = _divisor(cip, nd, nh, nw, dn, KD * KH * KW)
                 i = ob + ((od * OH + oh) * OW + ow) * ou
                 _scatter_window(x, y[i], og[i], dx, xb, xu, H, W, d0, d1, h0, h1, w0, w1, cnt,
-                                ptype, ip, zero)
+                                ptype, ip, zero, _pad_zero(cip, ptype, dn, KD * KH * KW))
 
 
 @njit(cache=True)
@@ -295,15 +302,18 @@ def _window_value(xp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip, zero):
     w0, w1, nw = _bounds(ow, SW, PW, KW, W)
     if h1 <= h0 or w1 <= w0:
         return zero
+    dn = (h1 - h0) * (w1 - w0)
     if ptype == MAX:
-        return _win_max(xp, h0, h1, w0, w1, False, False)
+        v = _win_max(xp, h0, h1, w0, w1, False, False)
+        if _pad_zero(cip, ptype, dn, KH * KW) and v < zero:
+            v = zero
+        return v
     v = zero
     for h in range(h0, h1):
         for w in range(w0, w1):
             v += xp[h, w]
     if ptype == AVG:
-        cnt = nh * nw if cip else (h1 - h0) * (w1 - w0)
-        v = v / xp.dtype.type(cnt)
+        v = v / xp.dtype.type(_divisor(cip, 1, nh, nw, dn, KH * KW))
     return v
 
 
@@ -395,13 +405,14 @@ def _scatter_one(xp, gp, dp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip):
     if h1 <= h0 or w1 <= w0:
         return
     g = gp[oh, ow]
+    dn = (h1 - h0) * (w1 - w0)
     if ptype == MAX:
         ah, aw = _win_argmax(xp, h0, h1, w0, w1)
-        dp[ah, aw] += g
+        if not (_pad_zero(cip, ptype, dn, KH * KW) and xp[ah, aw] < xp.dtype.type(0)):
+            dp[ah, aw] += g
         return
     if ptype == AVG:
-        cnt = nh * nw if cip else (h1 - h0) * (w1 - w0)
-        g = g / xp.dtype.type(cnt)
+        g = g / xp.dtype.type(_divisor(cip, 1, nh, nw, dn, KH * KW))
     for h in range(h0, h1):
         for w in range(w0, w1):
             dp[h, w] += g

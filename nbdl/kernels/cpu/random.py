@@ -17,7 +17,7 @@ from ...ops.registry import REQ_NULL, Launch
 from ._half import bits_launcher, f2h, h2f
 from ..shared.random import (DIST_UNIFORM, draw, fit_uniform, key_from, multinomial_views, pick,
                              randint, sample_code, sample_views, scalar_params, shuffle_views,
-                             uniform01, uniform_below)
+                             uniform01, uniform_below, unique_zipfian_row)
 
 _KEY_RANGE = 2 ** 62
 
@@ -245,3 +245,17 @@ def prepare_multinomial_backward(call):
 def prepare_shuffle(call):
     dview, pview = shuffle_views(call.in_shapes[0])
     return Launch(shuffle, (int(call.req[0]),), views=[dview, dview, pview])
+
+
+@njit(cache=True)
+def unique_zipfian(samples, tries, seen, log_range_max, req0, req1):
+    if req0 == REQ_NULL and req1 == REQ_NULL:
+        return
+    key = launch_key()
+    for r in range(samples.shape[0]):
+        unique_zipfian_row(r, key, samples, tries, seen, log_range_max)
+
+
+def prepare_unique_zipfian(call):
+    return Launch(unique_zipfian, (math.log(call.attrs["range_max"]),) + tuple(
+        int(r) for r in call.req))

@@ -32,7 +32,7 @@ def _start(acc, op):
     flat = acc.reshape(acc.size)
     if op == 0:
         flat[:] = 0.0
-    elif op == 1:
+    elif op == 1 or op == 7:
         flat[:] = 1.0
     elif op >= 4:
         flat[:] = 0.0
@@ -60,7 +60,8 @@ def _finish(acc, out, scale, op, req):
 @njit(cache=True, fastmath=_FASTMATH)
 def reduce_tail(x, out, acc, op, scale, req):
     """x (K0, R0, K1, R1, K2, R2) -> out (K0, K1, K2); op 0 sum, 1 prod, 2 max, 3 min,
-    4 sum of |x|, 5 sqrt of the sum of squares (norm)."""
+    4 sum of |x|, 5 sqrt of the sum of squares (norm), 6 / 7 sum / product
+    skipping NaN."""
     if req == REQ_NULL:
         return
     _start(acc, op)
@@ -89,6 +90,16 @@ def reduce_tail(x, out, acc, op, scale, req):
                             for r2 in range(n_r2):
                                 v = np.float64(x[k0, r0, k1, r1, k2, r2])
                                 s += v * v
+                        elif op == 6:
+                            for r2 in range(n_r2):
+                                v = x[k0, r0, k1, r1, k2, r2]
+                                if v == v:
+                                    s += v
+                        elif op == 7:
+                            for r2 in range(n_r2):
+                                v = x[k0, r0, k1, r1, k2, r2]
+                                if v == v:
+                                    s *= v
                         else:
                             for r2 in range(n_r2):
                                 v = x[k0, r0, k1, r1, k2, r2]
@@ -128,6 +139,16 @@ def reduce_keep(x, out, acc, op, scale, req):
                             for k2 in range(n_k2):
                                 v = np.float64(x[r0, k0, r1, k1, r2, k2])
                                 acc[k0, k1, k2] += v * v
+                        elif op == 6:
+                            for k2 in range(n_k2):
+                                v = x[r0, k0, r1, k1, r2, k2]
+                                if v == v:
+                                    acc[k0, k1, k2] += v
+                        elif op == 7:
+                            for k2 in range(n_k2):
+                                v = x[r0, k0, r1, k1, r2, k2]
+                                if v == v:
+                                    acc[k0, k1, k2] *= v
                         else:
                             for k2 in range(n_k2):
                                 v = x[r0, k0, r1, k1, r2, k2]
@@ -180,13 +201,18 @@ def _select(g, x, y, mode):
     """max/min (mode 0): g where x equals the result, else 0 (MXNet gives every
     tied position the gradient); prod (mode 1): g * out / x; norm ord=2
     (mode 2): g * x / out (NaN where the norm is 0, as MXNet); norm ord=1
-    (mode 3): g * sign(x)."""
+    (mode 3): g * sign(x); nansum (mode 4): g where x is not NaN, else 0;
+    nanprod (mode 5): g * out / x where x is not NaN, else 0."""
     if mode == 0:
         return g if x == y else g * 0
     if mode == 1:
         return g * (y / x)
     if mode == 2:
         return g * (x / y)
+    if mode == 4:
+        return g if x == x else g * 0
+    if mode == 5:
+        return g * (y / x) if x == x else g * 0
     return g if x > 0 else (-g if x < 0 else g * 0)
 
 

@@ -22,6 +22,7 @@ from numba.extending import overload
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import shape_plan as _plan
+from ..shared.shape_walk import walk_offset as _walk_offset
 
 _BLOCK = 32  # tile edge of the blocked transpose (32x32 float32 = 4 KiB)
 
@@ -221,14 +222,48 @@ def split_kernel(*args):
     _split_body(args)
 
 
-# -- prepare -------------------------------------------------------------------------------
+# -- writing into a window: _slice_assign / _slice_assign_scalar ----------------------------
+
+walk_offset = njit(cache=True)(_walk_offset)
+
+
+@njit(cache=True)
+def _copy_unless_same(x, out):
+    if x.ctypes.data != out.ctypes.data:
+        for i in range(x.size):
+            out[i] = x[i]
+
+
+@njit(cache=True)
+def slice_assign_kernel(lhs, rhs, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                        s0, s1, s2, s3, s4, s5, s6, s7, req):
+    """out = lhs with the window (base, n_d, s_d) = rhs (flat, C order)."""
+    if req == REQ_NULL:
+        return
+    _copy_unless_same(lhs, out)
+    for k in range(rhs.size):
+        out[walk_offset(k, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                        s0, s1, s2, s3, s4, s5, s6, s7)] = rhs[k]
+
+
+@njit(cache=True)
+def slice_assign_scalar_kernel(x, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                               s0, s1, s2, s3, s4, s5, s6, s7, req, value):
+    """out = x with the window (base, n_d, s_d) = value."""
+    if req == REQ_NULL:
+        return
+    _copy_unless_same(x, out)
+    for k in range(n0 * n1 * n2 * n3 * n4 * n5 * n6 * n7):
+        out[walk_offset(k, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                        s0, s1, s2, s3, s4, s5, s6, s7)] = value
 
 
 # -- prepares: the shared plan with this device's loop ------------------------------------
 
 _LOOPS = {"copy": copy_kernel, "copy_like": copy_like_kernel, "gather": gather_kernel,
           "scatter": scatter_kernel, "transpose2d": transpose2d_kernel, "window_copy": window_copy,
-          "window_scatter": window_scatter, "concat": concat_kernel, "split": split_kernel}
+          "window_scatter": window_scatter, "concat": concat_kernel, "split": split_kernel,
+          "slice_assign": slice_assign_kernel, "slice_assign_scalar": slice_assign_scalar_kernel}
 
 
 def _launch(plan):
@@ -293,3 +328,15 @@ def prepare_backward_concat(call):
 
 def prepare_split(call):
     return _launch(_plan.split(call))
+
+
+def prepare_split_v2(call):
+    return _launch(_plan.split_v2(call))
+
+
+def prepare_slice_assign(call):
+    return _launch(_plan.slice_assign(call))
+
+
+def prepare_slice_assign_scalar(call):
+    return _launch(_plan.slice_assign_scalar(call))

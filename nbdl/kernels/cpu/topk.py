@@ -11,8 +11,7 @@ import numpy as np
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ...ops.topk import half_indices, topk_temp
-from ._half import bits_launcher, f2h, h2f
+from ...ops.topk import topk_temp
 from ..shared.topk import as_topk_call, topk_views
 
 
@@ -116,10 +115,9 @@ def topk_two(x, val, ind, perm, buf, k, asc, req_val, req_ind):
 
 
 @njit(cache=True)
-def topk_backward(og, ind, data, grad, half, req):
+def topk_backward(og, ind, data, grad, req):
     """``grad[o, ind[o, t, i], i] += og[o, t, i]`` (zeroed first unless req is
-    add); ``data`` is an input for its shape only; ``half``: ``ind`` holds
-    float16 bits.  Positions are clipped to
+    add); ``data`` is an input for its shape only.  Positions are clipped to
     the row so a hand-made index array cannot write outside it."""
     if req == REQ_NULL:
         return
@@ -129,46 +127,15 @@ def topk_backward(og, ind, data, grad, half, req):
     for o in range(og.shape[0]):
         for t in range(og.shape[1]):
             for i in range(og.shape[2]):
-                p = int(h2f(ind[o, t, i])) if half else int(ind[o, t, i])
+                p = int(ind[o, t, i])
                 p = 0 if p < 0 else (n - 1 if p >= n else p)
                 grad[o, p, i] += og[o, t, i]
-
-
-@njit(cache=True)
-def to_half(src, dst_bits, req):
-    """float16 positions (as uint16 bits) from the int64 ones."""
-    if req == REQ_NULL:
-        return
-    for i in range(src.size):
-        dst_bits[i] = f2h(src[i])
-
-
-def _prepare_half(call, dview, kview, k, asc):
-    """Positions as float16: the kernel writes them as int64 into a temp, then
-    they are converted (a Python launcher: two kernels, float16 viewed as bits)."""
-    n = dview[1]
-    m = kview[0] * kview[1] * kview[2]
-    if call.attrs["ret_typ"] == "indices":
-        req = call.req[0]
-
-        def fn(x, ind, perm, buf, tmp):
-            topk_one(x, tmp.reshape(kview), perm, buf, k, asc, False, req)
-            to_half(tmp, ind.reshape(m).view(np.uint16), req)
-        return Launch(fn, (), views=[dview, kview, (n,), (n,), (m,)])
-    req_val, req_ind = call.req[0], call.req[1]
-
-    def fn2(x, val, ind, perm, buf, tmp):
-        topk_two(x, val, tmp.reshape(kview), perm, buf, k, asc, req_val, req_ind)
-        to_half(tmp, ind.reshape(m).view(np.uint16), req_ind)
-    return Launch(fn2, (), views=[dview, kview, kview, (n,), (n,), (m,)])
 
 
 def prepare_topk(call):
     dview, kview, k = topk_views(call, call.in_shapes[0])
     ret, asc = call.attrs["ret_typ"], bool(call.attrs["is_ascend"])
     n = dview[1]
-    if half_indices(call.attrs):
-        return _prepare_half(call, dview, kview, k, asc)
     if ret in ("value", "both"):
         return Launch(topk_two, (k, asc, call.req[0], call.req[1]),
                       views=[dview, kview, kview, (n,), (n,)])
@@ -179,9 +146,7 @@ def prepare_topk(call):
 
 def prepare_topk_backward(call):
     dview, kview, _ = topk_views(call, call.in_shapes[2])
-    half = np.dtype(call.in_dtypes[1]) == np.float16
-    fn = bits_launcher(topk_backward) if half else topk_backward
-    return Launch(fn, (half, call.req[0]), views=[kview, kview, dview, dview])
+    return Launch(topk_backward, (call.req[0],), views=[kview, kview, dview, dview])
 
 
 # -- scratch rule (ops.topk's rule for kernels that sort in scratch) --------------

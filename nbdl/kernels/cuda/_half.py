@@ -1,5 +1,5 @@
 """The converting copy the float16 mirrors of ``kernels.shared.half_mirror``
-use on a GPU."""
+(and of ``OpDef.half_mirrors`` ops) use on a GPU."""
 from numba import cuda
 
 from ._launch import launcher

@@ -44,7 +44,8 @@ def _backward(og, dx, P, H, W, OH, OW, zero, req):
             for ow in range(OW):
                 w0, w1 = _bounds(ow, W, OW)
                 _scatter_window(dx, zero, og[(p * OH + oh) * OW + ow], dx, p * H * W, 1, H, W,
-                                0, 1, h0, h1, w0, w1, (h1 - h0) * (w1 - w0), AVG, 1, zero)
+                                0, 1, h0, h1, w0, w1, (h1 - h0) * (w1 - w0), AVG, 1, zero,
+                                False)
 
 
 def prepare_adaptive_avg(call):

@@ -23,27 +23,36 @@ _gn_param = cuda.jit(device=True)(py_group_param)
 
 @cuda.jit
 def _bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-                stats, r_out, r_mean, r_var):
+                stats, store_var, relu, r_out, r_mean, r_var):
     for c in range(cuda.grid(1), x.shape[1], cuda.gridsize(1)):
         _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  stats, r_out, r_mean, r_var)
+                  stats, store_var, relu, r_out, r_mean, r_var)
 
 
 @cuda.jit
-def _bn_apply(x, gamma, beta, mean, invstd, out, eps, mom, one, inv_m, fix_gamma, stats, r_out,
-              r_mean, r_var):
+def _bn_apply(x, gamma, beta, mean, invstd, out, eps, mom, one, inv_m, fix_gamma, stats,
+              store_var, r_out, r_mean, r_var):
     # the forward's per-channel function on the saved statistics (STATS_SAVED)
     for c in range(cuda.grid(1), x.shape[1], cuda.gridsize(1)):
         _bn_fwd_c(x, gamma, beta, mean, invstd, out, mean, invstd, c, eps, mom, one, inv_m,
-                  fix_gamma, stats, r_out, r_mean, r_var)
+                  fix_gamma, stats, store_var, False, r_out, r_mean, r_var)
 
 
 @cuda.jit
-def _bn_backward(og, x, gamma, mean, invstd, dx, dgamma, dbeta, one, inv_m, fix_gamma,
-                 use_batch, r_x, r_g, r_b):
+def _bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
+                 use_batch, stored_var, relu, r_x, r_g, r_b):
     for c in range(cuda.grid(1), x.shape[1], cuda.gridsize(1)):
-        _bn_bwd_c(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m, fix_gamma,
-                  use_batch, r_x, r_g, r_b)
+        _bn_bwd_c(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
+                  use_batch, stored_var, relu, r_x, r_g, r_b)
+
+
+@cuda.jit
+def _copy_kernel(src, dst, req):
+    for i in range(cuda.grid(1), dst.size, cuda.gridsize(1)):
+        if req == REQ_ADD:
+            dst[i] += src[i]
+        else:
+            dst[i] = src[i]
 
 
 @cuda.jit
@@ -77,11 +86,27 @@ def _noop(*args):
 
 
 def prepare_batch_norm(call):
+    """BatchNorm, BatchNorm_v1 and _contrib_BatchNormWithReLU (whose 4th
+    output, ``workspace``, gets a copy of the output)."""
     data, param = bn_views(call, call.in_shapes[0])
     views = [data, param, param, param, param, data, param, param]
+    relu = len(call.out_shapes) == 4
+    if relu:
+        views.append(None)
     if data[1] == 0:
         return Launch(_noop, (), views=views)
-    return Launch(launcher(_bn_forward, data[1]), bn_scalars(call, data, True), views=views)
+    run = launcher(_bn_forward, data[1])
+    scalars = bn_scalars(call, data, True)
+    head, reqs = scalars[:7], scalars[7:10]
+    n = math.prod(data)
+    r_ws = call.req[3] if relu else REQ_NULL
+    copy = launcher(_copy_kernel, n) if n else None
+
+    def fn(x, gamma, beta, mm, mv, out, mean, var, *ws):
+        run(x, gamma, beta, mm, mv, out, mean, var, *head, relu, *reqs)
+        if r_ws != REQ_NULL and copy is not None:
+            copy(out.reshape(n), ws[0].reshape(n), r_ws)
+    return Launch(fn, (), views=views)
 
 
 def prepare_batch_norm_apply(call):
@@ -93,11 +118,22 @@ def prepare_batch_norm_apply(call):
 
 
 def prepare_batch_norm_backward(call):
+    """The three ops' gradients; BatchNormWithReLU's takes the forward output
+    as a 6th input."""
     data, param = bn_views(call, call.in_shapes[1])
-    views = [data, data, param, param, param, data, param, param]
+    relu = len(call.in_shapes) == 6
+    views = [data, data, param, param, param] + ([data] if relu else []) + [data, param, param]
     if data[1] == 0 or all(r == REQ_NULL for r in call.req):
         return Launch(_noop, (), views=views)
-    return Launch(launcher(_bn_backward, data[1]), bn_scalars(call, data, False), views=views)
+    run = launcher(_bn_backward, data[1])
+    scalars = bn_scalars(call, data, False)
+    head, reqs = scalars[:6], scalars[6:]
+
+    def fn(og, x, gamma, mean, st, *rest):
+        y = rest[0] if relu else og
+        dx, dgamma, dbeta = rest[-3:]
+        run(og, x, gamma, mean, st, y, dx, dgamma, dbeta, *head, relu, *reqs)
+    return Launch(fn, (), views=views)
 
 
 def _forward(call, is_std):

@@ -120,3 +120,4 @@ def prepare_multicast(call):
         for i in range(k):
             fns[i](args[i], args[k + i], args[2 * k + i])
     return Launch(run, tuple(int(r) for r in call.req), views=[(n,) for n in sizes * 2])
+

@@ -5,10 +5,10 @@ import numpy as np
 from numba import cuda
 
 from ...ops.indexing import IndexOutOfRange
-from ...ops.registry import REQ_NULL, Launch
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.shape import size_of
 from ..shared.index_contrib import (arange_scalars, index_array_scalars, index_array_views,
-                                    index_copy_views)
+                                    index_copy_backward_views, index_copy_views)
 from ._launch import grid1d
 from .gather_nd import pick8
 
@@ -50,6 +50,71 @@ def _put_rows(idx, new, out):
         out[int(idx[i]), e - i * m] = new[i, e - i * m]
 
 
+@cuda.jit
+def _mark_rows(idx, copied):
+    for i in range(cuda.grid(1), idx.size, cuda.gridsize(1)):
+        copied[int(idx[i])] = 1
+
+
+@cuda.jit
+def _old_grad(g, copied, dold, req):
+    m = g.shape[1]
+    for e in range(cuda.grid(1), g.size, cuda.gridsize(1)):
+        r = e // m
+        c = e - r * m
+        if copied[r] != 0:
+            if req != REQ_ADD:
+                dold[r, c] = 0
+        elif req == REQ_ADD:
+            dold[r, c] += g[r, c]
+        else:
+            dold[r, c] = g[r, c]
+
+
+@cuda.jit
+def _new_grad(g, idx, dnew, req):
+    m = dnew.shape[1]
+    for e in range(cuda.grid(1), dnew.size, cuda.gridsize(1)):
+        i = e // m
+        c = e - i * m
+        if req == REQ_ADD:
+            dnew[i, c] += g[int(idx[i]), c]
+        else:
+            dnew[i, c] = g[int(idx[i]), c]
+
+
+@cuda.jit
+def _fill_zero(x):
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        x[i] = 0
+
+
+def _check_rows(idx, rows):
+    host = idx.copy_to_host() if hasattr(idx, "copy_to_host") else np.asarray(idx)
+    j = np.trunc(host.astype(np.float64))
+    if j.size and (j.min() < 0 or j.max() >= rows):
+        raise IndexOutOfRange("_contrib_index_copy: an index is out of range")
+
+
+def prepare_index_copy_backward(call):
+    views = index_copy_backward_views(call)
+    req_old, req_idx, req_new = call.req
+    rows = views[0][0]
+
+    def fn(g, old, idx, new, dold, didx, dnew, copied):
+        _check_rows(idx, rows)
+        if req_old != REQ_NULL and g.size:
+            _run(_fill_zero, rows, copied)
+            if idx.size:
+                _run(_mark_rows, idx.size, idx, copied)
+            _run(_old_grad, g.size, g, copied, dold, req_old)
+        if req_idx not in (REQ_NULL, REQ_ADD) and didx.size:
+            _run(_fill_zero, didx.size, didx)
+        if req_new != REQ_NULL and dnew.size:
+            _run(_new_grad, dnew.size, g, idx, dnew, req_new)
+    return Launch(fn, (), views=views)
+
+
 def prepare_arange_like(call):
     scalars = arange_scalars(call)
     n, req = size_of(call.out_shapes[0]), call.req[0]
@@ -78,10 +143,7 @@ def prepare_index_copy(call):
     def fn(old, idx, new, out):
         if req == REQ_NULL:
             return
-        host = idx.copy_to_host() if hasattr(idx, "copy_to_host") else np.asarray(idx)
-        j = np.trunc(host.astype(np.float64))
-        if j.size and (j.min() < 0 or j.max() >= rows):
-            raise IndexOutOfRange("_contrib_index_copy: an index is out of range")
+        _check_rows(idx, rows)
         if old.size:
             _run(_copy_rows, old.size, old, out)
         if new.size:

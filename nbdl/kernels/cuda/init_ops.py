@@ -3,7 +3,7 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.init_ops import affine_params
+from ..shared.init_ops import affine_params, linspace_params
 from ._launch import launcher
 
 
@@ -30,13 +30,17 @@ def fill_eye(out, k, req):
             out[r, c] = v
 
 
-def _affine(call):
-    a, b, repeat = affine_params(call)
+def _affine(call, params=affine_params):
+    a, b, repeat = params(call)
     n = int(np.prod(call.out_shapes[0]))
     return Launch(launcher(fill_affine, n), (a, b, repeat, int(call.req[0])), views=[(n,)])
 
 
 prepare_zeros = prepare_ones = prepare_full = prepare_arange = _affine
+
+
+def prepare_linspace(call):
+    return _affine(call, linspace_params)
 
 
 def prepare_eye(call):

@@ -14,8 +14,8 @@ from numba import cuda, float32
 
 from ...ops.registry import REQ_INPLACE, REQ_NULL, Launch
 from ..shared import optimizer as _steps
-from ..shared.optimizer import (MULTI, flat_views, multi_scalars, multi_tensor_scalars,
-                                update_scalars)
+from ..shared.optimizer import (MULTI, flat_views, group_adagrad_plan, multi_scalars,
+                                multi_tensor_scalars, update_scalars)
 from ._launch import grid1d
 
 
@@ -36,12 +36,14 @@ _adamax = _device(_steps.adamax_step)
 _nadam = _device(_steps.nadam_step)
 _lamb_moments = _device(_steps.lamb_moments_step)
 _lamb_direction = _device(_steps.lamb_direction)
+_lamb_coefs = _device(_steps.lamb_coefs)
 _lamb_trust_lr = _device(_steps.lamb_trust_lr)
 _ftrl = _device(_steps.ftrl_step)
 _signsgd = _device(_steps.signsgd_step)
 _signum = _device(_steps.signum_step)
 _ftml = _device(_steps.ftml_step)
 _sgld = _device(_steps.sgld_step)
+_group_adagrad_row = _device(_steps.group_adagrad_row)
 
 
 # -- kernels ---------------------------------------------------------------------
@@ -192,11 +194,7 @@ def ftml_update(w, g, d, v, z, out, req, lr, beta1, beta2, epsilon, t, wd, resca
 @cuda.jit
 def lamb_update_phase1(w, g, mean, var, out, req, beta1, beta2, epsilon, t, bias_correction, wd,
                        rescale, clip):
-    coef1 = beta1 - beta1 + 1     # 1 in the weight's dtype
-    coef2 = coef1
-    if bias_correction != 0:
-        coef1 = coef1 / (coef1 - beta1 ** t)
-        coef2 = coef2 / (coef2 - beta2 ** t)
+    coef1, coef2 = _lamb_coefs(beta1, beta2, t, bias_correction)
     for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
         m, v = _lamb_moments(g[i], mean[i], var[i], beta1, beta2, rescale, clip)
         mean[i] = m
@@ -261,6 +259,35 @@ def sgld_update(w, g, noise, out, req, lr, wd, rescale, clip):
             out[i] = _sgld(w[i], g[i], noise[i], lr, wd, rescale, clip)
 
 
+@cuda.jit
+def mp_lamb_update_phase1(w, g, mean, var, w32, out, req, beta1, beta2, epsilon, t,
+                          bias_correction, wd, rescale, clip):
+    coef1, coef2 = _lamb_coefs(beta1, beta2, t, bias_correction)
+    for i in range(cuda.grid(1), w32.size, cuda.gridsize(1)):
+        m, v = _lamb_moments(float32(g[i]), mean[i], var[i], beta1, beta2, rescale, clip)
+        mean[i] = m
+        var[i] = v
+        if req != REQ_NULL:
+            out[i] = _lamb_direction(w32[i], m, v, epsilon, wd, coef1, coef2)
+
+
+@cuda.jit
+def mp_lamb_update_phase2(w, g, r1, r2, w32, out, req, lr, lower_bound, upper_bound):
+    step = _lamb_trust_lr(r1[0], r2[0], lr, lower_bound, upper_bound)
+    for i in range(cuda.grid(1), w32.size, cuda.gridsize(1)):
+        a = w32[i] - step * g[i]
+        w32[i] = a
+        if req != REQ_NULL:
+            out[i] = a
+
+
+@cuda.jit
+def group_adagrad_update(w, g, history, out, req, row_len, lr, rescale, clip, epsilon):
+    for r in range(cuda.grid(1), w.shape[0], cuda.gridsize(1)):
+        _group_adagrad_row(w, g, history, out, r, lr, rescale, clip, epsilon, row_len,
+                           req != REQ_NULL)
+
+
 # -- prepare ---------------------------------------------------------------------
 
 _KERNELS = {
@@ -294,6 +321,11 @@ def prepare_update(call):
     kernel = _KERNELS.get(name) or globals()[name]
     dt = np.float32 if name.startswith("mp_") else call.in_dtypes[0]
     return Launch(_launcher(kernel, _size(call)), update_scalars(call, dt), flat_views(call))
+
+
+def prepare_group_adagrad(call):
+    views, scalars, rows = group_adagrad_plan(call)
+    return Launch(_launcher(group_adagrad_update, rows), scalars, views)
 
 
 def prepare_multi(call):

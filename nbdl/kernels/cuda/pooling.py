@@ -9,13 +9,16 @@ import math
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.pooling import LP, MAX, AVG, pool_params, py_bounds, py_plane, py_pool_window, py_scatter_window
+from ..shared.pooling import (LP, MAX, AVG, pool_params, py_bounds, py_divisor, py_pad_zero,
+                              py_plane, py_pool_window, py_scatter_window)
 from ._launch import launcher
 
 _bounds = cuda.jit(device=True)(py_bounds)
 _plane = cuda.jit(device=True)(py_plane)
 _pool_window = cuda.jit(device=True)(py_pool_window)
 _scatter_window = cuda.jit(device=True)(py_scatter_window)
+_divisor = cuda.jit(device=True)(py_divisor)
+_pad_zero = cuda.jit(device=True)(py_pad_zero)
 
 
 @cuda.jit
@@ -36,8 +39,11 @@ def _forward(x, out, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, 
         d0, d1, nd = _bounds(od, SD, PD, KD, D)
         h0, h1, nh = _bounds(oh, SH, PH, KH, H)
         w0, w1, nw = _bounds(ow, SW, PW, KW, W)
-        cnt = nd * nh * nw if cip else (d1 - d0) * (h1 - h0) * (w1 - w0)
+        dn = (d1 - d0) * (h1 - h0) * (w1 - w0)
+        cnt = _divisor(cip, nd, nh, nw, dn, KD * KH * KW)
         v = _pool_window(x, xb, xu, H, W, d0, d1, h0, h1, w0, w1, cnt, ptype, ip, inv_p, zero)
+        if _pad_zero(cip, ptype, dn, KD * KH * KW) and v < zero:
+            v = zero
         i = ob + ((od * OH + oh) * OW + ow) * ou
         if req == REQ_ADD:
             out[i] += v
@@ -62,10 +68,11 @@ def _backward(og, x, y, dx, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, P
                 h0, h1, nh = _bounds(oh, SH, PH, KH, H)
                 for ow in range(OW):
                     w0, w1, nw = _bounds(ow, SW, PW, KW, W)
-                    cnt = nd * nh * nw if cip else (d1 - d0) * (h1 - h0) * (w1 - w0)
+                    dn = (d1 - d0) * (h1 - h0) * (w1 - w0)
+                    cnt = _divisor(cip, nd, nh, nw, dn, KD * KH * KW)
                     i = ob + ((od * OH + oh) * OW + ow) * ou
                     _scatter_window(x, y[i], og[i], dx, xb, xu, H, W, d0, d1, h0, h1, w0, w1,
-                                    cnt, ptype, ip, zero)
+                                    cnt, ptype, ip, zero, _pad_zero(cip, ptype, dn, KD * KH * KW))
 
 
 @cuda.jit

@@ -18,7 +18,7 @@ from ...errors import DTypeError
 from ...ops.registry import REQ_NULL, Launch
 from ..shared.random import (DIST_UNIFORM, draw, fit_uniform, multinomial_views, pick, randint,
                              sample_code, sample_views, scalar_params, shuffle_views, uniform01,
-                             uniform_below)
+                             uniform_below, unique_zipfian_row)
 from ..shared.random_state import next_key
 from ._launch import launcher
 
@@ -218,3 +218,22 @@ def prepare_shuffle(call):
         _permutation[1, 1](perm, next_key(dev))
         gather(data, out, perm)
     return Launch(fn, (), views=views)
+
+
+@cuda.jit
+def _unique_zipfian(samples, tries, seen, log_range_max, key):
+    for r in range(cuda.grid(1), samples.shape[0], cuda.gridsize(1)):
+        unique_zipfian_row(r, key, samples, tries, seen, log_range_max)
+
+
+def prepare_unique_zipfian(call):
+    dev = _device_id(call)
+    rows = call.out_shapes[0][0]
+    log_range_max = math.log(call.attrs["range_max"])
+    run = launcher(_unique_zipfian, rows)
+    skip = all(r == REQ_NULL for r in call.req) or rows == 0
+
+    def fn(samples, tries, seen):
+        if not skip:
+            run(samples, tries, seen, log_range_max, next_key(dev))
+    return Launch(fn, ())

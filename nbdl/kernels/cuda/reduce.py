@@ -33,7 +33,7 @@ def reduce_kernel(x, out, tail, op, scale, req):
         k0 = o // (n_k2 * n_k1)
         if op == 0:
             acc = 0.0
-        elif op == 1:
+        elif op == 1 or op == 7:
             acc = 1.0
         elif op >= 4:
             acc = 0.0
@@ -59,6 +59,12 @@ def reduce_kernel(x, out, tail, op, scale, req):
                         acc += abs(float(v))
                     elif op == 5:
                         acc += float(v) * float(v)
+                    elif op == 6:
+                        if v == v:
+                            acc += v
+                    elif op == 7:
+                        if v == v:
+                            acc *= v
                     else:
                         if v < acc or v != v:
                             acc = v
@@ -103,7 +109,8 @@ def bcast_kernel(src, dst, tail, scale, req):
 @cuda.jit
 def select_kernel(g, x, y, dx, tail, mode, req):
     """max/min (mode 0): g where x equals the result; prod (mode 1): g * y / x;
-    norm ord=2 (mode 2): g * x / y; norm ord=1 (mode 3): g * sign(x)."""
+    norm ord=2 (mode 2): g * x / y; norm ord=1 (mode 3): g * sign(x); nansum
+    (mode 4) / nanprod (mode 5): g / g * y / x where x is not NaN, else 0."""
     for i in range(cuda.grid(1), dx.size, cuda.gridsize(1)):
         i0, i1, i2, i3, i4, i5 = _unravel6(i, dx.shape)
         if tail:
@@ -119,6 +126,13 @@ def select_kernel(g, x, y, dx, tail, mode, req):
             d = gv * (yv / xv)
         elif mode == 2:
             d = gv * (xv / yv)
+        elif mode == 4 or mode == 5:
+            if xv != xv:
+                d = gv * 0
+            elif mode == 4:
+                d = gv
+            else:
+                d = gv * (yv / xv)
         elif xv > 0:
             d = gv
         elif xv < 0:

@@ -6,6 +6,7 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.shape import size_of
 from ..shared import shape_plan as _plan
+from ..shared.shape_walk import walk_offset
 from ._launch import grid1d, launcher
 
 
@@ -31,25 +32,7 @@ def copy_like_kernel(x, like, out, req):
             out[i] = x[i]
 
 
-@cuda.jit(device=True)
-def _offset(k, base, n0, n1, n2, n3, n4, n5, n6, n7, s0, s1, s2, s3, s4, s5, s6, s7):
-    """Source offset of flat walk position ``k`` (C order over n0..n7)."""
-    off = base
-    off += (k % n7) * s7
-    k //= n7
-    off += (k % n6) * s6
-    k //= n6
-    off += (k % n5) * s5
-    k //= n5
-    off += (k % n4) * s4
-    k //= n4
-    off += (k % n3) * s3
-    k //= n3
-    off += (k % n2) * s2
-    k //= n2
-    off += (k % n1) * s1
-    k //= n1
-    return off + k * s0
+_offset = cuda.jit(device=True)(walk_offset)
 
 
 @cuda.jit
@@ -63,6 +46,23 @@ def gather_kernel(x, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
             out[k] += x[src]
         else:
             out[k] = x[src]
+
+
+@cuda.jit
+def put_window_kernel(src, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                      s0, s1, s2, s3, s4, s5, s6, s7):
+    """The window (base, n_d, s_d) of out = src (flat, C order)."""
+    for k in range(cuda.grid(1), src.size, cuda.gridsize(1)):
+        out[_offset(k, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                    s0, s1, s2, s3, s4, s5, s6, s7)] = src[k]
+
+
+@cuda.jit
+def fill_window_kernel(out, value, total, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                       s0, s1, s2, s3, s4, s5, s6, s7):
+    for k in range(cuda.grid(1), total, cuda.gridsize(1)):
+        out[_offset(k, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                    s0, s1, s2, s3, s4, s5, s6, s7)] = value
 
 
 @cuda.jit
@@ -273,3 +273,43 @@ def prepare_split(call):
 
 def prepare_backward_concat(call):
     return _split(_plan.backward_concat(call), len(call.in_shapes) - 1, list(call.req))
+
+
+def prepare_split_v2(call):
+    return _split(_plan.split_v2(call), 0, list(call.req))
+
+
+def _assign(call, plan, put):
+    """copy the input into the output (unless the planner made them one), then
+    ``put(out, value_source, walk)`` writes the window."""
+    n = size_of(call.in_shapes[0])
+    walk = plan.scalars[:17]
+    req = plan.scalars[17]
+
+    def fn(x, *rest):
+        out = rest[-1]
+        if req == REQ_NULL:
+            return
+        if n:
+            _launch(copy_kernel, n, x, out, req)
+        put(rest, out, walk)
+    return Launch(fn, (), plan.views)
+
+
+def prepare_slice_assign(call):
+    def put(rest, out, walk):
+        rhs = rest[0]
+        if rhs.size:
+            _launch(put_window_kernel, rhs.size, rhs, out, *walk)
+    return _assign(call, _plan.slice_assign(call), put)
+
+
+def prepare_slice_assign_scalar(call):
+    plan = _plan.slice_assign_scalar(call)
+    value = plan.scalars[18]
+    total = size_of(plan.scalars[1:9])
+
+    def put(rest, out, walk):
+        if total:
+            _launch(fill_window_kernel, total, out, value, total, *walk)
+    return _assign(call, plan, put)

@@ -18,7 +18,11 @@ STATS_SAVED = 2
 
 
 def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m,
-                          fix_gamma, stats, r_out, r_mean, r_var):
+                          fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
+    """Channel ``c``: statistics (batch or moving), ``out = x * scale + shift``
+    (clamped at 0 with ``relu``: BatchNormWithReLU; NaN passes), ``mean``
+    and, in ``var``, the inverse std (BatchNorm) or the variance
+    (``store_var``: BatchNorm_v1)."""
     outer = x.shape[0]
     inner = x.shape[2]
     zero = one - one
@@ -45,42 +49,52 @@ def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, o
     elif stats == STATS_SAVED:
         m = mean[c]
         inv = var[c]
+        v = zero                       # (not written back: only the output is)
     else:
         m = mm[c]
-        inv = one / math.sqrt(mv[c] + eps)
+        v = mv[c]
+        inv = one / math.sqrt(v + eps)
     g = one if fix_gamma else gamma[c]
     scale = g * inv
     shift = beta[c] - m * scale
-    if r_out == REQ_ADD:
+    if r_out != REQ_NULL:
         for o in range(outer):
             for i in range(inner):
-                out[o, c, i] += x[o, c, i] * scale + shift
-    elif r_out != REQ_NULL:
-        for o in range(outer):
-            for i in range(inner):
-                out[o, c, i] = x[o, c, i] * scale + shift
+                val = x[o, c, i] * scale + shift
+                if relu and val < zero:
+                    val = zero
+                if r_out == REQ_ADD:
+                    out[o, c, i] += val
+                else:
+                    out[o, c, i] = val
     if r_mean == REQ_ADD:
         mean[c] += m
     elif r_mean != REQ_NULL:
         mean[c] = m
+    w = v if store_var else inv
     if r_var == REQ_ADD:
-        var[c] += inv
+        var[c] += w
     elif r_var != REQ_NULL:
-        var[c] = inv
+        var[c] = w
 
 
-def py_bn_backward_channel(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one, inv_m,
-                           fix_gamma, use_batch, r_x, r_g, r_b):
+def py_bn_backward_channel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m,
+                           fix_gamma, use_batch, stored_var, relu, r_x, r_g, r_b):
+    """Channel ``c``'s gradients; ``st`` holds the inverse std, or the
+    variance (``stored_var``: BatchNorm_v1); with ``relu`` the head gradient
+    only flows where the forward output ``y`` is positive."""
     outer = x.shape[0]
     inner = x.shape[2]
     zero = one - one
     m = mean[c]
-    inv = invstd[c]
+    inv = one / math.sqrt(st[c] + eps) if stored_var else st[c]
     sb = zero
     sg = zero
     for o in range(outer):
         for i in range(inner):
             g = og[o, c, i]
+            if relu and not y[o, c, i] > zero:
+                g = zero
             sb += g
             sg += g * (x[o, c, i] - m)
     sg = sg * inv                      # sum of og * xhat
@@ -94,7 +108,10 @@ def py_bn_backward_channel(og, x, gamma, mean, invstd, dx, dgamma, dbeta, c, one
             mg = sg * inv_m
         for o in range(outer):
             for i in range(inner):
-                val = a * (og[o, c, i] - mb - (x[o, c, i] - m) * inv * mg)
+                g = og[o, c, i]
+                if relu and not y[o, c, i] > zero:
+                    g = zero
+                val = a * (g - mb - (x[o, c, i] - m) * inv * mg)
                 if r_x == REQ_ADD:
                     dx[o, c, i] += val
                 else:
@@ -227,17 +244,23 @@ def bn_views(call, shape):
 
 
 def bn_scalars(call, data, forward):
+    """The BatchNorm kernels' scalars: forward ``eps, momentum, one, inv_m,
+    fix_gamma, stats, store_var``, backward ``eps, one, inv_m, fix_gamma,
+    use_batch, stored_var`` (BatchNorm_v1 keeps the variance, the others the
+    inverse std, which the backward reads back without eps), then one req
+    per output."""
     dt = np.dtype(call.in_dtypes[0]).type
     count = data[0] * data[2]
     use_batch = bool(call.is_train and not call.attrs["use_global_stats"])
     inv_m = dt(1.0 / count) if count else dt(0)
-    # the backward reads the inverse std the forward wrote: no eps there
+    keeps_var = call.op.name in ("BatchNorm_v1", "_backward_BatchNorm_v1")
+    eps = dt(call.attrs["eps"]) if "eps" in call.attrs else dt(0)
     if forward:
-        s = (dt(call.attrs["eps"]), dt(call.attrs["momentum"]))
+        head = (eps, dt(call.attrs["momentum"]))
         stats = STATS_BATCH if use_batch else STATS_MOVING
     else:
-        s, stats = (), use_batch
-    return s + (dt(1), inv_m, bool(call.attrs["fix_gamma"]), stats) + \
+        head, stats = (eps,), use_batch
+    return head + (dt(1), inv_m, bool(call.attrs["fix_gamma"]), stats, keeps_var) + \
         tuple(int(r) for r in call.req)
 
 
@@ -245,7 +268,7 @@ def bn_apply_scalars(call):
     """``bn_forward``'s scalars for ``_nbdl_BatchNorm_apply``: the saved
     statistics, only the output written."""
     dt = np.dtype(call.in_dtypes[0]).type
-    return (dt(0), dt(0), dt(1), dt(0), bool(call.attrs["fix_gamma"]), STATS_SAVED,
+    return (dt(0), dt(0), dt(1), dt(0), bool(call.attrs["fix_gamma"]), STATS_SAVED, False,
             int(call.req[0]), REQ_NULL, REQ_NULL)
 
 

@@ -99,6 +99,7 @@ _RINT = "np.floor(x) if (x - np.floor(x)) <= (np.ceil(x) - x) else np.ceil(x)"
 _SIGN = "T(1) if x > T(0) else (T(-1) if x < T(0) else T(0))"
 _DEG = 180.0 / math.pi
 _RAD = math.pi / 180.0
+_ISQ = "(T(1) / (scalar * scalar))"
 _RELU_NAN = "x if (x != x or x > T(0)) else T(0)"
 _RELU = "x if x > T(0) else T(0)"
 _SIGMOID = "T(1) / (T(1) + math.exp(-x))"
@@ -242,6 +243,11 @@ SCALAR = {
     # d(scalar % x)/dx = -floor(scalar / x), as MXNet's rmod_grad
     "_backward_rmod_scalar": _from_data("-g * np.floor(scalar / x)", ("scalar",)),
     "_backward_hypot_scalar": _from_data("g * x / math.hypot(x, scalar)", ("scalar",)),
+    # MXNet's smooth_l1_loss with sigma = scalar: quadratic inside |x| <= 1 / sigma**2
+    "smooth_l1": _scalar(f"x - T(0.5) * {_ISQ} if x > {_ISQ} else (-x - T(0.5) * {_ISQ} if "
+                         f"x < -{_ISQ} else T(0.5) * x * x * (scalar * scalar))"),
+    "_backward_smooth_l1": _from_data(f"g if x > {_ISQ} else (-g if x < -{_ISQ} else "
+                                      f"g * ((scalar * scalar) * x))", ("scalar",)),
     "_backward_maximum_scalar": _from_data("g if x >= scalar else T(0)", ("scalar",)),
     "_backward_minimum_scalar": _from_data("g if x <= scalar else T(0)", ("scalar",)),
 }
@@ -293,6 +299,9 @@ CONTRIB = {
     "_contrib_gradientmultiplier": _unary("x"),
     # ``scale`` is sqrt(last axis), worked out at prepare time
     "_contrib_div_sqrt_dim": Spec(("x",), "x / scale", ("scale",)),
+    # straight-through estimators: round / sign forward, the identity's gradient
+    "_contrib_round_ste": _unary(_ROUND, "x"),
+    "_contrib_sign_ste": _unary(_SIGN),
 }
 
 MAPS = {**UNARY, **UNARY_BACKWARD, **SCALAR, **BINARY, **CONTRIB, "where": WHERE}

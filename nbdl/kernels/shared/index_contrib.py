@@ -1,5 +1,7 @@
 """_contrib_arange_like / _contrib_index_array / _contrib_index_copy: prepare-time
 scalars and views shared by the CPU and CUDA kernels."""
+import dataclasses
+
 import numpy as np
 
 from ...ops.index_contrib import index_array_axes
@@ -33,3 +35,10 @@ def index_copy_views(call):
     old, new = call.in_shapes[0], call.in_shapes[2]
     inner = size_of(old[1:])
     return [(old[0], inner), (new[0],), (new[0], inner), (old[0], inner)]
+
+
+def index_copy_backward_views(call):
+    """out_grad, old, dold as (N, inner), index and its gradient (K,), new and
+    dnew (K, inner), the row mask (N,)."""
+    old, idx, new, _ = index_copy_views(dataclasses.replace(call, in_shapes=call.in_shapes[1:]))
+    return [old, old, idx, new, old, idx, new, None]

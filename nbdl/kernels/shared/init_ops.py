@@ -3,7 +3,7 @@ and CUDA kernels: ``(a, b, repeat)`` such that element ``i`` is
 ``a + (i // repeat) * b`` (a constant fill has ``b = 0``)."""
 import numpy as np
 
-from ...ops.init_ops import arange_start
+from ...ops.init_ops import arange_start, linspace_step
 
 
 def affine_params(call):
@@ -19,3 +19,10 @@ def affine_params(call):
     if name == "_full":
         return t(a["value"]), t(0), 1
     return t(arange_start(a)), t(a["step"]), int(a["repeat"])
+
+
+def linspace_params(call):
+    """``(start, step, 1)`` of ``_linspace`` in float64: MXNet computes each
+    value in double and casts it once."""
+    a = call.attrs
+    return np.float64(a["start"]), np.float64(linspace_step(a)), 1

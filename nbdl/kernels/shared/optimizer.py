@@ -139,6 +139,15 @@ def lamb_moments_step(g, mean, var, beta1, beta2, rescale, clip):
     return beta1 * mean + (one - beta1) * x, beta2 * var + (one - beta2) * x * x
 
 
+def lamb_coefs(beta1, beta2, t, bias_correction):
+    """LAMB's bias corrections ``(1 / (1 - beta1**t), 1 / (1 - beta2**t))``,
+    ``(1, 1)`` without ``bias_correction``, in the scalars' dtype."""
+    one = beta1 - beta1 + 1
+    if bias_correction != 0:
+        return one / (one - beta1 ** t), one / (one - beta2 ** t)
+    return one, one
+
+
 def lamb_direction(w, mean, var, epsilon, wd, coef1, coef2):
     """``mean_hat / (sqrt(var_hat) + epsilon) + wd * w`` with ``coef1 = 1 /
     (1 - beta1**t)``, ``coef2 = 1 / (1 - beta2**t)`` (1 without bias correction)."""
@@ -214,6 +223,38 @@ def sgld_step(w, g, noise, lr, wd, rescale, clip):
     return w - lr / np.float32(2.0) * (x + wd * w) + noise
 
 
+def group_adagrad_row(w, g, history, out, r, lr, rescale, clip, epsilon, row_len, write):
+    """Row ``r`` of ``_contrib_group_adagrad_update`` (``w``, ``g``, ``out``:
+    (rows, L); ``history``: (rows,)), as MXNet's kernel: the row's mean
+    square of the clipped, rescaled gradient added to its history, then
+    ``w - lr * x / sqrt(history + epsilon)``."""
+    n = w.shape[1]
+    ssq = rescale - rescale
+    for j in range(n):
+        x = rescale * g[r, j]
+        if clip >= 0:
+            x = min(max(x, -clip), clip)
+        ssq += x * x
+    h = history[r] + ssq / row_len
+    history[r] = h
+    if write:
+        d = math.sqrt(h + epsilon)
+        for j in range(n):
+            x = rescale * g[r, j]
+            if clip >= 0:
+                x = min(max(x, -clip), clip)
+            out[r, j] = w[r, j] - lr * x / d
+
+
+def lars_step(lr, w_sum_sq, g_sum_sq, wd, eta, eps, rescale):
+    """``multi_lars``: ``lr * eta * |w| / (|g| * rescale + wd * |w| + eps)``
+    where both norms are positive, else ``lr``."""
+    w_norm = math.sqrt(w_sum_sq)
+    if w_norm > 0 and g_sum_sq > 0:
+        return lr * eta * w_norm / (math.sqrt(g_sum_sq) * rescale + wd * w_norm + eps)
+    return lr
+
+
 # -- prepare-time helpers (Python, used by both devices' ``prepare``) ---------------
 
 def flat_views(call):
@@ -229,6 +270,18 @@ def update_scalars(call, dtype):
     requires."""
     t = np.dtype(dtype).type
     return (int(call.req[0]),) + tuple(t(call.attrs[k]) for k in call.op.scalar_attrs)
+
+
+def group_adagrad_plan(call):
+    """Views (weight, grad, history, out as rows) and scalars ``(req, row
+    length, *scalar_attrs)`` of ``_contrib_group_adagrad_update``."""
+    shape = tuple(call.in_shapes[0])
+    rows = shape[0] if shape else 1
+    row_len = int(np.prod(shape[1:], dtype=np.int64)) if shape else 1
+    t = np.dtype(call.in_dtypes[0]).type
+    views = [(rows, row_len), (rows, row_len), (rows,), (rows, row_len)]
+    scalars = update_scalars(call, call.in_dtypes[0])
+    return views, scalars[:1] + (t(row_len),) + scalars[1:], rows
 
 
 def multi_scalars(call):
@@ -260,3 +313,33 @@ def multi_tensor_scalars(op_name, k, lrs, wds, rest):
         return (lrs[k], momentum, wds[k], rescale, clip)
     rescale, clip = rest
     return (lrs[k], wds[k], rescale, clip)
+
+
+def preloaded_plan(call):
+    """``(mixed precision, momentum, scalars, unpack)`` of a
+    ``preloaded_multi_*`` call: ``scalars`` is ``(reqs, [momentum,]
+    rescale_grad, clip_gradient)`` with the floats as Python values, and
+    ``unpack(args)`` turns the launch's arguments into ``(momentum, rescale,
+    clip, lrs, wds, weights)`` with the scalars in the update's dtype and
+    ``weights`` a ``(w, g, mom, w32, out, req)`` per weight, flat (``mom``
+    and ``w32`` stand-ins when the op has none: the kernels do not write
+    them then)."""
+    name = call.op.name
+    mp, has_mom = "_mp_" in name, "_mom_" in name
+    per = 2 + has_mom + mp
+    n = len(call.out_shapes)
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in call.out_shapes]
+    t = np.float32 if mp else np.dtype(call.in_dtypes[0]).type
+    vals = tuple(float(call.attrs[k]) for k in call.op.scalar_attrs)
+
+    def unpack(args):
+        reqs, *rest = args[per * n + 2 + n:]
+        momentum, rescale, clip = (t(v) for v in ([0.0] if not has_mom else []) + rest)
+        weights = []
+        for k in range(n):
+            group = [a.reshape(sizes[k]) for a in args[per * k:per * k + per]]
+            w, g = group[0], group[1]
+            weights.append((w, g, group[2] if has_mom else group[-1], group[-1],
+                            args[per * n + 2 + k].reshape(sizes[k]), reqs[k]))
+        return momentum, rescale, clip, args[per * n], args[per * n + 1], weights
+    return mp, has_mom, (tuple(int(r) for r in call.req),) + vals, unpack

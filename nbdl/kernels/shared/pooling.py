@@ -24,6 +24,24 @@ def py_bounds(o, s, p, k, x):
     return a, b, n
 
 
+def py_divisor(mode, nd, nh, nw, dn, kn):
+    """avg's divisor: ``kn``, the whole kernel (mode 2: Pooling_v1, whose
+    zero padding covers every window), ``nd * nh * nw``, the window clipped
+    to the padding (mode 1: count_include_pad), or ``dn``, its data elements
+    (mode 0)."""
+    if mode == 2:
+        return kn
+    if mode == 1:
+        return nd * nh * nw
+    return dn
+
+
+def py_pad_zero(mode, ptype, dn, kn):
+    """Whether a window's max also sees a padding zero: Pooling_v1 (mode 2)
+    pads with zeros that take part in max, wherever a window leaves the data."""
+    return mode == 2 and ptype == 0 and dn < kn
+
+
 def py_plane(n, c, C, S, cl):
     """(offset of plane (n, c), element stride of the last spatial dim)."""
     if cl:
@@ -70,8 +88,10 @@ def py_pool_window(x, base, unit, H, W, d0, d1, h0, h1, w0, w1, cnt, ptype, ip, 
 
 
 def py_scatter_window(x, yv, gv, dx, base, unit, H, W, d0, d1, h0, h1, w0, w1, cnt, ptype,
-                      ip, zero):
-    """Add output gradient ``gv`` (output value ``yv``) to its window in ``dx``."""
+                      ip, zero, pad_zero):
+    """Add output gradient ``gv`` (output value ``yv``) to its window in ``dx``
+    (``pad_zero``: a padding zero took part in max, and won when every data
+    element is negative: then nothing is added)."""
     if d1 <= d0 or h1 <= h0 or w1 <= w0:
         return
     esh = W * unit
@@ -87,7 +107,8 @@ def py_scatter_window(x, yv, gv, dx, base, unit, H, W, d0, d1, h0, h1, w0, w1, c
                     if x[i] > best:
                         best = x[i]
                         arg = i
-        dx[arg] += gv
+        if not (pad_zero and best < zero):
+            dx[arg] += gv
         return
     if ptype == 3 and ip > 1 and yv == zero:
         return
@@ -117,8 +138,10 @@ def pool_params(call, shape, out_shape):
     cl = channels_last(attrs)
     dt = np.dtype(call.in_dtypes[0]).type
     ptype = POOL_CODES[attrs["pool_type"]]
-    ip = attrs["p_value"] if attrs["p_value"] is not None else 2
-    cip = attrs["count_include_pad"] if attrs["count_include_pad"] is not None else True
+    ip = attrs.get("p_value") or 2
+    cip = attrs.get("count_include_pad")
+    # the avg divisor / padding mode of py_divisor and py_pad_zero
+    mode = 2 if call.op.name.endswith("Pooling_v1") else (0 if cip is False else 1)
     inv_p = dt(1.0 / ip)
     N = shape[0]
     C = shape[-1] if cl else shape[1]
@@ -136,5 +159,5 @@ def pool_params(call, shape, out_shape):
     SD, SH, SW = (d[2] for d in dims)
     PD, PH, PW = (d[3] for d in dims)
     geo = (N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, bool(cl), ptype, ip,
-           inv_p, bool(cip), dt(0))
+           inv_p, mode, dt(0))
     return False, (int(np.prod(shape)),), (int(np.prod(out_shape)),), geo

@@ -265,3 +265,25 @@ def shuffle_views(shape):
     rows = int(shape[0]) if shape else 1
     rest = _size(shape[1:]) if shape else 1
     return (rows, rest), (rows,)
+
+
+@register_jitable
+def unique_zipfian_row(r, key, samples, tries, seen, log_range_max):
+    """Row ``r`` of ``_sample_unique_zipfian`` (MXNet's rejection loop): draw
+    ``lround(exp(u * log(range_max))) - 1`` until ``samples.shape[1]``
+    distinct classes are found, in the order found; ``tries[r]`` counts the
+    draws.  ``seen[r]`` (one byte per class, scratch) is cleared first."""
+    for c in range(seen.shape[1]):
+        seen[r, c] = 0
+    n = samples.shape[1]
+    count = 0
+    t = 0
+    while count < n:
+        y = math.exp(uniform01(key, r, t) * log_range_max)
+        v = np.int64(math.floor(y + 0.5)) - 1        # lround: y >= 1, halves away from 0
+        if seen[r, v] == 0:
+            seen[r, v] = 1
+            samples[r, count] = v
+            count += 1
+        t += 1
+    tries[r] = t

@@ -12,8 +12,9 @@ The loops: ``copy`` / ``copy_like`` (a flat copy), ``gather`` / ``scatter``
 variadic ``concat`` / ``split``."""
 from collections import namedtuple
 
-from ...ops.concat_slice import slice_axis_range, slice_gather
+from ...ops.concat_slice import slice_axis_range, slice_gather, split_v2_bounds
 from ...ops.registry import shape_error
+from .elemwise_exprs import cast_scalar
 from ...ops.shape import (MAX_RANK, c_strides, flip_axes, norm_axis, repeat_dims, size_of,
                           strided_plan, tile_dims, transpose_axes)
 
@@ -207,3 +208,31 @@ def split_views(call):
 def split(call):
     whole, pieces = split_views(call)
     return Plan("split", tuple(call.req), views=[whole] + pieces)
+
+
+def split_v2(call):
+    d = call.in_shapes[0]
+    a, bounds = split_v2_bounds(call.attrs, d)
+    outer, inner = size_of(d[:a]), size_of(d[a + 1:])
+    pieces = [(outer, (e - b) * inner) for b, e in bounds]
+    return Plan("split", tuple(call.req), views=[rows_view(d, a, outer)] + pieces)
+
+
+def _window_walk(call):
+    """(base, counts, strides) of the window ``begin:end:step`` of input 0."""
+    win, strides, base = slice_gather(call.attrs, call.in_shapes[0])
+    counts, steps = _plan_or_fail(call, win, strides, base)
+    return (int(base),) + counts + steps
+
+
+def slice_assign(call):
+    n = size_of(call.in_shapes[0])
+    return Plan("slice_assign", _window_walk(call) + (call.req[0],),
+                views=[(n,), _flat(call.in_shapes[1]), (n,)])
+
+
+def slice_assign_scalar(call):
+    n = size_of(call.in_shapes[0])
+    value = cast_scalar(call.where(), "scalar", call.attrs["scalar"], call.out_dtypes[0])
+    return Plan("slice_assign_scalar", _window_walk(call) + (call.req[0], value),
+                views=[(n,), (n,)])

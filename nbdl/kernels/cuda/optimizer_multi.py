@@ -1,0 +1,119 @@
+"""CUDA kernels of the multi-tensor optimizer helpers (``nbdl/ops/optimizer_multi.py``):
+as the CPU module (``kernels/cpu/optimizer_multi.py``), one launch per array;
+``multi_sum_sq`` adds each thread's partial sum into a float64 accumulator
+with an atomic add, so its last bits may vary from run to run."""
+import numpy as np
+from numba import cuda, float32
+
+from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared import optimizer as _steps
+from ..shared.optimizer import preloaded_plan
+from ._launch import grid1d
+
+_sgd_mom = cuda.jit(device=True)(_steps.sgd_mom_step)
+_lars = cuda.jit(device=True)(_steps.lars_step)
+
+
+def _run(kernel, n, *args):
+    if n:
+        blocks, threads = grid1d(n)
+        kernel[blocks, threads](*args)
+
+
+@cuda.jit
+def _zero(x):
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        x[i] = 0
+
+
+@cuda.jit
+def _sum_sq(x, acc, k):
+    s = 0.0
+    for j in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        v = float(x[j])
+        s += v * v
+    cuda.atomic.add(acc, k, s)
+
+
+@cuda.jit
+def _store(acc, out, req):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        if req == REQ_ADD:
+            out[i] += acc[i]
+        else:
+            out[i] = acc[i]
+
+
+@cuda.jit
+def _multi_lars(lrs, w_ss, g_ss, wds, out, req, eta, eps, rescale):
+    for i in range(cuda.grid(1), lrs.size, cuda.gridsize(1)):
+        v = _lars(lrs[i], w_ss[i], g_ss[i], wds[i], eta, eps, rescale)
+        if req == REQ_ADD:
+            out[i] += v
+        elif req != REQ_NULL:
+            out[i] = v
+
+
+@cuda.jit
+def _preloaded(w, g, mom, w32, out, lrs, wds, k, req, momentum, rescale, clip, has_mom, mp):
+    """One weight's update; ``mp``: float16 ``w``/``g``/``out``, the master copy
+    ``w32`` updated (else ``w32`` is ``w`` and not written)."""
+    lr = lrs[k]
+    wd = wds[k]
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        m = mom[i] if has_mom else momentum * 0
+        if mp:
+            a, m = _sgd_mom(w32[i], float32(g[i]), m, lr, momentum, wd, rescale, clip)
+            w32[i] = a
+        else:
+            a, m = _sgd_mom(w[i], g[i], m, lr, momentum, wd, rescale, clip)
+        if has_mom:
+            mom[i] = m
+        if req != REQ_NULL:
+            out[i] = a
+
+
+def prepare_multi_sum_sq(call):
+    n = len(call.in_shapes)
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in call.in_shapes]
+    req = call.req[0]
+
+    def run(*args):
+        out, acc = args[n], args[n + 1]
+        if req == REQ_NULL:
+            return
+        _run(_zero, n, acc)
+        for i in range(n):
+            _run(_sum_sq, sizes[i], args[i].reshape(sizes[i]), acc, i)
+        _run(_store, n, acc, out, req)
+    return Launch(run, (), views=None)
+
+
+def prepare_multi_lars(call):
+    n = int(np.prod(call.in_shapes[0], dtype=np.int64))
+    scalars = (int(call.req[0]),) + tuple(np.float32(call.attrs[k]) for k in call.op.scalar_attrs)
+
+    def run(*args):
+        _run(_multi_lars, n, *args)
+    return Launch(run, scalars, views=[(n,)] * 5)
+
+
+def prepare_preloaded(call):
+    mp, has_mom, scalars, unpack = preloaded_plan(call)
+
+    def run(*args):
+        momentum, rescale, clip, lrs, wds, weights = unpack(args)
+        for k, (w, g, mom, w32, out, req) in enumerate(weights):
+            _run(_preloaded, out.size, w, g, mom, w32, out, lrs, wds, k, req, momentum, rescale,
+                 clip, has_mom, mp)
+    return Launch(run, scalars, views=None)
+
+
+def prepare_reset_arrays(call):
+    n = len(call.in_shapes)
+
+    def run(*arrays):
+        for a in arrays[:n]:
+            flat = a.reshape(a.size)
+            _run(_zero, a.size, flat.view(np.uint16) if flat.dtype == np.float16 else flat)
+    return Launch(run, (), views=None)

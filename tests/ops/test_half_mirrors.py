@@ -1,0 +1,152 @@
+"""float16 through the float32 kernels (``OpDef.half_mirrors``): storage
+float16, the op computed in float32 on the exact float32 values of the
+float16 inputs, each result rounded once."""
+import numpy as np
+import pytest
+
+import nbdl
+from nbdl.device import cpu, gpu
+from nbdl.ops.registry import (REQ_ADD, REQ_NULL, REQ_WRITE, Call, Launch, OpDef,
+                               half_launch, half_mirror_temps)
+from nbdl.testing import bind_and_run, check_consistency
+
+nd = nbdl.nd
+sym = nbdl.sym
+F16 = np.float16
+
+
+def half(a):
+    return np.asarray(a, dtype=F16)
+
+
+def f64(a):
+    return np.asarray(a, dtype=F16).astype(np.float64)
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+RNG = np.random.RandomState(0)
+X = half(RNG.uniform(-2, 2, (2, 3, 4)))
+M = half(RNG.uniform(-1, 1, (4, 5)))
+W = half(RNG.uniform(-1, 1, (5, 3)))
+IDX = np.array([2, 0, 3], np.int32)
+
+# (name, eager call on float16 arrays, numpy reference on the float64 values)
+CASES = [
+    ("sum", lambda: nd.sum(nd.array(X, dtype=F16), axis=(0, 2)), lambda: f64(X).sum(axis=(0, 2))),
+    ("mean", lambda: nd.mean(nd.array(X, dtype=F16), axis=1), lambda: f64(X).mean(axis=1)),
+    ("max", lambda: nd.max(nd.array(X, dtype=F16), axis=2), lambda: f64(X).max(axis=2)),
+    ("softmax", lambda: nd.softmax(nd.array(X, dtype=F16)), lambda: softmax(f64(X))),
+    ("log_softmax", lambda: nd.log_softmax(nd.array(X, dtype=F16), axis=1),
+     lambda: np.log(softmax(f64(X), axis=1))),
+    ("dot", lambda: nd.dot(nd.array(M, dtype=F16), nd.array(W, dtype=F16)),
+     lambda: f64(M) @ f64(W)),
+    ("batch_dot", lambda: nd.batch_dot(nd.array(X, dtype=F16), nd.array(X, dtype=F16),
+                                       transpose_b=True),
+     lambda: f64(X) @ f64(X).transpose(0, 2, 1)),
+    ("FullyConnected", lambda: nd.FullyConnected(nd.array(M, dtype=F16),
+                                                 nd.array(W.T.copy(), dtype=F16),
+                                                 no_bias=True, num_hidden=3),
+     lambda: f64(M) @ f64(W)),
+    ("transpose", lambda: nd.transpose(nd.array(X, dtype=F16), axes=(2, 0, 1)),
+     lambda: f64(X).transpose(2, 0, 1)),
+    ("concat", lambda: nd.concat(nd.array(X, dtype=F16), nd.array(X, dtype=F16), dim=2),
+     lambda: np.concatenate([f64(X), f64(X)], axis=2)),
+    ("take", lambda: nd.take(nd.array(M, dtype=F16), nd.array(IDX, dtype=np.int32)),
+     lambda: f64(M)[IDX]),
+    ("cumsum", lambda: nd.cumsum(nd.array(X, dtype=F16), axis=2), lambda: f64(X).cumsum(axis=2)),
+    ("sort", lambda: nd.sort(nd.array(X, dtype=F16), axis=1), lambda: np.sort(f64(X), axis=1)),
+    ("Pooling", lambda: nd.Pooling(nd.array(X[None], dtype=F16), kernel=(2, 2),
+                                   pool_type="avg"),
+     lambda: (f64(X[None])[:, :, :-1, :-1] + f64(X[None])[:, :, 1:, :-1]
+              + f64(X[None])[:, :, :-1, 1:] + f64(X[None])[:, :, 1:, 1:]) / 4),
+    ("Embedding", lambda: nd.Embedding(nd.array(IDX, dtype=np.int32), nd.array(M, dtype=F16),
+                                       input_dim=4, output_dim=5), lambda: f64(M)[IDX]),
+]
+
+
+@pytest.mark.parametrize("name,call,ref", CASES, ids=[c[0] for c in CASES])
+def test_float16_results_are_the_float32_results_rounded_once(name, call, ref):
+    out = call()
+    assert out.dtype == np.float16, name
+    want = np.asarray(ref())
+    # one rounding of a float32 computation: within a float16 ulp of the exact value
+    np.testing.assert_allclose(out.asnumpy().astype(np.float64), want, rtol=2 ** -10,
+                               atol=2 ** -14)
+
+
+def test_softmax_dtype_float32_of_float16_data_and_its_gradient():
+    x = nd.array(X, dtype=F16)
+    x.attach_grad()
+    g = RNG.normal(size=X.shape)
+    with nbdl.autograd.record():
+        y = nd.softmax(x, dtype="float32")
+    y.backward(nd.array(g, dtype=np.float32))
+    assert y.dtype == np.float32 and x.grad.dtype == np.float16
+    s = softmax(f64(X))
+    np.testing.assert_allclose(y.asnumpy(), s, rtol=1e-6)
+    want = s * (g - (g * s).sum(axis=-1, keepdims=True))
+    np.testing.assert_allclose(x.grad.asnumpy().astype(np.float64), want, rtol=2e-3, atol=2e-3)
+    wide = nd.softmax(nd.array(X), dtype="float64")             # float32 data, float64 out
+    assert wide.dtype == np.float64
+    np.testing.assert_allclose(wide.asnumpy(), softmax(X.astype(np.float32).astype(np.float64)),
+                               rtol=1e-12)
+
+
+def test_gradients_accumulate_in_float16_arrays():
+    """grad_req='add' on a float16 argument: the mirror starts from the
+    gradient array's value."""
+    w = sym.var("w")
+    y = sym.FullyConnected(sym.var("x"), w, no_bias=True, num_hidden=3)
+    loc = {"x": M, "w": half(W.T)}
+    init = {"w": half(np.full((3, 5), 0.5))}
+    og = half(RNG.normal(size=(4, 3)))
+    _, _, grads, _ = bind_and_run(y, loc, grad_names=["w"], grad_req="add", grad_init=init,
+                                  out_grads=[og], backward=True)
+    want = 0.5 + f64(og).T @ f64(M)
+    assert grads["w"].dtype == np.float16
+    np.testing.assert_allclose(grads["w"].astype(np.float64), want, rtol=2e-3, atol=2e-3)
+
+
+def test_cuda_runs_float16_through_the_same_mirrors():
+    check_consistency(sym.softmax(sym.var("x")), {"x": X}, devices=[cpu(), gpu()],
+                      rtol=1e-3, atol=1e-3)
+    check_consistency(sym.dot(sym.var("a"), sym.var("b")), {"a": M, "b": W},
+                      devices=[cpu(), gpu()], rtol=1e-3, atol=1e-3)
+
+
+def test_half_launch_converts_inputs_copies_back_mutated_ones_and_honours_req():
+    """The launcher on its own, around a fake float32 kernel that doubles input
+    0 in place (a mutated input) and writes (or adds) input 1 + 1 to output 0."""
+    op = OpDef(name="_half_launch_probe", input_names=("a", "b"), mutates=(0,))
+
+    def prepare32(call):
+        assert all(np.dtype(d) == np.float32 for d in call.in_dtypes + call.out_dtypes)
+        add = call.req[0] == REQ_ADD
+
+        def fn(a, b, out):
+            a *= 2
+            if add:
+                out += b + 1
+            else:
+                out[...] = b + 1
+        return Launch(fn, ())
+
+    def copy(dst, src):
+        np.copyto(dst, src, casting="unsafe")
+
+    def run(req, out):
+        call = Call(op, {}, [(3,), (3,)], [F16, F16], [(3,)], [F16], req=[req])
+        temps = half_mirror_temps(call)
+        assert temps == [((3,), np.dtype(np.float32))] * 3
+        a = half([1, 2, 3])
+        half_launch(call, prepare32, copy, 0).fn(a, half([0.5, 1.5, 2.5]), out,
+                                                 *[np.empty(s, d) for s, d in temps])
+        np.testing.assert_array_equal(a, [2, 4, 6])      # the mutated input, copied back
+        return out
+    np.testing.assert_array_equal(run(REQ_WRITE, np.zeros(3, F16)), [1.5, 2.5, 3.5])
+    assert (run(REQ_NULL, np.full(3, 7, F16)) == 7).all()             # not written back
+    np.testing.assert_array_equal(run(REQ_ADD, np.full(3, 7, F16)), [8.5, 9.5, 10.5])
