@@ -598,6 +598,7 @@ def test_batch_norm_v1_outputs_the_variance(fix_gamma, train, rng):
                                 **tol(np.float64))
 
 
+@pytest.mark.cuda
 def test_batch_norm_with_relu(rng):
     loc, aux = bn_inputs(rng, (2, 3, 2, 2), 1, np.float64)
     loc["x"] -= 3                       # about half the outputs negative

@@ -137,6 +137,7 @@ def test_index_copy_forward_gradient():
         nd.contrib.index_copy(nd.zeros((3, 2)), nd.array([0]), nd.zeros((1, 3)))
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("req", ["write", "add"])
 def test_index_copy_backward_op(req):
     """MXNet's _contrib_backward_index_copy: the copied rows zeroed for old,

@@ -85,6 +85,7 @@ def test_dtype_error():
         nbdl.nd.contrib.quadratic(nbdl.nd.array(np.array([1, 2], np.int32), dtype=np.int32), a=1)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name,ref", [
     ("_contrib_round_ste", lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5,
                                               np.trunc(x) + np.sign(x), np.trunc(x))),

@@ -363,6 +363,7 @@ def np_pool_v1(x, kernel, stride, pad, pool_type, conv):
     return out
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
 @pytest.mark.parametrize("conv", ["valid", "full"])
 def test_pooling_v1(pool_type, conv, rng):

@@ -336,6 +336,7 @@ def _with_nans(rng):
     return x
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("op,ref", [("nansum", np.nansum), ("nanprod", np.nanprod)])
 @pytest.mark.parametrize("axis,keepdims,exclude", [(None, False, False), (1, False, False),
                                                    ((0, 2), True, False), (1, False, True)])

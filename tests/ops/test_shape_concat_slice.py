@@ -359,6 +359,7 @@ def test_split_v2(arg, axis, squeeze, rng):
     check_numeric_gradient(y, {"x": x.astype(np.float64)})
 
 
+@pytest.mark.cuda
 def test_split_v2_sections_are_near_equal_and_cuda_matches(rng):
     y = nbdl.sym.split_v2(nbdl.sym.var("x"), 3, axis=2)   # sections: 7 -> 3, 2, 2
     assert y.infer_shape(x=(2, 3, 7))[1] == [(2, 3, 3), (2, 3, 2), (2, 3, 2)]
