@@ -288,6 +288,7 @@ def test_compare_optimizer():
         tu.compare_optimizer(sgd(), sgd(), (3, 4), np.float32, w_stype="row_sparse")
 
 
+@pytest.mark.cuda
 def test_checks_run_on_the_gpu_device():
     """cpu against gpu(0) (Numba's CUDA simulator in the test suite)."""
     if nbdl.context.num_gpus() == 0:

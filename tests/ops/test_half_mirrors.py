@@ -111,6 +111,7 @@ def test_gradients_accumulate_in_float16_arrays():
     np.testing.assert_allclose(grads["w"].astype(np.float64), want, rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.cuda
 def test_cuda_runs_float16_through_the_same_mirrors():
     check_consistency(sym.softmax(sym.var("x")), {"x": X}, devices=[cpu(), gpu()],
                       rtol=1e-3, atol=1e-3)
