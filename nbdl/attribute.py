@@ -12,32 +12,10 @@ accepts only those and ``__key__`` names (others would be read back as
 operator parameters from -symbol.json), so a scope with another key raises
 when an operator is created inside it; variables take any key.
 """
-import threading
-import warnings
-
 from .errors import AttrError
+from .scopes import ScopeMeta
 
-_scope = threading.local()
-
-
-class _CurrentMeta(type):
-    """Gives ``AttrScope.current`` (a class-level property) as in MXNet."""
-
-    @property
-    def current(cls):
-        warnings.warn("AttrScope.current is deprecated; use the `with` statement "
-                      "with AttrScope", DeprecationWarning, stacklevel=2)
-        return current()
-
-    @current.setter
-    def current(cls, scope):
-        if not isinstance(scope, AttrScope):
-            raise AttrError(f"AttrScope.current: expected an AttrScope, got "
-                            f"{type(scope).__name__}")
-        _scope.value = scope
-
-
-class AttrScope(metaclass=_CurrentMeta):
+class AttrScope(metaclass=ScopeMeta):
     """Node attributes for every symbol created inside ``with AttrScope(...):``.
 
     Parameters
@@ -45,6 +23,8 @@ class AttrScope(metaclass=_CurrentMeta):
     **kwargs : str
         The attributes (values must be strings, as in MXNet).
     """
+
+    _scope_error = AttrError
 
     def __init__(self, **kwargs):
         for k, v in kwargs.items():
@@ -76,15 +56,15 @@ class AttrScope(metaclass=_CurrentMeta):
         merged = dict(self._old_scope._attr)
         merged.update(self._attr)
         self._attr = merged
-        _scope.value = self
+        AttrScope._scope_local.value = self
         return self
 
     def __exit__(self, ptype, value, trace):
-        _scope.value = self._old_scope
+        AttrScope._scope_local.value = self._old_scope
         self._old_scope = None
 
 
-_empty = AttrScope()
+AttrScope._scope_default = AttrScope()
 
 
 def current():
@@ -95,8 +75,7 @@ def current():
     -------
     AttrScope
     """
-    s = getattr(_scope, "value", None)
-    return s if s is not None else _empty
+    return AttrScope.in_effect()
 
 
 __all__ = ["AttrScope", "current"]

@@ -10,9 +10,11 @@ that fits each (``ShapeError`` is a ``ValueError``, ``DTypeError`` a
 Only the pure-Python helpers of ``mxnet.base`` are here; the ctypes handles
 and ``_LIB`` of MXNet's C library have no counterpart in nbdl.
 """
+import numbers as _numbers
+
 import numpy as _np
 
-from .errors import GraphError, NbdlError
+from .errors import ArgumentError, GraphError, NbdlError
 
 MXNetError = NbdlError
 
@@ -102,6 +104,41 @@ class NotSupportedForSparseNDArray(_UnsupportedCall, MXNetError):
         The arguments it was called with (only their types are kept).
     """
     _where = "supported for SparseNDArray"
+
+
+def binary_dispatch(where, row, lhs, rhs, kind, on_arrays, on_scalar):
+    """A binary function of arrays and real numbers, as MXNet's
+    ``nd.maximum`` / ``sym.maximum``: two ``kind`` operands run
+    ``on_arrays(row[0], lhs, rhs)``; an operand and a number
+    ``on_scalar(row[1], lhs, rhs)`` (``on_scalar(row[2], rhs, lhs)``, the
+    reflected op, when the number comes first); two numbers give
+    ``row[3](lhs, rhs)``.
+
+    Parameters
+    ----------
+    where : str
+        The function's name in the error raised for other operands (``nd.power``).
+    row : tuple
+        ``(two-array op, array-number op, number-array op, Python function)``.
+    lhs, rhs : kind or float or int
+        The operands.
+    kind : type
+        The array type (``NDArray`` or ``Symbol``).
+    on_arrays, on_scalar : callable
+        Make the result from an op name and the operands.
+    """
+    if isinstance(lhs, kind):
+        if isinstance(rhs, kind):
+            return on_arrays(row[0], lhs, rhs)
+        if isinstance(rhs, _numbers.Real):
+            return on_scalar(row[1], lhs, rhs)
+    elif isinstance(lhs, _numbers.Real):
+        if isinstance(rhs, kind):
+            return on_scalar(row[2], rhs, lhs)
+        if isinstance(rhs, _numbers.Real):
+            return row[3](lhs, rhs)
+    raise ArgumentError(f"{where}: operands must be {kind.__name__}s or numbers, got "
+                        f"{type(lhs).__name__} and {type(rhs).__name__}")
 
 
 __all__ = ["MXNetError", "string_types", "integer_types", "numeric_types", "mx_real_t",

@@ -327,3 +327,27 @@ def compile_workers():
         return max(0, int(v))
     except ValueError:
         return None
+
+
+def cuda_gemm():
+    """``NBDL_CUDA_GEMM``: what runs the GPU's matrix products (FullyConnected,
+    dot, batch_dot): ``auto`` (default) cuBLAS through CuPy when CuPy imports
+    and a real GPU runs, else nbdl's tiled ``cuda.jit`` kernel; ``cublas``
+    insists on cuBLAS (an error without CuPy); ``tiled`` always the kernel."""
+    v = os.environ.get("NBDL_CUDA_GEMM", "auto").strip().lower() or "auto"
+    if v not in ("auto", "cublas", "tiled"):
+        from .errors import NbdlError
+        raise NbdlError(f"NBDL_CUDA_GEMM={v!r}: expected 'auto', 'cublas' or 'tiled'")
+    return v
+
+
+def cuda_conv():
+    """``NBDL_CUDA_CONV``: how the GPU runs Convolution and Deconvolution:
+    ``auto`` (default) im2col + GEMM where the GEMMs go to cuBLAS and each
+    group's product is not tiny (depthwise convolutions stay direct), else
+    the direct kernels; ``gemm`` or ``direct`` always that road."""
+    v = os.environ.get("NBDL_CUDA_CONV", "auto").strip().lower() or "auto"
+    if v not in ("auto", "gemm", "direct"):
+        from .errors import NbdlError
+        raise NbdlError(f"NBDL_CUDA_CONV={v!r}: expected 'auto', 'gemm' or 'direct'")
+    return v

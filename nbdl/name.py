@@ -15,32 +15,10 @@ local to its thread.  Nodes that nbdl makes itself (gradient graphs) always
 take their names from the default manager, so a scope changes only the
 symbols a user creates.
 """
-import threading
-import warnings
-
 from .errors import ArgumentError
+from .scopes import ScopeMeta
 
-_scope = threading.local()
-
-
-class _CurrentMeta(type):
-    """Gives ``NameManager.current`` (a class-level property) as in MXNet."""
-
-    @property
-    def current(cls):
-        warnings.warn("NameManager.current is deprecated; use the `with` statement "
-                      "with NameManager", DeprecationWarning, stacklevel=2)
-        return current()
-
-    @current.setter
-    def current(cls, manager):
-        if not isinstance(manager, NameManager):
-            raise ArgumentError(f"NameManager.current: expected a NameManager, got "
-                                f"{type(manager).__name__}")
-        _scope.value = manager
-
-
-class NameManager(metaclass=_CurrentMeta):
+class NameManager(metaclass=ScopeMeta):
     """Names symbol nodes created inside ``with NameManager():``.
 
     Each manager keeps its own count per hint, so the first fully connected
@@ -48,6 +26,8 @@ class NameManager(metaclass=_CurrentMeta):
     ``fullyconnected0`` again.  Subclasses change the naming by overriding
     ``get``.
     """
+
+    _scope_error = ArgumentError
 
     def __init__(self):
         self._counter = {}
@@ -77,11 +57,11 @@ class NameManager(metaclass=_CurrentMeta):
 
     def __enter__(self):
         self._old_manager = current()
-        _scope.value = self
+        NameManager._scope_local.value = self
         return self
 
     def __exit__(self, ptype, value, trace):
-        _scope.value = self._old_manager
+        NameManager._scope_local.value = self._old_manager
         self._old_manager = None
 
 
@@ -121,6 +101,7 @@ class Prefix(NameManager):
 
 
 _default = NameManager()
+NameManager._scope_default = _default
 
 
 def current():
@@ -131,8 +112,7 @@ def current():
     -------
     NameManager
     """
-    m = getattr(_scope, "value", None)
-    return m if m is not None else _default
+    return NameManager.in_effect()
 
 
 def default_manager():

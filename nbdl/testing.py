@@ -303,7 +303,8 @@ def _projected_forward(sym, loc, aux, proj, device, is_train):
 def check_consistency(sym, location, devices=None, aux_states=None, rtol=1e-5, atol=1e-6,
                       grad=True, is_train=True, seed=0):
     """Outputs (and gradients) agree across devices, e.g. ``[cpu(), gpu()]``
-    (the GPU under ``NUMBA_ENABLE_CUDASIM=1``)."""
+    (the GPU is Numba's simulator under ``NUMBA_ENABLE_CUDASIM=1``; nbdl's
+    tests mark such checks ``cuda``: docs/gpu.md)."""
     from .device import gpu
     devices = devices or [cpu(), gpu()]
     rng = np.random.RandomState(seed)

@@ -63,6 +63,7 @@ def test_example_op_accumulates_under_req_add(example_op):
     np.testing.assert_allclose(out, 10.0 + 2.0 * x + 1.0)
 
 
+@pytest.mark.cuda
 def test_example_op_gradient_and_devices(example_op):
     sym = nbdl.sym.create(NAME, nbdl.sym.var("x"), alpha=-0.5, beta=3.0)
     loc = {"x": np.random.RandomState(1).normal(size=(4, 3))}

@@ -283,9 +283,6 @@ class NDArray(NDArrayBase):
         """Whether an operation on this array is taped right now."""
         return _ag_state.is_recording() and (self._ag is not None or self._ag_var is not None)
 
-    def reshape_like(self, other):
-        return self.reshape(other.shape)
-
     @staticmethod
     def _basic_indexing_slice_is_contiguous(slc_key, shape):
         """Whether basic indexing with ``slc_key`` (ints, slices, ``None``,
@@ -541,7 +538,7 @@ for _name in ("sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", 
               "sqrt", "rsqrt", "square", "reciprocal", "sign", "round", "rint", "floor", "ceil",
               "trunc", "fix", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
               "tanh", "relu", "sigmoid", "softmax", "log_softmax", "clip", "abs", "tile", "repeat",
-              "swapaxes", "flip", "broadcast_to", "broadcast_like",
+              "swapaxes", "flip", "broadcast_to", "broadcast_like", "reshape_like",
               "one_hot", "pick", "take", "slice", "slice_axis", "split", "topk", "sort", "argsort",
               "diag", "pad", "shape_array", "size_array", "degrees", "radians", "arccosh",
               "arcsinh", "arctanh", "cbrt", "rcbrt", "softmin", "slice_like", "broadcast_axes"):

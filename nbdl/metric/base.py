@@ -92,20 +92,9 @@ def create(metric=None, *args, **kwargs):
                                       f"got {metric!r}")
                 return create(config[0], **config[1])
             return create(config)
-        klass = _REGISTRY.get(metric.lower())
-        if klass is None:
-            raise MetricError(f"metric.create: unknown metric {metric!r}; registered names are "
-                              f"{', '.join(sorted(_REGISTRY))}")
-        return klass(*args, **kwargs)
-    if isinstance(metric, (list, tuple)):
-        composite = CompositeEvalMetric()
-        for child in metric:
-            composite.add(create(child, *args, **kwargs))
-        return composite
-    if callable(metric):
-        return CustomMetric(metric, *args, **kwargs)
-    raise MetricError(f"metric.create: expected a metric name, an EvalMetric, a function, a "
-                      f"config dict or a list, got {type(metric).__name__}")
+    return _gluon.create_from(_REGISTRY, metric, args, kwargs, create, CompositeEvalMetric,
+                              CustomMetric, "metric.create", "a metric name, an EvalMetric, "
+                              "a function, a config dict or a list")
 
 
 class EvalMetric(_gluon.EvalMetric):

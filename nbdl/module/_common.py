@@ -15,7 +15,7 @@ from ..io import DataDesc
 from ..model import BatchEndParam
 
 __all__ = ["ModuleError", "BatchEndParam", "DataDesc", "parse_descs", "as_list",
-           "check_input_names"]
+           "call_batch_end", "check_input_names"]
 
 
 class ModuleError(NbdlError, RuntimeError):
@@ -33,6 +33,29 @@ def as_list(obj):
         A callback, a list of callbacks, ...
     """
     return list(obj) if isinstance(obj, (list, tuple)) else [obj]
+
+
+def call_batch_end(callbacks, epoch, nbatch, eval_metric, local_vars):
+    """Call each of ``callbacks`` (one, a list, or None for none) with a
+    ``BatchEndParam`` of the other arguments.
+
+    Parameters
+    ----------
+    callbacks : callable, list of callable or None
+        Batch-end (or score-end) callbacks.
+    epoch, nbatch : int
+        The epoch and the batch count.
+    eval_metric : EvalMetric
+        The metric being updated.
+    local_vars : dict
+        The caller's ``locals()`` (MXNet's callbacks read them).
+    """
+    if callbacks is None:
+        return
+    param = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
+                          locals=local_vars)
+    for callback in as_list(callbacks):
+        callback(param)
 
 
 def _shape(shape, where, name):

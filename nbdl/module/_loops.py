@@ -2,7 +2,7 @@
 import time
 
 from ..errors import ArgumentError
-from ._common import BatchEndParam, as_list
+from ._common import as_list, call_batch_end
 
 __all__ = ["create_metric", "train_epochs"]
 
@@ -87,11 +87,7 @@ validation_metric, monitor, sparse_row_id_fn
                 eval_name_vals = eval_metric.get_global_name_value() \
                     if hasattr(eval_metric, "get_global_name_value") \
                     else eval_metric.get_name_value()
-            if batch_end_callback is not None:
-                param = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
-                                      locals=locals())
-                for callback in as_list(batch_end_callback):
-                    callback(param)
+            call_batch_end(batch_end_callback, epoch, nbatch, eval_metric, locals())
             nbatch += 1
         for name, val in eval_name_vals:
             mod.logger.info("Epoch[%d] Train-%s=%f", epoch, name, val)

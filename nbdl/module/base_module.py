@@ -17,7 +17,7 @@ from .. import ndarray as nd
 from ..errors import ArgumentError, ShapeError
 from ..initializer import Uniform
 from ..io import DataBatch
-from ._common import BatchEndParam, ModuleError, as_list
+from ._common import ModuleError, call_batch_end
 from ._loops import create_metric, train_epochs
 
 __all__ = ["BaseModule"]
@@ -45,6 +45,11 @@ class BaseModule:
         self._total_exec_bytes = 0
 
     # -- state checks ---------------------------------------------------------
+    def _undefined(self, what):
+        """The error for a method or property every subclass must define."""
+        return ModuleError(f"{type(self).__name__} does not define {what}; every "
+                           f"BaseModule subclass must")
+
     def _need(self, where, bound=True, params=False, optimizer=False):
         if bound and not self.binded:
             raise ModuleError(f"{where}: the module is not bound; call bind() (or fit) first")
@@ -107,17 +112,10 @@ class BaseModule:
             self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
             self.forward(eval_batch, is_train=False)
             self.update_metric(eval_metric, eval_batch.label)
-            if batch_end_callback is not None:
-                param = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
-                                      locals=locals())
-                for callback in as_list(batch_end_callback):
-                    callback(param)
+            call_batch_end(batch_end_callback, epoch, nbatch, eval_metric, locals())
             actual_num_batch += 1
         if score_end_callback:
-            param = BatchEndParam(epoch=epoch, nbatch=actual_num_batch, eval_metric=eval_metric,
-                                  locals=locals())
-            for callback in as_list(score_end_callback):
-                callback(param)
+            call_batch_end(score_end_callback, epoch, actual_num_batch, eval_metric, locals())
         return eval_metric.get_name_value()
 
     def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):
@@ -260,32 +258,27 @@ class BaseModule:
     @property
     def data_names(self):
         """The names of the data inputs."""
-        raise ModuleError(f"{type(self).__name__} does not define data_names; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("data_names")
 
     @property
     def output_names(self):
         """The names of the outputs."""
-        raise ModuleError(f"{type(self).__name__} does not define output_names; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("output_names")
 
     @property
     def data_shapes(self):
         """The data inputs as ``DataDesc`` (name, shape) (bound modules only)."""
-        raise ModuleError(f"{type(self).__name__} does not define data_shapes; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("data_shapes")
 
     @property
     def label_shapes(self):
         """The labels as ``DataDesc`` (name, shape), None without labels."""
-        raise ModuleError(f"{type(self).__name__} does not define label_shapes; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("label_shapes")
 
     @property
     def output_shapes(self):
         """``(name, shape)`` of each output (bound modules only)."""
-        raise ModuleError(f"{type(self).__name__} does not define output_shapes; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("output_shapes")
 
     @property
     def symbol(self):
@@ -295,8 +288,7 @@ class BaseModule:
     # -- parameters -------------------------------------------------------------
     def get_params(self):
         """``(arg_params, aux_params)``: dicts name -> NDArray (host copies)."""
-        raise ModuleError(f"{type(self).__name__} does not define get_params; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("get_params")
 
     def init_params(self, initializer=Uniform(0.01), arg_params=None, aux_params=None,
                     allow_missing=False, force_init=False, allow_extra=False):
@@ -317,8 +309,7 @@ class BaseModule:
         allow_extra : bool
             Whether names the module does not have are ignored.
         """
-        raise ModuleError(f"{type(self).__name__} does not define init_params; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("init_params")
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
@@ -428,8 +419,7 @@ class BaseModule:
         is_train : bool, optional
             Default: ``for_training``.
         """
-        raise ModuleError(f"{type(self).__name__} does not define forward; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("forward")
 
     def backward(self, out_grads=None):
         """Run the backward pass.
@@ -439,8 +429,7 @@ class BaseModule:
         out_grads : NDArray or list of NDArray, optional
             Head gradients for outputs that are not losses.
         """
-        raise ModuleError(f"{type(self).__name__} does not define backward; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("backward")
 
     def get_outputs(self, merge_multi_context=True):
         """The outputs of the last forward pass.
@@ -450,8 +439,7 @@ class BaseModule:
         merge_multi_context : bool
             True: one array per output; False: a list per output.
         """
-        raise ModuleError(f"{type(self).__name__} does not define get_outputs; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("get_outputs")
 
     def get_input_grads(self, merge_multi_context=True):
         """The gradients of the data inputs (``inputs_need_grad=True``).
@@ -461,13 +449,11 @@ class BaseModule:
         merge_multi_context : bool
             True: one array per input; False: a list per input.
         """
-        raise ModuleError(f"{type(self).__name__} does not define get_input_grads; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("get_input_grads")
 
     def update(self):
         """Apply the optimizer to the gradients of the last backward pass."""
-        raise ModuleError(f"{type(self).__name__} does not define update; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("update")
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         """Accumulate ``eval_metric`` over the last outputs and ``labels``.
@@ -481,8 +467,7 @@ class BaseModule:
         pre_sliced : bool
             Whether the labels are already split per device.
         """
-        raise ModuleError(f"{type(self).__name__} does not define update_metric; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("update_metric")
 
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
              force_rebind=False, shared_module=None, grad_req="write"):
@@ -505,8 +490,7 @@ class BaseModule:
         grad_req : str, list or dict
             The gradient requirements.
         """
-        raise ModuleError(f"{type(self).__name__} does not define bind; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("bind")
 
     def init_optimizer(self, kvstore="local", optimizer="sgd",
                        optimizer_params=(("learning_rate", 0.01),), force_init=False):
@@ -523,8 +507,7 @@ class BaseModule:
         force_init : bool
             Replace an installed optimizer.
         """
-        raise ModuleError(f"{type(self).__name__} does not define init_optimizer; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("init_optimizer")
 
     def install_monitor(self, mon):
         """Install ``mon`` on the executors.
@@ -534,5 +517,4 @@ class BaseModule:
         mon : Monitor
             An object with ``install(executor)``.
         """
-        raise ModuleError(f"{type(self).__name__} does not define install_monitor; every "
-                          f"BaseModule subclass must")
+        raise self._undefined("install_monitor")

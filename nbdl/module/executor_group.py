@@ -68,15 +68,14 @@ def grad_reqs(arg_names, param_names, data_names, fixed_param_names, for_trainin
             _check_req(r, f"grad_req[{n!r}]")
         return dict(zip(arg_names, grad_req))
     if isinstance(grad_req, dict):
-        unknown = [k for k in grad_req if k not in arg_names]
-        if unknown:
-            raise ArgumentError(f"Module.bind: grad_req names {unknown}, which are not "
-                                f"arguments of the symbol ({arg_names})")
+        # names that are not arguments are ignored, as MXNet's simple_bind
+        # does (its RNN tests pass {'data': ..., 'parameters': ...})
         reqs = grad_reqs(arg_names, param_names, data_names, fixed_param_names, True,
                          inputs_need_grad, "write")
         for k, r in grad_req.items():
             _check_req(r, f"grad_req[{k!r}]")
-            reqs[k] = r
+            if k in reqs:
+                reqs[k] = r
         return reqs
     raise ArgumentError(f"Module.bind: grad_req must be a str, a list or a dict, got "
                         f"{type(grad_req).__name__}")
@@ -236,8 +235,11 @@ class ExecutorGroup:
         self.param_arrays = [[e.arg_dict[n] for e in execs] for n in self.param_names]
         self.grad_arrays = [[e.grad_dict.get(n) for e in execs] for n in self.param_names]
         self.aux_arrays = [[e.aux_dict[n] for e in execs] for n in self.aux_names]
-        self.input_grad_arrays = [[e.grad_dict[n] for e in execs] for n in self.data_names
-                                  if n in execs[0].grad_dict]
+        # one entry per data input that is an argument, None where its
+        # grad_req is 'null' (MXNet's: get_input_grads() gives [None] then)
+        args = set(self.symbol.list_arguments())
+        self.input_grad_arrays = [[e.grad_dict.get(n) for e in execs] for n in self.data_names
+                                  if n in args]
 
     def _bind_shared(self, dev, shapes, types, shared_exec, where):
         sym = self.symbol
@@ -409,8 +411,9 @@ class ExecutorGroup:
         parts = self.input_grad_arrays
         if not merge_multi_context:
             return [list(p) for p in parts]
-        axes = [_axis(d) for d in self.data_shapes if d.name in self.execs[0].grad_dict]
-        return [_merge(p, axis) for p, axis in zip(parts, axes)]
+        args = set(self.symbol.list_arguments())
+        axes = [_axis(d) for d in self.data_shapes if d.name in args]
+        return [None if p[0] is None else _merge(p, axis) for p, axis in zip(parts, axes)]
 
     def get_output_shapes(self):
         """``(name, shape)`` of every output for the whole batch."""

@@ -8,10 +8,9 @@ computed in Python and the Python number comes back, as in MXNet.
 ``nd.hypot`` is nbdl's addition (MXNet 1.9.1 has ``sym.hypot`` and
 ``broadcast_hypot`` but no ``nd.hypot``)."""
 import math
-import numbers
 import operator
 
-from ..errors import ArgumentError
+from ..base import binary_dispatch
 from .invoke import invoke, scalar_op
 from ..array import NDArray
 
@@ -61,10 +60,6 @@ TABLE = {
 }
 
 
-def _is_number(x):
-    return isinstance(x, numbers.Real)
-
-
 def apply(fname, lhs, rhs):
     """``fname`` of ``lhs`` and ``rhs`` (NDArrays or real numbers), as MXNet's
     ``nd.<fname>``.
@@ -76,19 +71,8 @@ def apply(fname, lhs, rhs):
     lhs, rhs : NDArray or float or int
         The operands.
     """
-    bcast, scalar, rscalar, py = TABLE[fname]
-    if isinstance(lhs, NDArray):
-        if isinstance(rhs, NDArray):
-            return invoke(bcast, [lhs, rhs], {})
-        if _is_number(rhs):
-            return scalar_op(scalar, lhs, rhs)
-    elif _is_number(lhs):
-        if isinstance(rhs, NDArray):
-            return scalar_op(rscalar, rhs, lhs)
-        if _is_number(rhs):
-            return py(lhs, rhs)
-    raise ArgumentError(f"nd.{fname}: lhs and rhs must be NDArrays or numbers, got "
-                        f"{type(lhs).__name__} and {type(rhs).__name__}")
+    return binary_dispatch(f"nd.{fname}", TABLE[fname], lhs, rhs, NDArray,
+                           lambda op, a, b: invoke(op, [a, b], {}), scalar_op)
 
 
 def _make(fname):

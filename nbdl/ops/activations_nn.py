@@ -131,7 +131,7 @@ register(OpDef(
     name="LeakyReLU", input_names=_leaky_inputs, attrs=dict(LEAKY_ATTRS),
     infer_shape=_leaky_shape, infer_type=same_type, gradient=_leaky_grad,
     inplace=_leaky_inplace, kernels=_kernels("prepare_leaky_relu"), supports_add=True,
-    input_var_init={"gamma": '["Constant", {"value": 0.25}]'},
+    half_mirrors=True, input_var_init={"gamma": '["Constant", {"value": 0.25}]'},
     doc="leaky / prelu / elu / selu / gelu (erf) / gelu_tanh activations."),
     aliases=("_npx_leaky_relu",))
 
@@ -141,6 +141,7 @@ register(OpDef(
     output_names=lambda attrs: ["data_grad", "gamma_grad"] if _is_prelu(attrs) else ["data_grad"],
     infer_shape=_backward_shape, infer_type=same_type, inplace=_backward_inplace,
     kernels=_kernels("prepare_leaky_relu_backward"), supports_add=True, hidden=True,
+    half_mirrors=True,
     doc="LeakyReLU's data (and prelu's gamma) gradient from the forward input."))
 
 # -- swish, log_sigmoid, mish --------------------------------------------------------------

@@ -436,7 +436,7 @@ register(OpDef(
     kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_group_norm",
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_group_norm"},
     inplace=_data_inplace,
-    supports_add=True,
+    supports_add=True, half_mirrors=True,
     doc="Normalise each (sample, channel group), then scale and shift per channel "
         "((C,) gamma/beta) or per group ((num_groups,), MXNet 1.x)."))
 
@@ -448,5 +448,5 @@ register(OpDef(
     infer_shape=_group_backward_shape("_backward_GroupNorm"), infer_type=same_float_type,
     kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_group_norm_backward",
              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_group_norm_backward"},
-    supports_add=True, hidden=True,
+    supports_add=True, hidden=True, half_mirrors=True,
     doc="GroupNorm's data, gamma and beta gradients."))

@@ -113,14 +113,14 @@ def _pad_grad(node, out_grads):
 register(OpDef(
     name="Pad", input_names=_pad_inputs("Pad", ["data"]), attrs=dict(PAD_ATTRS),
     infer_shape=_pad_shape_rule("Pad", "in", "out"), infer_type=same_type,
-    gradient=_pad_grad, kernels=_kernels("prepare_pad"), supports_add=True,
+    gradient=_pad_grad, kernels=_kernels("prepare_pad"), supports_add=True, half_mirrors=True,
     doc="Pad the spatial axes of 4-D/5-D data (constant, edge or reflect)."), aliases=("pad",))
 
 register(OpDef(
     name="_backward_Pad", input_names=_pad_inputs("_backward_Pad", ["out_grad"]),
     attrs=dict(PAD_ATTRS), infer_shape=_pad_shape_rule("_backward_Pad", "out", "in"),
     infer_type=same_type, kernels=_kernels("prepare_pad_backward"), supports_add=True,
-    hidden=True, doc="Pad's data gradient: each output position summed onto its source."))
+    half_mirrors=True, hidden=True, doc="Pad's data gradient: each output position summed onto its source."))
 
 
 # -- UpSampling (nearest) ---------------------------------------------------------------------

@@ -84,18 +84,42 @@ class _Pool:
         self.seq += 1
 
 
-def simulate_mxnet_pool(request: PlanRequest, liveness: Liveness | None = None) -> PoolResult:
-    if liveness is None:
-        liveness = compute_liveness(request)
-    align = request.alignment
-    nbytes, external = request.nbytes, request.external
+def _entry_refs(request: PlanRequest, liveness: Liveness) -> dict[int, int]:
+    """Every planned entry's reference count: the steps' reads of it, plus
+    one for a graph output."""
     planned = set(liveness.planned)
-
     reads = Counter(chain.from_iterable(st.reads for st in request.steps))
     entry_ref: dict[int, int] = {e: reads.get(e, 0) for e in planned}
     for e in request.outputs:
         if e in planned:
             entry_ref[e] += 1
+    return entry_ref
+
+
+def _take_inplace(pairs, owner, ref, entry_ref, nbytes, external, alias_of) -> None:
+    """MXNet's in-place choice over one step's ``(input, output)`` pairs:
+    an output takes its input's storage (``owner``: entry -> storage key,
+    ``ref``: key -> outstanding references) when that storage's count is 1,
+    the output is read later, the byte sizes agree and no earlier pair took
+    the input; ``alias_of`` records each choice."""
+    taken: set[int] = set()
+    for i, o in pairs:
+        if i in taken or i not in owner or o in external or o in owner:
+            continue
+        key = owner[i]
+        if ref[key] == 1 and entry_ref[o] > 0 and nbytes[i] == nbytes[o]:
+            taken.add(i)
+            owner[o] = key
+            ref[key] += entry_ref[o]
+            alias_of[o] = i
+
+
+def simulate_mxnet_pool(request: PlanRequest, liveness: Liveness | None = None) -> PoolResult:
+    if liveness is None:
+        liveness = compute_liveness(request)
+    align = request.alignment
+    nbytes, external = request.nbytes, request.external
+    entry_ref = _entry_refs(request, liveness)
 
     pool = _Pool()
     request_block, release = pool.request, pool.release
@@ -107,16 +131,7 @@ def simulate_mxnet_pool(request: PlanRequest, liveness: Liveness | None = None) 
 
     for st in request.steps:
         if st.inplace:
-            taken: set[int] = set()
-            for i, o in st.inplace:
-                if i in taken or i not in storage or o in external or o in storage:
-                    continue
-                sid = storage[i]
-                if ref[sid] == 1 and entry_ref[o] > 0 and nbytes[i] == nbytes[o]:
-                    taken.add(i)
-                    storage[o] = sid
-                    ref[sid] += entry_ref[o]
-                    alias_of[o] = i
+            _take_inplace(st.inplace, storage, ref, entry_ref, nbytes, external, alias_of)
         writes = st.writes
         fresh = [(nbytes[e], k, e) for k, e in enumerate(writes)
                  if e not in external and e not in storage]
@@ -157,27 +172,13 @@ def mxnet_aliases(request: PlanRequest, liveness: Liveness) -> dict[int, int]:
     block is reused only once its count is 0, and a step reads only entries
     whose storage is still held), so counting per group decides the same."""
     nbytes, external = request.nbytes, request.external
-    planned = set(liveness.planned)
-    reads = Counter(chain.from_iterable(st.reads for st in request.steps))
-    entry_ref: dict[int, int] = {e: reads.get(e, 0) for e in planned}
-    for e in request.outputs:
-        if e in planned:
-            entry_ref[e] += 1
+    entry_ref = _entry_refs(request, liveness)
     group: dict[int, int] = {}          # entry -> its group's first entry
     ref: dict[int, int] = {}            # group -> outstanding references
     alias_of: dict[int, int] = {}
     for st in request.steps:
         if st.inplace:
-            taken: set[int] = set()
-            for i, o in st.inplace:
-                if i in taken or i not in group or o in external or o in group:
-                    continue
-                g = group[i]
-                if ref[g] == 1 and entry_ref[o] > 0 and nbytes[i] == nbytes[o]:
-                    taken.add(i)
-                    group[o] = g
-                    ref[g] += entry_ref[o]
-                    alias_of[o] = i
+            _take_inplace(st.inplace, group, ref, entry_ref, nbytes, external, alias_of)
         for e in st.writes:
             if e not in external and e not in group:
                 group[e] = e

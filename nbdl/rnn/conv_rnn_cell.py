@@ -1,11 +1,12 @@
 """MXNet 1.x's convolutional symbolic RNN cells (``mx.rnn.ConvRNNCell``,
-``ConvLSTMCell``, ``ConvGRUCell``): the cells of ``rnn_cell.py`` with
+``ConvLSTMCell``, ``ConvGRUCell``): the cells of ``dense_cells.py`` with
 ``Convolution`` in place of ``FullyConnected`` (Shi et al. 2015)."""
 import functools
 
 from .. import symbol
 from ..errors import ArgumentError
-from .rnn_cell import BaseRNNCell, gru_update, lstm_update
+from .cell_base import BaseRNNCell
+from .dense_cells import gru_update, lstm_update
 
 __all__ = ["BaseConvRNNCell", "ConvRNNCell", "ConvLSTMCell", "ConvGRUCell"]
 

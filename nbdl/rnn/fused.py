@@ -7,8 +7,9 @@ from .. import symbol
 from ..errors import ArgumentError, GraphError
 from ..initializer import RNN_GATES, FusedRNN, fused_rnn_layout, fused_rnn_num_input
 from ..ndarray import concatenate
-from .rnn_cell import (BaseRNNCell, BidirectionalCell, DropoutCell, GRUCell, LSTMCell, RNNCell,
-                       SequentialRNNCell, normalize_sequence)
+from .cell_base import BaseRNNCell, normalize_sequence
+from .dense_cells import GRUCell, LSTMCell, RNNCell
+from .wrapper_cells import BidirectionalCell, DropoutCell, SequentialRNNCell
 
 __all__ = ["FusedRNNCell"]
 

@@ -4,7 +4,7 @@ MXNet saves them, and packed again on loading."""
 import warnings
 
 from ..model import load_checkpoint, save_checkpoint
-from .rnn_cell import BaseRNNCell
+from .cell_base import BaseRNNCell
 
 __all__ = ["rnn_unroll", "save_rnn_checkpoint", "load_rnn_checkpoint", "do_rnn_checkpoint"]
 

@@ -3,10 +3,9 @@ and ``sym.hypot``: two Symbols make the same-shape node MXNet makes
 (``_maximum``, ``_power``, ``_hypot``), a Symbol and a number the scalar node
 (``_rpower_scalar`` for ``power(2, x)``), two numbers a Python number."""
 import math
-import numbers
 import operator
 
-from ..errors import ArgumentError
+from ..base import binary_dispatch
 from .construct import create
 from .symbol import Symbol
 
@@ -29,20 +28,9 @@ def apply(fname, left, right):
     left, right : Symbol or float or int
         The operands.
     """
-    both, scalar, rscalar, py = TABLE[fname]
-    num = (lambda v: isinstance(v, numbers.Real))
-    if isinstance(left, Symbol):
-        if isinstance(right, Symbol):
-            return create(both, left, right)
-        if num(right):
-            return create(scalar, left, scalar=right)
-    elif num(left):
-        if isinstance(right, Symbol):
-            return create(rscalar, right, scalar=left)
-        if num(right):
-            return py(left, right)
-    raise ArgumentError(f"sym.{fname}: operands must be Symbols or numbers, got "
-                        f"{type(left).__name__} and {type(right).__name__}")
+    return binary_dispatch(f"sym.{fname}", TABLE[fname], left, right, Symbol,
+                           lambda op, a, b: create(op, a, b),
+                           lambda op, a, number: create(op, a, scalar=number))
 
 
 def _make(fname):

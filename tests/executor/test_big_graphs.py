@@ -90,6 +90,7 @@ def test_eager_add_n_over_many_arrays():
     np.testing.assert_array_equal(out.asnumpy(), ref)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("grad_req", ["write", "add"])
 def test_wide_sum_on_gpu_matches_cpu(grad_req):
     """The CUDA kernels sum in the same passes (CUDA simulator in this suite)."""

@@ -1,6 +1,7 @@
 """The executor on a GPU device (Numba's CUDA simulator in this suite): the
 same arena/views/launch path, results equal to the CPU executor."""
 import numpy as np
+import pytest
 
 import nbdl
 from nbdl.testing import assert_almost_equal
@@ -25,6 +26,7 @@ def _run(dev):
     return out, {k: g.asnumpy() for k, g in ex.grad_dict.items()}
 
 
+@pytest.mark.cuda
 def test_gpu_executor_matches_cpu():
     out_c, grads_c = _run(nbdl.cpu())
     out_g, grads_g = _run(nbdl.gpu(0))

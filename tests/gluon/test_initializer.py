@@ -172,6 +172,7 @@ def test_seed_reproduces_draws():
     assert not np.array_equal(a, b)
 
 
+@pytest.mark.cuda
 def test_fills_a_gpu_array_in_the_simulator():
     arr = nbdl.nd.zeros((3, 4), ctx=nbdl.gpu(0))
     init.Uniform(1.0)("w_weight", arr)

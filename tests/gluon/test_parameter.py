@@ -256,6 +256,7 @@ def test_load_init():
         p._load_init(np.ones((2, 3)), device=nbdl.cpu(1))
 
 
+@pytest.mark.cuda
 def test_initialize_on_a_gpu_in_the_simulator():
     p = Parameter("weight", shape=(2, 3), init="ones")
     p.initialize(device=nbdl.gpu(0))

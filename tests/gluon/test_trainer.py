@@ -348,6 +348,7 @@ def test_save_states_of_an_unregistered_optimizer_raises(tmp_path):
     assert not os.listdir(tmp_path)
 
 
+@pytest.mark.cuda
 def test_step_on_a_gpu_parameter_in_the_simulator():
     w_gpu = _param("weight", [1.0, -1.0, 2.0], device=nbdl.gpu(0))
     w_cpu = _param("weight", [1.0, -1.0, 2.0])

@@ -244,6 +244,7 @@ def test_bad_input():
         NDArrayIter(rows(4), batch_size=5, last_batch_handle="roll_over")
 
 
+@pytest.mark.cuda
 def test_batches_stay_on_the_inputs_device():
     x = nbdl.nd.array(np.arange(10.0), ctx=nbdl.gpu(0))
     it = NDArrayIter(x, np.arange(10.0), batch_size=4, last_batch_handle="roll_over")

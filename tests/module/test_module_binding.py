@@ -49,6 +49,18 @@ def test_inputs_need_grad_matches_the_analytic_gradient(data):
     assert "data" not in plain._exec_group.executor.grad_dict
 
 
+def test_inputs_need_grad_with_null_req_gives_none(data):
+    # MXNet's executor group keeps an entry per data input: None when its
+    # grad_req is 'null' (its RNN consistency checks read get_input_grads()[0])
+    x, y = data
+    mod = _module(inputs_need_grad=True, grad_req={"data": "null", "fc1_weight": "write",
+                                                   "fc1_bias": "write", "fc2_weight": "write",
+                                                   "fc2_bias": "write", "softmax_label": "null"})
+    mod.forward_backward(_batch(x[:BS], y[:BS]))
+    assert mod.get_input_grads() == [None]
+    assert mod.get_input_grads(merge_multi_context=False) == [[None]]
+
+
 def test_grad_req_add_accumulates_and_null_skips(data):
     x, y = data
     b = _batch(x[:BS], y[:BS])
@@ -64,8 +76,11 @@ def test_grad_req_add_accumulates_and_null_skips(data):
     assert sorted(some._exec_group.executor.grad_dict) == ["fc1_bias", "fc2_bias", "fc2_weight"]
     with pytest.raises(nbdl.ArgumentError, match="grad_req"):
         _module(grad_req="sometimes")
-    with pytest.raises(nbdl.ArgumentError, match="nope"):
-        _module(grad_req={"nope": "write"})
+    with pytest.raises(nbdl.ArgumentError, match="grad_req"):
+        _module(grad_req={"fc1_weight": "sometimes"})
+    # names that are not arguments are ignored, as MXNet's
+    other = _module(grad_req={"nope": "write"})
+    assert sorted(other._exec_group.executor.grad_dict) == sorted(once._exec_group.executor.grad_dict)
 
 
 def test_for_training_false_binds_without_gradients(data):

@@ -126,6 +126,7 @@ def test_chained_expression():
 
 # -- the same on the CUDA simulator (tiny shapes) ------------------------------
 
+@pytest.mark.cuda
 def test_arithmetic_gpu():
     g = nbdl.gpu(0)
     a = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)

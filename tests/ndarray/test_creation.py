@@ -30,6 +30,7 @@ def test_array_dtype_and_ndarray_source():
         nd.array([[1, 2], [3]])
 
 
+@pytest.mark.cuda
 def test_array_on_gpu_and_back():
     x = nd.array([1, 2], ctx=nbdl.gpu(0))
     assert x.context == nbdl.gpu(0)
@@ -40,6 +41,7 @@ def test_array_on_gpu_and_back():
     assert z.context == nbdl.gpu(0) and z.dtype is np.float64
 
 
+@pytest.mark.cuda
 def test_default_device_from_with_block():
     with nbdl.gpu(0):
         x = nd.zeros((2,))
@@ -54,7 +56,7 @@ def test_ctx_and_device_must_agree():
         nd.zeros((2,), ctx=nbdl.cpu(), device=nbdl.gpu(0))
 
 
-@pytest.mark.parametrize("ctx", [nbdl.cpu(), nbdl.gpu(0)], ids=str)
+@pytest.mark.parametrize("ctx", [nbdl.cpu(), pytest.param(nbdl.gpu(0), marks=pytest.mark.cuda)], ids=str)
 def test_fill_functions(ctx):
     z = nd.zeros((2, 3), ctx=ctx)
     assert z.shape == (2, 3) and z.dtype is np.float32 and z.context == ctx
@@ -75,6 +77,7 @@ def test_full_into_out():
     np.testing.assert_array_equal(out.asnumpy(), [3, 3])
 
 
+@pytest.mark.cuda
 def test_like_functions():
     x = nd.array([[1, 2]], ctx=nbdl.gpu(0), dtype=np.float64)
     for fn, val in [(nd.zeros_like, 0), (nd.ones_like, 1)]:
@@ -102,6 +105,7 @@ def test_linspace_and_eye():
     assert nd.eye(2, 3).shape == (2, 3)
 
 
+@pytest.mark.cuda
 def test_from_numpy_zero_copy():
     a = np.arange(4, dtype=np.float64)
     x = nd.from_numpy(a)
@@ -150,6 +154,7 @@ def test_creation_out_and_legacy_functions():
         nd.concatenate(parts, axis=0)
 
 
+@pytest.mark.cuda
 def test_waitall():
     nd.array([1], ctx=nbdl.gpu(0))
     nd.waitall()

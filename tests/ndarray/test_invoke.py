@@ -31,6 +31,7 @@ def test_returns_new_array_on_input_device():
     np.testing.assert_array_equal(y.asnumpy(), [1, 2, 3])
 
 
+@pytest.mark.cuda
 def test_gpu_inputs_give_gpu_outputs():
     g = nd.array([1, 2, 3], ctx=nbdl.gpu(0))
     y = invoke("_copy", [g], {})
@@ -38,6 +39,7 @@ def test_gpu_inputs_give_gpu_outputs():
     np.testing.assert_array_equal(y.asnumpy(), [1, 2, 3])
 
 
+@pytest.mark.cuda
 def test_device_mismatch_names_op_and_devices():
     a = nd.array([1, 2, 3])
     b = nd.array([1, 2, 3], ctx=nbdl.gpu(0))
@@ -65,6 +67,7 @@ def test_out_shape_mismatch_names_op_and_shapes():
         invoke("_copy", [x], {}, out=nd.zeros((4,)))
 
 
+@pytest.mark.cuda
 def test_out_dtype_and_device_mismatch():
     x = nd.array([1, 2, 3])
     with pytest.raises(nbdl.DTypeError, match="float64"):

@@ -86,6 +86,7 @@ def test_doc_and_device_keyword():
         nd.elemwise_add(x, x, ctx=nbdl.gpu(0))
 
 
+@pytest.mark.cuda
 def test_gpu_through_namespace():
     g = nbdl.gpu(0)
     x = nd.array([[1, 2], [3, 4]], ctx=g)

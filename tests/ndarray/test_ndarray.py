@@ -85,6 +85,7 @@ def test_repr_matches_mxnet():
     assert repr(nd.zeros((2,))) == "\n[0. 0.]\n<NDArray 2 @cpu(0)>"
 
 
+@pytest.mark.cuda
 def test_repr_gpu():
     x = nd.array([1, 2], ctx=nbdl.gpu(0))
     assert repr(x) == "\n[1. 2.]\n<NDArray 2 @gpu(0)>"
@@ -108,6 +109,7 @@ def test_pickle_round_trip():
     np.testing.assert_array_equal(y.asnumpy(), x.asnumpy())
 
 
+@pytest.mark.cuda
 def test_copyto_cpu_gpu_round_trip():
     src = np.random.RandomState(0).rand(3, 4).astype(np.float32)
     x = nd.array(src)
@@ -126,6 +128,7 @@ def test_copyto_cpu_gpu_round_trip():
     np.testing.assert_array_equal(dst_cpu.asnumpy(), src)
 
 
+@pytest.mark.cuda
 def test_copy_on_gpu():
     g = nd.array([1, 2, 3], ctx=nbdl.gpu(0))
     h = g.copy()
@@ -151,6 +154,7 @@ def test_copyto_shape_mismatch():
         nd.array([1, 2, 3]).copyto(3)
 
 
+@pytest.mark.cuda
 def test_as_in_context():
     x = nd.array([1, 2])
     assert x.as_in_context(nbdl.cpu()) is x
@@ -225,6 +229,7 @@ def test_reshape_errors():
         x.reshape(-1, 4)
 
 
+@pytest.mark.cuda
 def test_reshape_gpu():
     g = nd.array(np.arange(6), ctx=nbdl.gpu(0))
     r = g.reshape(2, 3)
@@ -257,6 +262,16 @@ def test_reductions():
     np.testing.assert_array_equal(x.max(axis=1).asnumpy(), a.max(1))
     np.testing.assert_array_equal(x.min(axis=0).asnumpy(), a.min(0))
     np.testing.assert_array_equal(x.argmax(axis=1).asnumpy(), a.argmax(1).astype(np.float32))
+
+
+def test_reshape_like_method_is_the_op():
+    a = np.arange(12, dtype=np.float32)
+    x, other = nd.array(a), nd.ones((3, 4))
+    np.testing.assert_array_equal(x.reshape_like(other).asnumpy(), a.reshape(3, 4))
+    np.testing.assert_array_equal(x.reshape_like(rhs=other).asnumpy(), a.reshape(3, 4))
+    y = nd.array(a.reshape(2, 6))
+    got = y.reshape_like(nd.ones((5, 3, 2)), lhs_begin=1, lhs_end=2, rhs_begin=1)
+    assert got.shape == (2, 3, 2)
 
 
 def test_zeros_like_ones_like_methods():

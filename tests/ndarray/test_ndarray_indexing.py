@@ -22,7 +22,7 @@ def _numpy_result(a, key):
 
 
 @pytest.mark.parametrize("key", KEYS, ids=repr)
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_getitem_values(key, device):
     ctx = nbdl.cpu() if device == "cpu" else nbdl.gpu(0)
     x = nd.array(A, ctx=ctx)
@@ -55,6 +55,7 @@ def test_strided_results_are_copies(key):
     np.testing.assert_array_equal(x.asnumpy(), A)
 
 
+@pytest.mark.cuda
 def test_view_on_gpu_shares_storage():
     x = nd.array(A, ctx=nbdl.gpu(0))
     v = x[1:3]
@@ -94,7 +95,7 @@ SET_CASES = [
 
 
 @pytest.mark.parametrize("key, value", SET_CASES, ids=lambda v: repr(v)[:30])
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("kind", ["raw", "ndarray"])
 def test_setitem(key, value, device, kind):
     ctx = nbdl.cpu() if device == "cpu" else nbdl.gpu(0)
@@ -114,6 +115,7 @@ def test_setitem(key, value, device, kind):
     np.testing.assert_array_equal(x.asnumpy(), want)
 
 
+@pytest.mark.cuda
 def test_setitem_from_other_device():
     x = nd.zeros((2, 3))
     x[1] = nd.array([1, 2, 3], ctx=nbdl.gpu(0))
@@ -200,6 +202,7 @@ def test_advanced_index_by_ndarray_and_its_gradient_accumulates():
     np.testing.assert_array_equal(x.grad.asnumpy(), want)
 
 
+@pytest.mark.cuda
 def test_advanced_setitem_on_the_gpu_simulator():
     x = nd.array(A, ctx=nbdl.gpu())
     x[[0, 2], [1, 3]] = nd.array([9.0, 8.0], ctx=nbdl.gpu())

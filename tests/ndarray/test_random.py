@@ -50,6 +50,7 @@ def test_ndarray_parameters_sample_per_element():
     assert 10 <= u.asnumpy()[1] < 11
 
 
+@pytest.mark.cuda
 def test_out_and_device():
     out = nd.zeros((4,), dtype=np.float64)
     assert nd.random.uniform(shape=(4,), out=out) is out
@@ -100,6 +101,7 @@ def test_seed_reproduces_dropout_masks():
     assert not np.array_equal(m1, m4)
 
 
+@pytest.mark.cuda
 def test_seed_reproduces_dropout_masks_on_gpu():
     x = nd.ones((4, 8), ctx=nbdl.gpu(0))
 

@@ -79,6 +79,7 @@ def rand(rng, *shape, dtype=np.float32, low=-2, high=2):
 
 # -- creation --------------------------------------------------------------------------
 
+@pytest.mark.cuda
 def test_creation_defaults_and_devices():
     for fn, args, want in [(mnp.zeros, ((2, 3),), np.zeros((2, 3))), (mnp.ones, (4,), np.ones(4)),
                            (mnp.full, ((2, 2), 7.5), np.full((2, 2), 7.5)),
@@ -98,6 +99,7 @@ def test_creation_defaults_and_devices():
     assert step == 0.5 and vals.asnumpy().tolist() == [0, 0.5, 1, 1.5]
 
 
+@pytest.mark.cuda
 def test_array_dtypes():
     assert mnp.array([1, 2]).dtype == np.float32            # MXNet's np default
     assert mnp.array(np.arange(3)).dtype == np.int64        # a numpy array keeps its dtype
@@ -450,6 +452,7 @@ def test_one_function_for_ndarrays_and_symbols(rng):
     check(forward, ref, rand(rng, 4, 3), rand(rng, 5, 3), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.cuda
 def test_gpu_eager(rng):
     a, b = rand(rng, 2, 3), rand(rng, 3)
     x = mnp.array(a, device=nbdl.gpu(0))

@@ -201,12 +201,14 @@ def test_imperative_and_autograd(rng):
     assert np.allclose(x.grad.asnumpy(), np_act_grad("gelu", xn, np.ones_like(xn)), atol=1e-6)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("act", ALL)
 def test_cuda_matches_cpu(act, rng):
     check_consistency(sym_of(act), {"x": away_from_zero(rng, (2, 3), np.float32)},
                       devices=[cpu(), gpu()], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("gshape", [(3,), (1,)])
 def test_cuda_prelu(gshape, rng):
     loc = {"x": rng.uniform(-2, 2, (2, 3, 2)).astype(np.float32),
@@ -214,6 +216,7 @@ def test_cuda_prelu(gshape, rng):
     check_consistency(prelu(), loc, devices=[cpu(), gpu()], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.cuda
 def test_cuda_empty(rng):
     check_consistency(sym_of("gelu"), {"x": np.zeros((0, 3), np.float32)}, grad=False)
 

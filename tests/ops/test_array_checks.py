@@ -79,6 +79,7 @@ def test_allclose():
         s.infer_shape(a=(2, 3), b=(3, 2))
 
 
+@pytest.mark.cuda
 def test_cpu_vs_cuda():
     x = np.array([[1.0, 2.0, 3.0], [4.0, np.inf, 6.0]], np.float32)
     v = sym.var("x")

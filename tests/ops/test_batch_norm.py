@@ -288,6 +288,7 @@ def test_output_mean_var_is_mean_and_inverse_std(train, use_global_stats, fix_ga
                                 rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("kw", [dict(fix_gamma=False), dict(use_global_stats=True)])
 def test_cuda_matches_cpu(kw, rng):
     loc, aux = bn_inputs(rng, (2, 3, 2), 1, np.float32)
@@ -420,6 +421,7 @@ def test_group_norm_backward_formula(rng):
                              "b": db.reshape(G, 2).sum(1)})
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("sym,shape,params", [(inorm(), (2, 2, 3), None),
                                               (gnorm(num_groups=2), (1, 4, 2), None),
                                               (gnorm(num_groups=2), (2, 4, 2), 2)])
@@ -596,6 +598,7 @@ def test_batch_norm_v1_outputs_the_variance(fix_gamma, train, rng):
                                 **tol(np.float64))
 
 
+@pytest.mark.cuda
 def test_batch_norm_with_relu(rng):
     loc, aux = bn_inputs(rng, (2, 3, 2, 2), 1, np.float64)
     loc["x"] -= 3                       # about half the outputs negative

@@ -65,6 +65,7 @@ def test_bitwise_batchnorm_output_from_its_saved_statistics(kw, parallel, monkey
     assert again.tobytes() == out.tobytes()
 
 
+@pytest.mark.cuda
 def test_cuda_matches_cpu(rng):
     check_consistency(apply(fix_gamma=False), inputs(rng, (2, 3, 2), 1, np.float32),
                       devices=[cpu(), gpu()], grad=False, rtol=1e-6, atol=1e-6)

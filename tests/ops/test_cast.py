@@ -40,6 +40,7 @@ def test_cast_unknown_dtype_is_an_attr_error():
         nbdl.sym.Cast(nbdl.sym.var("x"), dtype="complex64")
 
 
+@pytest.mark.cuda
 def test_cast_cuda_matches_cpu():
     y = nbdl.sym.Cast(nbdl.sym.var("x"), dtype="float64")
     check_consistency(y, {"x": np.random.rand(2, 3).astype(np.float32)})
@@ -115,6 +116,7 @@ def test_cast_float16_gradient_accumulates():
     np.testing.assert_array_equal(g, np.array([3.0, 6.0, 9.0], np.float16))
 
 
+@pytest.mark.cuda
 def test_cast_float16_cuda_matches_cpu():
     check_consistency(nbdl.sym.Cast(nbdl.sym.var("x"), dtype="float16"),
                       {"x": np.random.RandomState(3).uniform(-9, 9, (2, 5)).astype(np.float32)},
@@ -162,6 +164,7 @@ def test_amp_multicast_widest_or_narrowest(narrow, want):
     assert out_t == [want, want]
 
 
+@pytest.mark.cuda
 def test_amp_multicast_gradient_and_cuda():
     s = nbdl.sym.amp_multicast(nbdl.sym.var("a"), nbdl.sym.var("b"), num_outputs=2)
     loc = {"a": np.array([1.0, 2.0], np.float16), "b": np.array([3.0, 4.0], np.float32)}

@@ -100,11 +100,12 @@ def _fused(attrs):
 
 
 # (data shape, kernel, pad, stride, num_filter, num_group, env)
-FUSED = [
+# (the cases without env also run the CPU-vs-CUDA check: marked cuda)
+FUSED = [pytest.param(*c, marks=pytest.mark.cuda) for c in [
     ((2, 3, 6, 5), (3, 3), (1, 1), (1, 1), 4, 1, {}),                    # im2col + GEMM
     ((4, 3, 2, 2), (1, 1), (0, 0), (1, 1), 5, 1, {}),                    # 1x1, blocks of images
     ((2, 4, 5, 5), (3, 3), (1, 1), (2, 2), 4, 4, {}),                    # depthwise
-    ((2, 4, 5, 4), (3, 3), (1, 1), (1, 1), 6, 2, {}),                    # groups
+    ((2, 4, 5, 4), (3, 3), (1, 1), (1, 1), 6, 2, {})]] + [               # groups
     ((5, 4, 4, 3), (3, 3), (1, 1), (1, 1), 4, 2,                         # batch chunks
      dict(NBDL_CONV_PARALLEL_MIN_FLOPS="0", NBDL_CONV_CHUNK_MIN_COLS="16", NBDL_CONV_BLOCK_COLS="16")),
     ((5, 4, 4, 3), (3, 3), (1, 1), (1, 1), 4, 2,                         # split GEMM rows
@@ -117,9 +118,8 @@ FUSED = [
     dict(with_bn=True, act_type="relu_nan", no_bias=True),
     dict(with_sum=True),
     dict(act_type="relu", bn_fix_gamma=False, with_bn=True)])
-@pytest.mark.parametrize("case", FUSED)
-def test_fused_conv(case, variant, monkeypatch, two_threads, rng):
-    xs, k, p, s, nf, g, env = case
+@pytest.mark.parametrize("xs,k,p,s,nf,g,env", FUSED)
+def test_fused_conv(xs, k, p, s, nf, g, env, variant, monkeypatch, two_threads, rng):
     for key, val in env.items():
         monkeypatch.setenv(key, val)
     attrs = dict(kernel=k, pad=p, stride=s, num_filter=nf, num_group=g, bn_eps=1e-3, **variant)

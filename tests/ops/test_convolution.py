@@ -1,13 +1,17 @@
+import contextlib
 import itertools
 
 import numpy as np
 import pytest
+from numba import config as numba_config
 
 import nbdl
 from nbdl.device import cpu, gpu
 from nbdl.ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Call, get_op, pick_args
 from nbdl.testing import (assert_almost_equal, check_consistency, check_numeric_gradient,
                           check_symbolic_backward, check_symbolic_forward)
+
+from cuda_sim import race_check
 
 
 # -- references: direct loops over batch, channels, kernel taps and output positions ------
@@ -294,7 +298,7 @@ def _run(op, call, dev, arrays, outs):
     return [dev.to_numpy(a) for a in arrs[len(arrays):len(arrays) + len(outs)]]
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_req_null_and_add(device, transposed, rng):
     dev = cpu() if device == "cpu" else gpu()
@@ -475,14 +479,50 @@ def test_gemm_views():
         assert np.all(c == 3.0)
 
 
-@pytest.mark.parametrize("make,attrs,xs,ws,nb", [
+# (op, attrs, data shape, weight shape, bias size) of the CPU-vs-CUDA checks
+# (also run on the GPU's im2col + GEMM road: test_convolution_cuda_gemm.py)
+CUDA_CASES = [
     (conv, dict(kernel=(2, 2), stride=(2, 1), pad=(1, 0), num_filter=2, num_group=2),
      (1, 2, 3, 3), (2, 1, 2, 2), 2),
     (conv, dict(kernel=(2,), dilate=(2,), num_filter=2, no_bias=True), (2, 1, 4), (2, 1, 2), 0),
     (deconv, dict(kernel=(2, 2), stride=(2, 1), pad=(1, 0), adj=(1, 0), num_filter=2,
                   no_bias=False), (1, 2, 2, 2), (2, 2, 2, 2), 2),
     (conv, dict(kernel=(1, 2, 1), num_filter=1), (1, 1, 2, 2, 2), (1, 1, 1, 2, 1), 1),
-])
+]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("make,attrs,xs,ws,nb", CUDA_CASES)
 def test_cuda_matches_cpu(make, attrs, xs, ws, nb, rng):
     check_consistency(make(**attrs), conv_inputs(rng, xs, ws, nb, np.float32),
                       devices=[cpu(), gpu()], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("road", ["direct", "gemm"])
+def test_cuda_sums_start_from_zero_not_from_memory(road, monkeypatch, rng):
+    """The kernels' sums start from a typed zero, not from an array element:
+    outputs written with REQ_WRITE may hold NaN bits (the planner's memory
+    holds anything), and a NaN in w[0, 0, 0] belongs to filter 0 alone.  The
+    bias and weight gradients used to start from ``db[0] - db[0]``: besides
+    the NaN, every thread read the element thread 0 writes (a race the
+    simulator's race checker reports, run here around the backward pass)."""
+    monkeypatch.setenv("NBDL_CUDA_CONV", road)
+    dev = gpu()
+    attrs = {"kernel": (2, 2), "num_filter": 2, "no_bias": False}
+    x, w, b = rng.normal(size=(2, 2, 3, 3)), rng.normal(size=(2, 2, 2, 2)), rng.normal(size=2)
+    ref = ref_conv(x, w, b, (2, 2))
+    w_nan = w.copy()
+    w_nan[0, 0, 0, 0] = np.nan
+    op, call = _call("Convolution", [x.shape, None, None], 1, [REQ_WRITE], np.float64, attrs, dev)
+    (got,) = _run(op, call, dev, [x, w_nan, b], [np.full(ref.shape, np.nan)])
+    assert np.isnan(got[:, 0]).all()
+    assert_almost_equal(got[:, 1], ref[:, 1])
+    og = rng.normal(size=ref.shape)
+    op, call = _call("_backward_Convolution", [og.shape, x.shape, w.shape], 3, [REQ_WRITE] * 3,
+                     np.float64, attrs, dev)
+    nan_outs = [np.full(x.shape, np.nan), np.full(w.shape, np.nan), np.full(2, np.nan)]
+    with (race_check() if numba_config.ENABLE_CUDASIM else contextlib.nullcontext()):
+        got = _run(op, call, dev, [og, x, w], nan_outs)
+    for g, e in zip(got, ref_conv_grads(og, x, w, (2, 2))):
+        assert_almost_equal(g, e)

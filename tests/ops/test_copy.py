@@ -18,6 +18,7 @@ def test_copy_gradient():
     check_numeric_gradient(y, {"x": np.random.rand(2, 3)})
 
 
+@pytest.mark.cuda
 def test_copy_cuda_matches_cpu():
     y = nbdl.sym._copy(nbdl.sym.var("x"))
     check_consistency(y, {"x": np.random.rand(2, 3).astype(np.float32)})

@@ -87,6 +87,7 @@ def test_float16_and_type_inference(rng):
     assert args == [np.float16, np.float16] and outs == [np.float16]
 
 
+@pytest.mark.cuda
 def test_cpu_vs_cuda(rng):
     a = rng.random_sample((1, 2, 4, 4)).astype(np.float32)
     b = rng.random_sample((1, 2, 4, 4)).astype(np.float32)

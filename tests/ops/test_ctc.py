@@ -262,7 +262,7 @@ def test_label_equal_to_blank_follows_mxnets_recursion(label, rng):
                            {"x": x, "l": lab}, grad_nodes=["x"], rtol=1e-2, atol=1e-3)
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("label,attrs,match", [
     ([[1, 4]], {}, r"label\[0, 1\] = 4\.0 is not a valid class"),          # >= C
     ([[2, 2.5]], {"blank_label": "last"}, r"label\[0, 1\] = 2\.5 .*blank label is 3"),
@@ -305,6 +305,7 @@ def test_shape_inference_and_outputs():
     assert args == [(5, 3, 4), (3, 2), (3,)] and outs == [(3,)]
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("attrs", [{}, {"blank_label": "last", "use_data_lengths": True,
                                         "use_label_lengths": True}])
 def test_cpu_vs_cuda(attrs, rng):

@@ -347,6 +347,7 @@ def test_errors_name_the_op_and_method():
         operator.register("x")(object)
 
 
+@pytest.mark.cuda
 def test_cuda_matches_cpu(rng):
     y = nbdl.sym.Custom(_var(), _var("aux"), op_type="test_sqr")
     check_consistency(y, {"data": rng.uniform(-1, 1, (2, 3)).astype(np.float32)},

@@ -212,7 +212,7 @@ def _run(op, call, dev, arrays, outs):
     return [dev.to_numpy(a) for a in arrs[len(arrays):len(arrays) + len(outs)]]
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_backward_req_null(device, rng):
     """Outputs with REQ_NULL are left alone; the others match a full run."""
     dev = cpu() if device == "cpu" else gpu()
@@ -263,6 +263,7 @@ def test_parallel_variant(monkeypatch, rng):
     check_symbolic_backward(sym, loc, [og], want)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("modulated,case", [
     (False, ((1, 2, 3, 3), (2, 2), (1, 1), (0, 0), (1, 1), 2, 2, 2, True)),
     (True, ((1, 2, 3, 3), (2, 2), (1, 1), (1, 0), (1, 1), 2, 1, 2, False)),

@@ -103,6 +103,7 @@ def test_parallel_variant(monkeypatch, rng):
     check_symbolic_forward(s2d(2), {"x": y}, [x])
 
 
+@pytest.mark.cuda
 def test_cuda_matches_cpu(rng):
     check_consistency(d2s(2), {"x": rng.normal(size=(1, 4, 2, 1)).astype(np.float32)},
                       devices=[cpu(), gpu()])

@@ -363,6 +363,7 @@ def test_box_decode_float64_zero_grad_and_errors():
 
 # -- CPU vs the CUDA simulator ------------------------------------------------------------------
 
+@pytest.mark.cuda
 def test_box_ops_cpu_vs_cuda():
     rng = np.random.RandomState(11)
     d = nms_data(rng, B=2, N=5)

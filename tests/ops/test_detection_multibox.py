@@ -423,6 +423,7 @@ def test_proposal_errors_and_zero_grad():
 
 # -- CPU vs the CUDA simulator ----------------------------------------------------------------------
 
+@pytest.mark.cuda
 def test_multibox_and_proposal_cpu_vs_cuda():
     rng = np.random.RandomState(3)
     check_consistency(sym.contrib.MultiBoxPrior(sym.var("data"), sizes=(0.5, 0.2), ratios=(1, 2),

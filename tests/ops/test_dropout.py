@@ -193,6 +193,7 @@ def test_axes_out_of_range():
 
 # -- CUDA (simulator): exact where deterministic, statistical otherwise -----------------
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("p,is_train,axes", [(0.5, False, ()), (0.0, True, ()), (0.0, True, (1,)),
                                              (1.0, True, ())])
 def test_cuda_matches_cpu_when_deterministic(p, is_train, axes, rng):
@@ -203,6 +204,7 @@ def test_cuda_matches_cpu_when_deterministic(p, is_train, axes, rng):
         assert_almost_equal(b, a, equal_nan=True)   # p=1: NaN everywhere, as MXNet
 
 
+@pytest.mark.cuda
 def test_cuda_training_statistics(rng):
     seed(5)
     x = rng.uniform(0.5, 1.5, (8, 64)).astype(np.float32)  # the simulator is slow
@@ -215,6 +217,7 @@ def test_cuda_training_statistics(rng):
     assert_almost_equal(grad, og * mask)
 
 
+@pytest.mark.cuda
 def test_cuda_axes(rng):
     seed(9)
     x = rng.uniform(0.5, 1.5, (4, 3, 2)).astype(np.float32)

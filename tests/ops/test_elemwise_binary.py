@@ -92,6 +92,7 @@ def test_elemwise_gradient(op, rng):
     check_numeric_gradient(s, {"a": a, "b": b})
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("op", list(ARITH))
 def test_elemwise_cuda_matches_cpu(op, rng):
     a, b = operands(rng, ARITH[op][1:], (2, 3), (2, 3), np.float32)
@@ -151,6 +152,7 @@ def test_comparison_has_zero_gradient(op, rng):
                             [np.ones((2, 3))], {"a": np.zeros((2, 3)), "b": np.zeros(3)})
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("op", list(BROADCAST))
 def test_broadcast_cuda_matches_cpu(op, rng):
     a, b = operands(rng, BROADCAST[op][1:], (2, 1, 3), (1, 2, 1), np.float32,
@@ -158,6 +160,7 @@ def test_broadcast_cuda_matches_cpu(op, rng):
     check_consistency(getattr(sym, op)(sym.var("a"), sym.var("b")), {"a": a, "b": b})
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("lshape,rshape", [((1,), (2, 3)), ((2, 3), (1,)), ((2, 3), (2, 3)),
                                            ((2, 3, 2), (3, 1))])
 def test_broadcast_layouts_cuda_matches_cpu(lshape, rshape, rng):
@@ -240,6 +243,7 @@ def test_reduce_sum_like_gradient(rng):
     check_numeric_gradient(s, {"x": rng.rand(2, 3, 2), "like": np.zeros((3, 1))}, grad_nodes=["x"])
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("dshape,lshape", [((2, 3), (1, 3)), ((2, 3), (2, 3)), ((2, 3, 2), (1,)),
                                            ((2, 3, 2), (2, 1, 2))])
 def test_reduce_sum_like_cuda_matches_cpu(dshape, lshape, rng):

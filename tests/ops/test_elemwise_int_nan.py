@@ -42,6 +42,7 @@ def operands(rng, lshape, rshape, dtype=np.float64):
     return a.astype(dtype), b.astype(dtype)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name", list(BINARY))
 def test_broadcast_and_same_shape_forms(name, rng):
     a, b = operands(rng, (2, 3), (1, 3))
@@ -84,6 +85,7 @@ SCALAR = {
 }
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name", list(SCALAR))
 def test_scalar_forms(name, rng):
     ref, sc = SCALAR[name]
@@ -181,6 +183,7 @@ def test_integer_eager_operators_and_unary():
                                   [253, 255])
 
 
+@pytest.mark.cuda
 def test_integer_cuda_matches_cpu():
     a = np.array([[7, -7, 5], [0, 100, -3]], np.int32)
     b = np.array([[2, 2, -3]], np.int32)
@@ -217,6 +220,7 @@ def nan_backward(s, location, expect):
             np.testing.assert_array_equal(grads[k], v, err_msg=f"{k} on {dev}")
 
 
+@pytest.mark.cuda
 def test_relu_propagates_nan_but_activation_does_not():
     x = np.array([nan, -1.0, 0.0, 1.0])
     nan_forward(sym.relu(sym.var("x")), {"x": x}, np.array([nan, 0, 0, 1]))
@@ -227,6 +231,7 @@ def test_relu_propagates_nan_but_activation_does_not():
     check_consistency(sym.relu(sym.var("x")), {"x": x[1:].astype(np.float32)})
 
 
+@pytest.mark.cuda
 def test_maximum_minimum_propagate_nan():
     a = np.array([nan, 0.0, 1.0, 1.0, nan])
     b = np.array([0.0, nan, 1.0, 0.0, nan])
@@ -290,6 +295,7 @@ def test_sym_binary_functions_make_mxnet_nodes():
 
 # -- float16 -----------------------------------------------------------------------------------
 
+@pytest.mark.cuda
 def test_float16_binary_and_scalar_forms(rng):
     """float16 storage, float32 arithmetic rounded once, the scalar rounded to float16."""
     a = rng.uniform(-3, 3, (2, 3)).astype(np.float16)

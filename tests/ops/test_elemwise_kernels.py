@@ -63,7 +63,7 @@ def run(op, attrs, arrays, device, req, outputs=None):
     return [r if isinstance(r, np.ndarray) else r.copy_to_host() for r in res]
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()], ids=["cpu", "gpu"])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)], ids=["cpu", "gpu"])
 @pytest.mark.parametrize("op,attrs,shapes", CASES, ids=IDS)
 def test_req_add_and_null(op, attrs, shapes, device):
     arrays = make_inputs(op, shapes)

@@ -72,6 +72,7 @@ def exact_sample(dtype=np.float64):
                     dtype)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name", list(DIFF) + list(HARD))
 def test_forward_gradient_and_cuda(name, rng):
     ref = {**DIFF, **HARD}[name][0]
@@ -98,6 +99,7 @@ def _f16_reference(ref, x):
         return ref(x.astype(np.float32)).astype(np.float32).astype(np.float16)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name", list(DIFF) + list(HARD) + list(EXACT))
 def test_float16(name, rng):
     """Storage float16, computed in float32 (MXNet's half_t); CPU vs CUDA too."""
@@ -118,7 +120,7 @@ def test_float16_gradient_and_accumulation(rng):
                             {"x": (1 / np.sqrt(1 - xf * xf)).astype(np.float16)}, rtol=2e-3)
 
 
-@pytest.mark.parametrize("device", [nbdl.cpu(), nbdl.gpu()], ids=["cpu", "gpu"])
+@pytest.mark.parametrize("device", [nbdl.cpu(), pytest.param(nbdl.gpu(), marks=pytest.mark.cuda)], ids=["cpu", "gpu"])
 def test_float16_req_add_and_broadcast_layouts(device, rng):
     """REQ_ADD and REQ_NULL on float16 outputs, every broadcast layout, and
     the sums of broadcast gradients."""
@@ -163,6 +165,7 @@ def test_float16_req_add_and_broadcast_layouts(device, rng):
                                        rtol=2e-3, atol=2e-3, err_msg=f"{dshape} {lshape} {req}")
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name", list(EXACT))
 def test_zero_gradient_ops(name):
     x = exact_sample()
@@ -254,6 +257,7 @@ def np_softmin(x, axis=-1, t=1.0):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("axis,t", [(-1, None), (0, 2.0)])
 def test_softmin(axis, t, rng):
     x = rng.uniform(-2, 2, SHAPE)
@@ -263,6 +267,7 @@ def test_softmin(axis, t, rng):
     check_consistency(s, {"x": x})
 
 
+@pytest.mark.cuda
 def test_float16_broadcast_gradient(rng):
     a = rng.uniform(0.5, 2, (2, 3)).astype(np.float16)
     b = rng.uniform(0.5, 2, (1, 3)).astype(np.float16)
@@ -275,6 +280,7 @@ def test_float16_broadcast_gradient(rng):
     check_consistency(s, {"a": a, "b": b}, rtol=3e-3, atol=3e-3)
 
 
+@pytest.mark.cuda
 def test_float16_graph_with_sums_and_copies():
     """A float16 input used three times: the gradient is an ElementWiseSum in
     float16; more than 8 inputs sum in passes; the copies take float16."""

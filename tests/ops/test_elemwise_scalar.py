@@ -74,6 +74,7 @@ def test_comparison_has_zero_gradient(name, rng):
                             {"x": np.zeros((2, 3))})
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name", list(CASES))
 def test_cuda_matches_cpu(name, rng):
     y = getattr(sym, name)(sym.var("x"), scalar=CASES[name][1])
@@ -113,6 +114,7 @@ def test_errors():
                                {"x": np.ones(3, np.bool_)}, [None])
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("sigma", [1.0, 2.0, 0.5])
 def test_smooth_l1(sigma, rng):
     x = np.concatenate([rng.uniform(-5, 5, 20), [0.0, 1 / sigma ** 2, -1 / sigma ** 2]])

@@ -91,6 +91,7 @@ def test_no_gradient_flows(name, rng):
                             {"x": np.zeros((2, 3))})
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name", list(CASES))
 def test_cuda_matches_cpu(name, rng):
     x = sample(rng, name, (2, 3), np.float32)
@@ -148,6 +149,7 @@ def test_add_n_gradient(rng):
     check_numeric_gradient(sym.add_n(a, b, a), {"a": rng.rand(2, 3), "b": rng.rand(2, 3)})
 
 
+@pytest.mark.cuda
 def test_add_n_cuda_matches_cpu(rng):
     xs = {n: rng.rand(2, 3).astype(np.float32) for n in "abc"}
     check_consistency(sym.add_n(*[sym.var(n) for n in xs]), xs)
@@ -179,6 +181,7 @@ def test_where_gradient(cshape, shape, rng):
     assert set(grads) == {"x", "y"}
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("cshape,shape", [((2, 3), (2, 3)), ((2,), (2, 3))])
 def test_where_cuda_matches_cpu(cshape, shape, rng):
     c = (rng.rand(*cshape) > 0.5).astype(np.float32)
@@ -234,6 +237,7 @@ def test_attr_strings_are_mxnet_spelling():
     assert sym.Activation(sym.var("x"), act_type="relu").attr("act_type") == "relu"
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_elementwise_sum_of_integers(dtype):
     xs = [np.arange(6, dtype=dtype).reshape(2, 3) * (k + 1) - 4 for k in range(3)]

@@ -116,12 +116,14 @@ def test_parallel_variant(monkeypatch, rng):
     check_symbolic_forward(emb(6, 3), {"i": ids, "w": w}, [np_embedding(ids, w)])
 
 
+@pytest.mark.cuda
 def test_cuda_matches_cpu(rng):
     ids = np.array([[1, 3, 1], [0, 9, -1]], dtype=np.float32)
     check_consistency(emb(5, 2), {"i": ids, "w": rng.normal(size=(5, 2)).astype(np.float32)},
                       devices=[cpu(), gpu()])
 
 
+@pytest.mark.cuda
 def test_cuda_grad_req_add_and_empty(rng):
     ids = np.array([2, 2, 0], dtype=np.int32)
     w = rng.normal(size=(3, 2))

@@ -24,6 +24,7 @@ def test_fft_ifft_vs_numpy(n, rng):
     check_symbolic_forward(y, {"data": z}, [(np.fft.ifft(zc) * n).real], rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.cuda
 def test_gradients_are_each_other(rng):
     check_numeric_gradient(sym.contrib.fft(sym.var("data")), {"data": rng.normal(size=(2, 6))})
     check_numeric_gradient(sym.contrib.ifft(sym.var("data")), {"data": rng.normal(size=(2, 10))})
@@ -40,6 +41,7 @@ def np_sketch(x, h, s, k):
     return out.reshape(x.shape[:-1] + (k,))
 
 
+@pytest.mark.cuda
 def test_count_sketch(rng):
     x = rng.normal(size=(2, 3, 1, 6)).astype(np.float32)
     h = rng.randint(0, 4, (1, 6)).astype(np.float32)

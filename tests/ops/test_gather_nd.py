@@ -101,6 +101,7 @@ def test_errors():
         nd.scatter_nd(nd.zeros((3,)), nd.zeros((1, 2)), shape=(4,))
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("make,xshape", [
     (lambda: sym.gather_nd(sym.var("x"), sym.var("i")), (2, 3, 2)),
     (lambda: sym._backward_gather_nd(sym.var("x"), sym.var("i"), shape=(3, 4)), (3,)),

@@ -28,6 +28,13 @@ def softmax(x, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _group_norm(x, gamma, beta, eps=1e-5):
+    # one group per channel here: (N, G, H, W) normalised over (H, W)
+    mean = x.mean(axis=(2, 3), keepdims=True)
+    var = x.var(axis=(2, 3), keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma[:, None, None] + beta[:, None, None]
+
+
 RNG = np.random.RandomState(0)
 X = half(RNG.uniform(-2, 2, (2, 3, 4)))
 M = half(RNG.uniform(-1, 1, (4, 5)))
@@ -63,6 +70,20 @@ CASES = [
                                    pool_type="avg"),
      lambda: (f64(X[None])[:, :, :-1, :-1] + f64(X[None])[:, :, 1:, :-1]
               + f64(X[None])[:, :, :-1, 1:] + f64(X[None])[:, :, 1:, 1:]) / 4),
+    ("LeakyReLU", lambda: nd.LeakyReLU(nd.array(X, dtype=F16), act_type="elu", slope=0.5),
+     lambda: np.where(f64(X) > 0, f64(X), 0.5 * np.expm1(f64(X)))),
+    ("LeakyReLU_prelu", lambda: nd.LeakyReLU(nd.array(X, dtype=F16),
+                                             nd.array(half([0.25, -0.5, 1.5]), dtype=F16),
+                                             act_type="prelu"),
+     lambda: np.where(f64(X) > 0, f64(X), f64([0.25, -0.5, 1.5])[:, None] * f64(X))),
+    ("GroupNorm", lambda: nd.GroupNorm(nd.array(X[:, :2].reshape(2, 2, 2, 2), dtype=F16),
+                                       nd.array(half([1.5, -0.5]), dtype=F16),
+                                       nd.array(half([0.25, 1.0]), dtype=F16),
+                                       num_groups=2, eps=1e-5),
+     lambda: _group_norm(f64(X[:, :2].reshape(2, 2, 2, 2)), f64([1.5, -0.5]), f64([0.25, 1.0]))),
+    ("Pad", lambda: nd.Pad(nd.array(X[None], dtype=F16), mode="reflect",
+                           pad_width=(0, 0, 0, 0, 1, 1, 2, 1)),
+     lambda: np.pad(f64(X[None]), ((0, 0), (0, 0), (1, 1), (2, 1)), mode="reflect")),
     ("Embedding", lambda: nd.Embedding(nd.array(IDX, dtype=np.int32), nd.array(M, dtype=F16),
                                        input_dim=4, output_dim=5), lambda: f64(M)[IDX]),
 ]
@@ -96,6 +117,31 @@ def test_softmax_dtype_float32_of_float16_data_and_its_gradient():
                                rtol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["LeakyReLU_prelu", "GroupNorm", "Pad"])
+def test_float16_gradients_are_the_float32_gradients_rounded(name):
+    # the same graph in float16 and in float32: every gradient within float16 rounding
+    data = {"LeakyReLU_prelu": [X, half([0.25, -0.5, 1.5])],
+            "GroupNorm": [X[:, :2].reshape(2, 2, 2, 2), half([1.5, -0.5]), half([0.25, 1.0])],
+            "Pad": [X[None]]}[name]
+    call = {"LeakyReLU_prelu": lambda a: nd.LeakyReLU(*a, act_type="prelu"),
+            "GroupNorm": lambda a: nd.GroupNorm(*a, num_groups=2),
+            "Pad": lambda a: nd.Pad(*a, mode="edge", pad_width=(0, 0, 0, 0, 1, 2, 0, 1))}[name]
+    grads = {}
+    for dt in (F16, np.float32):
+        args = [nd.array(v, dtype=dt) for v in data]
+        for a in args:
+            a.attach_grad()
+        with nbdl.autograd.record():
+            y = call(args)
+        g = np.cos(np.arange(y.size)).reshape(y.shape)
+        y.backward(nd.array(g, dtype=dt))
+        grads[dt] = [a.grad for a in args]
+    for g16, g32 in zip(grads[F16], grads[np.float32]):
+        assert g16.dtype == np.float16
+        np.testing.assert_allclose(g16.asnumpy().astype(np.float64), g32.asnumpy(),
+                                   rtol=4e-3, atol=4e-3)
+
+
 def test_gradients_accumulate_in_float16_arrays():
     """grad_req='add' on a float16 argument: the mirror starts from the
     gradient array's value."""
@@ -111,6 +157,7 @@ def test_gradients_accumulate_in_float16_arrays():
     np.testing.assert_allclose(grads["w"].astype(np.float64), want, rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.cuda
 def test_cuda_runs_float16_through_the_same_mirrors():
     check_consistency(sym.softmax(sym.var("x")), {"x": X}, devices=[cpu(), gpu()],
                       rtol=1e-3, atol=1e-3)

@@ -73,6 +73,7 @@ def test_backward_op_under_mxnet_name(rng):
     assert not grads[3].asnumpy().any()             # no gradient for the state
 
 
+@pytest.mark.cuda
 def test_cuda_matches_cpu(rng):
     loc = inputs(rng, dtype=np.float32)
     check_consistency(graph()[0], loc, grad=True)

@@ -43,6 +43,7 @@ def test_given_edges_match_numpy(rng):
     np.testing.assert_array_equal(out_edges.asnumpy(), edges)
 
 
+@pytest.mark.cuda
 def test_symbol_cuda_and_front_ends(rng):
     x = rng.uniform(-3, 3, (7, 3)).astype(np.float32)
     y = nbdl.sym.histogram(a=nbdl.sym.var("data"), bins=5, range=(-2.0, 2.0))

@@ -141,6 +141,7 @@ def test_resize_shapes_lanczos_and_errors():
         nd.image.flip_left_right(nd.zeros((3, 3, 2)))
 
 
+@pytest.mark.cuda
 def test_float16_and_cpu_vs_cuda(rng):
     h = rng.rand(3, 4, 3).astype(np.float16)
     out = nd.image.normalize(nd.image.to_tensor(nd.array(h, dtype=np.float16)), mean=(0.5,),

@@ -74,6 +74,7 @@ def _factors(out, img):
     return out.reshape(len(out), -1).max(1) / img.reshape(len(img), -1).max(1)
 
 
+@pytest.mark.cuda
 def test_draws_are_seeded_per_image_and_per_device(rng):
     img = rng.rand(40, 3, 4, 3).astype(np.float32) + 0.5
     x = nd.array(img)
@@ -118,6 +119,7 @@ def test_color_jitter_order_and_gradient(rng):
     check_symbolic_backward(y, {"data": img}, [og], [og])   # MXNet's _copy gradient
 
 
+@pytest.mark.cuda
 def test_float16_and_cpu_vs_cuda(rng):
     h = (rng.rand(3, 4, 3) * 100).astype(np.float16)
     out = nd.image.random_brightness(nd.array(h, dtype=np.float16), 0.5, 0.5)

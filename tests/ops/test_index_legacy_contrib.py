@@ -137,6 +137,7 @@ def test_index_copy_forward_gradient():
         nd.contrib.index_copy(nd.zeros((3, 2)), nd.array([0]), nd.zeros((1, 3)))
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("req", ["write", "add"])
 def test_index_copy_backward_op(req):
     """MXNet's _contrib_backward_index_copy: the copied rows zeroed for old,
@@ -189,6 +190,7 @@ def test_boolean_mask_graph_is_refused():
 
 # -- CPU vs CUDA (simulator) ------------------------------------------------------------------
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("make,loc", [
     (lambda: sym.batch_take(sym.var("a"), sym.var("i")),
      {"a": data((3, 4), np.float32), "i": np.array([1, 5, -2], np.int32)}),

@@ -301,6 +301,7 @@ def test_take_cuda_matches_cpu(mode, rng):
                                             "i": idx}, ["a"])
 
 
+@pytest.mark.cuda
 def test_take_cuda_raise():
     with pytest.raises(IndexOutOfRange):
         run_symbol(take(mode="raise"), {"a": np.ones((2, 2), np.float32),

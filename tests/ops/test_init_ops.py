@@ -46,6 +46,7 @@ def test_forward_against_numpy(k):
     assert out[0].dtype == want.dtype
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("k", [0, 3, 5, 9, 11, 15])
 def test_cpu_matches_cuda_simulator(k):
     check_consistency(CASES[k][0](), {}, grad=False)

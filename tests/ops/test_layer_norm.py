@@ -119,7 +119,7 @@ def _run(launch, *arrays):
     launch.fn(*[a if v is None else a.reshape(v) for a, v in zip(arrays, views)], *launch.scalars)
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_req_null_and_add(device, rng):
     """Null outputs are left untouched (the planner gives them no storage of
     their own); add accumulates, per output."""
@@ -161,12 +161,14 @@ def test_parallel_variant(monkeypatch, rng):
                             rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("shape,axis", [((2, 3), -1), ((2, 3, 2), 1)])
 def test_cuda_matches_cpu(shape, axis, rng):
     check_consistency(ln(axis=axis, output_mean_var=True), inputs(rng, shape, axis, np.float32),
                       devices=[cpu(), gpu()], rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.cuda
 def test_cuda_empty(rng):
     check_consistency(ln(), inputs(rng, (0, 3), -1, np.float32), grad=False)
 

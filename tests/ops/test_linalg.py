@@ -223,6 +223,7 @@ def test_diag_trian(k, lower, rng):
 
 # ------------------------------------------------------------------ CUDA (simulator) vs CPU
 
+@pytest.mark.cuda
 def test_cuda_matches_cpu(rng):
     x = rng.normal(size=(2, 3, 3))
     sym_x = x + np.swapaxes(x, -1, -2)

@@ -153,7 +153,7 @@ def _run(opname, attrs, inputs, outputs, req, device):
     return [nbdl.Device.to_numpy(a) for a in dev_out]
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()], ids=["cpu", "gpu"])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)], ids=["cpu", "gpu"])
 @pytest.mark.parametrize("no_bias", [False, True])
 def test_fc_backward_req(device, no_bias, rng):
     g, x, w = rng.normal(size=(3, 2)), rng.normal(size=(3, 5)), rng.normal(size=(2, 5))
@@ -175,7 +175,7 @@ def test_fc_backward_req(device, no_bias, rng):
         np.testing.assert_array_equal(got[2], old[2])
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()], ids=["cpu", "gpu"])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)], ids=["cpu", "gpu"])
 def test_forward_req_add(device, rng):
     x, w, b = rng.normal(size=(3, 4)), rng.normal(size=(2, 4)), rng.normal(size=(2,))
     old = rng.normal(size=(3, 2))
@@ -191,7 +191,7 @@ def test_forward_req_add(device, rng):
     np.testing.assert_allclose(got[0], old + a @ c, rtol=1e-12)
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()], ids=["cpu", "gpu"])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)], ids=["cpu", "gpu"])
 @pytest.mark.parametrize("opname,ashape,bshape", [("_backward_dot", (3, 4), (4, 2)),
                                                   ("_backward_batch_dot", (2, 3, 4), (2, 4, 2))])
 def test_dot_backward_req(device, opname, ashape, bshape, rng):
@@ -294,12 +294,14 @@ def test_batch_dot_shape_errors(ashape, bshape):
 
 # ---------------------------------------------------------------- cpu vs cuda (simulator)
 
+@pytest.mark.cuda
 def test_fc_cuda_matches_cpu(rng):
     for no_bias, flatten, xshape in [(False, True, (2, 2, 3)), (True, False, (2, 1, 3))]:
         loc = _fc_loc(xshape, 5, no_bias, flatten, np.float32, rng)
         check_consistency(_fc(no_bias, flatten, 5), loc, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
 def test_dot_cuda_matches_cpu(ta, tb, rng):
     a = rng.normal(size=(5, 3) if ta else (3, 5))
@@ -310,6 +312,7 @@ def test_dot_cuda_matches_cpu(ta, tb, rng):
     check_consistency(_dot_sym(ta, tb, "batch_dot"), {"a": a, "b": b}, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.cuda
 def test_dot_cuda_vectors_and_empty(rng):
     check_consistency(_dot_sym(False, False), {"a": rng.normal(size=(3,)), "b": rng.normal(size=(3,))})
     check_consistency(_dot_sym(False, False), {"a": rng.normal(size=(2, 0)), "b": rng.normal(size=(0, 3))})

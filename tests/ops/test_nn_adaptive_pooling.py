@@ -19,6 +19,7 @@ def np_adaptive_avg(x, oh, ow):
     return out
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("output_size,hw", [((), (1, 1)), (2, (2, 2)), ((3, 2), (3, 2))])
 def test_adaptive_avg_pooling(output_size, hw, rng):
     x = rng.uniform(-1, 1, (2, 2, 5, 4)).astype(np.float32)

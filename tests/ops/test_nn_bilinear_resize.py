@@ -68,6 +68,7 @@ def test_bilinear_resize(kw, hw, rng):
                             {"data": np_resize_grad(og, 3, 4, align)}, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.cuda
 def test_bilinear_resize_gradient_and_devices(rng):
     x = rng.uniform(-1, 1, (2, 1, 3, 3)).astype(np.float32)
     y = resize(height=4, width=5, align_corners=False)
@@ -75,6 +76,7 @@ def test_bilinear_resize_gradient_and_devices(rng):
     check_consistency(y, {"data": x})
 
 
+@pytest.mark.cuda
 def test_bilinear_resize_like(rng):
     x = rng.uniform(-1, 1, (1, 2, 3, 3)).astype(np.float32)
     like = rng.uniform(-1, 1, (1, 5, 4, 6)).astype(np.float32)

@@ -12,6 +12,7 @@ def data():
     return nbdl.sym.var("data")
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_quadratic(dtype, rng):
     x = rng.uniform(-2, 2, (3, 4)).astype(dtype)
@@ -38,6 +39,7 @@ def test_quadratic_float16(rng):
     assert_almost_equal(out.asnumpy(), want, rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("scalar", [-1.0, 0.25])
 def test_gradientmultiplier(scalar, rng):
     x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
@@ -59,6 +61,7 @@ def test_gradientmultiplier_autograd_float16():
     assert np.all(x.grad.asnumpy() == [-0.5, -0.5])
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("shape", [(2, 3, 4), (5,)])
 def test_div_sqrt_dim(shape, rng):
     x = rng.uniform(-2, 2, shape).astype(np.float32)
@@ -82,6 +85,7 @@ def test_dtype_error():
         nbdl.nd.contrib.quadratic(nbdl.nd.array(np.array([1, 2], np.int32), dtype=np.int32), a=1)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name,ref", [
     ("_contrib_round_ste", lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5,
                                               np.trunc(x) + np.sign(x), np.trunc(x))),

@@ -11,6 +11,7 @@ def var(n):
     return nbdl.sym.var(n)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("kw,window", [
     ({"h_w": (2, 3)}, (0, 0)),
     ({"h_w": (2, 2), "offset": (1, 2)}, (1, 2)),
@@ -29,6 +30,7 @@ def test_crop_h_w(kw, window, rng):
     check_consistency(y, {"arg0": x})
 
 
+@pytest.mark.cuda
 def test_crop_like(rng):
     x = rng.uniform(-1, 1, (1, 2, 5, 4)).astype(np.float64)
     like = rng.uniform(-1, 1, (1, 7, 3, 2)).astype(np.float64)

@@ -53,6 +53,7 @@ CASES = [
 ]
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("case", CASES)
 def test_im2col(case, rng):
     case = dict(case)
@@ -67,6 +68,7 @@ def test_im2col(case, rng):
     check_consistency(y, {"data": x})
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("case", CASES[:2])
 def test_col2im(case, rng):
     case = dict(case)

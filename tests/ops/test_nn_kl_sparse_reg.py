@@ -28,6 +28,7 @@ def test_arguments_and_aux():
     assert outs == [(4, 3)] and aux == [(3,)]
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("shape", [(4, 3), (2, 3, 2)])
 def test_kl_sparse_reg_bound(shape, rng):
     x = rng.uniform(0.05, 0.95, shape).astype(np.float32)

@@ -34,6 +34,7 @@ def l2(**kw):
     return nbdl.sym.L2Normalization(nbdl.sym.var("data"), **kw)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("mode,shape", [("instance", (3, 4)), ("instance", (2, 3, 2)),
                                         ("channel", (2, 3, 2, 2)), ("spatial", (2, 3, 4))])
 def test_l2_normalization(mode, shape, rng):
@@ -69,6 +70,7 @@ def test_l2_errors():
         l2(mode="bogus")
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("nsize", [1, 3])
 def test_lrn(nsize, rng):
     x = rng.uniform(-1, 1, (2, 4, 2, 3)).astype(np.float32)

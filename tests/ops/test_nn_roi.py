@@ -96,6 +96,7 @@ ROIS = np.array([[0, 0, 0, 7, 7], [1, 2, 1, 5, 6], [0, 3.3, 2.5, 6.2, 4.9],
                  [3, 0, 0, 4, 4], [1, 6, 6, 2, 2]], np.float32)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("pooled,scale", [((2, 2), 1.0), ((3, 2), 0.5)])
 def test_roi_pooling(pooled, scale, rng):
     x = rng.permutation(2 * 3 * 8 * 8).reshape(2, 3, 8, 8).astype(np.float32) / 10
@@ -121,6 +122,7 @@ def test_roi_pooling_maxidx_output_and_nd(rng):
     assert np.allclose(out.asnumpy().ravel(), x.reshape(2, -1).max(axis=1))
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("kw", [
     dict(pooled_size=(2, 2), spatial_scale=1.0),
     dict(pooled_size=(2, 3), spatial_scale=0.5, sample_ratio=2),

@@ -16,6 +16,7 @@ def sa(mode):
     return nbdl.sym.SoftmaxActivation(nbdl.sym.var("data"), mode=mode)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("mode,shape", [("instance", (3, 4)), ("instance", (2, 3, 2)),
                                         ("channel", (2, 3, 2, 2))])
 def test_softmax_activation(mode, shape, rng):
@@ -42,6 +43,7 @@ def np_xent(x, label):
     return -np.log(np.maximum(p[np.arange(len(label)), label.astype(int)], 1e-8)).sum()
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_softmax_cross_entropy(dtype, rng):
     x = rng.uniform(-2, 2, (4, 3)).astype(dtype)

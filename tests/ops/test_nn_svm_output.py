@@ -26,7 +26,7 @@ def svm(**kw):
 
 @pytest.mark.parametrize("kw", [{}, {"use_linear": True},
                                 {"margin": 0.5, "regularization_coefficient": 0.3}])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [pytest.param(np.float32, marks=pytest.mark.cuda), np.float64])
 def test_svm_output(kw, dtype, rng):
     x = rng.uniform(-2, 2, (5, 4)).astype(dtype)
     label = rng.randint(0, 4, (5,)).astype(dtype)

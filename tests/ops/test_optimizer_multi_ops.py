@@ -18,7 +18,7 @@ def _on(device, arrays):
     return [nd.array(a, dtype=a.dtype, ctx=device) for a in arrays]
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)])
 def test_group_adagrad(device):
     rng = np.random.RandomState(0)
     w, g = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
@@ -37,7 +37,7 @@ def test_group_adagrad(device):
         nd._contrib_group_adagrad_update(W, G, nd.zeros((3, 1), ctx=device), lr=0.1)
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)])
 def test_mp_lamb_phases(device):
     rng = np.random.RandomState(1)
     w32 = rng.normal(size=(6,)).astype(np.float32)
@@ -67,7 +67,7 @@ def test_mp_lamb_phases(device):
         nd.mp_lamb_update_phase1(W32, G, M, V, W32, t=1, wd=0.0)
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)])
 def test_multi_sum_sq_and_lars(device):
     rng = np.random.RandomState(2)
     arrays = [rng.normal(size=s).astype(np.float32) for s in [(3, 4), (5,), (2, 2, 2)]]
@@ -88,7 +88,7 @@ def test_multi_sum_sq_and_lars(device):
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6)
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("mp", [False, True])
 @pytest.mark.parametrize("mom", [False, True])
 def test_preloaded_multi_sgd(device, mp, mom):
@@ -135,7 +135,7 @@ def test_preloaded_checks_the_rates():
         nd.preloaded_multi_sgd_update(w, w, nd.zeros((2,)), nd.zeros((1,)), num_weights=1)
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)])
 def test_reset_arrays(device):
     a = nd.ones((2, 2), ctx=device)
     b = nd.ones((3,), dtype="float16", ctx=device)

@@ -435,6 +435,7 @@ def test_symbol_graph_updates_bound_states():
 
 # -- CUDA kernels (simulator) ------------------------------------------------------
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("op", ["sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update",
                                 "_adamw_update", "signum_update", "ftml_update", "ftrl_update",
                                 "rmspropalex_update", "lamb_update_phase1",
@@ -448,6 +449,7 @@ def test_cuda_matches_cpu(op):
         np.testing.assert_allclose(y, x, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.cuda
 def test_cuda_mp_multi_and_lamb_phase2_match_cpu():
     rng = np.random.RandomState(10)
     w32 = rng.uniform(-1, 1, (N,)).astype(np.float32)
@@ -471,6 +473,7 @@ def test_cuda_mp_multi_and_lamb_phase2_match_cpu():
                                    atol=1e-7)
 
 
+@pytest.mark.cuda
 def test_check_consistency_of_a_bound_update():
     w, g, mean, var = (nbdl.sym.var(n) for n in ("w", "g", "mean", "var"))
     out = nbdl.sym.adam_update(w, g, mean, var, lr=0.01, wd=0.01)
@@ -498,6 +501,7 @@ def test_optimizer_reprepares_when_a_state_array_is_replaced():
         o.update(0, w, g, nd.zeros((3,)))
 
 
+@pytest.mark.cuda
 def test_optimizer_on_the_gpu_matches_the_cpu():
     res = []
     for dev in (cpu(), gpu()):

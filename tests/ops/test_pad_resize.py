@@ -104,6 +104,7 @@ def test_pad_parallel_variant(monkeypatch, rng):
                             {"x": np_pad_grad(og, x.shape, pw, "reflect")})
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
 def test_pad_cuda_matches_cpu(mode, rng):
     check_consistency(pad(mode=mode, pad_width=(0, 0, 0, 0, 1, 2, 2, 1), constant_value=0.5),
@@ -111,6 +112,7 @@ def test_pad_cuda_matches_cpu(mode, rng):
                       devices=[cpu(), gpu()])
 
 
+@pytest.mark.cuda
 def test_pad_cuda_5d(rng):
     check_consistency(pad(mode="edge", pad_width=(0, 0, 0, 0, 1, 0, 0, 1, 1, 0)),
                       {"x": rng.normal(size=(1, 1, 2, 2, 2)).astype(np.float32)},
@@ -269,12 +271,14 @@ def test_upsampling_bilinear_inference_and_errors():
         nbdl.sym.UpSampling(nbdl.sym.var("x"), sample_type="bilinear", scale=2)
 
 
+@pytest.mark.cuda
 def test_upsampling_bilinear_cuda(rng):
     loc = {"x": rng.normal(size=(1, 1, 2, 2)).astype(np.float32),
            "w": np_bilinear_weight(1, 2).astype(np.float32)}
     check_consistency(bilinear(2, 1), loc, devices=[cpu(), gpu()])
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("mode", ["concat", "sum"])
 def test_upsampling_cuda_matches_cpu(mode, rng):
     loc = {"x0": rng.normal(size=(1, 1, 1, 2)).astype(np.float32),

@@ -244,7 +244,7 @@ def _run(launch, *arrays):
     launch.fn(*[a if v is None else a.reshape(v) for a, v in zip(arrays, views)], *launch.scalars)
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("kw", [dict(kernel=(2, 2), pool_type="avg", pad=(1, 0)),
                                 dict(global_pool=True, pool_type="max"),
                                 dict(kernel=(2, 2), stride=(2, 2), pooling_convention="full")])
@@ -283,6 +283,7 @@ def test_parallel_variant(monkeypatch, kw, rng):
                             rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("shape,kw", [
     ((1, 2, 3, 3), dict(kernel=(2, 2), pool_type="max")),
     ((1, 1, 4, 3), dict(kernel=(2, 2), stride=(2, 1), pad=(1, 0), pool_type="avg",
@@ -362,6 +363,7 @@ def np_pool_v1(x, kernel, stride, pad, pool_type, conv):
     return out
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
 @pytest.mark.parametrize("conv", ["valid", "full"])
 def test_pooling_v1(pool_type, conv, rng):

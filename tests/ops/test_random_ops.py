@@ -173,6 +173,7 @@ def test_bad_arguments_raise_nbdl_errors():
         nd.random.normal(nd.zeros((2,)), nd.ones((3,)))
 
 
+@pytest.mark.cuda
 def test_out_and_ctx():
     out = nd.zeros((5,), dtype=np.float64)
     assert nd.random.normal(shape=(5,), out=out) is out
@@ -212,6 +213,7 @@ def test_seed_reproduces_eager_bound_and_hybridized():
     assert not np.array_equal(draw()[0], first[0])
 
 
+@pytest.mark.cuda
 def test_seed_per_device():
     def gpu_draw():
         return nd.random.uniform(shape=(8,), ctx=gpu(0)).asnumpy()
@@ -231,6 +233,7 @@ def test_seed_per_device():
     np.testing.assert_array_equal(nd.random.uniform(shape=(8,)).asnumpy(), c)
 
 
+@pytest.mark.cuda
 def test_samplers_on_cuda_simulator_match_statistics():
     nbdl.random.seed(21)
     a = nd.random.normal(2.0, 3.0, shape=(512,), ctx=gpu(0), dtype="float64").asnumpy()
@@ -445,6 +448,7 @@ def test_pdf_float32_and_shapes():
         nd._random_pdf_poisson(nd.zeros((2,), dtype=np.float64), nd.ones((2,)))
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("dist", ["gamma", "exponential", "generalized_negative_binomial",
                                   "dirichlet"])
 def test_pdf_cpu_vs_cuda(dist):

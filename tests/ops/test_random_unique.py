@@ -13,7 +13,7 @@ def log_uniform(range_max):
     return np.log((c + 2.0) / (c + 1.0)) / math.log(range_max + 1)
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)])
 def test_unique_zipfian_rows_are_distinct_classes(device):
     nbdl.random.seed(3)
     samples, tries = nbdl.nd._sample_unique_zipfian(range_max=20, shape=(3, 6), ctx=device)

@@ -177,7 +177,7 @@ def test_mean_and_prod_backward_values(rng):
                             {"x": g[:, None, :] * p / x}, rtol=1e-12)
 
 
-@pytest.mark.parametrize("device", [cpu(), gpu()], ids=["cpu", "gpu"])
+@pytest.mark.parametrize("device", [cpu(), pytest.param(gpu(), marks=pytest.mark.cuda)], ids=["cpu", "gpu"])
 def test_reduce_req_add_and_null(device, rng):
     x = rng.normal(size=(2, 3, 4))
     old = rng.normal(size=(2, 4))
@@ -299,6 +299,7 @@ def test_broadcast_errors():
 
 # ---------------------------------------------------------------- cpu vs cuda (simulator)
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("op", list(REFS))
 def test_reduce_cuda_matches_cpu(op, rng):
     x = _distinct((2, 3, 2), rng).astype(np.float32)
@@ -307,6 +308,7 @@ def test_reduce_cuda_matches_cpu(op, rng):
         check_consistency(s, {"x": x}, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.cuda
 def test_arg_and_broadcast_cuda_match_cpu(rng):
     x = rng.normal(size=(2, 3, 2))
     for op in ("argmax", "argmin"):
@@ -334,6 +336,7 @@ def _with_nans(rng):
     return x
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("op,ref", [("nansum", np.nansum), ("nanprod", np.nanprod)])
 @pytest.mark.parametrize("axis,keepdims,exclude", [(None, False, False), (1, False, False),
                                                    ((0, 2), True, False), (1, False, True)])

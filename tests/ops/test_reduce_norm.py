@@ -124,6 +124,7 @@ def test_moments_gradient(rng):
         check_numeric_gradient(sym.moments(sym.var("x"), axes=axes), {"x": x})
 
 
+@pytest.mark.cuda
 def test_norm_moments_cpu_vs_cuda(rng):
     x = rng.uniform(-1, 1, (2, 3, 2))
     for s in (sym.norm(sym.var("x"), axis=(0, 2)), sym.norm(sym.var("x"), ord=1, axis=1),

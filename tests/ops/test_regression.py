@@ -339,6 +339,7 @@ def test_make_loss_eager_autograd_and_json_round_trip():
                             {"a": np.full((2, 2), 1.5)})
 
 
+@pytest.mark.cuda
 def test_make_loss_cuda_simulator_matches_cpu():
     x = np.array([[1.0, -2.0, 3.0], [0.5, -1.0, 2.0]], np.float32)
     sym = nbdl.sym.MakeLoss(nbdl.sym.Variable("data"), normalization="valid", grad_scale=3.0)

@@ -222,6 +222,7 @@ def test_rnn_errors():
         rnn_sym("gru", state_size=0, num_layers=1)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("mode", MODES)
 def test_rnn_cpu_cuda_consistency(mode):
     loc = make_inputs(np.random.RandomState(4), mode, 2, 2, 2, 2, 2, 2, np.float64)
@@ -229,6 +230,7 @@ def test_rnn_cpu_cuda_consistency(mode):
     check_consistency(sym, loc, devices=[cpu(), gpu()])
 
 
+@pytest.mark.cuda
 def test_rnn_cpu_cuda_consistency_dropout_inference_and_clip():
     loc = make_inputs(np.random.RandomState(5), "lstm", 2, 2, 2, 2, 2, 1, np.float32, scale=1.5)
     sym = rnn_sym("lstm", state_size=2, num_layers=2, p=0.4, state_outputs=True,
@@ -236,6 +238,7 @@ def test_rnn_cpu_cuda_consistency_dropout_inference_and_clip():
     check_consistency(sym, loc, devices=[cpu(), gpu()], is_train=False, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.cuda
 def test_rnn_cuda_dropout_training_runs():
     loc = make_inputs(np.random.RandomState(6), "gru", 2, 2, 2, 2, 2, 1, np.float32)
     sym = rnn_sym("gru", state_size=2, num_layers=2, p=0.5)
@@ -380,6 +383,7 @@ def test_projection_and_sequence_length_errors():
         npx.rnn(x, w, h, mode="gru", state_size=2, num_layers=1, use_sequence_length=True)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("mode,P,lens", [("lstm", 1, [3, 1]), ("gru", 0, [0, 2])])
 def test_cpu_cuda_consistency_projection_and_lengths(mode, P, lens):
     loc = make_inputs(np.random.RandomState(17), mode, 3, 2, 2, 2, 2, 2, np.float64, P=P,
@@ -422,7 +426,7 @@ def test_npx_rnn_eager_autograd_matches_executor():
     assert s.list_arguments() == ["data", "parameters", "state", "state_cell", "sequence_length"]
 
 
-@pytest.mark.parametrize("dev", [cpu, gpu])
+@pytest.mark.parametrize("dev", [cpu, pytest.param(gpu, marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("mode,L,bi", [("lstm", 2, True), ("gru", 1, False)])
 def test_backward_without_parameter_gradient(dev, mode, L, bi):
     """grad_req null for the parameters: the kernel then computes the weight

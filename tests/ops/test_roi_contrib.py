@@ -123,6 +123,7 @@ def test_psroi_pooling(output_dim, p, g, rng):
     check_symbolic_forward(y, loc, [np_psroi(x, ROIS, 0.0625, output_dim, p, g)], atol=1e-5)
 
 
+@pytest.mark.cuda
 def test_psroi_pooling_gradient_and_cuda(rng):
     x = rng.rand(1, 8, 4, 5)
     rois = np.array([[0, 3, 5, 60, 50], [0, 20, 10, 40, 30]], np.float64)
@@ -152,6 +153,7 @@ def test_deformable_psroi_pooling(kw, rng):
     check_symbolic_forward(y, loc, [want], atol=1e-5)
 
 
+@pytest.mark.cuda
 def test_deformable_psroi_pooling_gradient_and_cuda(rng):
     x = rng.rand(1, 4, 5, 5)
     rois = np.array([[0, 17, 20, 62, 60]], np.float64)
@@ -164,6 +166,7 @@ def test_deformable_psroi_pooling_gradient_and_cuda(rng):
     check_consistency(y, {k: v.astype(np.float32) for k, v in loc.items()}, atol=1e-5)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("pooled,scale,ratio", [((2, 3), 1.0, -1), ((3, 3), 0.5, 2)])
 def test_rroi_align(pooled, scale, ratio, rng):
     x = rng.rand(2, 3, 8, 10).astype(np.float32)

@@ -196,7 +196,7 @@ def _run(launch, *arrays):
     launch.fn(*pick_args(launch.args, viewed), *launch.scalars)
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("opname", ["SequenceMask", "SequenceLast", "SequenceReverse",
                                     "_backward_SequenceLast"])
 def test_req_null_and_add(device, opname, rng):
@@ -219,6 +219,7 @@ def test_req_null_and_add(device, opname, rng):
         assert_almost_equal(dev.to_numpy(arrays[-1]), expect)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("opname,axis", [("SequenceMask", 1), ("SequenceLast", 0),
                                          ("SequenceReverse", 0)])
 @pytest.mark.parametrize("use", [True, False])

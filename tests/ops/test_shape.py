@@ -124,6 +124,7 @@ def test_reshape_flatten_grid(shape, dtype):
                            [x.reshape(shape[0], int(np.prod(shape[1:])))])
 
 
+@pytest.mark.cuda
 def test_reshape_fluent_and_gradient():
     s = sym.var("x").reshape((4, -1))
     assert out_shape(s, x=(2, 3, 2)) == (4, 3)
@@ -134,6 +135,7 @@ def test_reshape_fluent_and_gradient():
     check_consistency(sym.Reshape(sym.var("x"), shape=(-1,)), {"x": data((2, 3), np.float32)})
 
 
+@pytest.mark.cuda
 def test_flatten():
     assert out_shape(sym.Flatten(sym.var("x")), x=(2, 3, 4, 5)) == (2, 60)
     assert out_shape(sym.Flatten(sym.var("x")), x=(5,)) == (5, 1)
@@ -152,6 +154,7 @@ def test_expand_dims(axis):
     check_symbolic_forward(s, {"x": x}, [np.expand_dims(x, axis)])
 
 
+@pytest.mark.cuda
 def test_expand_dims_rules():
     op = get_op("expand_dims")
     assert op.infer_shape({"axis": 1}, [None], [(2, 1, 3)]) == ([(2, 3)], [(2, 1, 3)])
@@ -179,6 +182,7 @@ def test_squeeze(shape, axis, expected):
     check_symbolic_forward(s, {"x": x}, [x.reshape(expected)])
 
 
+@pytest.mark.cuda
 def test_squeeze_errors_and_gradient():
     with pytest.raises(nbdl.ShapeError, match=r"squeeze.*axis 0 of size 2.*\(2, 1, 3\)"):
         sym.squeeze(sym.var("x"), axis=(0,)).infer_shape(x=(2, 1, 3))
@@ -190,6 +194,7 @@ def test_squeeze_errors_and_gradient():
 
 # -- reshape_like ----------------------------------------------------------------------------
 
+@pytest.mark.cuda
 def test_reshape_like():
     a, b = data((2, 6)), data((3, 4))
     s = sym.reshape_like(sym.var("a"), sym.var("b"))
@@ -241,6 +246,7 @@ def test_transpose_rules_and_errors():
             sym.transpose(sym.var("x"), axes=axes).infer_shape(x=(2, 3, 4))
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("axes", [(1, 0, 2), (2, 0, 1), ()])
 def test_transpose_gradient(axes):
     s = sym.transpose(sym.var("x"), axes=axes)
@@ -248,6 +254,7 @@ def test_transpose_gradient(axes):
     check_consistency(s, {"x": data((2, 3, 2), np.float32)})
 
 
+@pytest.mark.cuda
 def test_transpose_cuda_2d_path():
     check_consistency(sym.transpose(sym.var("x")), {"x": data((3, 5), np.float32)})
 
@@ -262,6 +269,7 @@ def test_flip(axis):
     check_symbolic_forward(sym.reverse(sym.var("x"), axis=axis), {"x": x}, [np.flip(x, axis)])
 
 
+@pytest.mark.cuda
 def test_flip_gradient_and_errors():
     check_numeric_gradient(sym.flip(sym.var("x"), axis=(1,)), {"x": data((2, 3))})
     check_consistency(sym.flip(sym.var("x"), axis=(0, 1)), {"x": data((2, 3), np.float32)})
@@ -290,6 +298,7 @@ def test_repeat(shape, repeats, axis, dtype):
     check_symbolic_forward(s, {"x": x}, [np.repeat(x, repeats, axis)])
 
 
+@pytest.mark.cuda
 def test_tile_repeat_gradient():
     for s in [sym.tile(sym.var("x"), reps=(2, 1, 2)), sym.repeat(sym.var("x"), repeats=2, axis=1),
               sym.repeat(sym.var("x"), repeats=3)]:
@@ -315,7 +324,7 @@ REQ_OPS = [
 ]
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("name,attrs", REQ_OPS)
 def test_req_add_and_null(name, attrs, device):
     dev = nbdl.Device(device)

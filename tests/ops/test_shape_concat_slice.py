@@ -71,6 +71,7 @@ def test_concat_shape_rules():
         op.infer_shape(attrs, [(2, 3), None, (2, 9)], [(2, 10)])
 
 
+@pytest.mark.cuda
 def test_concat_gradient():
     s = sym.Concat(sym.var("a"), sym.var("b"), sym.var("c"), dim=1)
     loc = {"a": data((2, 1, 2)), "b": data((2, 3, 2), seed=1), "c": data((2, 2, 2), seed=2)}
@@ -80,7 +81,7 @@ def test_concat_gradient():
     check_symbolic_backward(s, loc, [g], {"a": g[:, :1], "b": g[:, 1:4], "c": g[:, 4:]})
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_backward_concat_req_per_output(device):
     """REQ_NULL leaves an output alone, REQ_ADD accumulates, per output."""
     dev = nbdl.Device(device)
@@ -99,7 +100,7 @@ def test_backward_concat_req_per_output(device):
     np.testing.assert_allclose(got[2], bases[2] + g[3:], rtol=1e-6)
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_concat_req_add(device):
     dev = nbdl.Device(device)
     op = get_op("Concat")
@@ -149,6 +150,7 @@ def test_split_names_and_rules():
         sym.split(sym.var("x"), num_outputs=2, axis=2).infer_shape(x=(3, 4))
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("n,axis,squeeze", [(2, 1, False), (3, 0, True), (2, -1, True)])
 def test_split_gradient(n, axis, squeeze):
     shape = {0: (3, 2, 2), 1: (2, 2, 3), -1: (2, 3, 2)}[axis]
@@ -165,7 +167,7 @@ def test_split_gradient_with_unused_output():
     check_symbolic_backward(s, {"x": x}, [g], {"x": np.concatenate([np.zeros((2, 2)), g], 1)})
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_split_req_per_output(device):
     dev = nbdl.Device(device)
     op = get_op("SliceChannel")
@@ -231,6 +233,7 @@ def test_slice_errors(attrs, match):
         sym.slice(sym.var("x"), **attrs).infer_shape(x=(3, 4))
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("begin,end,step", [((0, 1), (2, 4), ()), ((None, None), (None, None), (-1, 2))])
 def test_slice_gradient(begin, end, step):
     s = sym.slice(sym.var("x"), begin=begin, end=end, step=step)
@@ -238,7 +241,7 @@ def test_slice_gradient(begin, end, step):
     check_consistency(s, {"x": data((3, 4), np.float32)})
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("name,attrs", [
     ("_backward_slice", {"begin": (1, None), "end": (3, None), "step": (1, -2)}),
     ("_backward_slice_axis", {"axis": 1, "begin": 1, "end": 3}),
@@ -302,6 +305,7 @@ def test_slice_axis_errors(attrs, match):
         sym.slice_axis(sym.var("x"), **attrs).infer_shape(x=(3, 4))
 
 
+@pytest.mark.cuda
 def test_slice_axis_gradient():
     s = sym.slice_axis(sym.var("x"), axis=1, begin=1, end=-1)
     check_numeric_gradient(s, {"x": data((2, 4, 2))})
@@ -355,6 +359,7 @@ def test_split_v2(arg, axis, squeeze, rng):
     check_numeric_gradient(y, {"x": x.astype(np.float64)})
 
 
+@pytest.mark.cuda
 def test_split_v2_sections_are_near_equal_and_cuda_matches(rng):
     y = nbdl.sym.split_v2(nbdl.sym.var("x"), 3, axis=2)   # sections: 7 -> 3, 2, 2
     assert y.infer_shape(x=(2, 3, 7))[1] == [(2, 3, 3), (2, 3, 2), (2, 3, 2)]

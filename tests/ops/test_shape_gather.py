@@ -154,6 +154,7 @@ def test_broadcast_to_keeps_zero_axes_and_lists():
 
 # -- CPU vs CUDA (simulator) ------------------------------------------------------------------
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("make,shapes", [
     (lambda: sym.stack(sym.var("a"), sym.var("b"), axis=1), {"a": (2, 3), "b": (2, 3)}),
     (lambda: sym.diag(sym.var("a"), k=1), {"a": (3, 4)}),
@@ -219,7 +220,7 @@ def _run_req(device, name, attrs, inputs, out_shape, req):
     return base, nbdl.Device.to_numpy(out)
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("name,attrs,inputs,want", [
     ("stack", {"num_args": 2, "axis": 1},
      [np.ones((2, 2), np.float32), np.zeros((2, 2), np.float32)],
@@ -245,7 +246,7 @@ def test_req_add_and_null(device, name, attrs, inputs, want):
     np.testing.assert_array_equal(got, base)
 
 
-@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_broadcast_to_and_axis_int(device):
     dev = nbdl.Device(device)
     a = np.array([[1], [2]], np.int32)

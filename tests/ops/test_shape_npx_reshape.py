@@ -179,6 +179,7 @@ def test_eager_autograd_matches_graph_gradient():
     assert_almost_equal(x.grad.asnumpy(), head.reshape(2, 3, 4))
 
 
+@pytest.mark.cuda
 def test_cpu_vs_cuda_simulator():
     check_consistency(npx.reshape(sym.var("x"), (-5, -6, 2, -1)), {"x": data((2, 3, 4), np.float32)})
 

@@ -62,6 +62,7 @@ def test_eager_in_place_and_float16():
     np.testing.assert_array_equal(out.asnumpy(), want)
 
 
+@pytest.mark.cuda
 def test_cuda_matches_cpu(rng):
     begin, end, step = WINDOWS[0]
     x = rng.normal(size=(2, 3, 4)).astype(np.float32)

@@ -153,6 +153,7 @@ def test_parallel_variant(monkeypatch, rng):
                             rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("axis,temperature", [(1, None), (-1, 2.0)])
 def test_cuda_matches_cpu(op, axis, temperature, rng):
@@ -161,6 +162,7 @@ def test_cuda_matches_cpu(op, axis, temperature, rng):
                       devices=[cpu(), gpu()], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.cuda
 def test_cuda_empty_and_single(rng):
     for shape in [(0, 3), (1,)]:
         y = nbdl.sym.softmax(nbdl.sym.var("x"))
@@ -208,6 +210,7 @@ def np_masked(x, length, log, axis=1):
     return np.moveaxis(out, -1, axis)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("op,log", [("softmax", False), ("log_softmax", True)])
 @pytest.mark.parametrize("axis", [1, -1])
 def test_use_length_masks_each_row(op, log, axis, rng):

@@ -63,6 +63,7 @@ def test_sort_gradient(rng):
     check_symbolic_backward(s, {"x": x}, [np.ones((3, 4))], {"x": np.ones((3, 4))})
 
 
+@pytest.mark.cuda
 def test_sort_cpu_vs_cuda(rng):
     x = distinct(rng, (2, 5), np.float64)
     check_consistency(sym.sort(sym.var("x"), axis=1, is_ascend=False), {"x": x})
@@ -93,8 +94,19 @@ def test_cumsum_forward(rng):
         sym.cumsum(sym.var("x"), axis=3).infer_shape(x=(2, 3))
 
 
+@pytest.mark.cuda
 def test_cumsum_gradient_and_cuda(rng):
     x = rng.uniform(-1, 1, (2, 3, 2))
     for axis in (1, None):
         check_numeric_gradient(sym.cumsum(sym.var("x"), axis=axis), {"x": x})
         check_consistency(sym.cumsum(sym.var("x"), axis=axis), {"x": x})
+
+
+@pytest.mark.cuda
+def test_cumsum_cuda_ignores_what_the_output_held(rng):
+    """The running sum starts from a typed zero, not from ``out[..., 0] * 0``
+    (NaN when the written output's memory held NaN bits)."""
+    x = rng.normal(size=(2, 4)).astype(np.float32)
+    out = nbdl.nd.array(np.full((2, 4), np.nan, np.float32), ctx=nbdl.gpu(0))
+    nbdl.nd.cumsum(nbdl.nd.array(x, ctx=nbdl.gpu(0)), axis=1, out=out)
+    np.testing.assert_allclose(out.asnumpy(), np.cumsum(x, axis=1), rtol=1e-6)

@@ -112,6 +112,7 @@ def test_float16(rng):
     np.testing.assert_allclose(st.asnumpy(), data, atol=2e-3)
 
 
+@pytest.mark.cuda
 def test_cpu_vs_cuda(rng):
     data = rng.normal(size=(1, 2, 3, 4)).astype(np.float32)
     grid = rng.uniform(-1.2, 1.2, (1, 2, 2, 3)).astype(np.float32)

@@ -36,6 +36,7 @@ def test_alias_and_inference():
     assert args == [()]
 
 
+@pytest.mark.cuda
 def test_cuda_matches_cpu(rng):
     check_consistency(swap(0, 2), {"x": rng.normal(size=(2, 3, 2)).astype(np.float32)},
                       devices=[cpu(), gpu()])

@@ -115,6 +115,7 @@ def test_inference_uses_moving_statistics(rng):
     check_symbolic_forward(sbn(), loc, [out], aux_states=aux, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("kw", [dict(fix_gamma=False), dict(use_global_stats=True)])
 def test_cuda_matches_cpu(kw, rng):
     loc, aux = inputs(rng, (2, 3, 2), np.float32)

@@ -124,12 +124,14 @@ def test_inference():
     assert len(topk(ret_typ="value").list_outputs()) == 1   # positions are hidden
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("ret_typ", ["indices", "value", "both", "mask"])
 def test_cuda_matches_cpu(ret_typ, rng):
     x = distinct(rng, (2, 5, 3), np.float32)
     check_consistency(topk(axis=1, k=3, ret_typ=ret_typ), {"x": x}, devices=[cpu(), gpu()])
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("is_ascend", [False, True])
 def test_cuda_ties_and_nan(is_ascend):
     x = np.array([[2.0, 1.0, 2.0, 0.0], [np.nan, 1.0, 1.0, 5.0]], dtype=np.float32)

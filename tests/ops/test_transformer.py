@@ -133,6 +133,7 @@ def test_float16_stores_half_and_computes_in_float32(kind, rng):
                             rtol=1e-2, atol=1e-2)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_cuda_matches_cpu(kind, rng):
     check_consistency(graph(kind, 2), make_inputs(kind, rng, 2, 1, 2, 2, 3),

@@ -243,6 +243,7 @@ def test_float64_weights_stay_float64(name, kwargs, ref, states, rng):
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name, kwargs, ref, states", CASES, ids=IDS)
 def test_cpu_and_cuda_simulator_kernels_agree(name, kwargs, ref, states, rng):
     w0, grads = _data(rng, shape=(5,), steps=2)

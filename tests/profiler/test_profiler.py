@@ -332,6 +332,7 @@ def test_monitored_pass_keeps_its_callback(tmp_path):
     assert [e["name"] for e in op_events(trace(tmp_path))] == ["Executor.forward (monitored)"]
 
 
+@pytest.mark.cuda
 def test_gpu_eager_and_executor_events(tmp_path):
     """On a GPU (Numba's CUDA simulator in this suite) each timed op is
     followed by a device synchronisation; the events and memory counters

@@ -70,21 +70,45 @@ def create(metric, *args, **kwargs):
     (a ``CustomMetric``) or a list of these (a ``CompositeEvalMetric``)."""
     if isinstance(metric, EvalMetric):
         return metric
+    return create_from(_REGISTRY, metric, args, kwargs, create, CompositeEvalMetric,
+                       CustomMetric, "create", "a metric name, an EvalMetric, a function or a list")
+
+
+def create_from(registry, metric, args, kwargs, recurse, composite, custom, where, expected):
+    """What ``create`` and MXNet 1.x's ``metric.create`` share: a metric made
+    from a name of ``registry`` (case-insensitive), a list (a ``composite``
+    of ``recurse(child, *args, **kwargs)``) or a function (a ``custom``
+    metric).
+
+    Parameters
+    ----------
+    registry : dict of str to type
+        Lower-cased names -> metric classes.
+    metric : str, list or callable
+        What to make the metric from.
+    args, kwargs : tuple, dict
+        Constructor arguments.
+    recurse : callable
+        The ``create`` making a list's members.
+    composite, custom : type
+        The classes for a list and for a function.
+    where, expected : str
+        The caller's name and what it accepts, for the error on anything else.
+    """
     if isinstance(metric, str):
-        klass = _REGISTRY.get(metric.lower())
+        klass = registry.get(metric.lower())
         if klass is None:
-            raise MetricError(f"create: unknown metric {metric!r}; registered names are "
-                              f"{', '.join(sorted(_REGISTRY))}")
+            raise MetricError(f"{where}: unknown metric {metric!r}; registered names are "
+                              f"{', '.join(sorted(registry))}")
         return klass(*args, **kwargs)
     if isinstance(metric, (list, tuple)):
-        composite = CompositeEvalMetric()
+        group = composite()
         for child in metric:
-            composite.add(create(child, *args, **kwargs))
-        return composite
+            group.add(recurse(child, *args, **kwargs))
+        return group
     if callable(metric):
-        return CustomMetric(metric, *args, **kwargs)
-    raise MetricError(f"create: expected a metric name, an EvalMetric, a function or a list, "
-                      f"got {type(metric).__name__}")
+        return custom(metric, *args, **kwargs)
+    raise MetricError(f"{where}: expected {expected}, got {type(metric).__name__}")
 
 
 def _host_list(x, what, where):

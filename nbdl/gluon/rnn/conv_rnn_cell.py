@@ -26,7 +26,8 @@ from .._trace import call_op
 from ..hybrid_block import HybridBlock
 from ..nn.conv_layers import _LAYOUTS, _tuple
 from ..parameter import Parameter
-from .rnn_cell import HybridRecurrentCell
+from .cell_base import HybridRecurrentCell
+from .dense_cells import gru_step, lstm_step
 
 __all__ = ["Conv1DRNNCell", "Conv2DRNNCell", "Conv3DRNNCell",
            "Conv1DLSTMCell", "Conv2DLSTMCell", "Conv3DLSTMCell",
@@ -203,14 +204,7 @@ class _ConvLSTMCell(_BaseConvRNNCell):
     _n_states = 2
 
     def _step(self, i2h, h2h, states):
-        s = call_op("SliceChannel", [call_op("elemwise_add", [i2h, h2h])], num_outputs=4, axis=1)
-        i = call_op("sigmoid", [s[0]])
-        f = call_op("sigmoid", [s[1]])
-        g = self._act(s[2])
-        o = call_op("sigmoid", [s[3]])
-        c = call_op("elemwise_add", [call_op("elemwise_mul", [f, states[1]]),
-                                     call_op("elemwise_mul", [i, g])])
-        h = call_op("elemwise_mul", [o, self._act(c)])
+        h, c = lstm_step(call_op("elemwise_add", [i2h, h2h]), states[1], self._act)
         return h, [h, c]
 
 
@@ -218,15 +212,7 @@ class _ConvGRUCell(_BaseConvRNNCell):
     _gates = 3
 
     def _step(self, i2h, h2h, states):
-        h = states[0]
-        xi = call_op("SliceChannel", [i2h], num_outputs=3, axis=1)
-        hh = call_op("SliceChannel", [h2h], num_outputs=3, axis=1)
-        r = call_op("sigmoid", [call_op("elemwise_add", [xi[0], hh[0]])])
-        z = call_op("sigmoid", [call_op("elemwise_add", [xi[1], hh[1]])])
-        n = self._act(call_op("elemwise_add", [xi[2], call_op("elemwise_mul", [r, hh[2]])]))
-        # (1 - z) * n + z * h  ==  n + z * (h - n)
-        out = call_op("elemwise_add", [n, call_op("elemwise_mul",
-                                                  [z, call_op("elemwise_sub", [h, n])])])
+        out = gru_step(i2h, h2h, states[0], self._act)
         return out, [out]
 
 

@@ -1,13 +1,31 @@
-"""Launch configuration shared by the CUDA kernels."""
+"""Launch configuration shared by the CUDA kernels.
+
+The simulator runs the configuration a GPU gets (tests/ops/test_cuda_launch_config.py
+says where it cannot afford to): the grids depend on the sizes alone, so a
+kernel whose result depended on its configuration would show it there.  The
+grids are read from this module's globals at each ``grid1d`` call, so a test
+can shrink ``MAX_BLOCKS`` to make tiny arrays take several turns of the
+grid-stride loops that only arrays of millions of elements take on a GPU."""
 from numba import cuda
 
 THREADS = 128
+MAX_BLOCKS = 65535       # a grid's x extent; grid-stride loops cover what is past it
+RNG_MAX_BLOCKS = 256     # launches with a random state per thread (dropout): states made per bind
 
 
-def grid1d(n, threads=THREADS):
-    """(blocks, threads) covering ``n`` elements with a grid-stride loop."""
-    blocks = max(1, min((n + threads - 1) // threads, 65535))
+def grid1d(n, threads=None):
+    """(blocks, threads) covering ``n`` elements with a grid-stride loop
+    (``threads``: ``THREADS`` unless given)."""
+    threads = THREADS if threads is None else threads
+    blocks = max(1, min((n + threads - 1) // threads, MAX_BLOCKS))
     return blocks, threads
+
+
+def rng_grid(n):
+    """(blocks, threads) of a launch over ``n`` elements whose threads each
+    own a random state (``blocks * threads`` states; grid-stride past them)."""
+    blocks, threads = grid1d(n)
+    return min(blocks, RNG_MAX_BLOCKS), threads
 
 
 def launcher(kernel, n):

@@ -1,7 +1,9 @@
-"""CUDA kernels for Convolution and Deconvolution: direct convolution, one
-thread per output element, with the CPU kernels' views (``img (N*G, Cg, D,
-H, W)``, ``cols (N*G, Fg, OD, OH, OW)``, ``w (G, Fg, Cg*KD*KH*KW)``; see
-``nbdl.kernels.cpu.convolution``).  Correctness over speed; no scratch.
+"""CUDA kernels for Convolution and Deconvolution, with the CPU kernels'
+views (``img (N*G, Cg, D, H, W)``, ``cols (N*G, Fg, OD, OH, OW)``,
+``w (G, Fg, Cg*KD*KH*KW)``; see ``nbdl.kernels.cpu.convolution``).  Two
+roads (``_gemm_road``): im2col + GEMM (``conv_gemm.py``, two planned
+scratch matrices) where the GEMMs go to cuBLAS, or direct convolution, one
+thread per element, no scratch:
 
 - ``_forward``: one thread per cols element, sums over the taps it reads;
 - ``_data``: one thread per img element, gathers the taps that write it;
@@ -13,9 +15,11 @@ from functools import partial
 import numpy as np
 from numba import cuda
 
+from ... import config
 from ...ops.convolution import geometry
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.conv_epilogue import EP_RESIDUAL, epilogue_args, py_channel_affine, py_finish
+from . import _cublas, conv_gemm
 from ._launch import launcher
 
 _affine = cuda.jit(device=True)(py_channel_affine)
@@ -43,6 +47,9 @@ def _forward(img, w, b, gamma, beta, mm, mv, res, cols, has_bias, has_bn, fix_ga
         f = r % fg
         i = r // fg
         g = i % g_n
+        # a zero of the output's type, read from no array: a NaN in w[0, 0, 0]
+        # (or in an output another thread is writing) must not reach every sum;
+        # the bias is the epilogue's
         acc = zero
         for c in range(cg):
             for a in range(kd):
@@ -86,7 +93,7 @@ def _data(cols, w, b, img, has_bias, req, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd
         c = r % cg
         i = r // cg
         g = i % g_n
-        acc = w[0, 0, 0] - w[0, 0, 0]
+        acc = img.dtype.type(0)
         if has_bias:
             acc = b[g * cg + c]
         for a in range(kd):
@@ -129,7 +136,7 @@ def _weight(img, cols, dwt, req, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
         a = t // (kh * kw)
         bb = (t // kw) % kh
         e = t % kw
-        acc = dwt[0, 0, 0] - dwt[0, 0, 0]
+        acc = dwt.dtype.type(0)
         for i in range(g, n_items, g_n):
             for oz in range(od_):
                 z = oz * sd - pd + a * dd
@@ -156,7 +163,7 @@ def _bias_grad(a, db, g_n, req):
     for ch in range(cuda.grid(1), db.shape[0], cuda.gridsize(1)):
         g = ch // fg
         f = ch % fg
-        acc = db[0] - db[0]
+        acc = db.dtype.type(0)
         for i in range(g, n_items, g_n):
             for z in range(a.shape[2]):
                 for y in range(a.shape[3]):
@@ -178,6 +185,30 @@ def _geom(call, backward, transposed):
     return geom, scal
 
 
+def _gemm_road(geom, dtype):
+    """Whether this convolution runs as im2col + GEMM (``conv_gemm``) rather
+    than the direct kernels (``NBDL_CUDA_CONV``, ``nbdl.config.cuda_conv``)."""
+    mode = config.cuda_conv()
+    if mode == "direct" or conv_gemm.zero_sized(geom) or np.dtype(dtype).char not in "fd":
+        return False
+    if mode == "gemm":
+        return True
+    return (_cublas.cupy_for_gemm() is not None and geom["G"] <= 32
+            and geom["cols"][1] * geom["ck"] >= 256)
+
+
+def _temps(call, backward, transposed):
+    geom, _ = _geom(call, backward, transposed)
+    dt = call.out_dtypes[0]
+    return conv_gemm.scratch(geom, dt) if _road_for(call, geom, dt) else []
+
+
+def _road_for(call, geom, dtype):
+    """``_gemm_road``, except for ``_nbdl_fused_conv``: its BatchNorm,
+    residual and ReLU are applied in the direct kernel's output loop only."""
+    return call.op.name != "_nbdl_fused_conv" and _gemm_road(geom, dtype)
+
+
 def _prepare_forward(call, transposed):
     geom, scal = _geom(call, False, transposed)
     if not transposed:
@@ -185,14 +216,18 @@ def _prepare_forward(call, transposed):
     has_bias = not call.attrs["no_bias"]
     req = call.req[0]
     img, cols, w = geom["img"], geom["cols"], geom["w"]
+    road = conv_gemm.Road(geom, call.out_dtypes[0]) if _gemm_road(geom, call.out_dtypes[0]) else None
     run = launcher(_data, _size(img)) if _size(img) else None
 
     def fn(x, wt, *rest):
         b, y = (rest[0], rest[1]) if has_bias else (wt[0, 0, :1], rest[0])
         if run is None or req == REQ_NULL:
             return
-        run(x, wt, b, y, has_bias, req, *scal)
-    views = [cols, w] + ([None] if has_bias else []) + [img] + [None] * 4
+        if road is None:
+            run(x, wt, b, y, has_bias, req, *scal)
+        else:
+            road.to_img(x, wt, b, y, has_bias, req, *rest[-2:])
+    views = [cols, w] + ([None] if has_bias else []) + [img] + [None] * (2 if road else 0)
     return Launch(fn, (), views=views)
 
 
@@ -202,15 +237,21 @@ def _conv_forward(call, geom, scal):
     n_in, names, pick, flags = epilogue_args(call, 5)
     req = call.req[0]
     cols = geom["cols"]
+    dt = call.out_dtypes[0]
+    road = conv_gemm.Road(geom, dt) if _road_for(call, geom, dt) else None
     run = launcher(_forward, _size(cols)) if _size(cols) else None
-    one = np.dtype(call.out_dtypes[0]).type(1)
+    one = np.dtype(dt).type(1)
+    has_bias = bool(flags[0])
 
     def fn(x, wt, b, gamma, beta, mm, mv, res, y, *temps):
         if run is None or req == REQ_NULL:
             return
-        run(x, wt, b, gamma, beta, mm, mv, res, y, *flags, req, one, *scal)
+        if road is None:
+            run(x, wt, b, gamma, beta, mm, mv, res, y, *flags, req, one, *scal)
+        else:
+            road.to_cols(x, wt, b if has_bias else wt[0, 0, :1], y, has_bias, req, *temps)
     shapes = {"data": geom["img"], "weight": geom["w"], "sum": cols}
-    views = [shapes.get(n) for n in names] + [cols] + [None] * 4
+    views = [shapes.get(n) for n in names] + [cols] + [None] * (2 if road else 0)
     return Launch(fn, (), views=views, args=tuple(pick) + tuple(range(n_in, len(views))))
 
 
@@ -222,6 +263,7 @@ def _prepare_backward(call, transposed):
     img, cols, w = geom["img"], geom["cols"], geom["w"]
     x_view, og_view = (cols, img) if transposed else (img, cols)
     g_n = w[0]
+    road = conv_gemm.Road(geom, call.out_dtypes[0]) if _gemm_road(geom, call.out_dtypes[0]) else None
     run_x = launcher(_forward if transposed else _data, _size(x_view)) if _size(x_view) else None
     run_w = launcher(_weight, _size(w)) if _size(w) else None
     run_b = launcher(_bias_grad, w[0] * (img[1] if transposed else cols[1]))
@@ -230,32 +272,34 @@ def _prepare_backward(call, transposed):
     def fn(og, x, wt, dx, dwt, *rest):
         db = rest[0] if has_bias else None
         nob = wt[0, 0, :1]
+        scratch = rest[-2:] if road is not None else ()
         if r_x != REQ_NULL and run_x is not None:
-            if transposed:   # the data gradient is a convolution of out_grad
+            if road is None and transposed:   # a convolution of out_grad, no epilogue
                 run_x(og, wt, nob, nob, nob, nob, nob, dx, dx, 0, 0, 0, one - one, 0, r_x, one,
                       *scal)
-            else:
+            elif road is None:
                 run_x(og, wt, nob, dx, False, r_x, *scal)
-        if r_w != REQ_NULL and run_w is not None:
-            if transposed:   # img = out_grad, cols = data
-                run_w(og, x, dwt, r_w, *scal)
+            elif transposed:        # the data gradient of a deconvolution runs towards cols
+                road.to_cols(og, wt, nob, dx, False, r_x, *scratch)
             else:
-                run_w(x, og, dwt, r_w, *scal)
+                road.to_img(og, wt, nob, dx, False, r_x, *scratch)
+        if r_w != REQ_NULL and run_w is not None:
+            img_side, cols_side = (og, x) if transposed else (x, og)
+            if road is None:
+                run_w(img_side, cols_side, dwt, r_w, *scal)
+            else:
+                road.weight_grad(img_side, cols_side, dwt, r_w, *scratch)
         if has_bias and r_b != REQ_NULL:
             run_b(og, db, g_n, r_b)
-    views = [og_view, x_view, w, x_view, w] + ([None] if has_bias else []) + [None] * 5
+    views = ([og_view, x_view, w, x_view, w] + ([None] if has_bias else [])
+             + [None] * (2 if road else 0))
     return Launch(fn, (), views=views)
 
 
-# The CPU kernels' scratch count, empty: these kernels need none.
-def _no_temps(call, backward):
-    dt = call.out_dtypes[0]
-    z2, z4, tbl = ((0, 0), dt), ((0, 0, 0, 0), dt), ((0,), np.int32)
-    return [z2, z4, z2, tbl, z4] if backward else [z2, z2, tbl, z4]
-
-
-temp_convolution = temp_deconvolution = partial(_no_temps, backward=False)
-temp_convolution_backward = temp_deconvolution_backward = partial(_no_temps, backward=True)
+temp_convolution = partial(_temps, backward=False, transposed=False)
+temp_deconvolution = partial(_temps, backward=False, transposed=True)
+temp_convolution_backward = partial(_temps, backward=True, transposed=False)
+temp_deconvolution_backward = partial(_temps, backward=True, transposed=True)
 
 
 def prepare_convolution(call):

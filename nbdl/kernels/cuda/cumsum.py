@@ -14,7 +14,7 @@ def _cumsum(x, out):
     for e in range(cuda.grid(1), n_outer * n_inner, cuda.gridsize(1)):
         o = e // n_inner
         i = e - o * n_inner
-        s = out[o, 0, i] * 0
+        s = out.dtype.type(0)     # never read the output: it may hold NaN bits
         for j in range(n):
             s += x[o, j, i]
             out[o, j, i] = s
@@ -26,7 +26,7 @@ def _cumsum_backward(g, dx, add):
     for e in range(cuda.grid(1), n_outer * n_inner, cuda.gridsize(1)):
         o = e // n_inner
         i = e - o * n_inner
-        s = dx[o, 0, i] * 0
+        s = dx.dtype.type(0)
         for j in range(n - 1, -1, -1):
             s += g[o, j, i]
             if add:

@@ -9,14 +9,13 @@ seeded from numba's CPU stream, so seeding that stream
 states, which advance on every call.
 """
 import numpy as np
-from numba import config as numba_config
 from numba import cuda
 from numba.cuda.random import xoroshiro128p_dtype, xoroshiro128p_uniform_float64
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.dropout import broadcast_views, dropout_plan
 from ..shared.random_state import draw_seed
-from ._launch import THREADS, launcher
+from ._launch import launcher, rng_grid
 
 
 @cuda.jit
@@ -72,11 +71,6 @@ def _size(shape):
     return n
 
 
-def _max_blocks():
-    # the simulator runs Python per thread and makes its states slowly
-    return 2 if numba_config.ENABLE_CUDASIM else 256
-
-
 def _make_states(n):
     """``n`` xoroshiro128+ states seeded from numba's CPU stream.  Each state
     is an independent random 128-bit seed (not numba's jump-ahead
@@ -101,9 +95,8 @@ def prepare_dropout(call):
         return Launch(lambda *arrays: None, (), views=views)
     apply = launcher(_apply, n)
     if draw_mask:
-        blocks = max(1, min((m + THREADS - 1) // THREADS, _max_blocks()))
-        states = _make_states(blocks * THREADS)
-        draw = _draw[blocks, THREADS]
+        blocks, threads = rng_grid(m)
+        states = _make_states(blocks * threads)
     else:
         fill = launcher(_fill, m)
 
@@ -111,7 +104,9 @@ def prepare_dropout(call):
         target = temp[0] if scratch else mask
         flat = target.reshape(m)
         if draw_mask:
-            draw(flat, states, float(pkeep), dt(scale))
+            # configured at each call: the simulator's kernel[grid, block]
+            # reconfigures the one kernel object every prepare shares
+            _draw[blocks, threads](flat, states, float(pkeep), dt(scale))
         else:
             fill(flat, dt(fill_value))
         if want_out:

@@ -43,6 +43,28 @@ def _im2col(x, col, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD,
             col[c, tap, q] = v
 
 
+@cuda.jit(device=True)
+def taps_sum(rows, row0, z, y, xx, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD, DH, DW,
+             acc):
+    """``acc`` plus, over the taps (a, b, e) that image element (z, y, xx) feeds,
+    ``rows[row0 + tap, q]`` with ``q`` the output position the tap reads it
+    for (col2im's gather; also ``conv_gemm``'s)."""
+    for a in range(KD):
+        nz = z + PD - a * DD
+        if nz < 0 or nz % SD != 0 or nz // SD >= OD:
+            continue
+        for b in range(KH):
+            ny = y + PH - b * DH
+            if ny < 0 or ny % SH != 0 or ny // SH >= OH:
+                continue
+            for e in range(KW):
+                nx = xx + PW - e * DW
+                if nx < 0 or nx % SW != 0 or nx // SW >= OW:
+                    continue
+                acc += rows[row0 + (a * KH + b) * KW + e, ((nz // SD) * OH + ny // SH) * OW + nx // SW]
+    return acc
+
+
 @cuda.jit
 def _col2im(col, img, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD, DH, DW,
             zero, req):
@@ -54,21 +76,8 @@ def _col2im(col, img, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, D
         xx = i % W
         y = (i // W) % H
         z = i // (W * H)
-        acc = zero
-        for a in range(KD):
-            nz = z + PD - a * DD
-            if nz < 0 or nz % SD != 0 or nz // SD >= OD:
-                continue
-            for b in range(KH):
-                ny = y + PH - b * DH
-                if ny < 0 or ny % SH != 0 or ny // SH >= OH:
-                    continue
-                for e in range(KW):
-                    nx = xx + PW - e * DW
-                    if nx < 0 or nx % SW != 0 or nx // SW >= OW:
-                        continue
-                    q = ((nz // SD) * OH + ny // SH) * OW + nx // SW
-                    acc += col[c, (a * KH + b) * KW + e, q]
+        acc = taps_sum(col[c], 0, z, y, xx, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW,
+                       DD, DH, DW, zero)
         if req == REQ_ADD:
             img[c, i] += acc
         else:

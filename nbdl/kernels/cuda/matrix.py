@@ -1,26 +1,28 @@
 """CUDA kernels for matrix products (FullyConnected, dot, batch_dot).
 
-One tiled shared-memory gemm serves every product: operands are viewed as
-batched matrices ``(B, rows, cols)`` (B = 1 for dot and FullyConnected), the
-transpose flags pick how a tile is loaded, and each thread owns one output
-element, so ``REQ_ADD`` accumulates in place (no temp on the GPU) and
-FullyConnected's bias is added in the same kernel.  Only the simulator has
-run these so far (with 4x4 tiles there; 16x16 on a GPU).
+Operands are viewed as batched matrices ``(B, rows, cols)`` (B = 1 for dot
+and FullyConnected) and one gemm serves every product: cuBLAS through CuPy
+on a real GPU for float32/float64 (``_cublas.py`` says why), otherwise a
+tiled shared-memory kernel: the transpose flags pick how a tile is loaded
+and each thread owns one output element.  Both accumulate in place, so
+``REQ_ADD`` needs no temp on the GPU, and add FullyConnected's bias.
 """
 import math
 from functools import partial
 
 import numpy as np
-from numba import config, cuda, float32, float64
+from numba import cuda, float32, float64
 
 from ...ops import matrix as ops_matrix
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ._launch import grid1d
+from . import _cublas
+from ._launch import launcher
 
-# The simulator runs a Python thread per CUDA thread: small tiles keep the
-# tests fast there (and still exercise several tiles per product).
-TILE = 4 if config.ENABLE_CUDASIM else 16
+# A GPU's tile, in the simulator too (256 Python threads a block there):
+# tests/ops/test_cuda_launch_config.py multiplies shapes that take several
+# tiles along every dimension.
+TILE = 16
 MAX_GRID_Z = 65535
 
 
@@ -90,30 +92,23 @@ def col_sum_kernel(g, db, req):
             db[j] = acc
 
 
-def _launch1d(kernel, n):
-    """``kernel`` over ``n`` elements, configured at each call: the simulator's
-    ``kernel[grid, block]`` configures the shared kernel object in place, so a
-    configuration made at prepare time would be overwritten by the next
-    prepare of the same kernel."""
-    blocks, threads = grid1d(n, max(1, min(n, 32))) if config.ENABLE_CUDASIM else grid1d(n)
-
-    def run(*args):
-        kernel[blocks, threads](*args)
-    return run
-
-
 def gemm_launcher(dtype, bsz, m, n):
     """A function ``(a, b, out, bias, ta, tb, has_bias, req)`` over a grid
     covering (B, M, N); nothing is launched for an empty output or REQ_NULL."""
     kern = _gemm_kernel(dtype)
     grid = (max(1, math.ceil(n / TILE)), max(1, math.ceil(m / TILE)), max(1, min(bsz, MAX_GRID_Z)))
     empty = bsz * m * n == 0
+    cp = _cublas.cupy_for_gemm() if np.dtype(dtype).char in "fd" else None
 
     def run(a, b, out, bias, ta, tb, has_bias, req):
-        if req != REQ_NULL and not empty:
-            if not has_bias:
-                bias = out.reshape(out.size)  # a 1-D view, never read: keeps one signature
-            kern[grid, (TILE, TILE)](a, b, out, bias, ta, tb, has_bias, req)
+        if req == REQ_NULL or empty:
+            return
+        if cp is not None and (a.shape[1] if ta else a.shape[2]) > 0:
+            _cublas.gemm(cp, a, b, out, bias, ta, tb, has_bias, req)
+            return
+        if not has_bias:
+            bias = out.reshape(out.size)  # a 1-D view, never read: keeps one signature
+        kern[grid, (TILE, TILE)](a, b, out, bias, ta, tb, has_bias, req)
     return run
 
 
@@ -163,7 +158,7 @@ def prepare_fc_backward(call):
     dt = call.out_dtypes[0]
     run_dx = gemm_launcher(dt, 1, m, k)
     run_dw = gemm_launcher(dt, 1, n, k)
-    col_sum = _launch1d(col_sum_kernel, n)
+    col_sum = launcher(col_sum_kernel, n)
 
     def grads(g, x, w, dx, dw, req_x, req_w):
         run_dx(g, w, dx, None, 0, 0, 0, req_x)    # dx = g . w

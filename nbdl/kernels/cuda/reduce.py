@@ -11,13 +11,13 @@ when a real GPU needs it.  Only the simulator has run these so far.
 import math
 import numpy as np
 
-from numba import config, cuda
+from numba import cuda
 
 from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
                            reduce_plan)
 from ...ops.reduce import reduce_temp, select_mode
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ._launch import grid1d
+from ._launch import launcher
 
 
 @cuda.jit
@@ -165,19 +165,6 @@ def arg_kernel(x, out, is_min):
         out[o, i] = idx
 
 
-def _launch(kernel, n):
-    """``kernel`` over ``n`` elements.  Configured at each call: the
-    simulator's ``kernel[grid, block]`` mutates the shared kernel object, so a
-    configuration kept from prepare time would be overwritten by the next
-    prepare.  The simulator runs a Python thread per CUDA thread, so it gets
-    no more threads than elements."""
-    blocks, threads = grid1d(n, max(1, min(n, 32))) if config.ENABLE_CUDASIM else grid1d(n)
-
-    def run(*args):
-        kernel[blocks, threads](*args)
-    return run
-
-
 def _skip_null(run, req, n):
     def fn(*args):
         if req != REQ_NULL and n > 0:
@@ -200,7 +187,7 @@ def prepare_reduce(call):
     tail, big, small, count = reduce_plan(ishape, axes, call.where())
     name = op_name(call)
     scale = (1.0 / count if count else math.nan) if name == "mean" else 1.0
-    run = _launch(reduce_kernel, _size(small))
+    run = launcher(reduce_kernel, _size(small))
     req = call.req[0]
 
     def fn(x, out, acc, op, scale, req):
@@ -213,7 +200,7 @@ def prepare_bcast_backward(call):
     axes = reduce_axes(call.attrs, len(ishape), call.where())
     tail, big, small, count = reduce_plan(ishape, axes, call.where())
     scale = (1.0 / count if count else math.nan) if op_name(call) == "mean" else 1.0
-    run = _launch(bcast_kernel, _size(big))
+    run = launcher(bcast_kernel, _size(big))
 
     def fn(g, x, dx, scale, req):
         run(g, dx, tail, scale, req)
@@ -225,7 +212,7 @@ def prepare_select_backward(call):
     axes = reduce_axes(call.attrs, len(ishape), call.where())
     tail, big, small, _ = reduce_plan(ishape, axes, call.where())
     mode = select_mode(call)
-    run = _launch(select_kernel, _size(big))
+    run = launcher(select_kernel, _size(big))
 
     def fn(g, x, y, dx, mode, req):
         run(g, x, y, dx, tail, mode, req)
@@ -235,7 +222,7 @@ def prepare_select_backward(call):
 def prepare_broadcast(call):
     ishape, oshape = call.in_shapes[0], call.out_shapes[0]
     tail, big, small, _ = reduce_plan(oshape, broadcast_axes(ishape, oshape), call.where())
-    run = _launch(bcast_kernel, _size(big))
+    run = launcher(bcast_kernel, _size(big))
 
     def fn(x, out, scale, req):
         run(x, out, tail, scale, req)
@@ -246,7 +233,7 @@ def prepare_broadcast(call):
 def prepare_broadcast_backward(call):
     gshape, ishape = call.in_shapes[0], call.in_shapes[1]
     tail, big, small, _ = reduce_plan(gshape, broadcast_axes(ishape, gshape), call.where())
-    run = _launch(reduce_kernel, _size(small))
+    run = launcher(reduce_kernel, _size(small))
 
     def fn(g, x, dx, acc, op, scale, req):
         run(g, dx, tail, op, scale, req)
@@ -257,7 +244,7 @@ def prepare_broadcast_backward(call):
 def prepare_arg(call):
     outer, n, inner = arg_plan(call.attrs, call.in_shapes[0], call.where())
     is_min = 1 if call.op.name == "argmin" else 0
-    run = _launch(arg_kernel, outer * inner)
+    run = launcher(arg_kernel, outer * inner)
 
     def fn(x, out, is_min, req):
         run(x, out, is_min)

@@ -12,7 +12,8 @@ from numba import cuda
 from ...ops.reduce import OP_ASUM, OP_NRM2, reduce_plan
 from ...ops.reduce_norm import _axes, moments_temp, norm_temp
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from .reduce import _launch, _size, _skip_null, _unravel6, reduce_kernel
+from ._launch import launcher
+from .reduce import _size, _skip_null, _unravel6, reduce_kernel
 
 
 def prepare_norm(call):
@@ -20,7 +21,7 @@ def prepare_norm(call):
     axes = _axes(call.attrs, len(ishape), call.where())
     tail, big, small, _ = reduce_plan(ishape, axes, call.where())
     op = OP_NRM2 if call.attrs["ord"] == 2 else OP_ASUM
-    run = _launch(reduce_kernel, _size(small))
+    run = launcher(reduce_kernel, _size(small))
 
     def fn(x, out, acc, op, scale, req):
         run(x, out, tail, op, scale, req)
@@ -93,7 +94,7 @@ def _geometry(call, ishape):
 def prepare_moments(call):
     tail, big, small, scale = _geometry(call, call.in_shapes[0])
     n = _size(small)
-    run = _launch(moments_kernel, n)
+    run = launcher(moments_kernel, n)
     req_m, req_v = call.req
 
     def fn(x, mean, var, acc):
@@ -104,7 +105,7 @@ def prepare_moments(call):
 
 def prepare_moments_backward(call):
     tail, big, small, scale = _geometry(call, call.in_shapes[2])
-    run = _launch(moments_backward_kernel, _size(big))
+    run = launcher(moments_backward_kernel, _size(big))
     dt = np.dtype(call.out_dtypes[0]).type
 
     def fn(gm, gv, x, mean, dx, scale, req):

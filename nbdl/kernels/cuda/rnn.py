@@ -24,8 +24,8 @@ from ...ops.registry import REQ_NULL, Launch
 from ...ops.rnn import backward_temp_call_sizes, forward_temp_sizes
 from ..shared.rnn import (GRU, LSTM, RNN_TANH, _layer_start, backward_views, forward_views,
                           rnn_plan)
-from ._launch import THREADS, launcher
-from .dropout import _make_states, _max_blocks
+from ._launch import launcher, rng_grid
+from .dropout import _make_states
 
 
 def _weights(params, l, d, L, D, G, H, I, P):
@@ -410,9 +410,8 @@ def prepare_rnn(call):
     size = T * N * D * R
     states = None
     if drop and active and size:
-        blocks = max(1, min((size + THREADS - 1) // THREADS, _max_blocks()))
-        states = _make_states(blocks * THREADS)
-        mask_kernel = _dropout_mask[blocks, THREADS]
+        blocks, threads = rng_grid(size)
+        states = _make_states(blocks * threads)
     else:
         fill_kernel = launcher(_dropout_fill, size)
 
@@ -437,8 +436,9 @@ def prepare_rnn(call):
                 yp = _regions(res, l - 1, T, N, D, G, H, R, extra, hasq, drop)[0]
                 if drop:
                     if states is not None:
-                        mask_kernel(yp.reshape(size), m, xin.reshape(size), states, 1.0 - p,
-                                    scale, zero)
+                        # configured per call (the simulator's kernel[...] is shared)
+                        _dropout_mask[blocks, threads](yp.reshape(size), m, xin.reshape(size),
+                                                       states, 1.0 - p, scale, zero)
                     elif size:
                         fill_kernel(yp.reshape(size), m, xin.reshape(size), one)
                     x = xin

@@ -22,19 +22,25 @@ def _conv3x3(channels, stride, in_channels):
                      in_channels=in_channels)
 
 
-class BasicBlockV1(HybridBlock):
-    """Two 3x3 convolutions, each followed by BatchNorm; ReLU after the sum."""
+def _shortcut_conv(channels, stride, in_channels):
+    """The 1x1 (strided) convolution that gives the shortcut the body's shape."""
+    return nn.Conv2D(channels, kernel_size=1, strides=stride, use_bias=False,
+                     in_channels=in_channels)
 
-    def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
+
+class _ResidualV1(HybridBlock):
+    """What the V1 blocks share: a ``body`` (HybridSequential) the subclass
+    fills, a shortcut (1x1 convolution and BatchNorm when ``downsample``)
+    and ReLU after the sum."""
+
+    def __init__(self):
         super().__init__()
         self.body = nn.HybridSequential()
-        self.body.add(_conv3x3(channels, stride, in_channels), nn.BatchNorm(),
-                      nn.Activation("relu"), _conv3x3(channels, 1, channels), nn.BatchNorm())
+
+    def _set_downsample(self, downsample, channels, stride, in_channels):
         if downsample:
             self.downsample = nn.HybridSequential()
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels),
-                                nn.BatchNorm())
+            self.downsample.add(_shortcut_conv(channels, stride, in_channels), nn.BatchNorm())
         else:
             self.downsample = None
 
@@ -43,31 +49,54 @@ class BasicBlockV1(HybridBlock):
         return activation(self.body(x) + residual, act_type="relu")
 
 
-class BottleneckV1(HybridBlock):
+class BasicBlockV1(_ResidualV1):
+    """Two 3x3 convolutions, each followed by BatchNorm; ReLU after the sum."""
+
+    def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
+        super().__init__()
+        self.body.add(_conv3x3(channels, stride, in_channels), nn.BatchNorm(),
+                      nn.Activation("relu"), _conv3x3(channels, 1, channels), nn.BatchNorm())
+        self._set_downsample(downsample, channels, stride, in_channels)
+
+
+class BottleneckV1(_ResidualV1):
     """1x1 (strided) -> 3x3 -> 1x1 convolutions with BatchNorm; ReLU after the sum."""
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__()
         mid = channels // 4
-        self.body = nn.HybridSequential()
         self.body.add(nn.Conv2D(mid, kernel_size=1, strides=stride), nn.BatchNorm(),
                       nn.Activation("relu"), _conv3x3(mid, 1, mid), nn.BatchNorm(),
                       nn.Activation("relu"), nn.Conv2D(channels, kernel_size=1, strides=1),
                       nn.BatchNorm())
-        if downsample:
-            self.downsample = nn.HybridSequential()
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels),
-                                nn.BatchNorm())
-        else:
-            self.downsample = None
+        self._set_downsample(downsample, channels, stride, in_channels)
+
+
+class _ResidualV2(HybridBlock):
+    """What the pre-activation blocks share: ``bn1``/``conv1`` ...
+    ``bn<depth>``/``conv<depth>`` set by the subclass, each convolution
+    after BN-ReLU, and the shortcut (a strided 1x1 convolution of the
+    pre-activated input when ``downsample``) added to the last one."""
+
+    _depth = 2
+
+    def _set_downsample(self, downsample, channels, stride, in_channels):
+        self.downsample = (_shortcut_conv(channels, stride, in_channels) if downsample
+                           else None)
 
     def forward(self, x):
-        residual = x if self.downsample is None else self.downsample(x)
-        return activation(self.body(x) + residual, act_type="relu")
+        residual = x
+        x = activation(self.bn1(x), act_type="relu")
+        if self.downsample is not None:
+            residual = self.downsample(x)
+        x = self.conv1(x)
+        for k in range(2, self._depth + 1):
+            x = activation(getattr(self, f"bn{k}")(x), act_type="relu")
+            x = getattr(self, f"conv{k}")(x)
+        return x + residual
 
 
-class BasicBlockV2(HybridBlock):
+class BasicBlockV2(_ResidualV2):
     """Pre-activation basic block: BN-ReLU-conv3x3, BN-ReLU-conv3x3, plus the
     shortcut (a strided 1x1 convolution of the pre-activated input when the
     shape changes)."""
@@ -78,26 +107,14 @@ class BasicBlockV2(HybridBlock):
         self.conv1 = _conv3x3(channels, stride, in_channels)
         self.bn2 = nn.BatchNorm()
         self.conv2 = _conv3x3(channels, 1, channels)
-        if downsample:
-            self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
-                                        in_channels=in_channels)
-        else:
-            self.downsample = None
-
-    def forward(self, x):
-        residual = x
-        x = activation(self.bn1(x), act_type="relu")
-        if self.downsample is not None:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = activation(self.bn2(x), act_type="relu")
-        x = self.conv2(x)
-        return x + residual
+        self._set_downsample(downsample, channels, stride, in_channels)
 
 
-class BottleneckV2(HybridBlock):
+class BottleneckV2(_ResidualV2):
     """Pre-activation bottleneck: BN-ReLU-conv1x1, BN-ReLU-conv3x3 (strided),
     BN-ReLU-conv1x1, plus the shortcut."""
+
+    _depth = 3
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__()
@@ -108,23 +125,7 @@ class BottleneckV2(HybridBlock):
         self.conv2 = _conv3x3(mid, stride, mid)
         self.bn3 = nn.BatchNorm()
         self.conv3 = nn.Conv2D(channels, kernel_size=1, strides=1, use_bias=False)
-        if downsample:
-            self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
-                                        in_channels=in_channels)
-        else:
-            self.downsample = None
-
-    def forward(self, x):
-        residual = x
-        x = activation(self.bn1(x), act_type="relu")
-        if self.downsample is not None:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = activation(self.bn2(x), act_type="relu")
-        x = self.conv2(x)
-        x = activation(self.bn3(x), act_type="relu")
-        x = self.conv3(x)
-        return x + residual
+        self._set_downsample(downsample, channels, stride, in_channels)
 
 
 def _check_spec(layers, channels):
