@@ -151,16 +151,42 @@ def full_like(data, fill_value, dtype=None):
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None,
            device=None):
     """``start, start + step, ...`` below ``stop`` (``arange(n)`` is
-    ``0 .. n-1``), each value repeated ``repeat`` times; float32 by default."""
+    ``0 .. n-1``), each value repeated ``repeat`` times; float32 by default.
+    As MXNet's ``_arange``: the length is ``ceil((stop - start) / step)``,
+    and value ``i`` is ``start + i * step`` computed in ``dtype`` (an integer
+    dtype truncates ``start`` and ``step`` first and wraps around).
+
+    Parameters
+    ----------
+    start : number
+        The first value (the stop, from 0, when ``stop`` is None).
+    stop : number, optional
+        The values stay below it (above it for a negative step).
+    step : number
+        The spacing (not 0).
+    repeat : int
+        How many times each value is repeated.
+    infer_range : bool, optional
+        Accepted for MXNet compatibility (eager calls know their range).
+    ctx, device : Device, optional
+        Where the array lives (the current device by default).
+    dtype : str or numpy dtype, optional
+        float32 by default.
+    """
     if stop is None:
         start, stop = 0, start
     if step == 0:
-        raise ArgumentError("arange: step must not be 0")
+        raise ArgumentError(f"arange: step must not be 0 (start={start}, stop={stop})")
     n = max(0, int(np.ceil((stop - start) / step)))
-    values = start + np.arange(n, dtype=np.float64) * step
+    dt = np.dtype(as_dtype(dtype))
+    if dt.kind in "iub":
+        wide = np.int64(np.trunc(start)) + np.arange(n, dtype=np.int64) * np.int64(np.trunc(step))
+        values = wide.astype(dt)
+    else:
+        values = dt.type(start) + np.arange(n).astype(dt) * dt.type(step)
     if repeat != 1:
         values = np.repeat(values, int(repeat))
-    return from_host(values.astype(as_dtype(dtype)), _device(ctx, device))
+    return from_host(values, _device(ctx, device))
 
 
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None, device=None):

@@ -99,6 +99,25 @@ def test_arange(args, kwargs):
     np.testing.assert_allclose(x.asnumpy(), want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("args, dtype, want", [
+    # integer dtypes truncate start and step first, then count up (MXNet 1.9.1's values)
+    ((1.3, 456.6, 1.3), np.int32, 1 + np.arange(351)),
+    ((-1.7, 5, 1.3), np.int32, np.arange(-1, 5)),
+    ((50, -50, -2), np.uint8, np.arange(50, -50, -2) % 256),
+    ((-100, 100, 1), np.uint8, np.arange(-100, 100) % 256),
+])
+def test_arange_integer_dtypes_as_mxnet(args, dtype, want):
+    x = nd.arange(*args, dtype=dtype)
+    assert x.dtype is np.dtype(dtype).type
+    np.testing.assert_array_equal(x.asnumpy(), want.astype(dtype))
+
+
+def test_arange_float32_values_are_computed_in_float32():
+    x = nd.arange(1.3, 456.6, 1.3).asnumpy()
+    i = np.arange(351, dtype=np.float32)
+    np.testing.assert_array_equal(x, np.float32(1.3) + i * np.float32(1.3))
+
+
 def test_linspace_and_eye():
     np.testing.assert_allclose(nd.linspace(0, 1, 5).asnumpy(), np.linspace(0, 1, 5), rtol=1e-6)
     np.testing.assert_array_equal(nd.eye(3, k=1).asnumpy(), np.eye(3, k=1))
