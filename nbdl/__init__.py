@@ -7,7 +7,7 @@ nbdl's numpy-style namespace, not numpy itself), ``nbdl.mod`` (``nbdl.module``)
 for MXNet 1.x's Module API."""
 from .config import apply_thread_defaults as _apply_thread_defaults
 
-_apply_thread_defaults()   # before numba starts its thread pool; see nbdl.config
+_apply_thread_defaults()   # starts numba's thread pool with nbdl's wait policy; see nbdl.config
 
 from .errors import (ArgumentError, AttrError, BindError, CustomOpError, DeviceError,  # noqa: F401
                      DTypeError, GraphError, NbdlError, ShapeError, UnknownOpError)

@@ -7,14 +7,32 @@ import os
 
 
 def apply_thread_defaults():
-    """Called first thing by ``import nbdl``, before any parallel kernel runs.
+    """Called first thing by ``import nbdl``: starts Numba's threading layer
+    with nbdl's OpenMP wait policy, without leaving it in ``os.environ``.
 
-    Numba's OpenMP threads spin after each parallel region by default
-    (GNU OpenMP's active wait), and between two parallel kernels BLAS's own
-    threads need those cores: on 2 cores ResNet-50 inference at batch 1 took
-    292 ms with spinning threads and 74 ms with ``OMP_WAIT_POLICY=PASSIVE``
-    (MXNet 1.9.1: 78 ms in the same run).  A value the user set is kept."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    Numba's OpenMP threads (GNU libgomp) spin after each parallel region by
+    default, and between two parallel kernels BLAS's own threads need those
+    cores: on 2 cores ResNet-50 inference at batch 1 took 292 ms with
+    spinning threads and 74 ms with a passive wait.  libgomp reads
+    ``OMP_WAIT_POLICY`` once, when it is loaded, so the variable is set only
+    while Numba loads its threading layer and is removed again: processes the
+    user starts (MXNet or PyTorch runs side by side, DataLoader workers)
+    inherit the user's environment, not nbdl's choice.  ``NBDL_OMP_WAIT_POLICY``
+    (``PASSIVE`` by default; ``ACTIVE``; empty: libgomp's default) picks the
+    policy; an ``OMP_WAIT_POLICY`` the user set wins and is left as it is.
+    The threading layer is then started at import (about 5 ms); a libgomp
+    that another library loaded earlier keeps the policy it started with."""
+    policy = os.environ.get("NBDL_OMP_WAIT_POLICY", "PASSIVE").strip().upper()
+    if "OMP_WAIT_POLICY" in os.environ or not policy:
+        return
+    os.environ["OMP_WAIT_POLICY"] = policy
+    try:
+        from numba.np.ufunc import parallel
+        parallel._launch_threads()
+    except Exception:   # no threading layer: Numba says so at the first parallel kernel
+        pass
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]
 
 
 def _flag(name, default):
@@ -22,6 +40,13 @@ def _flag(name, default):
     if v is None or v == "":
         return default
     return v.strip().lower() not in ("0", "false", "no", "off")
+
+
+def graph_passes():
+    """``NBDL_GRAPH_PASSES``: a graph bound without gradients is rewritten for
+    inference (convolution + BatchNorm + residual add + ReLU fused, Dropout
+    dropped: ``nbdl.graph.fuse``); ``0`` binds the graph as written."""
+    return _flag("NBDL_GRAPH_PASSES", True)
 
 
 def planner_mode():

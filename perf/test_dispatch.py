@@ -8,22 +8,13 @@ import numpy as np
 import pytest
 
 import nbdl
-
-N_OPS = 100
-
-
-def chain(n=N_OPS):
-    x = nbdl.sym.var("x")
-    y = x
-    for i in range(n):
-        y = (y * 0.5) if i % 2 else nbdl.sym.relu(y)
-    return y
+from workloads import N_OPS, chain_symbol
 
 
 @pytest.mark.parametrize("driver", ["native", "python"])
 def test_chain_100_tiny_ops(benchmark, driver, monkeypatch):
     monkeypatch.setenv("NBDL_DRIVER", "1" if driver == "native" else "0")
-    ex = chain().bind(nbdl.cpu(), args={"x": nbdl.nd.array(np.arange(4, dtype=np.float32))},
+    ex = chain_symbol().bind(nbdl.cpu(), args={"x": nbdl.nd.array(np.arange(4, dtype=np.float32))},
                       grad_req="null")
     ex.forward()
     assert ex._runner("fwd_infer").native == (driver == "native")

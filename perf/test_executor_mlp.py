@@ -6,28 +6,12 @@ SoftmaxOutput, SGD update of the weights in place.
 import numpy as np
 import pytest
 
-import nbdl
-
-
-def mlp():
-    x = nbdl.sym.var("data")
-    for i, h in enumerate((512, 512)):
-        x = nbdl.sym.Activation(nbdl.sym.FullyConnected(x, num_hidden=h, name=f"fc{i + 1}"),
-                                act_type="relu", name=f"relu{i + 1}")
-    x = nbdl.sym.FullyConnected(x, num_hidden=10, name="fc3")
-    return nbdl.sym.SoftmaxOutput(x, name="softmax")
+from workloads import symbol_mlp_executor
 
 
 @pytest.fixture(scope="module")
 def executor():
-    ex = mlp().simple_bind(nbdl.cpu(), data=(128, 784))
-    rng = np.random.RandomState(0)
-    for name, arr in ex.arg_dict.items():
-        if name.endswith("weight"):
-            arr[:] = rng.uniform(-0.05, 0.05, arr.shape).astype(np.float32)
-    ex.arg_dict["data"][:] = rng.rand(128, 784).astype(np.float32)
-    ex.arg_dict["softmax_label"][:] = rng.randint(0, 10, 128).astype(np.float32)
-    return ex
+    return symbol_mlp_executor()
 
 
 def _sgd_kernel():

@@ -11,37 +11,14 @@ import pytest
 
 import nbdl
 from nbdl import autograd, gluon
-from nbdl.gluon import nn
+from workloads import eager_mlp_train, gluon_mlp_train
 
 N_OPS = 100
 
 
-def _net():
-    net = nn.HybridSequential()
-    net.add(nn.Dense(512, activation="relu", in_units=784), nn.Dense(512, activation="relu"),
-            nn.Dense(10))
-    net.initialize(nbdl.init.Xavier())
-    return net
-
-
 @pytest.mark.parametrize("mode", ["hybridized", "eager"])
 def test_gluon_mlp_train_step(benchmark, mode):
-    nbdl.random.seed(0)
-    net = _net()
-    if mode == "hybridized":
-        net.hybridize(static_alloc=True, static_shape=True)
-    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
-    rng = np.random.RandomState(0)
-    x = nbdl.nd.array(rng.rand(128, 784).astype(np.float32))
-    y = nbdl.nd.array(rng.randint(0, 10, 128).astype(np.float32))
-
-    def step():
-        with autograd.record():
-            loss = loss_fn(net(x), y)
-        loss.backward()
-        trainer.step(128)
-    step()
+    step, _ = gluon_mlp_train() if mode == "hybridized" else eager_mlp_train()
     benchmark(step)
 
 

@@ -3,11 +3,9 @@
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE pytest perf/test_zoo.py --benchmark-only
 """
-import numpy as np
 import pytest
 
-import nbdl
-from nbdl.gluon.model_zoo import vision
+from workloads import zoo_inference
 
 MODELS = ["resnet18_v1", "resnet50_v1", "mobilenet1.0", "squeezenet1.1"]
 
@@ -15,10 +13,6 @@ MODELS = ["resnet18_v1", "resnet50_v1", "mobilenet1.0", "squeezenet1.1"]
 @pytest.mark.parametrize("batch", [1, 16])
 @pytest.mark.parametrize("name", MODELS)
 def test_zoo_inference(benchmark, name, batch):
-    net = vision.get_model(name)
-    net.initialize(nbdl.init.Xavier())
-    net.hybridize(static_alloc=True, static_shape=True)
-    x = nbdl.nd.array(np.random.RandomState(0).rand(batch, 3, 224, 224).astype(np.float32))
-    net(x)
-    benchmark.pedantic(lambda: net(x), rounds=3 if batch == 16 else 10, warmup_rounds=1)
+    _, step = zoo_inference(name, batch)
+    benchmark.pedantic(step, rounds=3 if batch == 16 else 10, warmup_rounds=1)
     benchmark.extra_info["images_per_s"] = batch / benchmark.stats.stats.median

@@ -108,3 +108,14 @@ def pytest_unconfigure(config):
 @pytest.fixture
 def rng():
     return np.random.RandomState(0)
+
+
+@pytest.fixture
+def two_threads():
+    """Numba's thread count set to 2 for the test (parallel kernel variants
+    run with a slice a thread), restored after."""
+    import numba
+    prev = numba.get_num_threads()
+    numba.set_num_threads(2)
+    yield
+    numba.set_num_threads(prev)

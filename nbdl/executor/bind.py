@@ -141,11 +141,14 @@ def _check_unique(sym, order=None):
 
 
 def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, checked=None,
-            memory_budget=None):
+            memory_budget=None, fuse=True):
     """``checked``: ``(topo_order(sym._outputs), arguments, aux states)`` as
     ``_check_unique`` found them, when the caller has it, then (from
     ``simple_bind``) the shape and dtype tables the arrays were made from;
-    ``memory_budget``: the arena's bytes at most (None: ``NBDL_MEMORY_BUDGET``)."""
+    ``memory_budget``: the arena's bytes at most (None: ``NBDL_MEMORY_BUDGET``);
+    ``fuse``: a bind without gradients gets the inference rewrite
+    (``nbdl.graph.fuse``, unless ``NBDL_GRAPH_PASSES=0``), and the executor
+    keeps how to bind the plain graph for a forward with ``is_train=True``."""
     budget = config.parse_bytes(memory_budget) if memory_budget is not None \
         else config.memory_budget()
     if checked is None:
@@ -160,7 +163,7 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, ch
                       {n: np.dtype(a.dtype) for n, a in zip(arg_names, arg_nds)},
                       {n.name: a.shape for n, a in zip(aux_nodes, aux_nds)},
                       {n.name: np.dtype(a.dtype) for n, a in zip(aux_nodes, aux_nds)},
-                      wants, checked=checked)
+                      wants, checked=checked, fuse=fuse and config.graph_passes())
     for n, a in zip(arg_names, arg_nds):
         want = bg.shapes[bg.arg_nodes[arg_names.index(n)].output(0)]
         if tuple(a.shape) != tuple(want):
@@ -186,8 +189,11 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, ch
         _prof.counter(f"Executor arena: {device.device_type}/{device.device_id}",
                       _prof.CAT_STORAGE, int(sched.plan.arena_bytes))
     grads_out = [g if n in wants else None for n, g in zip(arg_names, grad_nds)]
-    return Executor(sym, device, bg, sched, arg_nds, grads_out, aux_nds, reqs, head_grads,
-                    rebind)
+    ex = Executor(sym, device, bg, sched, arg_nds, grads_out, aux_nds, reqs, head_grads, rebind)
+    if bg.fused:
+        ex._plain_graph = functools.partial(_finish, sym, device, arg_nds, grad_nds, aux_nds,
+                                            reqs, memory_budget=memory_budget, fuse=False)
+    return ex
 
 
 @_gc_paused

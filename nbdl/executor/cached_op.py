@@ -105,7 +105,7 @@ class CachedOp:
     def executors(self):
         return [b.ex for lst in self._bound.values() for b in lst]
 
-    def _bind(self, inputs, needs_grad, primary):
+    def _bind(self, inputs, needs_grad, primary, predict=False):
         dev = inputs[0]._device if inputs else self.params[next(iter(self.params))].list_device()[0]
         by_input = dict(zip(self.input_names, inputs))
         args, grads, reqs = {}, {}, {}
@@ -119,7 +119,7 @@ class CachedOp:
             else:
                 p = self.params[name]
                 args[name] = p.data(dev)
-                if p.grad_req != "null":
+                if p.grad_req != "null" and not predict:
                     if primary:
                         grads[name] = p.grad(dev)
                         reqs[name] = p.grad_req
@@ -147,7 +147,12 @@ class CachedOp:
         needs_grad = tuple(recording and (getattr(a, "_ag", None) is not None
                                           or getattr(a, "_ag_var", None) is not None)
                            for a in inputs)
-        sig = (tuple((tuple(a.shape), np.dtype(a._data.dtype).str) for a in inputs), needs_grad)
+        # A call neither recorded nor in training mode gets an executor of its
+        # own, bound without gradients: its graph is rewritten for inference
+        # (nbdl.graph.fuse), as MXNet's CachedOp plans its inference graph apart.
+        predict = not recording and not _ag.is_training()
+        sig = (tuple((tuple(a.shape), np.dtype(a._data.dtype).str) for a in inputs), needs_grad,
+               predict)
         dev = inputs[0]._device if inputs else None
         pkey = self._params_key(dev) if dev is not None else ()
         pool = self._bound.setdefault(sig, [])
@@ -155,7 +160,8 @@ class CachedOp:
         if slot is None:
             pool[:] = [b for b in pool if b.params_key == pkey]
             primary = not pool
-            slot = _Bound(self._bind(list(inputs), needs_grad, primary), pkey, primary)
+            slot = _Bound(self._bind(list(inputs), needs_grad, primary and not predict, predict),
+                          pkey, primary and not predict)
             if self._op_hook is not None:
                 self._apply_hook(slot.ex)
             pool.append(slot)

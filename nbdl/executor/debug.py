@@ -33,6 +33,11 @@ def executor_debug_str(ex):
     bg = ex._bg
     variables = bg.arg_nodes + bg.aux_nodes + [e.node for e in bg.head_grads]
     lines = _graph_listing(bg.heads, sched.nodes, variables)
+    if bg.fused:
+        lines.append("--------------------")
+        lines.append("Fused for inference (nbdl.graph.fuse; NBDL_GRAPH_PASSES=0 binds the graph "
+                     "as written):")
+        lines += [f"\t{f.describe()}" for f in bg.fused]
     plan = sched.plan
     # Temps a kernel requested with zero size (scratch it needs only in some
     # modes) are not counted.

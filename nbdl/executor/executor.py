@@ -89,6 +89,8 @@ class Executor:
         self._has_backward = bool(sched.backward)
         self._unread = None
         self._segments = None
+        self._plain_graph = None    # binds the graph as written (set when it was fused)
+        self._plain = None
 
     # -- views by name ----------------------------------------------------
     @property
@@ -279,11 +281,24 @@ class Executor:
                                      f"(with allow_up_sizing=True if it grows)")
             for k, v in kwargs.items():
                 copy_into(arg[k]._data, v)
+        if is_train and self._plain_graph is not None:
+            return self._forward_plain()
         which = "fwd_train" if is_train else "fwd_infer"
         if _prof.executor:
             _profiled_run(self, which, self._sched.fwd_train if is_train else self._sched.fwd_infer)
         else:
             self._runner(which)()
+        return self.outputs
+
+    def _forward_plain(self):
+        """A training forward of an executor whose graph was rewritten for
+        inference (``nbdl.graph.fuse``): the graph as written, bound once on
+        first use to the same arrays, runs it (batch statistics, dropout),
+        and its outputs are copied into this executor's."""
+        if self._plain is None:
+            self._plain = self._plain_graph()
+        for mine, theirs in zip(self.outputs, self._plain.forward(is_train=True)):
+            copy_into(mine._data, theirs._data)
         return self.outputs
 
     def backward(self, out_grads=None, is_train=True, grad_ready=None):

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ShapeError
+from ..graph.fuse import fuse_for_inference
 from ..graph.gradient import build_gradient
 from ..graph.infer import infer_shapes, infer_types
 from ..ops.ir import classify_variables, make_node, make_variable, topo_order
@@ -23,6 +24,7 @@ class BoundGraph:
     shapes: dict                 # Entry -> shape
     dtypes: dict                 # Entry -> np.dtype
     grad_copy_nodes: set = field(default_factory=set)
+    fused: list = field(default_factory=list)   # nbdl.graph.fuse's rewrites (inference binds)
 
 
 def forward_heads(sym):
@@ -117,12 +119,14 @@ def _reuse(s_table, t_table, known_s, known_t):
     return shapes, dtypes
 
 
-def build(sym, arg_shapes, arg_dtypes, aux_shapes, aux_dtypes, wants_grad, checked=None):
+def build(sym, arg_shapes, arg_dtypes, aux_shapes, aux_dtypes, wants_grad, checked=None,
+          fuse=False):
     """``arg_shapes``/``arg_dtypes``: {name: value} for the bound arguments;
     ``wants_grad``: names of the arguments that get gradients;
     ``checked``: ``(topo_order(sym._outputs), arguments, aux states)`` when
     the caller has them, followed by ``simple_bind``'s shape and dtype tables
-    when the arrays were made from them."""
+    when the arrays were made from them; ``fuse``: rewrite the graph for
+    inference (``nbdl.graph.fuse``; only without gradients)."""
     heads = forward_heads(sym)
     if checked is not None and all(h is e for h, e in zip(heads, sym._outputs)):
         order, arg_nodes, aux_nodes = checked[:3]   # no output was a variable: the same graph
@@ -149,6 +153,9 @@ def build(sym, arg_shapes, arg_dtypes, aux_shapes, aux_dtypes, wants_grad, check
     if shapes is None:
         shapes, dtypes = infer_all(order, arg_nodes, known_s, known_t)
         check_complete(order, shapes, arg_nodes, aux_nodes)
+    fused = []
+    if fuse and not wants_grad:
+        heads, order, fused = fuse_for_inference(heads, order, shapes, dtypes)
     fwd_nodes = [n for n in order if n.op is not None]
 
     head_grads, grad_of, bwd_nodes = [], {}, []
@@ -171,4 +178,4 @@ def build(sym, arg_shapes, arg_dtypes, aux_shapes, aux_dtypes, wants_grad, check
         for n, g in zip(wrt, grads):
             grad_of[n.name] = g
     return BoundGraph(heads, arg_nodes, aux_nodes, fwd_nodes, bwd_nodes, head_grads,
-                      grad_of, shapes, dtypes)
+                      grad_of, shapes, dtypes, fused=fused)

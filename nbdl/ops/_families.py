@@ -1,6 +1,6 @@
 """Imports every op family so that each registers its ops.  A new family
 file is added here and nowhere else."""
-from . import (activations_nn, batch_norm, cast, concat_slice, convolution, ctc,  # noqa: F401
+from . import (activations_nn, batch_norm, cast, concat_slice, convolution, conv_fused, ctc,  # noqa: F401
                deformable_convolution, depth_space, dropout, elemwise_binary, elemwise_math,
                elemwise_unary, embedding, indexing, layer_norm, matrix, pad_resize, pooling,
                reduce, regression, reshape, rnn, sequence, shape, softmax, swapaxis, topk)

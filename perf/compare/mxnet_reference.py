@@ -1,23 +1,57 @@
-"""Side-by-side reference figures from Apache MXNet 1.9.1 for the executor
-benchmarks in perf/.  Not part of nbdl or its tests: run it in a separate
-virtual environment that has MXNet,
+"""Apache MXNet 1.9.1's side of issue 14's speed table: one builder per row,
+the same names, shapes and steps as ``perf/workloads.py`` (nbdl's side).
+Not part of nbdl or its tests; it runs in MXNet's own virtual environment,
+standalone (medians of each row, one after the other)::
 
-    python -m venv /tmp/mxvenv && /tmp/mxvenv/bin/pip install 'mxnet==1.9.1' 'numpy<1.24'
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /tmp/mxvenv/bin/python perf/compare/mxnet_reference.py
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=2 \\
+        /work/mxvenv/bin/python perf/compare/mxnet_reference.py [row ...]
 
-It prints the median of repeated timings for the same workloads as
-perf/test_executor_mlp.py and perf/test_dispatch.py.
+or as the peer worker of ``perf/compare/side_by_side.py`` (alternating
+rounds against nbdl in one run).  Each builder returns ``(step, per)``:
+``step()`` runs the workload once and waits for it, ``per`` divides its time
+into the row's unit (100 for the per-op rows).
 """
+import sys
+
 import mxnet as mx
 import numpy as np
 
-from _timing import median_time
+N_OPS = 100
 
 
-def mlp_step():
+def _train_step(net, x, y, loss_fn, batch, optimizer):
+    from mxnet import autograd, gluon
+    net.hybridize(static_alloc=True, static_shape=True)
+    trainer = gluon.Trainer(net.collect_params(), optimizer[0], optimizer[1])
+    x, y = mx.nd.array(x), mx.nd.array(y)
+
+    def step():
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(batch)
+        mx.nd.waitall()
+    step()
+    return step
+
+
+def gluon_mlp_train():
+    from mxnet import gluon
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Dense(512, activation="relu"), gluon.nn.Dense(512, activation="relu"),
+            gluon.nn.Dense(10))
+    net.initialize(mx.init.Xavier())
+    rng = np.random.RandomState(0)
+    return _train_step(net, rng.rand(128, 784), rng.randint(0, 10, 128),
+                       gluon.loss.SoftmaxCrossEntropyLoss(), 128,
+                       ("sgd", {"learning_rate": 0.01})), 1
+
+
+def symbol_mlp_train():
     x = mx.sym.var("data")
     for i, h in enumerate((512, 512)):
-        x = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=h, name=f"fc{i + 1}"), act_type="relu")
+        x = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=h, name=f"fc{i + 1}"),
+                              act_type="relu")
     x = mx.sym.FullyConnected(x, num_hidden=10, name="fc3")
     net = mx.sym.SoftmaxOutput(x, name="softmax")
     ex = net.simple_bind(mx.cpu(), data=(128, 784))
@@ -27,7 +61,8 @@ def mlp_step():
             a[:] = rng.uniform(-0.05, 0.05, a.shape)
     ex.arg_dict["data"][:] = rng.rand(128, 784)
     ex.arg_dict["softmax_label"][:] = rng.randint(0, 10, 128)
-    pairs = [(ex.arg_dict[k], ex.grad_dict[k]) for k in ex.grad_dict if k != "data" and k != "softmax_label"]
+    pairs = [(ex.arg_dict[k], ex.grad_dict[k]) for k in ex.grad_dict
+             if k not in ("data", "softmax_label")]
 
     def step():
         ex.forward(is_train=True)
@@ -35,88 +70,75 @@ def mlp_step():
         for w, g in pairs:
             mx.nd.sgd_update(w, g, lr=0.01 / 128, out=w)
         mx.nd.waitall()
-    return median_time(step)
+    step()
+    return step, 1
 
 
-def chain(n=100):
+def hybrid_dispatch():
     x = mx.sym.var("x")
     y = x
-    for i in range(n):
+    for i in range(N_OPS):
         y = (y * 0.5) if i % 2 else mx.sym.relu(y)
     ex = y.bind(mx.cpu(), args={"x": mx.nd.array(np.arange(4))}, grad_req="null")
 
     def fwd():
         ex.forward()
         mx.nd.waitall()
-    return median_time(fwd, repeat=500) / n
+    fwd()
+    return fwd, N_OPS
 
 
-def gluon_step():
-    from mxnet import autograd, gluon
-    net = gluon.nn.HybridSequential()
-    net.add(gluon.nn.Dense(512, activation="relu"), gluon.nn.Dense(512, activation="relu"),
-            gluon.nn.Dense(10))
+def _image_train(net, shape, classes):
+    from mxnet import gluon
     net.initialize(mx.init.Xavier())
-    net.hybridize(static_alloc=True, static_shape=True)
-    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
-    x = mx.nd.array(np.random.rand(128, 784))
-    y = mx.nd.array(np.random.randint(0, 10, 128))
-
-    def step():
-        with autograd.record():
-            loss = loss_fn(net(x), y)
-        loss.backward()
-        trainer.step(128)
-        mx.nd.waitall()
-    return median_time(step)
+    rng = np.random.RandomState(0)
+    return _train_step(net, rng.rand(*shape), rng.randint(0, classes, shape[0]),
+                       gluon.loss.SoftmaxCrossEntropyLoss(), shape[0],
+                       ("sgd", {"learning_rate": 0.01, "momentum": 0.9})), 1
 
 
-def cnn_figures():
-    """LeNet-5 train step (1x28x28, batch 128), resnet18_v1 train step
-    (3x32x32, batch 32, 10 classes), resnet50_v1 inference (batch 1 and 16)."""
-    from mxnet import autograd, gluon
+def lenet_train():
+    from mxnet import gluon
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(6, 5, padding=2, activation="relu"), gluon.nn.MaxPool2D(2, 2),
+            gluon.nn.Conv2D(16, 5, activation="relu"), gluon.nn.MaxPool2D(2, 2),
+            gluon.nn.Dense(120, activation="relu"), gluon.nn.Dense(84, activation="relu"),
+            gluon.nn.Dense(10))
+    return _image_train(net, (128, 1, 28, 28), 10)
+
+
+def resnet18_train():
     from mxnet.gluon.model_zoo import vision
+    return _image_train(vision.resnet18_v1(classes=10), (32, 3, 32, 32), 10)
 
-    def train_step(net, shape, classes, repeat):
+
+def _zoo_row(name, batch):
+    def build():
+        from mxnet.gluon.model_zoo import vision
+        net = vision.get_model(name)
         net.initialize(mx.init.Xavier())
         net.hybridize(static_alloc=True, static_shape=True)
-        loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
-        trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01, "momentum": 0.9})
-        x = mx.nd.array(np.random.rand(*shape))
-        y = mx.nd.array(np.random.randint(0, classes, shape[0]))
+        x = mx.nd.array(np.random.RandomState(0).rand(batch, 3, 224, 224))
 
         def step():
-            with autograd.record():
-                loss = loss_fn(net(x), y)
-            loss.backward()
-            trainer.step(shape[0])
-            mx.nd.waitall()
-        return median_time(step, repeat=repeat, warmup=2)
-
-    lenet = gluon.nn.HybridSequential()
-    lenet.add(gluon.nn.Conv2D(6, 5, padding=2, activation="relu"), gluon.nn.MaxPool2D(2, 2),
-              gluon.nn.Conv2D(16, 5, activation="relu"), gluon.nn.MaxPool2D(2, 2),
-              gluon.nn.Dense(120, activation="relu"), gluon.nn.Dense(84, activation="relu"),
-              gluon.nn.Dense(10))
-    out = {"lenet": train_step(lenet, (128, 1, 28, 28), 10, 50),
-           "resnet18": train_step(vision.resnet18_v1(classes=10), (32, 3, 32, 32), 10, 10)}
-    for batch in (1, 16):
-        net = vision.resnet50_v1()
-        net.initialize(mx.init.Xavier())
-        net.hybridize(static_alloc=True, static_shape=True)
-        x = mx.nd.array(np.random.rand(batch, 3, 224, 224))
-
-        def fwd():
             net(x).wait_to_read()
-        out[f"resnet50_b{batch}"] = median_time(fwd, repeat=5 if batch == 16 else 20, warmup=2)
-    return out
+        step()
+        return step, 1
+    return build
+
+
+ROWS = {"gluon_mlp_train": gluon_mlp_train, "symbol_mlp_train": symbol_mlp_train,
+        "hybrid_dispatch": hybrid_dispatch, "lenet_train": lenet_train,
+        "resnet18_train": resnet18_train}
+for _name, _key in (("resnet50_v1", "resnet50"), ("resnet18_v1", "resnet18"),
+                    ("mobilenet1.0", "mobilenet"), ("squeezenet1.1", "squeezenet")):
+    for _b in (1, 16):
+        ROWS[f"{_key}_infer_b{_b}"] = _zoo_row(_name, _b)
 
 
 if __name__ == "__main__":
+    from _timing import median_time
     print(f"mxnet {mx.__version__}")
-    print(f"MLP 784-512-512-10 batch 128 train step: {mlp_step() * 1e3:.3f} ms")
-    print(f"Gluon MLP train step, hybridized static_alloc: {gluon_step() * 1e3:.3f} ms")
-    for k, v in cnn_figures().items():
-        print(f"{k}: {v * 1e3:.2f} ms")
-    print(f"100-op chain of tiny ops, static graph: {chain() * 1e6:.3f} us/op")
+    for row in sys.argv[1:] or list(ROWS):
+        step, per = ROWS[row]()
+        print(f"{row}: {median_time(step, repeat=20, warmup=2) / per * 1e3:.4f} ms")

@@ -353,15 +353,6 @@ PLAN_VARIANTS = {
 }
 
 
-@pytest.fixture
-def two_threads():
-    import numba
-    prev = numba.get_num_threads()
-    numba.set_num_threads(2)
-    yield
-    numba.set_num_threads(prev)
-
-
 @pytest.mark.parametrize("variant", sorted(PLAN_VARIANTS))
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("kernel,pad", [((3, 3), (1, 1)), ((1, 1), (0, 0))])

@@ -11,6 +11,7 @@ when that is set: it is applied with ``numba.set_num_threads`` the first time
 a kernel asks in each thread (Numba scopes the setting per thread)."""
 import inspect
 import threading
+import types
 
 import numba
 
@@ -57,3 +58,25 @@ def twins(*pairs):
             raise TypeError(f"{par.py_func.__name__} and {ser.py_func.__name__} take different "
                             f"parameters: {list(a)} / {list(b)}")
         declare_serial_twin(par, lambda ser=ser: ser)
+
+
+def variant(py_func, name):
+    """A copy of the plain function ``py_func`` named ``name``, to compile the
+    same source a second time with other options (``parallel=True``: a
+    ``prange`` is a ``range`` in the serial compilation).  Numba's on-disk
+    cache keys a function by its qualified name, not by its options, so the
+    two compilations need two names; ``name`` should also be the module
+    attribute the compiled copy is kept in.
+
+    Parameters
+    ----------
+    py_func : function
+        Module-level function without free variables.
+    name : str
+        The copy's name and qualified name.
+    """
+    f = types.FunctionType(py_func.__code__.replace(co_name=name, co_qualname=name),
+                           py_func.__globals__, name, py_func.__defaults__, py_func.__closure__)
+    f.__qualname__ = name
+    f.__module__ = py_func.__module__
+    return f

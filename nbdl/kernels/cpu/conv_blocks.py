@@ -7,7 +7,9 @@ from numba import prange
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL
+from ..shared.conv_epilogue import EP_RESIDUAL
 from ._gemm import gemm
+from .conv_epilogue import finish_run
 from .conv_im2col import (_fill_par, _fill_unit, _gather_par, _gather_unit, _scatter_unit,
                           _unfill_unit)
 
@@ -71,25 +73,27 @@ def _cols_side_par(src3, buf, n0, nb, g, g_n, qa, qb):
 
 
 @njit(cache=True)
-def _product_cols(wg, src, out3, buf, b, n0, nb, g, g_n, has_bias, add, f0, f1, qa, qb):
-    """Rows f0 .. f1 of the block's items on the cols side (=|+=) wg . src (+ bias)."""
+def _product_cols(wg, src, out3, buf, st, r3, n0, nb, g, g_n, ep, add, f0, f1, qa, qb):
+    """Rows f0 .. f1 of the block's items on the cols side (=|+=) wg . src,
+    through the epilogue ``ep`` (bias, folded BatchNorm, residual ``r3``,
+    ReLU: ``conv_epilogue``) while the rows are in cache."""
     fg, p = out3.shape[1], out3.shape[2]
     if f1 <= f0:
         return
     if nb == 1:
-        o = out3[n0 * g_n + g]
+        i = n0 * g_n + g
+        o = out3[i]
         gemm(wg[f0:f1], src, o[f0:f1, qa:qb], 1.0, 1.0 if add else 0.0)
-        if has_bias:
+        if ep:
             for f in range(f0, f1):
-                bv = b[g * fg + f]
-                for q in range(qa, qb):
-                    o[f, q] += bv
+                finish_run(o[f], r3[i, f] if ep & EP_RESIDUAL else o[f], st, g * fg + f, ep,
+                           qa, qb)
         return
     res = _block(buf, fg, nb * p)
     gemm(wg[f0:f1], src, res[f0:f1], 1.0, 0.0)
     for j in range(nb):
         for f in range(f0, f1):
-            _scatter_unit(j * fg + f, res, out3, b, n0, g, g_n, has_bias, add)
+            _scatter_unit(j * fg + f, res, out3, st, r3, n0, g, g_n, ep, add)
 
 
 @njit(cache=True)
@@ -114,7 +118,7 @@ def _product_img(wg, src, img3, col, n0, nb, g, g_n, direct, add, tbl, k, p, c0,
 # -- sample ranges, serial over blocks (and over column tiles of one image) -------------------
 
 @njit(cache=True)
-def _forward_range(lo, hi, bs, tile, img3, w, b, out3, col, buf, has_bias, add, direct, tbl,
+def _forward_range(lo, hi, bs, tile, img3, w, st, r3, out3, col, buf, ep, add, direct, tbl,
                    k, p):
     g_n, fg = w.shape[0], w.shape[1]
     for n0 in range(lo, hi, bs):
@@ -123,7 +127,7 @@ def _forward_range(lo, hi, bs, tile, img3, w, b, out3, col, buf, has_bias, add, 
             qb = min(p, qa + tile)
             for g in range(g_n):
                 src = _columns(img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
-                _product_cols(w[g], src, out3, buf, b, n0, nb, g, g_n, has_bias, add, 0, fg,
+                _product_cols(w[g], src, out3, buf, st, r3, n0, nb, g, g_n, ep, add, 0, fg,
                               qa, qb)
 
 
@@ -177,7 +181,7 @@ def _deconv_backward_range(lo, hi, bs, tile, og3, x3, w, dx3, dwt, col, buf, r_x
                     xb = _cols_side(x3, buf, n0, nb, g, g_n, qa, qb)
                     gemm(xb, src.T, dwt[g], 1.0, beta)
                 if r_x != REQ_NULL:
-                    _product_cols(w[g], src, dx3, buf, w[g, 0, :0], n0, nb, g, g_n, False,
+                    _product_cols(w[g], src, dx3, buf, w[g], dx3, n0, nb, g, g_n, 0,
                                   r_x == REQ_ADD, 0, fg, qa, qb)
 
 
@@ -189,7 +193,7 @@ def _slice(n, t, nt):
 
 
 @njit(cache=True, parallel=True)
-def _forward_split(nt, bs, img3, w, b, out3, col, buf, has_bias, add, direct, tbl, k, p):
+def _forward_split(nt, bs, img3, w, st, r3, out3, col, buf, ep, add, direct, tbl, k, p):
     g_n, fg = w.shape[0], w.shape[1]
     n = img3.shape[0] // g_n
     for n0 in range(0, n, bs):
@@ -198,7 +202,7 @@ def _forward_split(nt, bs, img3, w, b, out3, col, buf, has_bias, add, direct, tb
             src = _columns_par(img3, col, n0, nb, g, g_n, direct, tbl, k, p, 0, p)
             for t in prange(nt):
                 f0, f1 = _slice(fg, t, nt)
-                _product_cols(w[g], src, out3, buf, b, n0, nb, g, g_n, has_bias, add, f0, f1, 0,
+                _product_cols(w[g], src, out3, buf, st, r3, n0, nb, g, g_n, ep, add, f0, f1, 0,
                               p)
 
 
@@ -257,5 +261,5 @@ def _deconv_backward_split(nt, bs, og3, x3, w, dx3, dw3, col, buf, r_x, r_w, w_a
                 if f1 > f0 and r_w != REQ_NULL:
                     gemm(xb[f0:f1], src.T, dw3[g, f0:f1], 1.0, beta)
                 if r_x != REQ_NULL:
-                    _product_cols(w[g], src, dx3, buf, w[g, 0, :0], n0, nb, g, g_n, False,
+                    _product_cols(w[g], src, dx3, buf, w[g], dx3, n0, nb, g, g_n, 0,
                                   r_x == REQ_ADD, f0, f1, 0, p)

@@ -8,6 +8,8 @@ from numba import prange
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD
+from ..shared.conv_epilogue import EP_RESIDUAL
+from .conv_epilogue import finish_value
 
 
 # -- the im2col table and one channel's im2col / col2im ------------------------------
@@ -169,21 +171,24 @@ def _unfill_unit(u, colb, img3, n0, g, g_n, direct, add, tbl, k, p, qa, qb):
 
 
 @njit(cache=True)
-def _scatter_unit(u, res, out3, b, n0, g, g_n, has_bias, add):
-    """out3[i, f] (=|+=) res[f, j*P..] (+ bias) for item i = (n0+j, g)."""
+def _scatter_unit(u, res, out3, st, r3, n0, g, g_n, ep, add):
+    """out3[i, f] (=|+=) res[f, j*P..] through the epilogue (bias, folded
+    BatchNorm, residual r3[i, f], ReLU: ``conv_epilogue``) for item
+    i = (n0+j, g)."""
     fg, p = out3.shape[1], out3.shape[2]
     j = u // fg
     f = u - j * fg
     i = (n0 + j) * g_n + g
     q0 = j * p
-    bv = b[g * fg + f] if has_bias else out3.dtype.type(0)
+    c = g * fg + f
     o = out3[i, f]
+    r = r3[i, f] if ep & EP_RESIDUAL else o
     if add:
         for q in range(p):
-            o[q] += res[f, q0 + q] + bv
+            o[q] += finish_value(res[f, q0 + q], r[q], st, c, ep)
     else:
         for q in range(p):
-            o[q] = res[f, q0 + q] + bv
+            o[q] = finish_value(res[f, q0 + q], r[q], st, c, ep)
 
 
 @njit(cache=True)

@@ -26,6 +26,7 @@ im2col table and tap list ``(kv*P + kv,)``, and the compacted weights (and
 backward their gradient) when taps were left out; ``rows`` is ``nt`` for
 ``CHUNKS``, else 1.
 """
+import math
 from functools import partial
 
 import numpy as np
@@ -33,7 +34,8 @@ import numpy as np
 from ...ops.convolution import geometry
 from ...ops.registry import REQ_NULL
 from ._blas_threads import BLAS_THREAD_CONTROL
-from ._parallel import threads as _threads
+from ._parallel import threads as _threads, use_parallel
+from .conv_depthwise import scratch_size
 
 SERIAL, CHUNKS, SPLIT = 0, 1, 2
 
@@ -43,6 +45,27 @@ SERIAL, CHUNKS, SPLIT = 0, 1, 2
 def is_direct(geom):
     """1x1 kernel, stride 1, no pad: the image is its own column matrix."""
     return int(geom["k3"] == (1, 1, 1) and geom["s3"] == (1, 1, 1) and geom["p3"] == (0, 0, 0))
+
+
+def is_depthwise(geom):
+    """A depthwise convolution (one input channel a group, several groups):
+    its forward runs direct loops (``conv_depthwise``), no scratch but the
+    epilogue's."""
+    return geom["G"] > 1 and geom["img"][1] == 1
+
+
+def depthwise_threads(call):
+    """Threads (scratch rows) of a depthwise forward: its parallel kernel's,
+    or 1 for the serial one."""
+    return _threads() if use_parallel(math.prod(call.out_shapes[0])) else 1
+
+
+def epilogue_temp(call, dtype):
+    """The epilogue's per-channel scale and shift, ``(2, F)`` when there is a
+    bias or a folded BatchNorm (``(2, 0)`` otherwise)."""
+    a = call.attrs
+    affine = not a["no_bias"] or a.get("with_bn", False)
+    return ((2, a["num_filter"] if affine else 0), dtype)
 
 
 def plan(geom, itemsize=4):
@@ -141,10 +164,18 @@ def _temps(call, transposed, backward):
     backward: the im2col column block (Deconvolution forward: the GEMM result
     before col2im), backward the per-chunk weight-gradient partial sums, the
     cols-side block (gathered or GEMM result), the int32 im2col table, and the
-    weights (and gradient) compacted to the taps that read the image."""
+    weights (and gradient) compacted to the taps that read the image;
+    Convolution's forward (and the fused one's) adds the epilogue's scale and
+    shift, and a depthwise one needs nothing else."""
     geom = geometry(call.attrs, call.in_shapes[1 if backward else 0], transposed)
+    dtype = call.out_dtypes[0]
+    if not transposed and not backward:
+        st = epilogue_temp(call, dtype)
+        if is_depthwise(geom):
+            return [st, ((depthwise_threads(call), scratch_size(geom)), dtype)]
+        return scratch(geom, cpu_plan(call, geom), False, False, dtype) + [st]
     return scratch(geom, cpu_plan(call, geom), backward, backward and call.req[1] != REQ_NULL,
-                   call.out_dtypes[0])
+                   dtype)
 
 
 temp_convolution = partial(_temps, transposed=False, backward=False)
@@ -153,6 +184,7 @@ temp_convolution_backward = partial(_temps, transposed=False, backward=True)
 temp_deconvolution_backward = partial(_temps, transposed=True, backward=True)
 
 
-__all__ = ["plan", "scratch", "kept_taps", "is_direct", "cpu_plan", "SERIAL", "CHUNKS", "SPLIT",
+__all__ = ["plan", "scratch", "kept_taps", "is_direct", "is_depthwise", "epilogue_temp",
+           "depthwise_threads", "cpu_plan", "SERIAL", "CHUNKS", "SPLIT",
            "temp_convolution", "temp_deconvolution", "temp_convolution_backward",
            "temp_deconvolution_backward"]

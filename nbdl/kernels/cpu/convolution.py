@@ -55,42 +55,52 @@ from .conv_blocks import (_conv_backward_range, _conv_backward_split, _data_rang
                           _forward_split, _slice)
 from .conv_im2col import (_add_bias, _add_bias_par, _bias_grad, _bias_grad_par, _finish_weight,
                           _finish_weight_par, _flat3, _setup)
-from .conv_plan import SERIAL, SPLIT, _geom_scalars, cpu_plan, is_direct
+from ..shared.conv_epilogue import epilogue_args
+from .conv_depthwise import dw_forward, dw_forward_parallel
+from .conv_epilogue import fold
+from .conv_plan import (SERIAL, SPLIT, _geom_scalars, cpu_plan, depthwise_threads, is_depthwise,
+                        is_direct)
 
 
 @njit(cache=True)
-def conv_forward(img, w, b, cols, col, buf, tbl, wsc, has_bias, req, direct, mode, nt, bs, tile, hold,
+def conv_forward(img, w, b, gamma, beta, mm, mv, res, cols, col, buf, tbl, wsc, st, has_bias,
+                 has_bn, fix_gamma, eps, ep, req, direct, mode, nt, bs, tile, hold,
                  kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
-    """cols (=|+=) w . im2col(img) (+ b); ``mode``/``nt``/``bs`` from ``plan``."""
+    """cols (=|+=) w . im2col(img), through the epilogue ``ep`` (``conv_epilogue``:
+    bias, a folded inference BatchNorm, the residual ``res``, ReLU);
+    ``mode``/``nt``/``bs`` from ``plan``."""
     if req == REQ_NULL:
         return
     wk, k, kv, p = _setup(img, cols, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw,
                           dd, dh, dw)
+    fold(st, b, gamma, beta, mm, mv, has_bias, has_bn, fix_gamma, eps, ep)
     n = img.shape[0] // w.shape[0]
     prev = hold_blas(hold)
-    _forward_range(0, n, bs, tile, _flat3(img), wk, b, _flat3(cols), col[0], buf[0], has_bias,
-                   req == REQ_ADD, direct, tbl, kv, p)
+    _forward_range(0, n, bs, tile, _flat3(img), wk, st, _flat3(res), _flat3(cols), col[0],
+                   buf[0], ep, req == REQ_ADD, direct, tbl, kv, p)
     release_blas(prev)
 
 
 @njit(cache=True, parallel=True)
-def conv_forward_parallel(img, w, b, cols, col, buf, tbl, wsc, has_bias, req, direct, mode, nt,
-                          bs, tile, hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+def conv_forward_parallel(img, w, b, gamma, beta, mm, mv, res, cols, col, buf, tbl, wsc, st,
+                          has_bias, has_bn, fix_gamma, eps, ep, req, direct, mode, nt, bs, tile,
+                          hold, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
     if req == REQ_NULL:
         return
     wk, k, kv, p = _setup(img, cols, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw,
                           dd, dh, dw)
+    fold(st, b, gamma, beta, mm, mv, has_bias, has_bn, fix_gamma, eps, ep)
     n = img.shape[0] // w.shape[0]
-    img3, out3, add = _flat3(img), _flat3(cols), req == REQ_ADD
+    img3, out3, r3, add = _flat3(img), _flat3(cols), _flat3(res), req == REQ_ADD
     saved = blas_get_threads()
     blas_set_threads(1)
     if mode == SPLIT:
-        _forward_split(nt, bs, img3, wk, b, out3, col[0], buf[0], has_bias, add, direct, tbl,
+        _forward_split(nt, bs, img3, wk, st, r3, out3, col[0], buf[0], ep, add, direct, tbl,
                        kv, p)
     else:
         for t in prange(nt):
             lo, hi = _slice(n, t, nt)
-            _forward_range(lo, hi, bs, tile, img3, wk, b, out3, col[t], buf[t], has_bias, add,
+            _forward_range(lo, hi, bs, tile, img3, wk, st, r3, out3, col[t], buf[t], ep, add,
                            direct, tbl, kv, p)
     blas_set_threads(saved)
 
@@ -256,8 +266,8 @@ def deconv_backward_parallel(og, x, w, dx, dw_, db, col, part, buf, tbl, wsc, r_
 
 # (transposed, parallel) -> entry point; without a bias the kernel gets an
 # empty bias array (Launch.args) and has_bias = 0: one compiled kernel each.
-_FORWARD = {(False, False): conv_forward, (False, True): conv_forward_parallel,
-            (True, False): deconv_forward, (True, True): deconv_forward_parallel}
+# Convolution's forward is ``_conv_forward``'s.
+_FORWARD = {(True, False): deconv_forward, (True, True): deconv_forward_parallel}
 _BACKWARD = {(False, False): conv_backward, (False, True): conv_backward_parallel,
              (True, False): deconv_backward, (True, True): deconv_backward_parallel}
 
@@ -265,26 +275,59 @@ _BACKWARD = {(False, False): conv_backward, (False, True): conv_backward_paralle
 def _prepare(call, transposed, backward):
     data = call.in_shapes[1] if backward else call.in_shapes[0]
     geom = geometry(call.attrs, data, transposed)
+    if not transposed and not backward:
+        return _conv_forward(call, geom)
     mode, nt, bs, tile = cpu_plan(call, geom)
     has_bias = not call.attrs["no_bias"]
     fn = (_BACKWARD if backward else _FORWARD)[(transposed, mode != SERIAL)]
     img, cols, w = geom["img"], geom["cols"], geom["w"]
-    # SERIAL: BLAS's own threads only for GEMMs big enough (one block's)
-    gemm_flops = 2 * w[1] * w[2] * (bs * geom["P"] if tile == geom["P"] else tile)
-    hold = hold_for(gemm_flops) if mode == SERIAL else 0
     bias = [None] if has_bias else []
-    common = (is_direct(geom), mode, nt, bs, tile, hold) + _geom_scalars(geom)
+    common = (is_direct(geom), mode, nt, bs, tile, _hold(geom, mode, bs, tile)) + \
+        _geom_scalars(geom)
     if not backward:
-        x, y = (cols, img) if transposed else (img, cols)
         scal = (int(has_bias), call.req[0]) + common
         # arrays: x, w, [b], y, 4 temps; the kernel takes (x, w, b, y, temps)
         pick = None if has_bias else (0, 1, (1, (0,)), 2, 3, 4, 5, 6)
-        return Launch(fn, scal, views=[x, w] + bias + [y] + [None] * 4, args=pick)
+        return Launch(fn, scal, views=[cols, w] + bias + [img] + [None] * 4, args=pick)
     x, og = (cols, img) if transposed else (img, cols)
     scal = tuple(call.req[:2]) + ((call.req[2], 1) if has_bias else (REQ_NULL, 0)) + common
     # arrays: og, x, w, dx, dw, [db], 5 temps; the kernel takes (og, x, w, dx, dw, db, temps)
     pick = None if has_bias else (0, 1, 2, 3, 4, (2, (0,)), 5, 6, 7, 8, 9)
     return Launch(fn, scal, views=[og, x, w, x, w] + bias + [None] * 5, args=pick)
+
+
+def _hold(geom, mode, bs, tile):
+    """SERIAL: BLAS's own threads only for GEMMs big enough (one block's)."""
+    w = geom["w"]
+    gemm_flops = 2 * w[1] * w[2] * (bs * geom["P"] if tile == geom["P"] else tile)
+    return hold_for(gemm_flops) if mode == SERIAL else 0
+
+
+def _conv_forward(call, geom):
+    """Convolution's forward, and ``_nbdl_fused_conv``'s (a folded BatchNorm,
+    a residual and ReLU in its output loop; ``ops/conv_fused.py``): one kernel
+    for both, absent inputs as empty stand-ins.  Depthwise convolutions run
+    ``conv_depthwise``'s direct loops, the others im2col + GEMM blocks."""
+    img, cols, w = geom["img"], geom["cols"], geom["w"]
+    depthwise = is_depthwise(geom)
+    if depthwise:
+        img = (img[0],) + img[2:]
+        cols = (cols[0] * cols[1],) + cols[2:]
+        w = (w[0] * w[1], w[2])
+    n_in, names, pick, flags = epilogue_args(call, len(cols))
+    shapes = {"data": img, "weight": w, "sum": cols}
+    views = [shapes.get(n) for n in names] + [cols] + [None] * (2 if depthwise else 5)
+    pick = tuple(pick) + tuple(range(n_in, len(views)))     # the output, then the temps
+    head = flags + (call.req[0],)
+    if depthwise:
+        fn = dw_forward_parallel if depthwise_threads(call) > 1 else dw_forward
+        scal = head + (geom["cols"][1], geom["G"]) + _geom_scalars(geom)
+        return Launch(fn, scal, views=views, args=pick)
+    mode, nt, bs, tile = cpu_plan(call, geom)
+    fn = conv_forward if mode == SERIAL else conv_forward_parallel
+    scal = head + (is_direct(geom), mode, nt, bs, tile, _hold(geom, mode, bs, tile)) + \
+        _geom_scalars(geom)
+    return Launch(fn, scal, views=views, args=pick)
 
 
 def prepare_convolution(call):
@@ -293,6 +336,11 @@ def prepare_convolution(call):
 
 def prepare_deconvolution(call):
     return _prepare(call, True, False)
+
+
+def prepare_fused_convolution(call):
+    """``_nbdl_fused_conv`` (``nbdl.graph.fuse``'s inference fusion)."""
+    return _prepare(call, False, False)
 
 
 def prepare_convolution_backward(call):
@@ -311,4 +359,4 @@ _twins((conv_forward_parallel, conv_forward),
 
 
 __all__ = ["prepare_convolution", "prepare_deconvolution", "prepare_convolution_backward",
-           "prepare_deconvolution_backward"]
+           "prepare_deconvolution_backward", "prepare_fused_convolution"]

@@ -35,10 +35,15 @@ busy machine.
 Outputs honour REQ_NULL; the ops do not accept REQ_ADD.
 """
 import numpy as np
+from numba import prange
+
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ._blas_threads import hold_blas, hold_for, release_blas
+from ._parallel import threads, twins as _twins, use_parallel, variant
+from .rnn_cells import (gru_backward, gru_forward, lstm_backward, lstm_forward, simple_backward,
+                        simple_forward)
 from ..shared.rnn import GRU, LSTM, RNN_TANH, _layer_start, backward_views, forward_views, rnn_plan
 
 
@@ -118,8 +123,9 @@ def _gemm(a, b, out):
 
 
 @njit(cache=True, inline="always")
-def _sigmoid(v, one):
-    return one / (one + np.exp(-v))
+def _batch_slice(n, t, nt):
+    """Rows [n0, n1) of batch slice t of nt."""
+    return n * t // nt, n * (t + 1) // nt
 
 
 @njit(cache=True, inline="always")
@@ -147,9 +153,8 @@ def _fill_lens(dst, lens, use, T):
 
 # -- forward --------------------------------------------------------------------
 
-@njit(cache=True)
-def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
-                  active, clip, lo, hi, hold, r_out, r_hy, r_cy):
+def _forward_core_py(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
+                     active, clip, lo, hi, hold, r_out, r_hy, r_cy, nt):
     T, N, I = data.shape
     G = 4 if mode == LSTM else (3 if mode == GRU else 1)
     GH = G * H
@@ -204,71 +209,43 @@ def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H
                 c[...] = cell[l * D + d]
             prev = hold_blas(hold)      # the per-step products are small
             for s in range(T):
-                _gemm(h, wh.T, gh)
-                for n in range(N):
-                    ln = int(lens[n])
-                    t = _pos(s, ln, d)
-                    if s >= ln:      # padding: zero output and reserve at (t, n)
-                        for k in range(GH):
-                            g[t, n, k] = zero
-                        for j in range(extra * H):
-                            e[t, n, j] = zero
-                        for j in range(hasq * H):
-                            q[t, n, j] = zero
-                            hc[n, j] = zero
-                        for j in range(R):
-                            y[t, n, d * R + j] = zero
-                        continue
-                    for j in range(H):
-                        if mode == LSTM:
-                            ai = g[t, n, j] + bx[j] + bh[j] + gh[n, j]
-                            af = g[t, n, H + j] + bx[H + j] + bh[H + j] + gh[n, H + j]
-                            ag = g[t, n, 2 * H + j] + bx[2 * H + j] + bh[2 * H + j] + gh[n, 2 * H + j]
-                            ao = g[t, n, 3 * H + j] + bx[3 * H + j] + bh[3 * H + j] + gh[n, 3 * H + j]
-                            gi = _sigmoid(ai, one)
-                            gf = _sigmoid(af, one)
-                            gg = np.tanh(ag)
-                            go = _sigmoid(ao, one)
-                            cv = gf * c[n, j] + gi * gg
-                            if clip:
-                                cv = min(max(cv, lo), hi)
-                            hv = go * np.tanh(cv)
-                            g[t, n, j] = gi
-                            g[t, n, H + j] = gf
-                            g[t, n, 2 * H + j] = gg
-                            g[t, n, 3 * H + j] = go
-                            e[t, n, j] = cv
-                            c[n, j] = cv
-                        elif mode == GRU:
-                            gr = _sigmoid(g[t, n, j] + bx[j] + gh[n, j] + bh[j], one)
-                            gz = _sigmoid(g[t, n, H + j] + bx[H + j] + gh[n, H + j] + bh[H + j],
-                                          one)
-                            hn = gh[n, 2 * H + j] + bh[2 * H + j]
-                            gn = np.tanh(g[t, n, 2 * H + j] + bx[2 * H + j] + gr * hn)
-                            hv = (one - gz) * gn + gz * h[n, j]
-                            g[t, n, j] = gr
-                            g[t, n, H + j] = gz
-                            g[t, n, 2 * H + j] = gn
-                            e[t, n, j] = hn
-                        else:
-                            a = g[t, n, j] + bx[j] + bh[j] + gh[n, j]
-                            hv = np.tanh(a) if mode == RNN_TANH else max(a, zero)
-                            g[t, n, j] = hv
-                        if proj:
-                            q[t, n, j] = hv
-                            hc[n, j] = hv
-                        else:
-                            y[t, n, d * H + j] = hv
-                            h[n, j] = hv
-                if proj:
-                    _gemm(hc, wr.T, rb)
-                    for n in range(N):
+                for tt in prange(nt):        # batch slices, one a thread (nt = 1: serial)
+                    n0, n1 = _batch_slice(N, tt, nt)
+                    _gemm(h[n0:n1], wh.T, gh[n0:n1])
+                    for n in range(n0, n1):
                         ln = int(lens[n])
-                        if s < ln:
-                            t = _pos(s, ln, d)
-                            for j in range(P):
-                                y[t, n, d * P + j] = rb[n, j]
-                                h[n, j] = rb[n, j]
+                        t = _pos(s, ln, d)
+                        if s >= ln:      # padding: zero output and reserve at (t, n)
+                            for k in range(GH):
+                                g[t, n, k] = zero
+                            for j in range(extra * H):
+                                e[t, n, j] = zero
+                            for j in range(hasq * H):
+                                q[t, n, j] = zero
+                                hc[n, j] = zero
+                            for j in range(R):
+                                y[t, n, d * R + j] = zero
+                            continue
+                        gr = g[t, n]
+                        hv = q[t, n] if proj else y[t, n, d * H:(d + 1) * H]
+                        if mode == LSTM:
+                            lstm_forward(gr, gh[n], bx, bh, c[n], e[t, n], hv, clip, lo, hi)
+                        elif mode == GRU:
+                            gru_forward(gr, gh[n], bx, bh, h[n], e[t, n], hv)
+                        else:
+                            simple_forward(gr, gh[n], bx, bh, hv, mode == RNN_TANH)
+                        keep = hc[n] if proj else h[n]
+                        for j in range(H):
+                            keep[j] = hv[j]
+                    if proj:
+                        _gemm(hc[n0:n1], wr.T, rb[n0:n1])
+                        for n in range(n0, n1):
+                            ln = int(lens[n])
+                            if s < ln:
+                                t = _pos(s, ln, d)
+                                for j in range(P):
+                                    y[t, n, d * P + j] = rb[n, j]
+                                    h[n, j] = rb[n, j]
             release_blas(prev)
             if r_hy != REQ_NULL:
                 hy[l * D + d] = h
@@ -278,24 +255,42 @@ def _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H
             out[...] = y
 
 
+# The time loops run ``nt`` batch slices (``prange``): the serial core with
+# nt = 1, the parallel one with a slice a thread, each slice's per-step GEMM
+# and gates on its own rows (BLAS held to one thread).  One source, two
+# compilations (``_parallel.variant``).
+_forward_core = njit(cache=True)(_forward_core_py)
+_forward_core_par = njit(cache=True, parallel=True)(variant(_forward_core_py, "_forward_core_par"))
+
+
 @njit(cache=True)
 def rnn_forward(data, params, state, cell, lens, out, hy, cy, reserve, ws, use_len,
-                scratch_reserve, mode, L, D, H, P, pkeep, active, clip, lo, hi, hold, r_out, r_hy,
-                r_cy):
+                scratch_reserve, mode, L, D, H, P, pkeep, active, clip, lo, hi, hold, nt, r_out,
+                r_hy, r_cy):
     """Every mode, with or without lengths: a missing cell (state) / lens is
     another array of the call, never read (``mode``, ``use_len``, ``r_cy``)."""
     R = reserve.size
     res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
     _fill_lens(ws[0:data.shape[1]], lens, use_len, data.shape[0])
     _forward_core(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
-                  active, clip, lo, hi, hold, r_out, r_hy, r_cy)
+                  active, clip, lo, hi, hold, r_out, r_hy, r_cy, 1)
+
+
+@njit(cache=True)
+def rnn_forward_parallel(data, params, state, cell, lens, out, hy, cy, reserve, ws, use_len,
+                         scratch_reserve, mode, L, D, H, P, pkeep, active, clip, lo, hi, hold, nt,
+                         r_out, r_hy, r_cy):
+    R = reserve.size
+    res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
+    _fill_lens(ws[0:data.shape[1]], lens, use_len, data.shape[0])
+    _forward_core_par(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
+                      active, clip, lo, hi, hold, r_out, r_hy, r_cy, nt)
 
 
 # -- backward -------------------------------------------------------------------
 
-@njit(cache=True)
-def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, dstate, dcell,
-                   ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c):
+def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams, dstate, dcell,
+                      ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c, nt):
     T, N, I = data.shape
     G = 4 if mode == LSTM else (3 if mode == GRU else 1)
     GH = G * H
@@ -366,85 +361,58 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
                 dc[...] = gcy[l * D + d]
             prev = hold_blas(hold)      # the per-step products are small
             for s in range(T - 1, -1, -1):
-                if proj:
-                    # gradient of the projected output r, then of the unprojected h
-                    for n in range(N):
+                for tt in prange(nt):
+                    n0, n1 = _batch_slice(N, tt, nt)
+                    if proj:
+                        # gradient of the projected output r, then of the unprojected h
+                        for n in range(n0, n1):
+                            ln = int(lens[n])
+                            t = _pos(s, ln, d)
+                            for j in range(P):
+                                v = dh[n, j] + dy[t, n, d * P + j] if s < ln else zero
+                                drs[n, j] = v
+                                drall[t, n, j] = v
+                        _gemm(drs[n0:n1], wr, dhc[n0:n1])
+                    for n in range(n0, n1):
                         ln = int(lens[n])
                         t = _pos(s, ln, d)
-                        for j in range(P):
-                            v = dh[n, j] + dy[t, n, d * P + j] if s < ln else zero
-                            drs[n, j] = v
-                            drall[t, n, j] = v
-                    _gemm(drs, wr, dhc)
-                for n in range(N):
-                    ln = int(lens[n])
-                    t = _pos(s, ln, d)
-                    if s >= ln:      # padding: no gradient from or through (t, n)
-                        for k in range(GH):
-                            dgx[t, n, k] = zero
-                            dgh[t, n, k] = zero
-                            dgs[n, k] = zero
+                        if s >= ln:      # padding: no gradient from or through (t, n)
+                            for k in range(GH):
+                                dgx[t, n, k] = zero
+                                dgh[t, n, k] = zero
+                                dgs[n, k] = zero
+                            for j in range(R):
+                                hp[t, n, j] = zero
+                            continue
+                        first = s == 0
+                        tp = t - 1 if d == 0 else t + 1
                         for j in range(R):
-                            hp[t, n, j] = zero
-                        continue
-                    first = s == 0
-                    tp = t - 1 if d == 0 else t + 1
-                    for j in range(R):
-                        hp[t, n, j] = state[l * D + d, n, j] if first else y[tp, n, d * R + j]
-                    for j in range(H):
+                            hp[t, n, j] = state[l * D + d, n, j] if first else y[tp, n, d * R + j]
                         if proj:
-                            dhv = dhc[n, j]
+                            dhv = dhc[n]
                         else:
-                            dhv = dh[n, j] + dy[t, n, d * H + j]
+                            dhv = dhn[n]
+                            dyr = dy[t, n, d * H:(d + 1) * H]
+                            for j in range(H):
+                                dhv[j] = dh[n, j] + dyr[j]
                         if mode == LSTM:
-                            gi = g[t, n, j]
-                            gf = g[t, n, H + j]
-                            gg = g[t, n, 2 * H + j]
-                            go = g[t, n, 3 * H + j]
-                            cv = e[t, n, j]
-                            cprev = cell[l * D + d, n, j] if first else e[tp, n, j]
-                            tc = np.tanh(cv)
-                            dcv = dc[n, j] + dhv * go * (one - tc * tc)
-                            if clip:
-                                pre = gf * cprev + gi * gg
-                                if pre < lo or pre > hi:
-                                    dcv = zero
-                            dgx[t, n, j] = dcv * gg * gi * (one - gi)
-                            dgx[t, n, H + j] = dcv * cprev * gf * (one - gf)
-                            dgx[t, n, 2 * H + j] = dcv * gi * (one - gg * gg)
-                            dgx[t, n, 3 * H + j] = dhv * tc * go * (one - go)
-                            dc[n, j] = dcv * gf
+                            lstm_backward(g[t, n], e[t, n], cell[l * D + d, n] if first else e[tp, n],
+                                          dc[n], dhv, dgx[t, n], dgs[n], clip, lo, hi)
                         elif mode == GRU:
-                            gr = g[t, n, j]
-                            gz = g[t, n, H + j]
-                            gn = g[t, n, 2 * H + j]
-                            hn = e[t, n, j]
-                            dan = dhv * (one - gz) * (one - gn * gn)
-                            dr = dan * hn * gr * (one - gr)
-                            dz = dhv * (hp[t, n, j] - gn) * gz * (one - gz)
-                            dgx[t, n, j] = dr
-                            dgx[t, n, H + j] = dz
-                            dgx[t, n, 2 * H + j] = dan
-                            dgh[t, n, j] = dr
-                            dgh[t, n, H + j] = dz
-                            dgh[t, n, 2 * H + j] = dan * gr
-                            dc[n, j] = dhv * gz   # GRU has no cell: dc holds dh's direct part
+                            gru_backward(g[t, n], e[t, n], hp[t, n], dhv, dgx[t, n], dgh[t, n],
+                                         dc[n])
                         else:
-                            hv = g[t, n, j]
-                            if mode == RNN_TANH:
-                                dgx[t, n, j] = dhv * (one - hv * hv)
-                            else:
-                                dgx[t, n, j] = dhv if hv > zero else zero
-                    for k in range(GH):
-                        dgs[n, k] = dgh[t, n, k]
-                _gemm(dgs, wh, dhn)
-                for n in range(N):
-                    if s < int(lens[n]):
-                        for j in range(R):
-                            if mode == GRU:
-                                dh[n, j] = dhn[n, j] + dc[n, j]
-                            else:
-                                dh[n, j] = dhn[n, j]
+                            simple_backward(g[t, n], dhv, dgx[t, n], mode == RNN_TANH)
+                        for k in range(GH):
+                            dgs[n, k] = dgh[t, n, k]
+                    _gemm(dgs[n0:n1], wh, dhn[n0:n1])
+                    for n in range(n0, n1):
+                        if s < int(lens[n]):
+                            for j in range(R):
+                                if mode == GRU:
+                                    dh[n, j] = dhn[n, j] + dc[n, j]
+                                else:
+                                    dh[n, j] = dhn[n, j]
             release_blas(prev)
             if r_s != REQ_NULL:
                 dstate[l * D + d] = dh
@@ -480,13 +448,28 @@ def _backward_core(og, ghy, gcy, data, params, state, cell, res, dx, dparams, ds
             dx[...] = dxl.reshape((T, N, I))
 
 
+_backward_core = njit(cache=True)(_backward_core_py)
+_backward_core_par = njit(cache=True, parallel=True)(variant(_backward_core_py,
+                                                             "_backward_core_par"))
+
+
 @njit(cache=True)
 def rnn_backward(og, ghy, gcy, data, params, state, cell, lens, reserve, dx, dparams, dstate,
-                 dcell, ws, use_len, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s,
-                 r_c):
+                 dcell, ws, use_len, mode, L, D, H, P, pkeep, clip, lo, hi, hold, nt, r_x, r_p,
+                 r_s, r_c):
     _fill_lens(ws[0:data.shape[1]], lens, use_len, data.shape[0])
     _backward_core(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate,
-                   dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c)
+                   dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c, 1)
+
+
+@njit(cache=True)
+def rnn_backward_parallel(og, ghy, gcy, data, params, state, cell, lens, reserve, dx, dparams,
+                          dstate, dcell, ws, use_len, mode, L, D, H, P, pkeep, clip, lo, hi, hold,
+                          nt, r_x, r_p, r_s, r_c):
+    _fill_lens(ws[0:data.shape[1]], lens, use_len, data.shape[0])
+    _backward_core_par(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate,
+                       dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s,
+                       r_c, nt)
 
 
 # -- prepare --------------------------------------------------------------------
@@ -511,6 +494,16 @@ def _hold_steps(g):
     return hold_for(2 * g["N"] * g["R"] * g["G"] * g["H"])
 
 
+def _slices(g):
+    """Batch slices of the time loops: one a thread (the parallel kernels,
+    BLAS held to one thread) when there are threads, a few rows each and
+    enough work a step; else 1 (the serial ones)."""
+    nt = threads()
+    if nt < 2 or g["N"] < 2 * nt or not use_parallel(g["T"] * g["N"] * g["G"] * g["H"]):
+        return 1
+    return nt
+
+
 def prepare_rnn(call):
     g = rnn_plan(call, call.in_shapes[0], call.out_dtypes[0])
     lstm = call.attrs["mode"] == "lstm"
@@ -523,9 +516,12 @@ def prepare_rnn(call):
     names = (["data", "params", "state"] + (["cell"] if lstm else [])
              + (["lens"] if g["use_len"] else []) + ["out", "hy"] + (["cy"] if lstm else [])
              + ["reserve", "ws"])
+    nt = _slices(g)
     scalars = (int(g["use_len"]), scratch, g["mode"], g["L"], g["D"], g["H"], g["P"], pkeep,
-               active, g["clip"], g["lo"], g["hi"], _hold_steps(g)) + tuple(req)
-    return Launch(rnn_forward, scalars, views=views, args=_pick(names, _FWD_ARGS, _STAND_IN))
+               active, g["clip"], g["lo"], g["hi"], 1 if nt > 1 else _hold_steps(g), nt) + \
+        tuple(req)
+    return Launch(rnn_forward_parallel if nt > 1 else rnn_forward, scalars, views=views,
+                  args=_pick(names, _FWD_ARGS, _STAND_IN))
 
 
 def prepare_rnn_backward(call):
@@ -537,7 +533,13 @@ def prepare_rnn_backward(call):
              + (["lens"] if g["use_len"] else []) + ["reserve", "dx", "dparams", "dstate"]
              + (["dcell"] if lstm else []) + ["ws"])
     req = tuple(call.req) + (() if lstm else (REQ_NULL,))
+    nt = _slices(g)
     scalars = (int(g["use_len"]), g["mode"], g["L"], g["D"], g["H"], g["P"],
-               1.0 - float(call.attrs["p"]), g["clip"], g["lo"], g["hi"], _hold_steps(g)) + req
-    return Launch(rnn_backward, scalars, views=backward_views(call, g),
-                  args=_pick(names, _BWD_ARGS, _STAND_IN))
+               1.0 - float(call.attrs["p"]), g["clip"], g["lo"], g["hi"],
+               1 if nt > 1 else _hold_steps(g), nt) + req
+    return Launch(rnn_backward_parallel if nt > 1 else rnn_backward, scalars,
+                  views=backward_views(call, g), args=_pick(names, _BWD_ARGS, _STAND_IN))
+
+
+# Serial twins: what an executor runs until the parallel variant is compiled.
+_twins((rnn_forward_parallel, rnn_forward), (rnn_backward_parallel, rnn_backward))

@@ -18,15 +18,23 @@ from numba import cuda
 from ... import config
 from ...ops.convolution import geometry
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.conv_epilogue import EP_RESIDUAL, epilogue_args, py_channel_affine, py_finish
 from . import _cublas, conv_gemm
 from ._launch import launcher
 
+_affine = cuda.jit(device=True)(py_channel_affine)
+_finish = cuda.jit(device=True)(py_finish)
+
 
 @cuda.jit
-def _forward(img, w, b, cols, has_bias, req, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+def _forward(img, w, b, gamma, beta, mm, mv, res, cols, has_bias, has_bn, fix_gamma, eps, ep, req,
+             one, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
+    """cols (=|+=) the convolution, through the epilogue ``ep`` (bias, folded
+    BatchNorm, residual ``res``, ReLU: ``shared/conv_epilogue``)."""
     n_items, fg, od_, oh_, ow_ = cols.shape
     cg, d_n, h_n, w_n = img.shape[1], img.shape[2], img.shape[3], img.shape[4]
     g_n = w.shape[0]
+    zero = one - one
     total = n_items * fg * od_ * oh_ * ow_
     for idx in range(cuda.grid(1), total, cuda.gridsize(1)):
         r = idx
@@ -40,10 +48,9 @@ def _forward(img, w, b, cols, has_bias, req, kd, kh, kw, sd, sh, sw, pd, ph, pw,
         i = r // fg
         g = i % g_n
         # a zero of the output's type, read from no array: a NaN in w[0, 0, 0]
-        # (or in an output another thread is writing) must not reach every sum
-        acc = cols.dtype.type(0)
-        if has_bias:
-            acc = b[g * fg + f]
+        # (or in an output another thread is writing) must not reach every sum;
+        # the bias is the epilogue's
+        acc = zero
         for c in range(cg):
             for a in range(kd):
                 z = oz * sd - pd + a * dd
@@ -58,6 +65,11 @@ def _forward(img, w, b, cols, has_bias, req, kd, kh, kw, sd, sh, sw, pd, ph, pw,
                         if x < 0 or x >= w_n:
                             continue
                         acc += img[i, c, z, y, x] * w[g, f, ((c * kd + a) * kh + bb) * kw + e]
+        if ep:
+            s, t = _affine(g * fg + f, b, gamma, beta, mm, mv, has_bias, has_bn, fix_gamma, eps,
+                           one)
+            rv = res[i, f, oz, oy, ox] if ep & EP_RESIDUAL else zero
+            acc = _finish(acc, s, t, rv, ep, zero)
         if req == REQ_ADD:
             cols[i, f, oz, oy, ox] += acc
         else:
@@ -188,18 +200,24 @@ def _gemm_road(geom, dtype):
 def _temps(call, backward, transposed):
     geom, _ = _geom(call, backward, transposed)
     dt = call.out_dtypes[0]
-    return conv_gemm.scratch(geom, dt) if _gemm_road(geom, dt) else []
+    return conv_gemm.scratch(geom, dt) if _road_for(call, geom, dt) else []
+
+
+def _road_for(call, geom, dtype):
+    """``_gemm_road``, except for ``_nbdl_fused_conv``: its BatchNorm,
+    residual and ReLU are applied in the direct kernel's output loop only."""
+    return call.op.name != "_nbdl_fused_conv" and _gemm_road(geom, dtype)
 
 
 def _prepare_forward(call, transposed):
     geom, scal = _geom(call, False, transposed)
+    if not transposed:
+        return _conv_forward(call, geom, scal)
     has_bias = not call.attrs["no_bias"]
     req = call.req[0]
     img, cols, w = geom["img"], geom["cols"], geom["w"]
-    out = img if transposed else cols
-    x_view = cols if transposed else img
     road = conv_gemm.Road(geom, call.out_dtypes[0]) if _gemm_road(geom, call.out_dtypes[0]) else None
-    run = launcher(_data if transposed else _forward, _size(out)) if _size(out) else None
+    run = launcher(_data, _size(img)) if _size(img) else None
 
     def fn(x, wt, *rest):
         b, y = (rest[0], rest[1]) if has_bias else (wt[0, 0, :1], rest[0])
@@ -207,12 +225,34 @@ def _prepare_forward(call, transposed):
             return
         if road is None:
             run(x, wt, b, y, has_bias, req, *scal)
-        elif transposed:
-            road.to_img(x, wt, b, y, has_bias, req, *rest[-2:])
         else:
-            road.to_cols(x, wt, b, y, has_bias, req, *rest[-2:])
-    views = [x_view, w] + ([None] if has_bias else []) + [out] + [None] * (2 if road else 0)
+            road.to_img(x, wt, b, y, has_bias, req, *rest[-2:])
+    views = [cols, w] + ([None] if has_bias else []) + [img] + [None] * (2 if road else 0)
     return Launch(fn, (), views=views)
+
+
+def _conv_forward(call, geom, scal):
+    """Convolution's forward and ``_nbdl_fused_conv``'s: one kernel, absent
+    inputs as empty stand-ins (``epilogue_args``)."""
+    n_in, names, pick, flags = epilogue_args(call, 5)
+    req = call.req[0]
+    cols = geom["cols"]
+    dt = call.out_dtypes[0]
+    road = conv_gemm.Road(geom, dt) if _road_for(call, geom, dt) else None
+    run = launcher(_forward, _size(cols)) if _size(cols) else None
+    one = np.dtype(dt).type(1)
+    has_bias = bool(flags[0])
+
+    def fn(x, wt, b, gamma, beta, mm, mv, res, y, *temps):
+        if run is None or req == REQ_NULL:
+            return
+        if road is None:
+            run(x, wt, b, gamma, beta, mm, mv, res, y, *flags, req, one, *scal)
+        else:
+            road.to_cols(x, wt, b if has_bias else wt[0, 0, :1], y, has_bias, req, *temps)
+    shapes = {"data": geom["img"], "weight": geom["w"], "sum": cols}
+    views = [shapes.get(n) for n in names] + [cols] + [None] * (2 if road else 0)
+    return Launch(fn, (), views=views, args=tuple(pick) + tuple(range(n_in, len(views))))
 
 
 def _prepare_backward(call, transposed):
@@ -227,13 +267,17 @@ def _prepare_backward(call, transposed):
     run_x = launcher(_forward if transposed else _data, _size(x_view)) if _size(x_view) else None
     run_w = launcher(_weight, _size(w)) if _size(w) else None
     run_b = launcher(_bias_grad, w[0] * (img[1] if transposed else cols[1]))
+    one = np.dtype(call.out_dtypes[0]).type(1)
 
     def fn(og, x, wt, dx, dwt, *rest):
         db = rest[0] if has_bias else None
         nob = wt[0, 0, :1]
         scratch = rest[-2:] if road is not None else ()
         if r_x != REQ_NULL and run_x is not None:
-            if road is None:
+            if road is None and transposed:   # a convolution of out_grad, no epilogue
+                run_x(og, wt, nob, nob, nob, nob, nob, dx, dx, 0, 0, 0, one - one, 0, r_x, one,
+                      *scal)
+            elif road is None:
                 run_x(og, wt, nob, dx, False, r_x, *scal)
             elif transposed:        # the data gradient of a deconvolution runs towards cols
                 road.to_cols(og, wt, nob, dx, False, r_x, *scratch)
@@ -264,6 +308,10 @@ def prepare_convolution(call):
 
 def prepare_deconvolution(call):
     return _prepare_forward(call, True)
+
+
+def prepare_fused_convolution(call):
+    return _prepare_forward(call, False)
 
 
 def prepare_convolution_backward(call):
