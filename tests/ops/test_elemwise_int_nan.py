@@ -249,6 +249,7 @@ def test_maximum_minimum_propagate_nan():
     check_consistency(mx, {"a": a[2:4].astype(np.float32), "b": b[2:4].astype(np.float32)})
 
 
+@pytest.mark.cuda
 def test_scalar_maximum_minimum_propagate_nan():
     x = np.array([nan, 0.0, 1.0, -1.0])
     s = sym._maximum_scalar(sym.var("x"), scalar=0)

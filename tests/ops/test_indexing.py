@@ -84,6 +84,7 @@ def test_one_hot_bad_attrs(attrs, match):
         nbdl.sym.one_hot(nbdl.sym.var("i"), **attrs)
 
 
+@pytest.mark.cuda
 def test_one_hot_cuda_matches_cpu():
     cpu_gpu_agree(nbdl.sym.one_hot(nbdl.sym.var("i"), depth=4, on_value=2.0),
                   {"i": np.array([[0, 3, 5], [-1, 2, 1]], dtype=np.int32)}, [])
@@ -201,6 +202,7 @@ def test_pick_axis_errors():
         pick(axis=0).infer_shape(x=(0, 3))
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("mode", ["clip", "wrap"])
 def test_pick_cuda_matches_cpu(mode, rng):
     cpu_gpu_agree(pick(axis=1, mode=mode),
@@ -292,6 +294,7 @@ def test_take_shape_errors():
         take(mode="nearest")
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("mode", ["clip", "wrap", "raise"])
 def test_take_cuda_matches_cpu(mode, rng):
     idx = np.array([[0, 2], [2, -1]], dtype=np.int32)

@@ -221,6 +221,7 @@ def test_softmax_output_bad_attrs(attrs, match):
                                          ((2, 3, 2), {"multi_output": True, "smooth_alpha": 0.1,
                                                       "normalization": "valid"}),
                                          ((3, 2), {"out_grad": True})])
+@pytest.mark.cuda
 def test_softmax_output_cuda_matches_cpu(shape, attrs, rng):
     y = so(**attrs)
     lshape = y.infer_shape(data=shape)[0][1]
@@ -228,6 +229,7 @@ def test_softmax_output_cuda_matches_cpu(shape, attrs, rng):
                       "label": rng.randint(0, 3, lshape).astype(np.int32)}, ["data"])
 
 
+@pytest.mark.cuda
 def test_softmax_output_cuda_probability_labels(rng):
     cpu_gpu_agree(so(), {"data": rng.uniform(size=(2, 3)).astype(np.float32),
                          "label": rng.dirichlet(np.ones(3), 2).astype(np.float32)}, ["data"])
@@ -295,6 +297,7 @@ def test_regression_bad_attr():
         reg("MAERegressionOutput", grad_scale="big")
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("name", sorted(REG))
 def test_regression_cuda_matches_cpu(name, rng):
     cpu_gpu_agree(reg(name, grad_scale=2.0),
