@@ -63,6 +63,7 @@ def _grad(node, out_grads):
 
 register(OpDef(
     name="_contrib_AdaptiveAvgPooling2D", input_names=("data",), attrs=dict(ADAPTIVE_ATTRS),
+    half_mirrors=True,
     infer_shape=_shape, infer_type=_same_type, gradient=_grad,
     kernels={"cpu": "nbdl.kernels.cpu.adaptive_pooling:prepare_adaptive_avg",
              "cuda": "nbdl.kernels.cuda.adaptive_pooling:prepare_adaptive_avg"},
@@ -71,6 +72,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_contrib_AdaptiveAvgPooling2D", input_names=("out_grad", "data"),
+    half_mirrors=True,
     attrs=dict(ADAPTIVE_ATTRS), infer_shape=_backward_shape, infer_type=_same_type,
     shape_inputs=(1,),
     kernels={"cpu": "nbdl.kernels.cpu.adaptive_pooling:prepare_adaptive_avg_backward",

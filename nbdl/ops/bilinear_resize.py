@@ -117,6 +117,7 @@ def _backward_shape(attrs, in_shapes, out_shapes):
 
 register(OpDef(
     name=_NAME, input_names=_inputs, attrs=dict(BR_ATTRS), infer_shape=_shape,
+    half_mirrors=True,
     infer_type=_type, gradient=_grad,
     shape_inputs=lambda attrs: (1,) if attrs["mode"] == "like" else (),
     kernels={"cpu": "nbdl.kernels.cpu.bilinear_resize:prepare_resize",
@@ -126,6 +127,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_contrib_BilinearResize2D", input_names=("out_grad", "data"),
+    half_mirrors=True,
     attrs={"align_corners": BR_ATTRS["align_corners"]}, infer_shape=_backward_shape,
     infer_type=_type, shape_inputs=(1,),
     kernels={"cpu": "nbdl.kernels.cpu.bilinear_resize:prepare_resize_backward",

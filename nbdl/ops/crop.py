@@ -102,6 +102,7 @@ def _crop_backward_shape(attrs, in_shapes, out_shapes):
 
 register(OpDef(
     name="Crop", input_names=_crop_inputs, key_var_num_args="num_args", attrs=dict(CROP_ATTRS),
+    half_mirrors=True,
     infer_shape=_crop_shape, infer_type=_crop_type, gradient=_crop_grad,
     shape_inputs=lambda attrs: (1,) if attrs["num_args"] == 2 else (),
     kernels={"cpu": "nbdl.kernels.cpu.crop:prepare_crop",
@@ -111,6 +112,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_Crop", input_names=("out_grad", "data"),
+    half_mirrors=True,
     attrs={k: CROP_ATTRS[k] for k in ("offset", "center_crop")},
     infer_shape=_crop_backward_shape, infer_type=_crop_type, shape_inputs=(1,),
     kernels={"cpu": "nbdl.kernels.cpu.crop:prepare_crop_backward",

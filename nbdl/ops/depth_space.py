@@ -89,6 +89,7 @@ def _kernels(prepare):
 
 register(OpDef(
     name="depth_to_space", input_names=_inputs("depth_to_space"), attrs=dict(_ATTRS),
+    half_mirrors=True,
     infer_shape=_shape_rule("depth_to_space", deep_to_shallow, shallow_to_deep),
     infer_type=same_type, gradient=_grad("space_to_depth"),
     kernels=_kernels("prepare_depth_to_space"), supports_add=True,
@@ -96,6 +97,7 @@ register(OpDef(
 
 register(OpDef(
     name="space_to_depth", input_names=_inputs("space_to_depth"), attrs=dict(_ATTRS),
+    half_mirrors=True,
     infer_shape=_shape_rule("space_to_depth", shallow_to_deep, deep_to_shallow),
     infer_type=same_type, gradient=_grad("depth_to_space"),
     kernels=_kernels("prepare_space_to_depth"), supports_add=True,

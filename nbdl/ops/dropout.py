@@ -116,6 +116,7 @@ def _dropout_recompute(node):
 
 register(OpDef(
     name="Dropout",
+    half_mirrors=True,
     input_names=_inputs("Dropout", ["data"]),
     num_outputs=2, num_visible_outputs=1, output_names=["output", "mask"],
     attrs=dict(DROPOUT_ATTRS),
@@ -132,6 +133,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_Dropout",
+    half_mirrors=True,
     input_names=_inputs("_backward_Dropout", ["out_grad", "mask"]),
     attrs=dict(DROPOUT_ATTRS),
     infer_shape=_backward_shape, infer_type=_backward_type, gradient=_backward_grad,

@@ -77,6 +77,7 @@ def _l2_backward_shape(attrs, in_shapes, out_shapes):
 
 register(OpDef(
     name="L2Normalization", input_names=("data",), attrs=dict(L2_ATTRS),
+    half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "norm"],
     infer_shape=_l2_shape("L2Normalization"), infer_type=_same_type, gradient=_l2_grad,
     kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_l2",
@@ -86,6 +87,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_L2Normalization", input_names=("out_grad", "output", "norm"),
+    half_mirrors=True,
     attrs=dict(L2_ATTRS), infer_shape=_l2_backward_shape, infer_type=_same_type,
     # each column reads its head gradient fully before writing the gradient
     inplace=lambda attrs: [(0, 0)],
@@ -136,6 +138,7 @@ def _lrn_grad(node, out_grads):
 
 register(OpDef(
     name="LRN", input_names=_lrn_inputs, attrs=dict(LRN_ATTRS),
+    half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "tmp_norm"],
     infer_shape=_lrn_shape("LRN", 1), infer_type=_same_type, gradient=_lrn_grad,
     kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_lrn",
@@ -145,6 +148,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_LRN", input_names=("out_grad", "data", "tmp_norm"), attrs=dict(LRN_ATTRS),
+    half_mirrors=True,
     infer_shape=_lrn_shape("_backward_LRN", 3), infer_type=_same_type,
     kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_lrn_backward",
              "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_lrn_backward"},

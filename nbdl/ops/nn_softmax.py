@@ -56,6 +56,7 @@ def _sa_grad(node, out_grads):
 
 register(OpDef(
     name="SoftmaxActivation", input_names=("data",), attrs=dict(SA_ATTRS), unnamed_inputs=True,
+    half_mirrors=True,
     infer_shape=_sa_shape("SoftmaxActivation"), infer_type=_same_type, gradient=_sa_grad,
     inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_activation",
@@ -65,6 +66,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_SoftmaxActivation", input_names=("out_grad", "output"),
+    half_mirrors=True,
     attrs=dict(SA_ATTRS), infer_shape=_sa_shape("_backward_SoftmaxActivation"),
     infer_type=_same_type, inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_activation_backward",

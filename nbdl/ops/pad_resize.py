@@ -257,12 +257,14 @@ def _backward_shape(attrs, in_shapes, out_shapes):
 
 register(OpDef(
     name="UpSampling", input_names=_upsampling_inputs, key_var_num_args="num_args",
+    half_mirrors=True,
     attrs=dict(UPSAMPLING_ATTRS), infer_shape=_upsampling_shape, infer_type=same_type,
     gradient=_upsampling_grad, kernels=_kernels("prepare_upsampling"), supports_add=True,
     doc="Nearest-neighbour up-sampling of one or more NCHW inputs."))
 
 register(OpDef(
     name="_backward_UpSampling_nearest", input_names=_backward_inputs,
+    half_mirrors=True,
     attrs=_BACKWARD_ATTRS, infer_shape=_backward_shape, infer_type=same_type,
     shape_inputs=lambda attrs: tuple(range(1, attrs["num_args"] + 1)),
     kernels=_kernels("prepare_upsampling_backward"), supports_add=True, hidden=True,
@@ -279,6 +281,7 @@ def _bilinear_backward_shape(attrs, in_shapes, out_shapes):
 
 register(OpDef(
     name="_backward_UpSampling_bilinear", input_names=("out_grad", "data", "weight"),
+    half_mirrors=True,
     num_outputs=2, output_names=["data_grad", "weight_grad"],
     attrs={"scale": UPSAMPLING_ATTRS["scale"]}, infer_shape=_bilinear_backward_shape,
     infer_type=same_type, kernels=_kernels("prepare_bilinear_backward"), supports_add=True,

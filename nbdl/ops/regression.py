@@ -128,6 +128,7 @@ def _softmax_output_temp(call):
 
 register(OpDef(
     name="SoftmaxOutput",
+    half_mirrors=True,
     input_names=_softmax_output_inputs,
     attrs=dict(SOFTMAX_OUTPUT_ATTRS),
     infer_shape=_softmax_output_shape("SoftmaxOutput"), infer_type=_label_type,
@@ -143,6 +144,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_SoftmaxOutput",
+    half_mirrors=True,
     input_names=_backward_softmax_output_inputs,
     attrs=dict(SOFTMAX_OUTPUT_ATTRS),
     infer_shape=_backward_softmax_output_shape, infer_type=_backward_softmax_output_type,

@@ -78,8 +78,10 @@ def _out_shape(opname, attrs, in_shapes):
 
 
 def _float_type(opname, d):
-    if d is not None and np.dtype(d) not in _FLOATS:
-        raise DTypeError(f"{opname}: data must be float32 or float64, got {np.dtype(d)}")
+    # float16 runs the float32 kernels on mirrors (OpDef.half_mirrors)
+    if d is not None and np.dtype(d) not in _FLOATS + (np.dtype(np.float16),):
+        raise DTypeError(f"{opname}: data must be float16, float32 or float64, got "
+                         f"{np.dtype(d)}")
 
 
 def _roi_pool_shape(attrs, in_shapes, out_shapes):
@@ -120,6 +122,7 @@ def _backward_pool_type(attrs, in_types, out_types):
 
 register(OpDef(
     name="ROIPooling", input_names=_checked("ROIPooling"), attrs=dict(ROI_POOL_ATTRS),
+    half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "maxidx"],
     infer_shape=_roi_pool_shape, infer_type=_roi_pool_type, gradient=_roi_pool_grad,
     kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_pooling",
@@ -129,6 +132,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_ROIPooling", input_names=("out_grad", "data", "maxidx"),
+    half_mirrors=True,
     attrs=dict(ROI_POOL_ATTRS), infer_shape=_backward_pool_shape,
     infer_type=_backward_pool_type, shape_inputs=(1,),
     kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_pooling_backward",
@@ -174,6 +178,7 @@ def _backward_align_type(attrs, in_types, out_types):
 
 register(OpDef(
     name="_contrib_ROIAlign", input_names=_checked("_contrib_ROIAlign"),
+    half_mirrors=True,
     attrs=dict(ROI_ALIGN_ATTRS), infer_shape=_roi_align_shape, infer_type=_roi_align_type,
     gradient=_roi_align_grad,
     kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_align",
@@ -183,6 +188,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_ROIAlign", input_names=("out_grad", "data", "rois"),
+    half_mirrors=True,
     attrs=dict(ROI_ALIGN_ATTRS), infer_shape=_backward_align_shape,
     infer_type=_backward_align_type, shape_inputs=(1,),
     kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_align_backward",

@@ -167,6 +167,7 @@ def _last_grad(node, out_grads):
 
 register(OpDef(
     name="SequenceMask",
+    half_mirrors=True,
     input_names=_input_names("SequenceMask"),
     attrs=dict(MASK_ATTRS),
     infer_shape=_same_shape("SequenceMask"), infer_type=_type,
@@ -179,6 +180,7 @@ register(OpDef(
 
 register(OpDef(
     name="SequenceLast",
+    half_mirrors=True,
     input_names=_input_names("SequenceLast"),
     attrs=dict(LAST_ATTRS),
     infer_shape=_last_shape, infer_type=_type,
@@ -190,6 +192,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_SequenceLast",
+    half_mirrors=True,
     input_names=_input_names("SequenceLast", first=("out_grad",), last=("data",)),
     attrs=dict(LAST_ATTRS),
     infer_shape=_backward_last_shape, infer_type=_backward_last_type,
@@ -201,6 +204,7 @@ register(OpDef(
 
 register(OpDef(
     name="SequenceReverse",
+    half_mirrors=True,
     input_names=_input_names("SequenceReverse"),
     attrs=dict(REVERSE_ATTRS),
     infer_shape=_same_shape("SequenceReverse"), infer_type=_type,

@@ -197,3 +197,74 @@ def test_half_launch_converts_inputs_copies_back_mutated_ones_and_honours_req():
     np.testing.assert_array_equal(run(REQ_WRITE, np.zeros(3, F16)), [1.5, 2.5, 3.5])
     assert (run(REQ_NULL, np.full(3, 7, F16)) == 7).all()             # not written back
     np.testing.assert_array_equal(run(REQ_ADD, np.full(3, 7, F16)), [8.5, 9.5, 10.5])
+
+
+# -- float16 calls equal the float32 calls rounded once ------------------------------------
+# Inputs hold float16 values, so the float32 call sees the same numbers: a
+# float16 call through the mirrors must give its result rounded once, exactly.
+
+X4 = half(RNG.uniform(-2, 2, (2, 4, 4, 4)))
+ROIS = half([[0, 0, 0, 2, 3], [1, 1, 0, 3, 2]])
+LENS = half([1, 2, 2])        # one length per batch entry of X (axis 1)
+
+
+def _dropout(x, d):
+    from nbdl.kernels.shared.random_state import seed
+    seed(11)
+    return nd.Dropout(x, p=0.5, mode="always")
+
+
+# (name, data, call(data NDArray, dtype)): the other inputs are made in the call
+SAME = [
+    ("Dropout", X4, _dropout),
+    ("SoftmaxActivation", X4, lambda x, d: nd.SoftmaxActivation(x, mode="channel")),
+    ("SoftmaxOutput", X[0], lambda x, d: nd.SoftmaxOutput(x, nd.array(half([0, 2, 1]), dtype=d))),
+    ("L2Normalization", X4, lambda x, d: nd.L2Normalization(x, mode="channel")),
+    ("LRN", X4, lambda x, d: nd.LRN(x, nsize=3)),
+    ("Crop", X4, lambda x, d: nd.Crop(x, num_args=1, offset=(1, 0), h_w=(2, 3))),
+    ("depth_to_space", X4, lambda x, d: nd.depth_to_space(x, block_size=2)),
+    ("space_to_depth", X4, lambda x, d: nd.space_to_depth(x, block_size=2)),
+    ("SequenceMask", X, lambda x, d: nd.SequenceMask(x, nd.array(LENS, dtype=d),
+                                                     use_sequence_length=True, value=-1.0)),
+    ("SequenceLast", X, lambda x, d: nd.SequenceLast(x, nd.array(LENS, dtype=d),
+                                                     use_sequence_length=True)),
+    ("SequenceReverse", X, lambda x, d: nd.SequenceReverse(x)),
+    ("AdaptiveAvgPooling2D", X4, lambda x, d: nd.contrib.AdaptiveAvgPooling2D(x,
+                                                                             output_size=(3, 2))),
+    ("BilinearResize2D", X4, lambda x, d: nd.contrib.BilinearResize2D(x, height=5, width=3)),
+    ("ROIPooling", X4, lambda x, d: nd.ROIPooling(x, nd.array(ROIS, dtype=d), pooled_size=(2, 2),
+                                                  spatial_scale=1.0)),
+    ("ROIAlign", X4, lambda x, d: nd.contrib.ROIAlign(x, nd.array(ROIS, dtype=d),
+                                                      pooled_size=(2, 2), spatial_scale=1.0)),
+    ("UpSampling", X4, lambda x, d: nd.UpSampling(x, scale=2, sample_type="nearest",
+                                                  num_args=1)),
+]
+
+
+@pytest.mark.parametrize("name,data,call", SAME, ids=[c[0] for c in SAME])
+def test_float16_call_is_the_float32_call_rounded_once(name, data, call):
+    o16, o32 = call(nd.array(data, dtype=F16), F16), call(nd.array(data, dtype=np.float32),
+                                                          np.float32)
+    assert o16.dtype == np.float16, name
+    np.testing.assert_array_equal(o16.asnumpy(), o32.asnumpy().astype(F16))
+
+
+def _data_grad(data, call, d):
+    x = nd.array(data, dtype=d)
+    x.attach_grad()
+    with nbdl.autograd.record():
+        y = call(x, d)
+    y.backward(nd.array(np.cos(np.arange(y.size)).reshape(y.shape), dtype=d))
+    return x.grad
+
+
+@pytest.mark.parametrize("name", ["Dropout", "SoftmaxActivation", "SoftmaxOutput",
+                                  "L2Normalization", "LRN", "Crop", "depth_to_space",
+                                  "SequenceLast", "AdaptiveAvgPooling2D", "BilinearResize2D",
+                                  "ROIPooling", "ROIAlign", "UpSampling"])
+def test_float16_data_gradient_is_the_float32_one_within_rounding(name):
+    _, data, call = next(c for c in SAME if c[0] == name)
+    g16, g32 = _data_grad(data, call, F16), _data_grad(data, call, np.float32)
+    assert g16.dtype == np.float16
+    np.testing.assert_allclose(g16.asnumpy().astype(np.float64), g32.asnumpy(), rtol=4e-3,
+                               atol=4e-3)
