@@ -403,6 +403,7 @@ def _group_gradient(back_name, keys):
 
 register(OpDef(
     name="InstanceNorm",
+    half_mirrors=True,
     input_names=_inputs("InstanceNorm", ["data", "gamma", "beta"]),
     num_outputs=3, num_visible_outputs=1, output_names=["output", "mean", "var"],
     attrs=dict(IN_ATTRS),
@@ -416,6 +417,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_InstanceNorm",
+    half_mirrors=True,
     input_names=_inputs("_backward_InstanceNorm", ["out_grad", "data", "gamma", "mean", "var"]),
     num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
     attrs=dict(IN_ATTRS),

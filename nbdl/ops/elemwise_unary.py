@@ -256,6 +256,7 @@ def _backward_where_type(attrs, in_types, out_types):
 
 register(OpDef(
     name="where", input_names=("condition", "x", "y"),
+    half_mirrors=True,
     infer_shape=_where_shape, infer_type=equal_types("where", ("condition", "x", "y"), skip=(0,)),
     gradient=_where_grad, inplace=lambda attrs: [(1, 0), (2, 0)],
     kernels=kernels("prepare_where"), supports_add=True, int_inputs=(0,),
@@ -264,6 +265,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_where", input_names=("ograd", "condition"), num_outputs=2,
+    half_mirrors=True,
     infer_shape=_backward_where_shape, infer_type=_backward_where_type,
     inplace=_inplace_first, kernels=kernels("prepare_backward_where"), supports_add=True, int_inputs=(1,),
     hidden=True, doc="Gradients of where's x and y."))

@@ -161,7 +161,7 @@ def _moments_shape(attrs, in_shapes, out_shapes):
 def _same_type(where):
     def rule(attrs, in_types, out_types):
         known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-        _check_dtype(where, known, FLOATS)
+        _check_dtype(where, known, FLOATS + (HALF,))   # float16 through half_mirrors
         return [known] * len(in_types), [known] * len(out_types)
     return rule
 
@@ -191,6 +191,7 @@ def moments_temp(call, accumulators=True):
 
 register(OpDef(
     name="moments", attrs=dict(MOMENTS_ATTRS), num_outputs=2, output_names=("mean", "var"),
+    half_mirrors=True,
     infer_shape=_moments_shape, infer_type=_same_type("moments"), gradient=_moments_grad,
     temp={"cpu": "nbdl.kernels.cpu.reduce_norm:temp_moments",
           "cuda": "nbdl.kernels.cuda.reduce_norm:temp_moments"},
@@ -202,6 +203,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_moments", input_names=("out_grad_mean", "out_grad_var", "data", "mean"),
+    half_mirrors=True,
     attrs=dict(MOMENTS_ATTRS),
     infer_shape=_moments_backward_shape, infer_type=_same_type("_backward_moments"),
     inplace=lambda attrs: [(2, 0)],   # data[i] is read before data_grad[i] is written

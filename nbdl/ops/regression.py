@@ -199,6 +199,7 @@ def _backward_regression_shape(attrs, in_shapes, out_shapes):
 def _register_regression(name, kernel, backward_name, doc):
     register(OpDef(
         name=name,
+        half_mirrors=True,
         input_names=("data", "label"),
         attrs=dict(REGRESSION_ATTRS),
         infer_shape=_regression_shape(name), infer_type=_label_type,
@@ -210,6 +211,7 @@ def _register_regression(name, kernel, backward_name, doc):
         doc=doc))
     register(OpDef(
         name=backward_name,
+        half_mirrors=True,
         input_names=("output", "label"),
         attrs=dict(REGRESSION_ATTRS),
         infer_shape=_backward_regression_shape, infer_type=_backward_softmax_output_type,
@@ -280,6 +282,7 @@ def _make_loss_grad(node, out_grads):
 
 register(OpDef(
     name="MakeLoss",
+    half_mirrors=True,
     input_names=("data",),
     attrs=dict(MAKE_LOSS_ATTRS),
     infer_shape=_make_loss_shape, infer_type=_make_loss_type,

@@ -238,6 +238,17 @@ SAME = [
                                                       pooled_size=(2, 2), spatial_scale=1.0)),
     ("UpSampling", X4, lambda x, d: nd.UpSampling(x, scale=2, sample_type="nearest",
                                                   num_args=1)),
+    ("InstanceNorm", X4, lambda x, d: nd.InstanceNorm(x, nd.array(half([1.5, -0.5, 1, 2]), dtype=d),
+                                                      nd.array(half([0, 1, -1, 0.5]), dtype=d))),
+    ("where", X, lambda x, d: nd.where(nd.array((X > 0).astype(F16), dtype=d), x, -2 * x)),
+    ("LinearRegressionOutput", X, lambda x, d: nd.LinearRegressionOutput(x, nd.array(X[::-1],
+                                                                                     dtype=d))),
+    ("LogisticRegressionOutput", X, lambda x, d: nd.LogisticRegressionOutput(
+        x, nd.array((X > 0).astype(F16), dtype=d))),
+    ("MAERegressionOutput", X, lambda x, d: nd.MAERegressionOutput(x, nd.array(X[::-1],
+                                                                               dtype=d))),
+    ("MakeLoss", X, lambda x, d: nd.MakeLoss(x, grad_scale=0.5)),
+    ("moments", X, lambda x, d: nd.moments(x, axes=(1,))[1]),
 ]
 
 
@@ -261,7 +272,9 @@ def _data_grad(data, call, d):
 @pytest.mark.parametrize("name", ["Dropout", "SoftmaxActivation", "SoftmaxOutput",
                                   "L2Normalization", "LRN", "Crop", "depth_to_space",
                                   "SequenceLast", "AdaptiveAvgPooling2D", "BilinearResize2D",
-                                  "ROIPooling", "ROIAlign", "UpSampling"])
+                                  "ROIPooling", "ROIAlign", "UpSampling", "InstanceNorm",
+                                  "where", "LinearRegressionOutput", "LogisticRegressionOutput",
+                                  "MakeLoss", "moments"])
 def test_float16_data_gradient_is_the_float32_one_within_rounding(name):
     _, data, call = next(c for c in SAME if c[0] == name)
     g16, g32 = _data_grad(data, call, F16), _data_grad(data, call, np.float32)
