@@ -149,15 +149,16 @@ register(OpDef(
 _SWISH_ATTRS = {"beta": Attr("float", 1.0, doc="x * sigmoid(beta * x)")}
 
 elementwise("swish", attrs=_SWISH_ATTRS, family="activations_nn", prepare="prepare_act",
+            half_mirrors=True,
             gradient=via("_backward_swish", "data", ("beta",)), aliases=("silu",),
             doc="x * sigmoid(beta * x) (Gluon's Swish; silu: beta=1).")
-elementwise("log_sigmoid", family="activations_nn", prepare="prepare_act",
+elementwise("log_sigmoid", family="activations_nn", prepare="prepare_act", half_mirrors=True,
             gradient=via("_backward_log_sigmoid", "data"), doc="log(sigmoid(x))")
-elementwise("mish", family="activations_nn", prepare="prepare_act",
+elementwise("mish", family="activations_nn", prepare="prepare_act", half_mirrors=True,
             gradient=via("_backward_mish", "data"), doc="x * tanh(log(1 + e**x))")
 
 elementwise("_backward_swish", input_names=("ograd", "data"), attrs=_SWISH_ATTRS,
-            family="activations_nn", prepare="prepare_act", hidden=True)
+            family="activations_nn", prepare="prepare_act", half_mirrors=True, hidden=True)
 for _name in ("log_sigmoid", "mish"):
     elementwise(f"_backward_{_name}", input_names=("ograd", "data"), family="activations_nn",
-                prepare="prepare_act", hidden=True)
+                prepare="prepare_act", hidden=True, half_mirrors=True)

@@ -25,6 +25,8 @@ from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, register, shape_error
 
 ANY_DTYPES = FLOAT_DTYPES + tuple(np.dtype(t) for t in (np.int32, np.int64, np.int8, np.uint8))
+# shape_array / size_array read no values: float16 too (through half_mirrors)
+SHAPE_DTYPES = ANY_DTYPES + (np.dtype(np.float16),)
 ALLCLOSE_DTYPES = FLOAT_DTYPES + tuple(np.dtype(t) for t in (np.int32, np.int64, np.float16))
 INT64 = np.dtype(np.int64)
 FLOAT32 = np.dtype(np.float32)
@@ -54,8 +56,9 @@ def _fixed_type(out, allowed, where):
 
 register(OpDef(
     name="shape_array",
+    half_mirrors=True,   # float16 arrays: a float32 stand-in, no values read
     infer_shape=_fixed_shape(lambda s: (len(s[0]),)),
-    infer_type=_fixed_type(INT64, ANY_DTYPES, "shape_array"), gradient=_no_grad,
+    infer_type=_fixed_type(INT64, SHAPE_DTYPES, "shape_array"), gradient=_no_grad,
     kernels={"cpu": "nbdl.kernels.cpu.array_checks:prepare_shape_array",
              "cuda": "nbdl.kernels.cuda.array_checks:prepare_shape_array"},
     shape_inputs=(0,), dtypes=ANY_DTYPES,
@@ -65,8 +68,9 @@ register(OpDef(
 
 register(OpDef(
     name="size_array",
+    half_mirrors=True,   # float16 arrays: a float32 stand-in, no values read
     infer_shape=_fixed_shape(lambda s: (1,)),
-    infer_type=_fixed_type(INT64, ANY_DTYPES, "size_array"), gradient=_no_grad,
+    infer_type=_fixed_type(INT64, SHAPE_DTYPES, "size_array"), gradient=_no_grad,
     kernels={"cpu": "nbdl.kernels.cpu.array_checks:prepare_size_array",
              "cuda": "nbdl.kernels.cuda.array_checks:prepare_size_array"},
     shape_inputs=(0,), dtypes=ANY_DTYPES,

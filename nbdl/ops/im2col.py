@@ -125,6 +125,7 @@ def _temp(which):
 
 register(OpDef(
     name="im2col", input_names=("data",), attrs=dict(SLIDE_ATTRS),
+    half_mirrors=True,
     infer_shape=_im2col_shape, infer_type=_same_type, gradient=_im2col_grad,
     temp=_temp("im2col"),
     kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_im2col",
@@ -134,6 +135,7 @@ register(OpDef(
 
 register(OpDef(
     name="col2im", input_names=("data",), attrs=dict(COL2IM_ATTRS),
+    half_mirrors=True,
     infer_shape=_col2im_shape, infer_type=_same_type, gradient=_col2im_grad,
     temp=_temp("col2im"),
     kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_col2im",
@@ -144,6 +146,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_im2col", input_names=("out_grad", "data"), attrs=dict(SLIDE_ATTRS),
+    half_mirrors=True,
     infer_shape=_backward_im2col_shape, infer_type=_same_type, shape_inputs=(1,),
     temp=_temp("backward_im2col"),
     kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_backward_im2col",

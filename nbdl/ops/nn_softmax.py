@@ -125,6 +125,7 @@ def _xent_temp(call):
 
 register(OpDef(
     name="softmax_cross_entropy", input_names=("data", "label"),
+    half_mirrors=True,
     infer_shape=_xent_shape, infer_type=_xent_type, gradient=_xent_grad, temp=_xent_temp,
     kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_cross_entropy",
              "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_cross_entropy"},
@@ -133,6 +134,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_softmax_cross_entropy", input_names=("out_grad", "data", "label"),
+    half_mirrors=True,
     infer_shape=_xent_backward_shape, infer_type=_xent_backward_type,
     kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_cross_entropy_backward",
              "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_cross_entropy_backward"},

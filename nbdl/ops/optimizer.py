@@ -120,6 +120,7 @@ def _update(name, inputs, attrs, doc, scalar_attrs=None, mp=0, scalar_inputs=(),
         infer_type=infer_type or (_mp_types(name, mp) if mp else _same_types),
         inplace=lambda a: [(0, 0)], mutates=mutated, scalar_attrs=scalar_attrs,
         dtypes=(_F16, _F32) if mp or infer_type else None, hidden=hidden,
+        half_mirrors=not (mp or infer_type),   # float16 weights and states, float32 math
         kernels={"cpu": _CPU + prepare, "cuda": _CUDA + prepare}, doc=doc),
         aliases=aliases)
 

@@ -349,6 +349,7 @@ def _same_type(attrs, in_types, out_types):
 
 register(OpDef(
     name="_shuffle", input_names=("data",), attrs={},
+    half_mirrors=True,
     infer_shape=_same_shape, infer_type=_same_type, gradient=_no_grad, recompute=False,
     temp=shuffle_temp, kernels=_kernels("prepare_shuffle"), dtypes=ALL_DTYPES,
     doc="data with its first axis randomly permuted (a new order on every call)."),

@@ -356,8 +356,12 @@ def half_launch(call, prepare32, copy, n_base):
         mutated |= set(range(len(call.op.list_inputs(call.attrs)), n_in))
     req = list(call.req)
     views = l32.views
+    n_sc = len(l32.scalars)
 
-    def fn(*arrays):
+    def fn(*given):
+        # the arrays, then the float32 launch's scalars (kept as this launch's
+        # own, so that a caller may replace them: ``OpDef.scalar_attrs``)
+        arrays, scalars = (given[:-n_sc], given[-n_sc:]) if n_sc else (given, ())
         ins = list(arrays[:n_in])
         outs = list(arrays[n_in:n_in + n_out])
         temps = arrays[n_in + n_out:]
@@ -380,10 +384,10 @@ def half_launch(call, prepare32, copy, n_base):
         args = ins + outs + list(temps[:n_base])
         if views is not None:
             args = [a if v is None else a.reshape(v) for a, v in zip(args, views)]
-        l32.fn(*pick_args(l32.args, args), *l32.scalars)
+        l32.fn(*pick_args(l32.args, args), *scalars)
         for dst, m in back:
             copy(dst, m)
-    return Launch(fn, (), views=None)
+    return Launch(fn, tuple(l32.scalars), views=None)
 
 
 def _dtype_exempt(op, call, i):

@@ -199,6 +199,24 @@ def test_half_launch_converts_inputs_copies_back_mutated_ones_and_honours_req():
     np.testing.assert_array_equal(run(REQ_ADD, np.full(3, 7, F16)), [8.5, 9.5, 10.5])
 
 
+
+def test_half_launch_keeps_the_float32_launchs_scalars_replaceable():
+    # OpDef.scalar_attrs: an eager call replaces the launch's trailing scalars
+    op = OpDef(name="_half_launch_scalar_probe", input_names=("a",))
+
+    def prepare32(call):
+        def fn(a, out, scale):
+            out[...] = a * scale
+        return Launch(fn, (np.float32(2.0),))
+
+    call = Call(op, {}, [(3,)], [F16], [(3,)], [F16], req=[REQ_WRITE])
+    launch = half_launch(call, prepare32, lambda d, s: np.copyto(d, s, casting="unsafe"), 0)
+    assert launch.scalars == (np.float32(2.0),)
+    out = np.zeros(3, F16)
+    temps = [np.empty(s, d) for s, d in half_mirror_temps(call)]
+    launch.fn(half([1, 2, 3]), out, *temps, np.float32(0.5))
+    np.testing.assert_array_equal(out, [0.5, 1, 1.5])
+
 # -- float16 calls equal the float32 calls rounded once ------------------------------------
 # Inputs hold float16 values, so the float32 call sees the same numbers: a
 # float16 call through the mirrors must give its result rounded once, exactly.
@@ -249,6 +267,14 @@ SAME = [
                                                                                dtype=d))),
     ("MakeLoss", X, lambda x, d: nd.MakeLoss(x, grad_scale=0.5)),
     ("moments", X, lambda x, d: nd.moments(x, axes=(1,))[1]),
+    ("swish", X, lambda x, d: nd.swish(x, beta=1.5)),
+    ("log_sigmoid", X, lambda x, d: nd.log_sigmoid(x)),
+    ("mish", X, lambda x, d: nd.mish(x)),
+    ("softmax_cross_entropy", X[0], lambda x, d: nd.softmax_cross_entropy(
+        x, nd.array(half([0, 2, 1]), dtype=d))),
+    ("im2col", X4, lambda x, d: nd.im2col(x, kernel=(2, 2), stride=(1, 2), pad=(1, 0))),
+    ("col2im", X.reshape(1, 4, 6), lambda x, d: nd.col2im(
+        x, output_size=(3, 4), kernel=(2, 2))),
 ]
 
 
@@ -274,10 +300,46 @@ def _data_grad(data, call, d):
                                   "SequenceLast", "AdaptiveAvgPooling2D", "BilinearResize2D",
                                   "ROIPooling", "ROIAlign", "UpSampling", "InstanceNorm",
                                   "where", "LinearRegressionOutput", "LogisticRegressionOutput",
-                                  "MakeLoss", "moments"])
+                                  "MakeLoss", "moments", "swish", "log_sigmoid", "mish",
+                                  "softmax_cross_entropy", "im2col", "col2im"])
 def test_float16_data_gradient_is_the_float32_one_within_rounding(name):
     _, data, call = next(c for c in SAME if c[0] == name)
     g16, g32 = _data_grad(data, call, F16), _data_grad(data, call, np.float32)
     assert g16.dtype == np.float16
     np.testing.assert_allclose(g16.asnumpy().astype(np.float64), g32.asnumpy(), rtol=4e-3,
                                atol=4e-3)
+
+
+def test_float16_shape_and_size_arrays():
+    x = nd.array(X, dtype=F16)
+    np.testing.assert_array_equal(nd.shape_array(x).asnumpy(), [2, 3, 4])
+    np.testing.assert_array_equal(nd.size_array(x).asnumpy(), [24])
+
+
+def test_float16_shuffle_permutes_rows():
+    out = nd.shuffle(nd.array(M, dtype=F16))
+    assert out.dtype == np.float16
+    got = sorted(map(tuple, out.asnumpy().tolist()))
+    assert got == sorted(map(tuple, M.tolist()))
+
+
+@pytest.mark.parametrize("name,states,attrs", [
+    ("sgd_update", 0, {"lr": 0.1, "wd": 0.01}),
+    ("sgd_mom_update", 1, {"lr": 0.1, "momentum": 0.9}),
+    ("adam_update", 2, {"lr": 0.01}),
+    ("rmsprop_update", 1, {"lr": 0.01}),
+    ("signum_update", 1, {"lr": 0.01, "momentum": 0.9}),
+])
+def test_float16_updates_are_the_float32_updates_rounded(name, states, attrs):
+    # weight, gradient and states in float16, updated in place: each written
+    # array is the float32 update of the same values, rounded once
+    vals = [half(RNG.uniform(-1, 1, 6)) for _ in range(2 + states)]
+    vals[2:] = [np.abs(v) for v in vals[2:]]      # variances are non-negative
+    res = {}
+    for d in (F16, np.float32):
+        arrs = [nd.array(v, dtype=d) for v in vals]
+        getattr(nd, name)(*arrs, out=arrs[0], **attrs)
+        res[d] = [a.asnumpy() for a in [arrs[0]] + arrs[2:]]
+    for a16, a32 in zip(res[F16], res[np.float32]):
+        assert a16.dtype == np.float16
+        np.testing.assert_array_equal(a16, a32.astype(F16))
