@@ -238,8 +238,9 @@ class ExecutorGroup:
         # one entry per data input that is an argument, None where its
         # grad_req is 'null' (MXNet's: get_input_grads() gives [None] then)
         args = set(self.symbol.list_arguments())
-        self.input_grad_arrays = [[e.grad_dict.get(n) for e in execs] for n in self.data_names
-                                  if n in args]
+        with_grad = [d for d in data_shapes if d.name in args]
+        self.input_grad_arrays = [[e.grad_dict.get(d.name) for e in execs] for d in with_grad]
+        self._input_grad_axes = [_axis(d) for d in with_grad]
 
     def _bind_shared(self, dev, shapes, types, shared_exec, where):
         sym = self.symbol
@@ -411,9 +412,8 @@ class ExecutorGroup:
         parts = self.input_grad_arrays
         if not merge_multi_context:
             return [list(p) for p in parts]
-        args = set(self.symbol.list_arguments())
-        axes = [_axis(d) for d in self.data_shapes if d.name in args]
-        return [None if p[0] is None else _merge(p, axis) for p, axis in zip(parts, axes)]
+        return [None if p[0] is None else _merge(p, axis)
+                for p, axis in zip(parts, self._input_grad_axes)]
 
     def get_output_shapes(self):
         """``(name, shape)`` of every output for the whole batch."""
