@@ -16,9 +16,9 @@ for that worker to finish it and loads it from the cache (the compile hook of
 run compiles in about half the time, on more cores in less.
 
 ``NBDL_COMPILE_WORKERS`` sets the number of workers: ``auto`` (default) is one
-per free core beyond the first, at most 4, and none on a machine already busy
-(load average at or above its cores) or for fewer than ``MIN_KERNELS``
-kernels; ``0`` turns the pool off.  Workers that fail (an exception, a
+per idle core beyond the one this process uses, at most 4 (``busy_cores``
+says how many other processes keep busy), and none on a machine already busy
+or for fewer than ``MIN_KERNELS`` kernels; ``0`` turns the pool off.  Workers that fail (an exception, a
 missing module) cost nothing but their start: a kernel they did not finish is
 compiled here, as without a pool.  Only kernels a worker can rebuild are
 handed out: module-level ``KernelDispatcher`` functions, and generated ones
@@ -45,29 +45,53 @@ _lock = threading.Lock()
 _pools = []
 
 
-def worker_count(n_kernels):
+def worker_count(n_kernels, cores=None, busy=None):
     """Workers for ``n_kernels`` kernels to compile (see the module docstring).
 
     Parameters
     ----------
     n_kernels : int
         Distinct (kernel, argument types) pairs left to compile.
+    cores : int, optional
+        Cores this process may use (default: its CPU affinity).
+    busy : float, optional
+        Cores other processes keep busy (default: ``busy_cores()``).
     """
     want = config.compile_workers()
     if want == 0 or n_kernels < MIN_KERNELS:
         return 0
     if want is not None:
         return max(0, min(want, n_kernels // 2))
+    if cores is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:      # pragma: no cover - not Linux
+            cores = os.cpu_count() or 1
+    if busy is None:
+        busy = busy_cores()
+    # this process keeps one core; a worker per further idle core, a core
+    # idle for at least half its time counting as idle
+    spare = int(cores - busy - 1 + 0.5)
+    return max(0, min(4, spare, n_kernels // MIN_KERNELS))
+
+
+def busy_cores():
+    """Cores that other processes keep busy now: the smaller of the 1-minute
+    load average and the tasks runnable at this moment besides this one
+    (``/proc/loadavg``'s fourth field).  The load average alone lags: it
+    still counts, for a minute, a process that just ended (the previous
+    command of a script) and, from its first seconds, this process itself,
+    which on a 2-core machine was enough to start no worker at all."""
     try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:          # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    try:
-        busy = os.getloadavg()[0]
-    except OSError:                 # pragma: no cover
-        busy = 0.0
-    free = int(cores - busy)
-    return max(0, min(4, free - 1, n_kernels // MIN_KERNELS))
+        with open("/proc/loadavg") as f:
+            fields = f.read().split()
+        load, running = float(fields[0]), int(fields[3].split("/")[0])
+        return max(0.0, min(load, running - 1.0))
+    except (OSError, ValueError, IndexError):
+        try:
+            return os.getloadavg()[0]
+        except (AttributeError, OSError):   # pragma: no cover - not Unix
+            return 0.0
 
 
 def describe(fn):

@@ -39,7 +39,6 @@ class Schedule:
     plan: object
     arena: object
     arrays: dict                     # entry id -> device array (planned views and externals)
-    req: dict                        # (node id, output index) -> req code
     temps: dict                      # node id -> [temp entry ids]
     fwd_train: list = field(default_factory=list)
     fwd_infer: list = field(default_factory=list)
@@ -147,11 +146,12 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     memo = {}
     states = {}     # per-node state of stateful ops (Call.states), one dict per schedule
 
-    steps, nbytes, names, req, temps, calls = [], {}, {}, {}, {}, []
+    steps, nbytes, names, temps, calls = [], {}, {}, {}, []
     unwritten_order = []
     for node in nodes:
-        _check_mutated(node, ids, ext)
         op = node.op
+        if op.mutates:
+            _check_mutated(node, ids, ext)
         inputs = node.inputs
         outs = node.outputs()
         reqs = []
@@ -174,8 +174,6 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         pc, node_temps, node_pairs, shape_only = known
         calls.append((node, pc))
         nid = id(node)
-        for i, r in enumerate(reqs):
-            req[(nid, i)] = r
         tids = []
         if node_temps:
             name = node.name
@@ -206,7 +204,6 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
                     unwritten_order.append(w)
         steps.append(Step(node.name, op.name, reads, writes, tids, pairs))
     itemsize = {}
-    out_names = {}
     for e, i in ids.items():
         dt = dtypes[e]
         size = itemsize.get(dt)
@@ -216,13 +213,9 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         for d in shapes[e]:
             n *= d
         nbytes[i] = n
-        node = e[0]
-        onames = out_names.get(id(node))
-        if onames is None:
-            onames = out_names[id(node)] = node.output_names()
-        names[i] = onames[e[1]]
     unwritten = set(unwritten_order)
-    request = PlanRequest(steps=steps, nbytes=nbytes, names=names, external=set(ext),
+    request = PlanRequest(steps=steps, nbytes=nbytes, names=EntryNames(entries, names),
+                          external=set(ext),
                           outputs={ids[h] for h in bg.heads}, unwritten=unwritten)
     # -- a memory budget (issue 18): the schedule of a graph with recompute
     # nodes, compiled by this function without a budget, or this one as it is
@@ -252,7 +245,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         for t, shape, dt in temps.get(id(node), ()):
             arrays[t] = view(offsets[t], nbytes[t], shape, dt)
 
-    sched = Schedule(nodes, len(bg.fwd_nodes), ids, entries, request, plan, arena, arrays, req,
+    sched = Schedule(nodes, len(bg.fwd_nodes), ids, entries, request, plan, arena, arrays,
                      {k: [t for t, _, _ in v] for k, v in temps.items()}, grad_bound=bound)
     n_forward = sched.n_forward
     sched_temps = sched.temps
@@ -274,6 +267,69 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         else:
             sched.backward.append(_prepared(node, aids, arrs, pc.launch(True)))
     return sched
+
+
+class EntryNames(dict):
+    """``PlanRequest.names`` of a schedule: an entry's name (``conv0_output``)
+    made when something asks for it (``debug_str``, an error message), not
+    for each of a big graph's entries at bind.  ``entries[i]`` is entry
+    ``i``'s ``Entry`` (None for temps, whose names the dict holds)."""
+
+    def __init__(self, entries, temp_names):
+        super().__init__(temp_names)
+        self._entries = entries
+
+    def _name(self, i):
+        e = self._entries[i] if type(i) is int and 0 <= i < len(self._entries) else None
+        if e is None:
+            return None
+        name = e[0].output_names()[e[1]]
+        dict.__setitem__(self, i, name)
+        return name
+
+    def __missing__(self, i):
+        name = self._name(i)
+        if name is None:
+            raise KeyError(i)
+        return name
+
+    def get(self, i, default=None):
+        if dict.__contains__(self, i):
+            return dict.__getitem__(self, i)
+        name = self._name(i)
+        return default if name is None else name
+
+    def __contains__(self, i):
+        return dict.__contains__(self, i) or self._name(i) is not None
+
+    def _all(self):
+        for i in range(len(self._entries)):
+            if not dict.__contains__(self, i):
+                self._name(i)
+
+    def keys(self):
+        self._all()
+        return dict.keys(self)
+
+    def items(self):
+        self._all()
+        return dict.items(self)
+
+    def values(self):
+        self._all()
+        return dict.values(self)
+
+    def __iter__(self):
+        self._all()
+        return dict.__iter__(self)
+
+    def __len__(self):
+        self._all()
+        return dict.__len__(self)
+
+    def copy(self):
+        self._all()
+        return dict(dict.items(self))
 
 
 def _check_mutated(node, ids, ext):

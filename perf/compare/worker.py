@@ -6,6 +6,10 @@ requests on stdin, one JSON object a line:
 - ``{"seconds": s, "min": a, "max": b}``: run the step at least ``a`` and at
   most ``b`` times, until ``s`` seconds have passed; reply ``{"times": [...]}``
   (seconds per unit: a step's time divided by the row's ``per``);
+- ``{"profile": n}``: run the step ``n`` times under the runtime's own
+  profiler (``nbdl.profiler`` / ``mxnet.profiler``, aggregate statistics)
+  and reply ``{"ops": {name: [count, total ms]}, "wall": seconds}`` (used by
+  ``op_breakdown.py``);
 - ``{"quit": true}``.
 
 It imports neither nbdl nor a peer itself (the module does), so it runs
@@ -37,6 +41,10 @@ def main(module_path, row):
         req = json.loads(line)
         if req.get("quit"):
             break
+        if "profile" in req:
+            proto.write(json.dumps(_profile(step, req["profile"])) + "\n")
+            proto.flush()
+            continue
         times, t_end = [], time.perf_counter() + req["seconds"]
         while len(times) < req["max"] and (len(times) < req["min"] or time.perf_counter() < t_end):
             t0 = time.perf_counter()
@@ -44,6 +52,30 @@ def main(module_path, row):
             times.append((time.perf_counter() - t0) / per)
         proto.write(json.dumps({"times": times}) + "\n")
         proto.flush()
+
+
+def _profile(step, n):
+    """``n`` steps under the profiler of whichever runtime the workload
+    module imported: per operator, its count and total milliseconds."""
+    runtime = sys.modules.get("nbdl") or sys.modules.get("mxnet")
+    prof = runtime.profiler
+    prof.set_config(profile_all=True, aggregate_stats=True, filename=os.devnull)
+    prof.dumps(reset=True)
+    prof.set_state("run")
+    t = time.perf_counter()
+    for _ in range(n):
+        step()
+    wall = time.perf_counter() - t
+    prof.set_state("stop")
+    doc = json.loads(prof.dumps(reset=True, format="json"))
+    ops = {}
+    for domain, rows in doc.get("Time", {}).items():
+        if domain.lower() != "operator":        # API calls, executor ranges: not ops
+            continue
+        for name, row in rows.items():
+            count, total = ops.get(name, (0, 0.0))
+            ops[name] = (count + row["Count"], total + row["Total"])
+    return {"ops": ops, "wall": wall}
 
 
 if __name__ == "__main__":

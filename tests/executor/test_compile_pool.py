@@ -89,3 +89,17 @@ def test_knob(monkeypatch, value, expect):
         assert compile_pool.worker_count(100) == 0
     if expect == 2:
         assert compile_pool.worker_count(100) == 2 and compile_pool.worker_count(3) == 0
+
+
+@pytest.mark.parametrize("cores, busy, expect", [
+    (2, 0.0, 1), (2, 0.4, 1), (2, 0.6, 0), (2, 2.0, 0),   # one core is this process's
+    (8, 0.0, 4), (8, 4.6, 2), (8, 7.0, 0), (1, 0.0, 0)])
+def test_auto_workers(monkeypatch, cores, busy, expect):
+    monkeypatch.setenv("NBDL_COMPILE_WORKERS", "auto")
+    assert compile_pool.worker_count(100, cores=cores, busy=busy) == expect
+    assert compile_pool.worker_count(compile_pool.MIN_KERNELS - 1, cores=cores, busy=busy) == 0
+
+
+def test_busy_cores_reads_the_machine():
+    busy = compile_pool.busy_cores()
+    assert isinstance(busy, float) and busy >= 0.0

@@ -359,3 +359,14 @@ def test_nan_reductions(op, ref, axis, keepdims, exclude, rng):
     check_symbolic_backward(y, {"x": x}, [g], {"x": grad}, rtol=1e-10, atol=1e-12)
     check_numeric_gradient(y, {"x": np.nan_to_num(x, nan=1.0)})
     check_consistency(y, {"x": x.astype(np.float32)})
+
+
+def test_reduce_kernel_choice():
+    """sum and mean run the sum's own kernel (a first call compiles only
+    that loop); the other reductions share the kernel of the seven others."""
+    from nbdl.kernels.cpu import reduce as kr
+    from nbdl.ops.reduce import OP_CODES, OP_MAX, OP_SUM
+    for tail in (True, False):
+        assert kr.reduce_kernel(tail, OP_SUM).py_func.__name__.endswith("_sum")
+        assert kr.reduce_kernel(tail, OP_MAX) is kr.reduce_kernel(tail, OP_CODES["prod"])
+        assert not kr.reduce_kernel(tail, OP_MAX).py_func.__name__.endswith("_sum")

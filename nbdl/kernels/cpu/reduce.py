@@ -19,7 +19,8 @@ natural next step for large inputs, picked by ``nbdl.config.parallel_threshold``
 import numpy as np
 from ..shared.jit import njit
 
-from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
+from ...ops.reduce import (OP_ASUM, OP_CODES, OP_MAX, OP_MIN, OP_NANPROD, OP_NANSUM, OP_NRM2,
+                           OP_PROD, OP_SUM, arg_plan, broadcast_axes, op_name, reduce_axes,
                            reduce_plan)
 from ...ops.reduce import reduce_temp, select_mode
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
@@ -57,11 +58,29 @@ def _finish(acc, out, scale, op, req):
             o[i] = a[i] * scale
 
 
-@njit(cache=True, fastmath=_FASTMATH)
-def reduce_tail(x, out, acc, op, scale, req):
-    """x (K0, R0, K1, R1, K2, R2) -> out (K0, K1, K2); op 0 sum, 1 prod, 2 max, 3 min,
-    4 sum of |x|, 5 sqrt of the sum of squares (norm), 6 / 7 sum / product
-    skipping NaN."""
+# Each layout has two kernels: ``reduce_<layout>_sum`` with the sum's loop,
+# and ``reduce_<layout>`` with the seven other ops' loops behind a test of
+# ``op``.  sum and mean (a loss's mean, a broadcast's gradient) are what
+# models reduce with, and the sum's kernel compiles in half the time of one
+# holding all eight loops (0.5 s against 1.1 s of a fresh machine's first
+# call).  The loops are written once, as the templates below; ``STEPS``
+# gives each op's update of the running value ``s`` by the element ``v``,
+# max/min taking NaN once seen (``v != v``), as numpy and MXNet.  The
+# kernels are module globals compiled from this file (Numba's on-disk cache
+# and the compile pool find them like any kernel here).
+STEPS = {OP_SUM: "s + v",
+         OP_PROD: "s * v",
+         OP_MAX: "v if v > s or v != v else s",
+         OP_MIN: "v if v < s or v != v else s",
+         OP_ASUM: "s + abs(np.float64(v))",
+         OP_NRM2: "s + np.float64(v) * np.float64(v)",
+         OP_NANSUM: "s + v if v == v else s",
+         OP_NANPROD: "s * v if v == v else s"}
+
+_LOOPS = {
+    # x (K0, R0, K1, R1, K2, R2) -> out (K0, K1, K2): a running value over R2
+    "tail": ("""
+def {name}(x, out, acc, op, scale, req):
     if req == REQ_NULL:
         return
     _start(acc, op)
@@ -72,46 +91,15 @@ def reduce_tail(x, out, acc, op, scale, req):
                 for r1 in range(n_r1):
                     for k2 in range(n_k2):
                         s = acc[k0, k1, k2]
-                        if op == 0:
-                            for r2 in range(n_r2):
-                                s += x[k0, r0, k1, r1, k2, r2]
-                        elif op == 1:
-                            for r2 in range(n_r2):
-                                s *= x[k0, r0, k1, r1, k2, r2]
-                        elif op == 2:
-                            for r2 in range(n_r2):
-                                v = x[k0, r0, k1, r1, k2, r2]
-                                if v > s or v != v:
-                                    s = v
-                        elif op == 4:
-                            for r2 in range(n_r2):
-                                s += abs(np.float64(x[k0, r0, k1, r1, k2, r2]))
-                        elif op == 5:
-                            for r2 in range(n_r2):
-                                v = np.float64(x[k0, r0, k1, r1, k2, r2])
-                                s += v * v
-                        elif op == 6:
-                            for r2 in range(n_r2):
-                                v = x[k0, r0, k1, r1, k2, r2]
-                                if v == v:
-                                    s += v
-                        elif op == 7:
-                            for r2 in range(n_r2):
-                                v = x[k0, r0, k1, r1, k2, r2]
-                                if v == v:
-                                    s *= v
-                        else:
-                            for r2 in range(n_r2):
-                                v = x[k0, r0, k1, r1, k2, r2]
-                                if v < s or v != v:
-                                    s = v
+{inner}
                         acc[k0, k1, k2] = s
     _finish(acc, out, scale, op, req)
-
-
-@njit(cache=True, fastmath=_FASTMATH)
-def reduce_keep(x, out, acc, op, scale, req):
-    """x (R0, K0, R1, K1, R2, K2) -> out (K0, K1, K2)."""
+""", 24, """for r2 in range(n_r2):
+    v = x[k0, r0, k1, r1, k2, r2]
+    s = {step}"""),
+    # x (R0, K0, R1, K1, R2, K2) -> out (K0, K1, K2): an update across K2
+    "keep": ("""
+def {name}(x, out, acc, op, scale, req):
     if req == REQ_NULL:
         return
     _start(acc, op)
@@ -121,40 +109,59 @@ def reduce_keep(x, out, acc, op, scale, req):
             for r1 in range(n_r1):
                 for k1 in range(n_k1):
                     for r2 in range(n_r2):
-                        if op == 0:
-                            for k2 in range(n_k2):
-                                acc[k0, k1, k2] += x[r0, k0, r1, k1, r2, k2]
-                        elif op == 1:
-                            for k2 in range(n_k2):
-                                acc[k0, k1, k2] *= x[r0, k0, r1, k1, r2, k2]
-                        elif op == 2:
-                            for k2 in range(n_k2):
-                                v = x[r0, k0, r1, k1, r2, k2]
-                                if v > acc[k0, k1, k2] or v != v:
-                                    acc[k0, k1, k2] = v
-                        elif op == 4:
-                            for k2 in range(n_k2):
-                                acc[k0, k1, k2] += abs(np.float64(x[r0, k0, r1, k1, r2, k2]))
-                        elif op == 5:
-                            for k2 in range(n_k2):
-                                v = np.float64(x[r0, k0, r1, k1, r2, k2])
-                                acc[k0, k1, k2] += v * v
-                        elif op == 6:
-                            for k2 in range(n_k2):
-                                v = x[r0, k0, r1, k1, r2, k2]
-                                if v == v:
-                                    acc[k0, k1, k2] += v
-                        elif op == 7:
-                            for k2 in range(n_k2):
-                                v = x[r0, k0, r1, k1, r2, k2]
-                                if v == v:
-                                    acc[k0, k1, k2] *= v
-                        else:
-                            for k2 in range(n_k2):
-                                v = x[r0, k0, r1, k1, r2, k2]
-                                if v < acc[k0, k1, k2] or v != v:
-                                    acc[k0, k1, k2] = v
+{inner}
     _finish(acc, out, scale, op, req)
+""", 24, """for k2 in range(n_k2):
+    s = acc[k0, k1, k2]
+    v = x[r0, k0, r1, k1, r2, k2]
+    acc[k0, k1, k2] = {step}""")}
+
+
+def _indent(text, n):
+    return "\n".join(" " * n + line for line in text.split("\n"))
+
+
+def _kernel_source(name, layout, ops):
+    template, depth, loop = _LOOPS[layout]
+    if len(ops) == 1:
+        inner = _indent(loop.format(step=STEPS[ops[0]]), depth)
+    else:
+        inner = "\n".join(_indent(f"{'if' if k == 0 else 'elif'} op == {op}:", depth) + "\n"
+                           + _indent(loop.format(step=STEPS[op]), depth + 4)
+                           for k, op in enumerate(ops))
+    return template.format(name=name, inner=inner)
+
+
+def _define_reductions():
+    kernels = {}
+    for layout in _LOOPS:
+        others = [op for op in STEPS if op != OP_SUM]
+        for name, ops in ((f"reduce_{layout}", others), (f"reduce_{layout}_sum", [OP_SUM])):
+            ns = {"__name__": __name__, "np": np, "REQ_NULL": REQ_NULL,
+                  "_start": _start, "_finish": _finish}
+            exec(compile(_kernel_source(name, layout, ops), __file__, "exec"), ns)
+            fn = njit(cache=True, fastmath=_FASTMATH)(ns[name])
+            globals()[name] = kernels[(layout == "tail", len(ops) == 1)] = fn
+    return kernels
+
+
+_REDUCTIONS = _define_reductions()
+
+
+def reduce_kernel(tail, op):
+    """The kernel ``fn(x, out, acc, op, scale, req)`` reducing with ``op``
+    (``nbdl.ops.reduce``'s OP_* codes: 0 sum, 1 prod, 2 max, 3 min, 4 sum of
+    |x|, 5 sqrt of the sum of squares, 6 / 7 sum / product skipping NaN) in
+    the "tail" (``tail``) or "keep" views of ``reduce_plan``.
+
+    Parameters
+    ----------
+    tail : bool
+        The last group of axes is reduced (``reduce_plan``'s first result).
+    op : int
+        The reduction.
+    """
+    return _REDUCTIONS[(bool(tail), op == OP_SUM)]
 
 
 @njit(cache=True)
@@ -288,8 +295,9 @@ def prepare_reduce(call):
     scale = 1.0
     if name == "mean":
         scale = 1.0 / count if count else float("nan")
-    fn = reduce_tail if tail else reduce_keep
-    return Launch(fn, (OP_CODES[name], np.float64(scale), call.req[0]), [big, small, small])
+    op = OP_CODES[name]
+    return Launch(reduce_kernel(tail, op), (op, np.float64(scale), call.req[0]),
+                  [big, small, small])
 
 
 def prepare_bcast_backward(call):
@@ -328,7 +336,7 @@ def prepare_broadcast(call):
 def prepare_broadcast_backward(call):
     gshape, ishape = call.in_shapes[0], call.in_shapes[1]
     tail, big, small, _ = reduce_plan(gshape, broadcast_axes(ishape, gshape), call.where())
-    fn = reduce_tail if tail else reduce_keep
+    fn = reduce_kernel(tail, OP_SUM)
     # arrays: out_grad, data (shape only), data_grad, accumulators: the sum's own kernel
     return Launch(fn, (OP_SUM, np.float64(1.0), call.req[0]), [big, small, small, small],
                   args=(0, 2, 3))

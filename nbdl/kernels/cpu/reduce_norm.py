@@ -15,7 +15,7 @@ from ...ops.reduce import OP_ASUM, OP_NRM2, reduce_plan
 from ...ops.reduce_norm import _axes, moments_temp, norm_temp
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ._half import f2h, h2f
-from .reduce import reduce_keep, reduce_tail
+from .reduce import reduce_kernel
 
 
 @njit(cache=True)
@@ -40,7 +40,7 @@ def prepare_norm(call):
     axes = _axes(call.attrs, len(ishape), call.where())
     tail, big, small, _ = reduce_plan(ishape, axes, call.where())
     op = OP_NRM2 if call.attrs["ord"] == 2 else OP_ASUM
-    fn = reduce_tail if tail else reduce_keep
+    fn = reduce_kernel(tail, op)
     half_in = np.dtype(call.in_dtypes[0]) == np.float16
     half_out = np.dtype(call.out_dtypes[0]) == np.float16
     if not (half_in or half_out):
