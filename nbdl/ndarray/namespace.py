@@ -9,7 +9,7 @@ import types
 from ..array import NDArray
 from ..errors import UnknownOpError
 from ..imperative import arguments as _arguments
-from ..ops.registry import get_op, list_ops
+from ..ops.registry import get_op, list_ops, op_namespace
 
 _functions = {}
 
@@ -72,7 +72,7 @@ def make_module(modname, include_hidden):
     return mod
 
 
-def prefixed_namespace(prefix, where):
+def prefixed_namespace(prefix, where, module_globals=None, name_the_op=True):
     """``(__getattr__, __dir__)`` for a module whose attribute ``X`` is the
     eager function of op ``<prefix>X`` (``nbdl.nd.image.to_tensor`` runs
     ``_image_to_tensor``).
@@ -83,17 +83,10 @@ def prefixed_namespace(prefix, where):
         The ops' name prefix (``"_image_"``).
     where : str
         The module's public name, for error messages.
+    module_globals : dict, optional
+        The module's globals, where each function is cached once made.
+    name_the_op : bool, default True
+        Whether the AttributeError of an unknown name names the op it looked for.
     """
-    def __getattr__(name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        try:
-            get_op(prefix + name)
-        except UnknownOpError:
-            raise AttributeError(f"{where} has no attribute or operator {name!r} "
-                                 f"(no op {prefix + name!r})") from None
-        return function_for(prefix + name)
-
-    def __dir__():
-        return sorted(n[len(prefix):] for n in list_ops() if n.startswith(prefix))
-    return __getattr__, __dir__
+    return op_namespace(prefix, where, lambda op_name, _: function_for(op_name), module_globals,
+                        name_the_op)

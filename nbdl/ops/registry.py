@@ -433,6 +433,45 @@ def _load_all():
     from . import _families  # noqa: F401  (registers every family)
 
 
+def op_namespace(prefix, where, make, module_globals=None, name_the_op=True):
+    """``(__getattr__, __dir__)`` for a module whose attribute ``X`` stands for
+    the op ``<prefix>X`` (``nbdl.nd.linalg.gemm2``, ``nbdl.sym.contrib.box_nms``).
+
+    Parameters
+    ----------
+    prefix : str
+        The ops' name prefix (``"_linalg_"``).
+    where : str
+        The module's public name, for error messages.
+    make : callable
+        ``make(op_name, attr_name)``: the attribute for the op ``op_name``
+        (``prefix + attr_name``).
+    module_globals : dict, optional
+        The module's globals: each attribute is cached there once made, and
+        ``__dir__`` lists them too.
+    name_the_op : bool, default True
+        Whether the AttributeError of an unknown name names the op it looked for.
+    """
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            get_op(prefix + name)
+        except UnknownOpError:
+            looked_for = f" (no op {prefix + name!r})" if name_the_op else ""
+            raise AttributeError(f"{where} has no attribute or operator {name!r}"
+                                 f"{looked_for}") from None
+        fn = make(prefix + name, name)
+        if module_globals is not None:
+            module_globals[name] = fn
+        return fn
+
+    def __dir__():
+        ops = {n[len(prefix):] for n in list_ops() if n.startswith(prefix)}
+        return sorted(ops | set(module_globals or ()))
+    return __getattr__, __dir__
+
+
 # -- helpers shared by op families ------------------------------------------------
 
 def shape_str(s):
@@ -452,5 +491,5 @@ def shape_error(attrs_or_where, msg, in_shapes=None):
 
 
 __all__ = ["Attr", "Call", "Launch", "OpDef", "Recompute", "register", "get_op", "list_ops",
-           "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES",
+           "op_namespace", "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES",
            "has_half", "as_f32", "half_mirror_temps", "half_launch"]
