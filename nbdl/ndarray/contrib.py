@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import AttrError
 from ..ops.index_contrib import boolean_mask_rows
 from ..symbol.contrib import zipfian_from
+from ..ops.registry import op_namespace
 from . import namespace as _namespace
 from . import random as _random
 from .creation import array
@@ -119,4 +120,4 @@ def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
     return zipfian_from(rand, true_classes.as_in_context(rand.context), num_sampled, range_max)
 
 
-__getattr__, __dir__ = _namespace.prefixed_namespace(PREFIX, "nbdl.nd.contrib", globals())
+__getattr__, __dir__ = op_namespace(PREFIX, "nbdl.nd.contrib", _namespace.function_for, globals())

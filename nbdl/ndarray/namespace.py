@@ -9,7 +9,7 @@ import types
 from ..array import NDArray
 from ..errors import UnknownOpError
 from ..imperative import arguments as _arguments
-from ..ops.registry import get_op, list_ops, op_namespace
+from ..ops.registry import get_op, list_ops
 
 _functions = {}
 
@@ -71,22 +71,3 @@ def make_module(modname, include_hidden):
     sys.modules[modname] = mod
     return mod
 
-
-def prefixed_namespace(prefix, where, module_globals=None, name_the_op=True):
-    """``(__getattr__, __dir__)`` for a module whose attribute ``X`` is the
-    eager function of op ``<prefix>X`` (``nbdl.nd.image.to_tensor`` runs
-    ``_image_to_tensor``).
-
-    Parameters
-    ----------
-    prefix : str
-        The ops' name prefix (``"_image_"``).
-    where : str
-        The module's public name, for error messages.
-    module_globals : dict, optional
-        The module's globals, where each function is cached once made.
-    name_the_op : bool, default True
-        Whether the AttributeError of an unknown name names the op it looked for.
-    """
-    return op_namespace(prefix, where, lambda op_name, _: function_for(op_name), module_globals,
-                        name_the_op)

@@ -21,6 +21,7 @@ import numpy as np
 from ..device import as_device
 from ..errors import ArgumentError, ShapeError
 from ..kernels.shared import random_state as _kernel_rng
+from ..ops.registry import op_namespace
 from .creation import _device, _shape, full
 from . import namespace
 from .invoke import clear_cache, invoke
@@ -252,8 +253,8 @@ def shuffle(data, **kwargs):
 
 
 # nd.random.<x> for the other _random_ ops (uniform_like, pdf_normal, ...)
-__getattr__ = namespace.prefixed_namespace("_random_", "nbdl.nd.random", globals(),
-                                           name_the_op=False)[0]
+__getattr__ = op_namespace("_random_", "nbdl.nd.random", namespace.function_for, globals(),
+                           name_the_op=False)[0]
 
 
 __all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "multinomial",

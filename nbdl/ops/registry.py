@@ -444,8 +444,7 @@ def op_namespace(prefix, where, make, module_globals=None, name_the_op=True):
     where : str
         The module's public name, for error messages.
     make : callable
-        ``make(op_name, attr_name)``: the attribute for the op ``op_name``
-        (``prefix + attr_name``).
+        ``make(op_name)``: the attribute for the op ``op_name``.
     module_globals : dict, optional
         The module's globals: each attribute is cached there once made, and
         ``__dir__`` lists them too.
@@ -461,7 +460,7 @@ def op_namespace(prefix, where, make, module_globals=None, name_the_op=True):
             looked_for = f" (no op {prefix + name!r})" if name_the_op else ""
             raise AttributeError(f"{where} has no attribute or operator {name!r}"
                                  f"{looked_for}") from None
-        fn = make(prefix + name, name)
+        fn = make(prefix + name)
         if module_globals is not None:
             module_globals[name] = fn
         return fn

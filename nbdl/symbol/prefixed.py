@@ -1,27 +1,28 @@
-"""Modules of prefixed op spellings (``nbdl.sym.linalg``, ``nbdl.sym.image``):
-attribute ``X`` builds a node of op ``<prefix>X``, named after ``X`` as MXNet
-names them (``sym.linalg.gemm2(a, b)`` is a ``_linalg_gemm2`` node ``gemm20``)."""
+"""The functions of the modules of prefixed op spellings (``nbdl.sym.linalg``,
+``nbdl.sym.image``, ``nbdl.sym.contrib``, ``nbdl.sym.random``), made by
+``ops.registry.op_namespace``: in ``linalg`` and ``image`` attribute ``X``
+builds a node of op ``<prefix>X`` named after ``X`` as MXNet names them
+(``sym.linalg.gemm2(a, b)`` is a ``_linalg_gemm2`` node ``gemm20``); in
+``contrib`` and ``random`` it is ``nbdl.sym.<prefix>X``, named after the op."""
 import sys
 
 from ..name import NameManager, current
-from ..ops.registry import get_op, op_namespace
+from ..ops.registry import get_op
 from .construct import create
 
 
-def prefixed_namespace(prefix, where, module_globals):
-    """``(__getattr__, __dir__)`` of such a module.
+def short_named(prefix):
+    """``make(op_name)`` for ``op_namespace``: the function building a node of
+    op ``op_name``, named after the op's name without ``prefix``.
 
     Parameters
     ----------
     prefix : str
         The ops' name prefix (``"_linalg_"``).
-    where : str
-        The module's public name, for error messages.
-    module_globals : dict
-        The module's globals, where each function is cached once made.
     """
-    def make(op_name, short):
+    def make(op_name):
         op = get_op(op_name)
+        short = op_name[len(prefix):]
 
         def fn(*args, name=None, attr=None, **kwargs):
             if not name:   # counted under the short hint; create() adds any Prefix once
@@ -30,18 +31,16 @@ def prefixed_namespace(prefix, where, module_globals):
         fn.__name__ = fn.__qualname__ = short
         fn.__doc__ = op.doc
         return fn
-    return op_namespace(prefix, where, make, module_globals)
+    return make
 
 
-def package_function(op_name, _attr_name=None):
-    """``nbdl.sym.<op_name>`` (the node is named after the op, as MXNet names
-    ``sym.contrib`` and ``sym.random`` nodes).
+def package_function(op_name):
+    """``nbdl.sym.<op_name>`` (its nodes are named after the op, as MXNet
+    names ``sym.contrib`` and ``sym.random`` nodes).
 
     Parameters
     ----------
     op_name : str
         The op's name.
-    _attr_name : str, optional
-        The short name it is looked up under (unused: ``op_namespace``'s ``make``).
     """
     return getattr(sys.modules[__name__.rpartition(".")[0]], op_name)
