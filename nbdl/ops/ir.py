@@ -137,10 +137,21 @@ def make_node(op_name, inputs, attrs=None, name=None, user_attrs=None):
     return Node(op, name, parsed, strings, inputs, user)
 
 
-def topo_order(heads):
+def topo_order(heads, seen=None):
     """Nodes reachable from ``heads`` (entries), inputs before users, in
-    MXNet's depth-first post-order (which fixes argument order)."""
-    order, seen = [], set()
+    MXNet's depth-first post-order (which fixes argument order).
+
+    Parameters
+    ----------
+    heads : list of Entry or Node
+        Where to start.
+    seen : set, optional
+        Ids of nodes already ordered, left out and extended: with the nodes
+        of ``topo_order(earlier_heads)``, the nodes ``topo_order(earlier_heads
+        + heads)`` appends after those.
+    """
+    order = []
+    seen = set() if seen is None else seen
     for h in heads:
         root = h.node if isinstance(h, Entry) else h
         if id(root) in seen:
