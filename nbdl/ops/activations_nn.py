@@ -18,8 +18,8 @@ builds Swish from sigmoid; these are nbdl's fused forms)."""
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .elemwise_unary import equal_shapes, elementwise, same_type, via
-from .registry import OpDef, register, shape_error
+from .elemwise_unary import equal_shapes, elementwise, via
+from .registry import OpDef, check_arg_shape, register, same_type, shape_error
 
 ACT_TYPES = ("elu", "gelu", "gelu_tanh", "leaky", "prelu", "rrelu", "selu")
 
@@ -65,12 +65,6 @@ def gamma_shape(opname, data, gamma, in_shapes):
     return gamma
 
 
-def _check(opname, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}", in_shapes)
-
-
 def _leaky_shape(attrs, in_shapes, out_shapes):
     if not _is_prelu(attrs):
         return equal_shapes("LeakyReLU", ["data"])(attrs, in_shapes, out_shapes)
@@ -78,8 +72,8 @@ def _leaky_shape(attrs, in_shapes, out_shapes):
     if data is None:
         return in_shapes, out_shapes
     data = tuple(data)
-    _check("LeakyReLU", "data", in_shapes[0], data, in_shapes)
-    _check("LeakyReLU", "output", out_shapes[0], data, in_shapes)
+    check_arg_shape("LeakyReLU", "data", in_shapes[0], data, in_shapes)
+    check_arg_shape("LeakyReLU", "output", out_shapes[0], data, in_shapes)
     return [data, gamma_shape("LeakyReLU", data, in_shapes[1], in_shapes)], [data]
 
 
@@ -93,10 +87,10 @@ def _backward_shape(attrs, in_shapes, out_shapes):
         return in_shapes, out_shapes
     data = tuple(data)
     for n, s in (("out_grad", in_shapes[0]), ("data", in_shapes[1]), ("data_grad", out_shapes[0])):
-        _check(opname, n, s, data, in_shapes)
+        check_arg_shape(opname, n, s, data, in_shapes)
     gamma = gamma_shape(opname, data, in_shapes[2] if in_shapes[2] is not None else out_shapes[1],
                         in_shapes)
-    _check(opname, "gamma_grad", out_shapes[1], gamma, in_shapes)
+    check_arg_shape(opname, "gamma_grad", out_shapes[1], gamma, in_shapes)
     return [data, data, gamma], [data, gamma]
 
 

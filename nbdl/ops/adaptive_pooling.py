@@ -9,7 +9,7 @@ columns likewise.  The gradient (hidden
 shape only) spreads each output's gradient evenly over its window."""
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error
 
 ADAPTIVE_ATTRS = {"output_size": Attr("tuple", (), doc="Output size: () for 1, an int "
                                                        "(square) or (height, width).")}
@@ -50,10 +50,6 @@ def _backward_shape(attrs, in_shapes, out_shapes):
             d], [d]
 
 
-def _same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
-
 
 def _grad(node, out_grads):
     g = make_node("_backward_contrib_AdaptiveAvgPooling2D", [out_grads[0], node.inputs[0]],
@@ -64,7 +60,7 @@ def _grad(node, out_grads):
 register(OpDef(
     name="_contrib_AdaptiveAvgPooling2D", input_names=("data",), attrs=dict(ADAPTIVE_ATTRS),
     half_mirrors=True,
-    infer_shape=_shape, infer_type=_same_type, gradient=_grad,
+    infer_shape=_shape, infer_type=same_type, gradient=_grad,
     kernels={"cpu": "nbdl.kernels.cpu.adaptive_pooling:prepare_adaptive_avg",
              "cuda": "nbdl.kernels.cuda.adaptive_pooling:prepare_adaptive_avg"},
     doc="Average pooling of (N, C, H, W) data to a fixed (OH, OW), windows chosen per "
@@ -73,7 +69,7 @@ register(OpDef(
 register(OpDef(
     name="_backward_contrib_AdaptiveAvgPooling2D", input_names=("out_grad", "data"),
     half_mirrors=True,
-    attrs=dict(ADAPTIVE_ATTRS), infer_shape=_backward_shape, infer_type=_same_type,
+    attrs=dict(ADAPTIVE_ATTRS), infer_shape=_backward_shape, infer_type=same_type,
     shape_inputs=(1,),
     kernels={"cpu": "nbdl.kernels.cpu.adaptive_pooling:prepare_adaptive_avg_backward",
              "cuda": "nbdl.kernels.cuda.adaptive_pooling:prepare_adaptive_avg_backward"},

@@ -57,7 +57,7 @@ import numpy as np
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, Recompute, register, shape_error
+from .registry import OpDef, Recompute, check_arg_shape, register, shape_error
 
 BN_ATTRS = {
     "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
@@ -98,12 +98,6 @@ def _inputs(opname, names):
         _check_attrs(opname, attrs)
         return list(names)
     return input_names
-
-
-def _check(opname, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}", in_shapes)
 
 
 def bn_axis(opname, attrs, shape, in_shapes):
@@ -157,12 +151,12 @@ def bn_shape_rule(opname, channel_axis):
             c = tuple(c)
             return [in_shapes[0]] + [c] * 4, [out_shapes[0], c, c]
         data = tuple(data)
-        _check(opname, "output", out_shapes[0], data, in_shapes)
+        check_arg_shape(opname, "output", out_shapes[0], data, in_shapes)
         param = (int(data[channel_axis(opname, attrs, data, in_shapes)]),)
         for name, s in zip(("gamma", "beta", "moving_mean", "moving_var"), in_shapes[1:]):
-            _check(opname, name, s, param, in_shapes)
+            check_arg_shape(opname, name, s, param, in_shapes)
         for name, s in zip(("mean", "var"), out_shapes[1:]):
-            _check(opname, name, s, param, in_shapes)
+            check_arg_shape(opname, name, s, param, in_shapes)
         return [data] + [param] * 4, [data, param, param]
     return infer
 
@@ -195,7 +189,7 @@ def bn_backward_shape_rule(opname, channel_axis, stat):
                               (stat, in_shapes[4], param), ("data_grad", out_shapes[0], data),
                               ("gamma_grad", out_shapes[1], param),
                               ("beta_grad", out_shapes[2], param)):
-            _check(opname, name, s, want, in_shapes)
+            check_arg_shape(opname, name, s, want, in_shapes)
         return [data, data, param, param, param], [data, param, param]
     return infer
 
@@ -228,8 +222,8 @@ def _bn_apply_shape(attrs, in_shapes, out_shapes):
     data = tuple(data)
     param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
     for name, s in zip(("gamma", "beta", "mean", "invstd"), in_shapes[1:]):
-        _check(opname, name, s, param, in_shapes)
-    _check(opname, "output", out_shapes[0], data, in_shapes)
+        check_arg_shape(opname, name, s, param, in_shapes)
+    check_arg_shape(opname, "output", out_shapes[0], data, in_shapes)
     return [data] + [param] * 4, [data]
 
 
@@ -360,13 +354,13 @@ def _group_shape(opname):
         if data is None:
             return in_shapes, out_shapes
         data = tuple(data)
-        _check(opname, "output", out_shapes[0], data, in_shapes)
+        check_arg_shape(opname, "output", out_shapes[0], data, in_shapes)
         N, C, G, _ = group_dims(opname, attrs, data, in_shapes)
         param = group_param_shape(opname, C, G, zip(("gamma", "beta"), in_shapes[1:]),
                                   in_shapes)
         stat = (N, G)
         for name, s in zip(("mean", "var/std"), out_shapes[1:]):
-            _check(opname, name, s, stat, in_shapes)
+            check_arg_shape(opname, name, s, stat, in_shapes)
         return [data, param, param], [data, stat, stat]
     return infer
 
@@ -386,7 +380,7 @@ def _group_backward_shape(opname):
         for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
                               ("mean", in_shapes[3], stat), ("var/std", in_shapes[4], stat),
                               ("data_grad", out_shapes[0], data)):
-            _check(opname, name, s, want, in_shapes)
+            check_arg_shape(opname, name, s, want, in_shapes)
         return [data, data, param, stat, stat], [data, param, param]
     return infer
 

@@ -21,8 +21,8 @@ statistics and never updates them).
 import math
 
 from .attrs import Attr
-from .convolution import CONV_ATTRS, same_type
-from .registry import OpDef, get_op, register, shape_error
+from .convolution import CONV_ATTRS
+from .registry import OpDef, get_op, register, same_type, shape_error
 
 FUSED_ATTRS = dict(
     CONV_ATTRS,

@@ -37,8 +37,8 @@ clamped, as in MXNet.
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .convolution import conv_out_spatial, same_type, spatial_params
-from .registry import REQ_NULL, OpDef, register, shape_error
+from .convolution import conv_out_spatial, spatial_params
+from .registry import REQ_NULL, OpDef, check_arg_shape, register, same_type, shape_error
 
 V1 = "_contrib_DeformableConvolution"
 V2 = "_contrib_ModulatedDeformableConvolution"
@@ -90,12 +90,6 @@ def _input_names(opname, modulated):
     return names
 
 
-def _check(where, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        raise shape_error(where, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}", in_shapes)
-
-
 def _infer(opname, modulated):
     def rule(attrs, in_shapes, out_shapes):
         k = deform_params(opname, attrs)[0]
@@ -105,7 +99,7 @@ def _infer(opname, modulated):
                  f"num_deformable_group={dg})")
         i_w = 3 if modulated else 2
         if not attrs["no_bias"]:
-            _check(where, "bias", ins[i_w + 1], (f,), in_shapes)
+            check_arg_shape(where, "bias", ins[i_w + 1], (f,), in_shapes)
             ins[i_w + 1] = (f,)
         data = ins[0]
         if data is None:
@@ -134,10 +128,10 @@ def _infer(opname, modulated):
         if modulated:
             want.append(("mask", 2, (n, taps, oh, ow)))
         for name, i, shape in want:
-            _check(where, name, ins[i], shape, in_shapes)
+            check_arg_shape(where, name, ins[i], shape, in_shapes)
             ins[i] = shape
         y = (n, f, oh, ow)
-        _check(where, "output", outs[0], y, in_shapes)
+        check_arg_shape(where, "output", outs[0], y, in_shapes)
         outs[0] = y
         return ins, outs
     return rule
@@ -172,7 +166,7 @@ def _backward_infer(forward_rule, modulated):
         ins[1:] = fwd_in[:n_fwd]
         for i, name in enumerate(_backward_names(modulated)(attrs)):
             want = ins[1 + i] if i < n_fwd else (attrs["num_filter"],)
-            _check(_BACKWARD[V2 if modulated else V1], name, outs[i], want or outs[i], in_shapes)
+            check_arg_shape(_BACKWARD[V2 if modulated else V1], name, outs[i], want or outs[i], in_shapes)
             outs[i] = want
         return ins, outs
     return rule

@@ -14,8 +14,7 @@ Reshape/transpose/Reshape."""
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .elemwise_unary import same_type
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error
 
 _ATTRS = {"block_size": Attr("int", doc="Side of the spatial block.")}
 

@@ -23,10 +23,6 @@ def same_shape(attrs, in_shapes, out_shapes):
     return [known] * len(in_shapes), [known] * len(out_shapes)
 
 
-def same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
-
 
 def equal_shapes(opname, names):
     """Shape rule of an op whose inputs (named ``names``) and outputs must all

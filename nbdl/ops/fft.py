@@ -17,9 +17,8 @@ costs O(d p) for its stage).  MXNet 1.9.1 runs these on GPUs only; nbdl on
 both devices.  float32 and float64.
 """
 from .attrs import Attr
-from .elemwise_unary import same_type
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error
 
 FFT_ATTRS = {"compute_size": Attr("int", 128, doc="Accepted (MXNet's cuFFT batch size).")}
 

@@ -13,7 +13,7 @@ from ..errors import AttrError
 from .attrs import Attr
 from .convolution import conv_out_spatial, spatial_params
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error
 
 SLIDE_ATTRS = {
     "kernel": Attr("tuple", doc="Sliding kernel size: (w,), (h, w) or (d, h, w)."),
@@ -48,10 +48,6 @@ def check_slide_attrs(opname, attrs):
                         f"{len(k)} entries (like kernel={k})")
     return k
 
-
-def _same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 def _im2col_out(opname, attrs, d, in_shapes):
@@ -126,7 +122,7 @@ def _temp(which):
 register(OpDef(
     name="im2col", input_names=("data",), attrs=dict(SLIDE_ATTRS),
     half_mirrors=True,
-    infer_shape=_im2col_shape, infer_type=_same_type, gradient=_im2col_grad,
+    infer_shape=_im2col_shape, infer_type=same_type, gradient=_im2col_grad,
     temp=_temp("im2col"),
     kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_im2col",
              "cuda": "nbdl.kernels.cuda.im2col:prepare_im2col"},
@@ -136,7 +132,7 @@ register(OpDef(
 register(OpDef(
     name="col2im", input_names=("data",), attrs=dict(COL2IM_ATTRS),
     half_mirrors=True,
-    infer_shape=_col2im_shape, infer_type=_same_type, gradient=_col2im_grad,
+    infer_shape=_col2im_shape, infer_type=same_type, gradient=_col2im_grad,
     temp=_temp("col2im"),
     kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_col2im",
              "cuda": "nbdl.kernels.cuda.im2col:prepare_col2im"},
@@ -147,7 +143,7 @@ register(OpDef(
 register(OpDef(
     name="_backward_im2col", input_names=("out_grad", "data"), attrs=dict(SLIDE_ATTRS),
     half_mirrors=True,
-    infer_shape=_backward_im2col_shape, infer_type=_same_type, shape_inputs=(1,),
+    infer_shape=_backward_im2col_shape, infer_type=same_type, shape_inputs=(1,),
     temp=_temp("backward_im2col"),
     kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_backward_im2col",
              "cuda": "nbdl.kernels.cuda.im2col:prepare_backward_im2col"},

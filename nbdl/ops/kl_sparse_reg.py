@@ -12,7 +12,7 @@ writes the aux state (``mutates_aux``)."""
 from ..errors import AttrError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error
 
 KL_ATTRS = {
     "sparseness_target": Attr("float", 0.1, doc="The target mean activation, in [0, 1]."),
@@ -45,10 +45,6 @@ def _shape(opname, n_lead):
     return infer_shape
 
 
-def _same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
-
 
 def _grad(node, out_grads):
     g = make_node("_backward_IdentityAttachKLSparseReg",
@@ -60,7 +56,7 @@ def _grad(node, out_grads):
 register(OpDef(
     name="IdentityAttachKLSparseReg", input_names=_inputs, aux_names=("moving_avg",),
     attrs=dict(KL_ATTRS), infer_shape=_shape("IdentityAttachKLSparseReg", 1),
-    infer_type=_same_type, gradient=_grad, inplace=lambda attrs: [(0, 0)],
+    infer_type=same_type, gradient=_grad, inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.kl_sparse_reg:prepare_forward",
              "cuda": "nbdl.kernels.cuda.kl_sparse_reg:prepare_forward"},
     supports_add=True, input_var_init={"moving_avg": '["zero", {}]'},
@@ -70,7 +66,7 @@ register(OpDef(
 register(OpDef(
     name="_backward_IdentityAttachKLSparseReg", input_names=("out_grad", "data"),
     aux_names=("moving_avg",), attrs=dict(KL_ATTRS),
-    infer_shape=_shape("_backward_IdentityAttachKLSparseReg", 2), infer_type=_same_type,
+    infer_shape=_shape("_backward_IdentityAttachKLSparseReg", 2), infer_type=same_type,
     # each column reads its head gradient element before writing it
     inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.kl_sparse_reg:prepare_backward",

@@ -16,7 +16,7 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, check_arg_shape, register, shape_error
 
 LAYER_NORM_ATTRS = {
     "axis": Attr("int", -1, doc="The axis to normalise over."),
@@ -54,24 +54,18 @@ def stat_shape(opname, attrs, shape, in_shapes):
     return a, stat, (int(shape[a]),)
 
 
-def _check(opname, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}", in_shapes)
-
-
 def _forward_shape(attrs, in_shapes, out_shapes):
     opname = "LayerNorm"
     data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
     if data is None:
         return in_shapes, out_shapes
     data = tuple(data)
-    _check(opname, "output", out_shapes[0], data, in_shapes)
+    check_arg_shape(opname, "output", out_shapes[0], data, in_shapes)
     _, stat, param = stat_shape(opname, attrs, data, in_shapes)
-    _check(opname, "gamma", in_shapes[1], param, in_shapes)
-    _check(opname, "beta", in_shapes[2], param, in_shapes)
+    check_arg_shape(opname, "gamma", in_shapes[1], param, in_shapes)
+    check_arg_shape(opname, "beta", in_shapes[2], param, in_shapes)
     for name, s in zip(("mean", "std"), out_shapes[1:]):
-        _check(opname, name, s, stat, in_shapes)
+        check_arg_shape(opname, name, s, stat, in_shapes)
     return [data, param, param], [data, stat, stat]
 
 
@@ -96,12 +90,12 @@ def _backward_shape(attrs, in_shapes, out_shapes):
     data = tuple(data)
     for name, s in (("out_grad", in_shapes[0]), ("data", in_shapes[1]),
                     ("data_grad", out_shapes[0])):
-        _check(opname, name, s, data, in_shapes)
+        check_arg_shape(opname, name, s, data, in_shapes)
     _, stat, param = stat_shape(opname, attrs, data, in_shapes)
     for name, s, want in (("gamma", in_shapes[2], param), ("mean", in_shapes[3], stat),
                           ("std", in_shapes[4], stat), ("gamma_grad", out_shapes[1], param),
                           ("beta_grad", out_shapes[2], param)):
-        _check(opname, name, s, want, in_shapes)
+        check_arg_shape(opname, name, s, want, in_shapes)
     return [data, data, param, stat, stat], [data, param, param]
 
 

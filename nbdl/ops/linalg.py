@@ -24,8 +24,7 @@ import numpy as np
 from ..errors import NbdlError
 from .attrs import Attr
 from .ir import make_node
-from .matrix import prod, same_type
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error, size_of
 
 
 class NotPositiveDefinite(NbdlError, ValueError):
@@ -40,7 +39,7 @@ def kernels(name):
 
 def batch(shape, core=2):
     """Number of matrices (``core`` trailing axes each) in ``shape``."""
-    return prod(tuple(shape)[:len(shape) - core])
+    return size_of(tuple(shape)[:len(shape) - core])
 
 
 def check_square(where, arg, s, in_shapes):
@@ -80,7 +79,7 @@ def gemm_axis(attrs, ndim, where="_linalg_gemm2", in_shapes=None):
 def gemm_view(attrs, shape):
     """``(P, rows, Q, cols)``: the 4-D view every gemm kernel works on."""
     a = gemm_axis(attrs, len(shape))
-    return (prod(shape[:a]), int(shape[a]), prod(shape[a + 1:-1]), int(shape[-1]))
+    return (size_of(shape[:a]), int(shape[a]), size_of(shape[a + 1:-1]), int(shape[-1]))
 
 
 def _gemm_shape(where):

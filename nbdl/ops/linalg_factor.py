@@ -10,8 +10,7 @@ import numpy as np
 from .attrs import Attr
 from .ir import make_node
 from .linalg import assign_shape, batch, check_square, grad_name, kernels, square_temps
-from .matrix import prod, same_type
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error, size_of
 
 
 # ---------------------------------------------------------------- factorisations
@@ -292,7 +291,7 @@ def _kr_shape(attrs, in_shapes, out_shapes):
         if s[1] != ins[0][1]:
             raise shape_error("khatri_rao", f"all inputs must have the same number of "
                               f"columns, got {[tuple(x) for x in ins]}", in_shapes)
-    assign_shape("khatri_rao", outs, 0, (prod(s[0] for s in ins), ins[0][1]), in_shapes)
+    assign_shape("khatri_rao", outs, 0, (size_of(s[0] for s in ins), ins[0][1]), in_shapes)
     return ins, outs
 
 

@@ -13,20 +13,8 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import REQ_ADD, OpDef, register, shape_error
+from .registry import REQ_ADD, OpDef, register, same_type, shape_error, size_of
 
-
-def prod(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
-
-
-def same_type(attrs, in_types, out_types):
-    """Every input and output has one dtype (two-way, partial)."""
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 def _add_temp(call, out_index, shape, dtype, gemm_adds):
@@ -50,8 +38,8 @@ def fc_dims(attrs, dshape):
     """(M, K) of the data viewed as a matrix: flatten=True keeps the first
     axis, flatten=False keeps the last."""
     if attrs["flatten"]:
-        return int(dshape[0]), prod(dshape[1:])
-    return prod(dshape[:-1]), int(dshape[-1])
+        return int(dshape[0]), size_of(dshape[1:])
+    return size_of(dshape[:-1]), int(dshape[-1])
 
 
 def _fc_out_shape(attrs, dshape):
@@ -217,7 +205,7 @@ def dot_dims(lshape, rshape, ta, tb, where="dot"):
         raise shape_error(where, f"inner dimensions disagree: lhs {lshape} X rhs {rshape} "
                           f"(transpose_a={bool(ta)}, transpose_b={bool(tb)}): {k} != {k2}")
     out = (l_keep if len(lshape) > 1 else ()) + (r_keep if len(rshape) > 1 else ())
-    return prod(l_keep), k, prod(r_keep), out
+    return size_of(l_keep), k, size_of(r_keep), out
 
 
 def batch_dot_dims(lshape, rshape, ta, tb, where="batch_dot"):
@@ -231,7 +219,7 @@ def batch_dot_dims(lshape, rshape, ta, tb, where="batch_dot"):
     if k != k2:
         raise shape_error(where, f"inner dimensions disagree: lhs {lshape} X rhs {rshape} "
                           f"(transpose_a={bool(ta)}, transpose_b={bool(tb)}): {k} != {k2}")
-    return prod(lshape[:-2]), m, k, n, lshape[:-2] + (m, n)
+    return size_of(lshape[:-2]), m, k, n, lshape[:-2] + (m, n)
 
 
 def _dot_infer_shape(dims, opname):
@@ -346,4 +334,4 @@ register(OpDef(
              "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot_backward"},
     supports_add=True, hidden=True))
 
-__all__ = ["fc_dims", "dot_dims", "batch_dot_dims", "prod", "same_type"]
+__all__ = ["fc_dims", "dot_dims", "batch_dot_dims", "size_of", "same_type"]

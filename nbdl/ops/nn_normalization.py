@@ -19,12 +19,8 @@ data and it (``_backward_LRN``)."""
 from ..errors import AttrError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error
 
-
-def _same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 # -- L2Normalization ------------------------------------------------------------------
@@ -79,7 +75,7 @@ register(OpDef(
     name="L2Normalization", input_names=("data",), attrs=dict(L2_ATTRS),
     half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "norm"],
-    infer_shape=_l2_shape("L2Normalization"), infer_type=_same_type, gradient=_l2_grad,
+    infer_shape=_l2_shape("L2Normalization"), infer_type=same_type, gradient=_l2_grad,
     kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_l2",
              "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_l2"},
     doc="x / sqrt(sum(x**2) + eps) per instance, across channels or over spatial "
@@ -88,7 +84,7 @@ register(OpDef(
 register(OpDef(
     name="_backward_L2Normalization", input_names=("out_grad", "output", "norm"),
     half_mirrors=True,
-    attrs=dict(L2_ATTRS), infer_shape=_l2_backward_shape, infer_type=_same_type,
+    attrs=dict(L2_ATTRS), infer_shape=_l2_backward_shape, infer_type=same_type,
     # each column reads its head gradient fully before writing the gradient
     inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_l2_backward",
@@ -140,7 +136,7 @@ register(OpDef(
     name="LRN", input_names=_lrn_inputs, attrs=dict(LRN_ATTRS),
     half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "tmp_norm"],
-    infer_shape=_lrn_shape("LRN", 1), infer_type=_same_type, gradient=_lrn_grad,
+    infer_shape=_lrn_shape("LRN", 1), infer_type=same_type, gradient=_lrn_grad,
     kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_lrn",
              "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_lrn"},
     doc="Local response normalisation across channels: "
@@ -149,7 +145,7 @@ register(OpDef(
 register(OpDef(
     name="_backward_LRN", input_names=("out_grad", "data", "tmp_norm"), attrs=dict(LRN_ATTRS),
     half_mirrors=True,
-    infer_shape=_lrn_shape("_backward_LRN", 3), infer_type=_same_type,
+    infer_shape=_lrn_shape("_backward_LRN", 3), infer_type=same_type,
     kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_lrn_backward",
              "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_lrn_backward"},
     supports_add=True, hidden=True,

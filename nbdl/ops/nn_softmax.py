@@ -15,12 +15,8 @@ indices (float or integer); the output, shape (1,), is
 data is ``(softmax(data) - one_hot(label)) * out_grad``; the label gets none."""
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error
 
-
-def _same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 # -- SoftmaxActivation --------------------------------------------------------------
@@ -57,7 +53,7 @@ def _sa_grad(node, out_grads):
 register(OpDef(
     name="SoftmaxActivation", input_names=("data",), attrs=dict(SA_ATTRS), unnamed_inputs=True,
     half_mirrors=True,
-    infer_shape=_sa_shape("SoftmaxActivation"), infer_type=_same_type, gradient=_sa_grad,
+    infer_shape=_sa_shape("SoftmaxActivation"), infer_type=same_type, gradient=_sa_grad,
     inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_activation",
              "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_activation"},
@@ -68,7 +64,7 @@ register(OpDef(
     name="_backward_SoftmaxActivation", input_names=("out_grad", "output"),
     half_mirrors=True,
     attrs=dict(SA_ATTRS), infer_shape=_sa_shape("_backward_SoftmaxActivation"),
-    infer_type=_same_type, inplace=lambda attrs: [(0, 0)],
+    infer_type=same_type, inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_activation_backward",
              "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_activation_backward"},
     supports_add=True, hidden=True, doc="Gradient of SoftmaxActivation from its output."))

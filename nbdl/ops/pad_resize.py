@@ -27,8 +27,7 @@ computed.  As a variadic op, the weight must be passed explicitly with
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .elemwise_unary import same_type
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error
 
 
 def _kernels(prepare):

@@ -33,7 +33,7 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error
 
 POOL_TYPES = ("max", "avg", "sum", "lp")
 CHANNELS_FIRST = ("NCW", "NCHW", "NCDHW")
@@ -158,10 +158,6 @@ def _forward_shape(opname):
     return rule
 
 
-def _same_type(attrs, in_types, out_types):
-    t = next((x for x in list(in_types) + list(out_types) if x is not None), None)
-    return [t] * len(in_types), [t] * len(out_types)
-
 
 def _gradient(node, out_grads):
     back = make_node(f"_backward_{node.op.name}", [out_grads[0], node.inputs[0], node.output(0)],
@@ -200,7 +196,7 @@ def _register(name, attrs, doc, backward_doc):
         name=name,
         input_names=_inputs(name, ["data"]),
         attrs=dict(attrs),
-        infer_shape=_forward_shape(name), infer_type=_same_type,
+        infer_shape=_forward_shape(name), infer_type=same_type,
         gradient=_gradient,
         flops=lambda a, ins, outs: (math.prod(ins[0]) if a["global_pool"]
                                     else math.prod(outs[0]) * math.prod(a["kernel"] or (1,))),
@@ -212,7 +208,7 @@ def _register(name, attrs, doc, backward_doc):
         name=f"_backward_{name}",
         input_names=_inputs(f"_backward_{name}", ["out_grad", "data", "output"]),
         attrs=dict(attrs),
-        infer_shape=_backward_shape, infer_type=_same_type,
+        infer_shape=_backward_shape, infer_type=same_type,
         shape_inputs=_backward_shape_inputs,
         half_mirrors=True,
         kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling_backward",

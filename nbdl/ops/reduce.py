@@ -16,7 +16,7 @@ from ..dtype import INTEGERS
 from ..errors import ShapeError
 from .ir import make_node
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, register, shape_error
+from .registry import FLOAT_DTYPES, OpDef, register, same_type, shape_error, size_of
 from .shape import MOVE_DTYPES
 
 SLOTS = 6
@@ -31,17 +31,6 @@ OP_CODES = {"sum": OP_SUM, "mean": OP_SUM, "prod": OP_PROD, "max": OP_MAX, "min"
 # nansum (g where x is not NaN), nanprod (g * out / x where x is not NaN)
 SEL_MAXMIN, SEL_PROD, SEL_NRM2, SEL_ASUM, SEL_NANSUM, SEL_NANPROD = 0, 1, 2, 3, 4, 5
 
-
-def prod(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
-
-
-def same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 def normalize_axes(axes, ndim, where):
@@ -98,7 +87,7 @@ def reduce_plan(ishape, axes, where="reduce"):
     sizes = [1] * (SLOTS - len(groups)) + [g[1] for g in groups]
     tail_reduced = groups[-1][0]
     kept = sizes[0::2] if tail_reduced else sizes[1::2]
-    count = prod(g[1] for g in groups if g[0])
+    count = size_of(g[1] for g in groups if g[0])
     return tail_reduced, tuple(sizes), tuple(kept), count
 
 
@@ -124,9 +113,9 @@ def arg_plan(attrs, ishape, where="argmax"):
     """(outer, n, inner) view of argmax/argmin's input."""
     axis = attrs["axis"]
     if axis is None:
-        return 1, prod(ishape), 1
+        return 1, size_of(ishape), 1
     a = normalize_axes((axis,), len(ishape), where)[0]
-    return prod(ishape[:a]), int(ishape[a]), prod(ishape[a + 1:])
+    return size_of(ishape[:a]), int(ishape[a]), size_of(ishape[a + 1:])
 
 
 def broadcast_axes(ishape, oshape):
@@ -152,7 +141,7 @@ def _reduce_infer_shape(name):
         axes = reduce_axes(attrs, len(ins[0]), name)
         reduce_plan(ins[0], axes, name)  # raises early for an axis set the kernels cannot view
         oshape = reduced_shape(ins[0], axes, attrs["keepdims"])
-        if name in ("max", "min") and prod(oshape) > 0 and any(ins[0][a] == 0 for a in axes):
+        if name in ("max", "min") and size_of(oshape) > 0 and any(ins[0][a] == 0 for a in axes):
             # as numpy's and MXNet's: no identity to start an empty max/min from
             raise shape_error(name, f"cannot take the {name}imum over a zero-size axis of "
                               f"{tuple(ins[0])} (axes {tuple(axes)})", in_shapes)
@@ -179,7 +168,7 @@ def reduce_temp(call, accumulators=True):
     """float64 accumulators, one per output element, for kernels that keep
     them in memory (the CPU's); an empty buffer for kernels that accumulate
     in registers (CUDA).  Each device's module names its rule."""
-    return [((prod(call.out_shapes[0]) if accumulators else 0,), "float64")]
+    return [((size_of(call.out_shapes[0]) if accumulators else 0,), "float64")]
 
 
 _REDUCE_TEMP = {"cpu": "nbdl.kernels.cpu.reduce:temp_reduce",
@@ -247,7 +236,7 @@ def _arg_infer_shape(name):
         if axis is None or len(shape) <= 1:
             axes = normalize_axes((axis,), len(shape), name) if axis is not None else None
             oshape = (1,) * len(shape) if attrs["keepdims"] else (1,)
-            n = prod(shape) if axes is None else shape[axes[0]]
+            n = size_of(shape) if axes is None else shape[axes[0]]
         else:
             a = normalize_axes((axis,), len(shape), name)[0]
             oshape = reduced_shape(shape, (a,), attrs["keepdims"])

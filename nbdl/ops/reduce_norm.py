@@ -23,9 +23,9 @@ import numpy as np
 from ..errors import DTypeError
 from .attrs import Attr
 from .ir import make_node
-from .reduce import (_backward_infer_shape, prod, reduce_axes, reduce_plan, reduce_temp,
+from .reduce import (_backward_infer_shape, reduce_axes, reduce_plan, reduce_temp,
                      reduced_shape)
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, shape_error, size_of
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 NORM_INTS = tuple(np.dtype(t) for t in (np.int32, np.int64, np.int8))
@@ -106,9 +106,9 @@ def norm_temp(call, accumulators=True, stage_half=True):
     copies of a float16 input and of a float16 output."""
     temps = reduce_temp(call, accumulators)
     if stage_half and np.dtype(call.in_dtypes[0]) == HALF:
-        temps.append(((prod(call.in_shapes[0]),), "float32"))
+        temps.append(((size_of(call.in_shapes[0]),), "float32"))
     if stage_half and np.dtype(call.out_dtypes[0]) == HALF:
-        temps.append(((prod(call.out_shapes[0]),), "float32"))
+        temps.append(((size_of(call.out_shapes[0]),), "float32"))
     return temps
 
 
@@ -186,7 +186,7 @@ def moments_temp(call, accumulators=True):
     """Two float64 accumulators per output element (mean, then the squared
     deviations) for kernels that keep them in memory (the CPU's); an empty
     buffer for kernels that accumulate in registers (CUDA)."""
-    return [((2 * prod(call.out_shapes[0]) if accumulators else 0,), "float64")]
+    return [((2 * size_of(call.out_shapes[0]) if accumulators else 0,), "float64")]
 
 
 register(OpDef(

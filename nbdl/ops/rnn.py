@@ -47,7 +47,7 @@ import numpy as np
 from ..errors import AttrError, DTypeError
 from .ir import make_node
 from .attrs import Attr
-from .registry import REQ_NULL, OpDef, register, shape_error
+from .registry import REQ_NULL, OpDef, check_arg_shape, register, shape_error
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 MODE_IDS = {"rnn_relu": 0, "rnn_tanh": 1, "lstm": 2, "gru": 3}
@@ -178,10 +178,8 @@ def _n_visible(attrs):
 
 
 def _check(opname, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        what = (" (one length per batch element)" if name.startswith("sequence_length") else "")
-        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}{what}", in_shapes)
+    note = " (one length per batch element)" if name.startswith("sequence_length") else ""
+    check_arg_shape(opname, name, got, want, in_shapes, note)
 
 
 def _shapes(opname, attrs, data, in_shapes):

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..dtype import ALL as _ALL_DTYPES
 from .ir import make_node
-from .elemwise_unary import same_shape, same_type
-from .registry import Attr, OpDef, register, shape_error
+from .elemwise_unary import same_shape
+from .registry import Attr, OpDef, register, same_type, shape_error, size_of
 
 # Data movement works for every dtype nbdl stores except float16 and bool
 # (no arithmetic happens, but Numba's CPU float16 support is partial).
@@ -24,13 +24,6 @@ KERNELS = "nbdl.kernels.{}.shape:{}"
 
 def kernels(prepare):
     return {"cpu": KERNELS.format("cpu", prepare), "cuda": KERNELS.format("cuda", prepare)}
-
-
-def size_of(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def c_strides(shape):

@@ -19,8 +19,7 @@ a projection an op does not read gets a zero gradient.
 """
 from .attrs import Attr
 from .ir import make_node
-from .matrix import same_type
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, register, same_type, shape_error
 
 _ATTRS = {"heads": Attr("int", doc="Set number of heads.")}
 _CPU = "nbdl.kernels.cpu.transformer:"
