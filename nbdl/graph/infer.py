@@ -3,7 +3,7 @@ backward to a fixed point, so weights get their shapes from data and labels
 from outputs (two-way, partial); for one call on known inputs (an eager
 call), ``infer_call``.  Both remember a rule's answer per (rule, attributes,
 known values) in one memo."""
-from itertools import repeat
+from itertools import chain, repeat
 from operator import is_not
 
 import numpy as np
@@ -93,20 +93,7 @@ def _run(order, table, rule_attr, what, err, partial):
             # ``o``: the entry's value before this visit; an entry listed
             # twice may have been set by its first listing meanwhile.
             done = len(new_in) >= len(ins) and len(new_out) >= len(outs)
-            for e, v, o in zip(in_es, new_in, ins):
-                if v is None:
-                    if o is None:
-                        done = False
-                elif o is None:
-                    old = get(e)
-                    if old is None:
-                        table[e] = v
-                        changed = True
-                    elif old != v:
-                        _merge(table, e, v, node, what, err)
-                elif o != v:
-                    _merge(table, e, v, node, what, err)
-            for e, v, o in zip(out_es, new_out, outs):
+            for e, v, o in chain(zip(in_es, new_in, ins), zip(out_es, new_out, outs)):
                 if v is None:
                     if o is None:
                         done = False
