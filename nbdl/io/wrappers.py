@@ -8,7 +8,28 @@ from .base import DataBatch, DataDesc, DataIter
 __all__ = ["ResizeIter", "PrefetchingIter"]
 
 
-class ResizeIter(DataIter):
+class _BatchHolder(DataIter):
+    """An iterator whose ``iter_next`` stores the whole batch in
+    ``current_batch``, which the getters read."""
+
+    def getdata(self):
+        """The current batch's data."""
+        return self.current_batch.data
+
+    def getlabel(self):
+        """The current batch's label."""
+        return self.current_batch.label
+
+    def getindex(self):
+        """The current batch's index."""
+        return self.current_batch.index
+
+    def getpad(self):
+        """The current batch's pad."""
+        return self.current_batch.pad
+
+
+class ResizeIter(_BatchHolder):
     """An epoch of exactly ``size`` batches from another iterator.
 
     The wrapped iterator is reset and read again when it ends before
@@ -65,22 +86,6 @@ class ResizeIter(DataIter):
         self.cur += 1
         return True
 
-    def getdata(self):
-        """The current batch's data."""
-        return self.current_batch.data
-
-    def getlabel(self):
-        """The current batch's label."""
-        return self.current_batch.label
-
-    def getindex(self):
-        """The current batch's index."""
-        return self.current_batch.index
-
-    def getpad(self):
-        """The current batch's pad."""
-        return self.current_batch.pad
-
 
 class _Worker:
     """One background thread that fetches the next batch of one iterator on request."""
@@ -135,7 +140,7 @@ def _renamed(descs, mapping, what, i):
     return out
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_BatchHolder):
     """Reads the next batch of one or more iterators in background threads.
 
     With several iterators, each batch concatenates their data lists and
@@ -247,22 +252,6 @@ class PrefetchingIter(DataIter):
         if self.iter_next():
             return self.current_batch
         raise StopIteration
-
-    def getdata(self):
-        """The current batch's data."""
-        return self.current_batch.data
-
-    def getlabel(self):
-        """The current batch's label."""
-        return self.current_batch.label
-
-    def getindex(self):
-        """The current batch's index."""
-        return self.current_batch.index
-
-    def getpad(self):
-        """The current batch's pad."""
-        return self.current_batch.pad
 
     def close(self):
         """Stop the background threads (also done when the iterator is collected)."""
