@@ -9,7 +9,7 @@ columns likewise.  The gradient (hidden
 shape only) spreads each output's gradient evenly over its window."""
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, same_type, shape_error
 
 ADAPTIVE_ATTRS = {"output_size": Attr("tuple", (), doc="Output size: () for 1, an int "
                                                        "(square) or (height, width).")}
@@ -61,8 +61,7 @@ register(OpDef(
     name="_contrib_AdaptiveAvgPooling2D", input_names=("data",), attrs=dict(ADAPTIVE_ATTRS),
     half_mirrors=True,
     infer_shape=_shape, infer_type=same_type, gradient=_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.adaptive_pooling:prepare_adaptive_avg",
-             "cuda": "nbdl.kernels.cuda.adaptive_pooling:prepare_adaptive_avg"},
+    kernels=kernel_paths("adaptive_pooling", "prepare_adaptive_avg"),
     doc="Average pooling of (N, C, H, W) data to a fixed (OH, OW), windows chosen per "
         "output."))
 
@@ -71,8 +70,7 @@ register(OpDef(
     half_mirrors=True,
     attrs=dict(ADAPTIVE_ATTRS), infer_shape=_backward_shape, infer_type=same_type,
     shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.adaptive_pooling:prepare_adaptive_avg_backward",
-             "cuda": "nbdl.kernels.cuda.adaptive_pooling:prepare_adaptive_avg_backward"},
+    kernels=kernel_paths("adaptive_pooling", "prepare_adaptive_avg_backward"),
     supports_add=True, hidden=True,
     doc="Gradient of _contrib_AdaptiveAvgPooling2D: each output's gradient spread over its "
         "window."))

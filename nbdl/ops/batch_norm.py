@@ -57,7 +57,7 @@ import numpy as np
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, Recompute, check_arg_shape, register, shape_error
+from .registry import OpDef, Recompute, check_arg_shape, kernel_paths, register, shape_error
 
 BN_ATTRS = {
     "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
@@ -227,10 +227,8 @@ def _bn_apply_shape(attrs, in_shapes, out_shapes):
     return [data] + [param] * 4, [data]
 
 
-BN_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
-              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"}
-BN_BACKWARD_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_backward",
-                       "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"}
+BN_KERNELS = kernel_paths("batch_norm", "prepare_batch_norm")
+BN_BACKWARD_KERNELS = kernel_paths("batch_norm", "prepare_batch_norm_backward")
 
 
 def _bn_relu_shape(attrs, in_shapes, out_shapes):
@@ -304,8 +302,7 @@ register(OpDef(
     input_names=_inputs("_nbdl_BatchNorm_apply", ["data", "gamma", "beta", "mean", "invstd"]),
     attrs=dict(BN_APPLY_ATTRS),
     infer_shape=_bn_apply_shape, infer_type=bn_type((0,), (0,)), half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_apply",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_apply"},
+    kernels=kernel_paths("batch_norm", "prepare_batch_norm_apply"),
     inplace=_data_inplace, supports_add=True, hidden=True,
     doc="``(data - mean) * invstd * gamma + beta`` per channel, computed as BatchNorm's "
         "forward computes it (bitwise its output for the statistics it saved); what a "
@@ -403,8 +400,7 @@ register(OpDef(
     attrs=dict(IN_ATTRS),
     infer_shape=_group_shape("InstanceNorm"), infer_type=same_float_type,
     gradient=_group_gradient("_backward_InstanceNorm", ("eps",)),
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_instance_norm",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_instance_norm"},
+    kernels=kernel_paths("batch_norm", "prepare_instance_norm"),
     inplace=_data_inplace,
     supports_add=True,
     doc="Normalise each (sample, channel) over its spatial dimensions, then scale and shift."))
@@ -416,8 +412,7 @@ register(OpDef(
     num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
     attrs=dict(IN_ATTRS),
     infer_shape=_group_backward_shape("_backward_InstanceNorm"), infer_type=same_float_type,
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_instance_norm_backward",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_instance_norm_backward"},
+    kernels=kernel_paths("batch_norm", "prepare_instance_norm_backward"),
     supports_add=True, hidden=True,
     doc="InstanceNorm's data, gamma and beta gradients."))
 
@@ -429,8 +424,7 @@ register(OpDef(
     attrs=dict(GN_ATTRS),
     infer_shape=_group_shape("GroupNorm"), infer_type=same_float_type,
     gradient=_group_gradient("_backward_GroupNorm", ("num_groups", "eps")),
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_group_norm",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_group_norm"},
+    kernels=kernel_paths("batch_norm", "prepare_group_norm"),
     inplace=_data_inplace,
     supports_add=True, half_mirrors=True,
     doc="Normalise each (sample, channel group), then scale and shift per channel "
@@ -442,7 +436,6 @@ register(OpDef(
     num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
     attrs={k: GN_ATTRS[k] for k in ("num_groups", "eps")},
     infer_shape=_group_backward_shape("_backward_GroupNorm"), infer_type=same_float_type,
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_group_norm_backward",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_group_norm_backward"},
+    kernels=kernel_paths("batch_norm", "prepare_group_norm_backward"),
     supports_add=True, hidden=True, half_mirrors=True,
     doc="GroupNorm's data, gamma and beta gradients."))

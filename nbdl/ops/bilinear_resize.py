@@ -17,7 +17,7 @@ scatters each output's gradient onto its four source pixels."""
 from ..errors import AttrError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 MODES = ("size", "odd_scale", "like", "to_even_down", "to_even_up", "to_odd_down", "to_odd_up")
 
@@ -120,8 +120,7 @@ register(OpDef(
     half_mirrors=True,
     infer_type=_type, gradient=_grad,
     shape_inputs=lambda attrs: (1,) if attrs["mode"] == "like" else (),
-    kernels={"cpu": "nbdl.kernels.cpu.bilinear_resize:prepare_resize",
-             "cuda": "nbdl.kernels.cuda.bilinear_resize:prepare_resize"},
+    kernels=kernel_paths("bilinear_resize", "prepare_resize"),
     supports_add=True,
     doc="Bilinear resize of (N, C, H, W) data (sizes by ``mode``)."))
 
@@ -130,8 +129,7 @@ register(OpDef(
     half_mirrors=True,
     attrs={"align_corners": BR_ATTRS["align_corners"]}, infer_shape=_backward_shape,
     infer_type=_type, shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.bilinear_resize:prepare_resize_backward",
-             "cuda": "nbdl.kernels.cuda.bilinear_resize:prepare_resize_backward"},
+    kernels=kernel_paths("bilinear_resize", "prepare_resize_backward"),
     supports_add=True, hidden=True,
     doc="Gradient of _contrib_BilinearResize2D: each output's gradient on its four source "
         "pixels."))

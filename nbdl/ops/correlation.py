@@ -24,7 +24,7 @@ from ..errors import AttrError
 from .attrs import Attr
 from .elemwise_unary import equal_types
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -102,10 +102,8 @@ register(OpDef(
     name="Correlation", input_names=_inputs, attrs=dict(CORR_ATTRS),
     infer_shape=_shape, infer_type=equal_types("Correlation", ("data1", "data2")),
     gradient=_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.correlation:prepare_correlation",
-             "cuda": "nbdl.kernels.cuda.correlation:prepare_correlation"},
-    temp={"cpu": "nbdl.kernels.cpu.correlation:temp_plain",
-          "cuda": "nbdl.kernels.cuda.correlation:temp_plain"},
+    kernels=kernel_paths("correlation", "prepare_correlation"),
+    temp=kernel_paths("correlation", "temp_plain"),
     supports_add=True, dtypes=HALF_FLOATS,
     doc="FlowNet's correlation of two feature maps over a neighbourhood of displacements."))
 
@@ -114,9 +112,7 @@ register(OpDef(
     attrs=dict(CORR_ATTRS), num_outputs=2, output_names=["data1_grad", "data2_grad"],
     infer_shape=_backward_shape,
     infer_type=equal_types("_backward_Correlation", ("out_grad", "data1", "data2")),
-    kernels={"cpu": "nbdl.kernels.cpu.correlation:prepare_correlation_backward",
-             "cuda": "nbdl.kernels.cuda.correlation:prepare_correlation_backward"},
-    temp={"cpu": "nbdl.kernels.cpu.correlation:temp_plain",
-          "cuda": "nbdl.kernels.cuda.correlation:temp_plain"},
+    kernels=kernel_paths("correlation", "prepare_correlation_backward"),
+    temp=kernel_paths("correlation", "temp_plain"),
     supports_add=True, hidden=True, dtypes=HALF_FLOATS,
     doc="Correlation's gradients to data1 and data2."))

@@ -14,7 +14,7 @@ on GPUs only; nbdl on both devices.  float32 and float64.
 from .attrs import Attr
 from .elemwise_unary import equal_types
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 SKETCH_ATTRS = {
     "out_dim": Attr("int", doc="The output dimension."),
@@ -51,8 +51,7 @@ register(OpDef(
     name="_contrib_count_sketch", input_names=("data", "h", "s"), attrs=dict(SKETCH_ATTRS),
     infer_shape=_shape, infer_type=equal_types("_contrib_count_sketch", ("data", "h", "s")),
     gradient=_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.count_sketch:prepare_count_sketch",
-             "cuda": "nbdl.kernels.cuda.count_sketch:prepare_count_sketch"},
+    kernels=kernel_paths("count_sketch", "prepare_count_sketch"),
     supports_add=True, doc="Count sketch of each row: out[h[i]] += s[i] * data[i]."))
 
 register(OpDef(
@@ -61,6 +60,5 @@ register(OpDef(
     infer_shape=lambda attrs, ins, outs: (ins, [ins[1] if ins[1] is not None else outs[0]]),
     infer_type=equal_types("_backward_contrib_count_sketch", ("out_grad", "data", "h", "s")),
     shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.count_sketch:prepare_count_sketch_backward",
-             "cuda": "nbdl.kernels.cuda.count_sketch:prepare_count_sketch_backward"},
+    kernels=kernel_paths("count_sketch", "prepare_count_sketch_backward"),
     supports_add=True, hidden=True, doc="_contrib_count_sketch's data gradient."))

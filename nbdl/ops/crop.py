@@ -10,7 +10,7 @@ is the head gradient written into that window of zeros (hidden
 from ..errors import AttrError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 CROP_ATTRS = {
     "num_args": Attr("int", doc="1: crop to h_w; 2: crop to the shape of the second input."),
@@ -105,8 +105,7 @@ register(OpDef(
     half_mirrors=True,
     infer_shape=_crop_shape, infer_type=_crop_type, gradient=_crop_grad,
     shape_inputs=lambda attrs: (1,) if attrs["num_args"] == 2 else (),
-    kernels={"cpu": "nbdl.kernels.cpu.crop:prepare_crop",
-             "cuda": "nbdl.kernels.cuda.crop:prepare_crop"},
+    kernels=kernel_paths("crop", "prepare_crop"),
     supports_add=True,
     doc="Crop (N, C, H, W) data to h_w or to the height and width of a second input."))
 
@@ -115,7 +114,6 @@ register(OpDef(
     half_mirrors=True,
     attrs={k: CROP_ATTRS[k] for k in ("offset", "center_crop")},
     infer_shape=_crop_backward_shape, infer_type=_crop_type, shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.crop:prepare_crop_backward",
-             "cuda": "nbdl.kernels.cuda.crop:prepare_crop_backward"},
+    kernels=kernel_paths("crop", "prepare_crop_backward"),
     supports_add=True, hidden=True,
     doc="Crop's data gradient: the head gradient in its window, zeros elsewhere."))

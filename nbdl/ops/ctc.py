@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import NbdlError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 CTC_ATTRS = {
     "use_data_lengths": Attr("bool", False,
@@ -156,8 +156,7 @@ register(OpDef(
     infer_shape=_ctc_shape, infer_type=_ctc_type,
     gradient=_ctc_gradient,
     temp=ctc_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.ctc:prepare_ctc",
-             "cuda": "nbdl.kernels.cuda.ctc:prepare_ctc"},
+    kernels=kernel_paths("ctc", "prepare_ctc"),
     int_inputs=(1, 2, 3),
     doc="Connectionist temporal classification loss of activations data (T, N, C) against "
         "padded labels (N, L); log-softmax is applied over C inside. Returns the loss per "
@@ -170,7 +169,6 @@ register(OpDef(
     infer_shape=_backward_shape, infer_type=_backward_type,
     # each element reads grad[t, n, c] (and out_grad[n]) before writing it
     inplace=lambda attrs: [(1, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.ctc:prepare_ctc_backward",
-             "cuda": "nbdl.kernels.cuda.ctc:prepare_ctc_backward"},
+    kernels=kernel_paths("ctc", "prepare_ctc_backward"),
     supports_add=True, hidden=True,
     doc="out_grad[n] * grad[t, n, c]: the CTC gradient scaled by the head gradient."))

@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import REQ_NULL, OpDef, Recompute, register, shape_error
+from .registry import REQ_NULL, OpDef, Recompute, kernel_paths, register, shape_error
 
 DROPOUT_ATTRS = {
     "p": Attr("float", 0.5, doc="Fraction of the input that gets dropped out."),
@@ -125,8 +125,7 @@ register(OpDef(
     # each output element reads only its own input element
     inplace=lambda attrs: [(0, 0)],
     temp=mask_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.dropout:prepare_dropout",
-             "cuda": "nbdl.kernels.cuda.dropout:prepare_dropout"},
+    kernels=kernel_paths("dropout", "prepare_dropout"),
     train_aware=True, recompute=_dropout_recompute,
     doc="In training (or mode='always') zero each element with probability p and "
         "scale the rest by 1/(1-p); otherwise the identity."))
@@ -138,7 +137,6 @@ register(OpDef(
     attrs=dict(DROPOUT_ATTRS),
     infer_shape=_backward_shape, infer_type=_backward_type, gradient=_backward_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.dropout:prepare_dropout_backward",
-             "cuda": "nbdl.kernels.cuda.dropout:prepare_dropout_backward"},
+    kernels=kernel_paths("dropout", "prepare_dropout_backward"),
     supports_add=True, hidden=True,
     doc="out_grad * mask (the mask broadcast along Dropout's axes)."))

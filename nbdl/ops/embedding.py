@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, register, shape_error
+from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 
 EMBEDDING_ATTRS = {
     "input_dim": Attr("int", doc="Number of rows of the weight (the vocabulary size)."),
@@ -118,8 +118,7 @@ register(OpDef(
     infer_shape=_embedding_shape, infer_type=_embedding_type,
     gradient=_embedding_grad,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.embedding:prepare_embedding",
-             "cuda": "nbdl.kernels.cuda.embedding:prepare_embedding"},
+    kernels=kernel_paths("embedding", "prepare_embedding"),
     supports_add=True, dtypes=FLOAT_DTYPES, int_inputs=(0,),
     doc="weight[data]: one row of the (input_dim, output_dim) weight per id; ids are "
         "truncated to integers and clipped to [0, input_dim)."))
@@ -130,8 +129,7 @@ register(OpDef(
     attrs=dict(EMBEDDING_ATTRS),
     infer_shape=_backward_shape, infer_type=_backward_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.embedding:prepare_embedding_backward",
-             "cuda": "nbdl.kernels.cuda.embedding:prepare_embedding_backward"},
+    kernels=kernel_paths("embedding", "prepare_embedding_backward"),
     supports_add=True, hidden=True, dtypes=FLOAT_DTYPES, int_inputs=(1,), shape_inputs=(2,),
     doc="Scatter-add of Embedding's head gradient into the weight's gradient "
         "(repeated ids accumulate)."))

@@ -18,7 +18,7 @@ both devices.  float32 and float64.
 """
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, same_type, shape_error
 
 FFT_ATTRS = {"compute_size": Attr("int", 128, doc="Accepted (MXNet's cuFFT batch size).")}
 
@@ -55,5 +55,5 @@ for _name, _inverse, _doc in (
         infer_type=same_type, gradient=_grad_by("_contrib_ifft" if not _inverse else "_contrib_fft"),
         kernels={"cpu": f"nbdl.kernels.cpu.fft:prepare_{_name[9:]}",
                  "cuda": f"nbdl.kernels.cuda.fft:prepare_{_name[9:]}"},
-        temp={"cpu": "nbdl.kernels.cpu.fft:temp_fft", "cuda": "nbdl.kernels.cuda.fft:temp_fft"},
+        temp=kernel_paths("fft", "temp_fft"),
         supports_add=True, doc=_doc))

@@ -13,7 +13,7 @@ from ..errors import AttrError
 from .attrs import Attr
 from .convolution import conv_out_spatial, spatial_params
 from .ir import make_node
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, same_type, shape_error
 
 SLIDE_ATTRS = {
     "kernel": Attr("tuple", doc="Sliding kernel size: (w,), (h, w) or (d, h, w)."),
@@ -124,8 +124,7 @@ register(OpDef(
     half_mirrors=True,
     infer_shape=_im2col_shape, infer_type=same_type, gradient=_im2col_grad,
     temp=_temp("im2col"),
-    kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_im2col",
-             "cuda": "nbdl.kernels.cuda.im2col:prepare_im2col"},
+    kernels=kernel_paths("im2col", "prepare_im2col"),
     supports_add=True,
     doc="Sliding blocks of (N, C, *spatial) data as columns (N, C * prod(kernel), L)."))
 
@@ -134,8 +133,7 @@ register(OpDef(
     half_mirrors=True,
     infer_shape=_col2im_shape, infer_type=same_type, gradient=_col2im_grad,
     temp=_temp("col2im"),
-    kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_col2im",
-             "cuda": "nbdl.kernels.cuda.im2col:prepare_col2im"},
+    kernels=kernel_paths("im2col", "prepare_col2im"),
     supports_add=True,
     doc="Sum columns (N, C * prod(kernel), L) back into (N, C, *output_size) "
         "(im2col's adjoint)."))
@@ -145,6 +143,5 @@ register(OpDef(
     half_mirrors=True,
     infer_shape=_backward_im2col_shape, infer_type=same_type, shape_inputs=(1,),
     temp=_temp("backward_im2col"),
-    kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_backward_im2col",
-             "cuda": "nbdl.kernels.cuda.im2col:prepare_backward_im2col"},
+    kernels=kernel_paths("im2col", "prepare_backward_im2col"),
     supports_add=True, hidden=True, doc="Gradient of im2col: col2im of the head gradient."))

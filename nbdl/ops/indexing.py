@@ -12,7 +12,7 @@ from ..dtype import INTEGERS
 from ..errors import AttrError, NbdlError
 from .ir import make_node
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, register, shape_error
+from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 
 
 class IndexOutOfRange(NbdlError, IndexError):
@@ -90,8 +90,7 @@ register(OpDef(
     infer_shape=_one_hot_shape, infer_type=_one_hot_type,
     gradient=None,  # piecewise constant in the indices: no gradient
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_one_hot",
-             "cuda": "nbdl.kernels.cuda.indexing:prepare_one_hot"},
+    kernels=kernel_paths("indexing", "prepare_one_hot"),
     dtypes=INDEX_DTYPES, int_inputs=(0,),
     doc="indices -> indices.shape + (depth,): on_value at each index, off_value "
         "elsewhere (indices outside [0, depth) give an all-off row)."))
@@ -169,8 +168,7 @@ register(OpDef(
     infer_shape=_pick_shape, infer_type=_index_type,
     gradient=_pick_grad,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_pick",
-             "cuda": "nbdl.kernels.cuda.indexing:prepare_pick"},
+    kernels=kernel_paths("indexing", "prepare_pick"),
     int_inputs=(1,),
     doc="out[..., ...] = data[..., index[...], ...] along ``axis``; out-of-range "
         "indices are clipped or wrapped."), aliases=("choose_element_0index",))
@@ -181,8 +179,7 @@ register(OpDef(
     attrs=dict(PICK_ATTRS),
     infer_shape=_backward_pick_shape, infer_type=_backward_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_pick_backward",
-             "cuda": "nbdl.kernels.cuda.indexing:prepare_pick_backward"},
+    kernels=kernel_paths("indexing", "prepare_pick_backward"),
     supports_add=True, hidden=True, int_inputs=(1,), shape_inputs=(2,),
     doc="Scatter of pick's head gradient into a zero gradient of data."))
 
@@ -249,8 +246,7 @@ register(OpDef(
     infer_shape=_take_shape, infer_type=_index_type,
     gradient=_take_grad,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_take",
-             "cuda": "nbdl.kernels.cuda.indexing:prepare_take"},
+    kernels=kernel_paths("indexing", "prepare_take"),
     int_inputs=(1,), dtypes=FLOAT_DTYPES + INTEGERS,
     doc="Slices of ``a`` (float or integer) along ``axis`` at ``indices``: output shape "
         "a.shape[:axis] + indices.shape + a.shape[axis+1:]; out-of-range indices are "
@@ -262,8 +258,7 @@ register(OpDef(
     attrs=dict(TAKE_ATTRS),
     infer_shape=_backward_take_shape, infer_type=_backward_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_take_backward",
-             "cuda": "nbdl.kernels.cuda.indexing:prepare_take_backward"},
+    kernels=kernel_paths("indexing", "prepare_take_backward"),
     supports_add=True, hidden=True, int_inputs=(1,), shape_inputs=(2,),
     dtypes=FLOAT_DTYPES + INTEGERS,
     doc="Scatter-add of take's head gradient into a zero gradient of ``a``."))

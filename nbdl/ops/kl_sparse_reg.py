@@ -12,7 +12,7 @@ writes the aux state (``mutates_aux``)."""
 from ..errors import AttrError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, same_type, shape_error
 
 KL_ATTRS = {
     "sparseness_target": Attr("float", 0.1, doc="The target mean activation, in [0, 1]."),
@@ -57,8 +57,7 @@ register(OpDef(
     name="IdentityAttachKLSparseReg", input_names=_inputs, aux_names=("moving_avg",),
     attrs=dict(KL_ATTRS), infer_shape=_shape("IdentityAttachKLSparseReg", 1),
     infer_type=same_type, gradient=_grad, inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.kl_sparse_reg:prepare_forward",
-             "cuda": "nbdl.kernels.cuda.kl_sparse_reg:prepare_forward"},
+    kernels=kernel_paths("kl_sparse_reg", "prepare_forward"),
     supports_add=True, input_var_init={"moving_avg": '["zero", {}]'},
     doc="Identity forward; backward adds a KL sparseness penalty against a running mean "
         "activation (aux moving_avg, updated in the backward pass)."))
@@ -69,7 +68,6 @@ register(OpDef(
     infer_shape=_shape("_backward_IdentityAttachKLSparseReg", 2), infer_type=same_type,
     # each column reads its head gradient element before writing it
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.kl_sparse_reg:prepare_backward",
-             "cuda": "nbdl.kernels.cuda.kl_sparse_reg:prepare_backward"},
+    kernels=kernel_paths("kl_sparse_reg", "prepare_backward"),
     supports_add=True, mutates_aux=True, hidden=True,
     doc="IdentityAttachKLSparseReg's gradient; updates moving_avg."))

@@ -16,7 +16,7 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, check_arg_shape, register, shape_error
+from .registry import OpDef, check_arg_shape, kernel_paths, register, shape_error
 
 LAYER_NORM_ATTRS = {
     "axis": Attr("int", -1, doc="The axis to normalise over."),
@@ -108,8 +108,7 @@ register(OpDef(
     infer_shape=_forward_shape, infer_type=same_float_type,
     gradient=_gradient,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.layer_norm:prepare_layer_norm",
-             "cuda": "nbdl.kernels.cuda.layer_norm:prepare_layer_norm"},
+    kernels=kernel_paths("layer_norm", "prepare_layer_norm"),
     supports_add=True,
     doc="(data - mean) / sqrt(var + eps) * gamma + beta, with mean and var over ``axis``."))
 
@@ -120,7 +119,6 @@ register(OpDef(
     attrs={"axis": LAYER_NORM_ATTRS["axis"], "eps": LAYER_NORM_ATTRS["eps"]},
     infer_shape=_backward_shape, infer_type=same_float_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.layer_norm:prepare_layer_norm_backward",
-             "cuda": "nbdl.kernels.cuda.layer_norm:prepare_layer_norm_backward"},
+    kernels=kernel_paths("layer_norm", "prepare_layer_norm_backward"),
     supports_add=True, hidden=True,
     doc="LayerNorm's data, gamma and beta gradients from the saved mean and std."))

@@ -13,7 +13,7 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import REQ_ADD, OpDef, register, same_type, shape_error, size_of
+from .registry import REQ_ADD, OpDef, kernel_paths, register, same_type, shape_error, size_of
 
 
 
@@ -114,8 +114,7 @@ register(OpDef(
     gradient=fc_gradient, temp=_temps("fc"),
     half_mirrors=True,
     flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[1][1],
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_fc"},
+    kernels=kernel_paths("matrix", "prepare_fc"),
     supports_add=True,
     doc="``out = dot(data, weight.T) + bias``; data is flattened to 2-D over all "
         "but the first axis (flatten=True) or applied over the last axis."))
@@ -178,8 +177,7 @@ register(OpDef(
     infer_shape=fc_backward_infer_shape, infer_type=same_type,
     gradient=fc_backward_gradient, temp=_temps("fc_backward"),
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc_backward",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_fc_backward"},
+    kernels=kernel_paths("matrix", "prepare_fc_backward"),
     supports_add=True, hidden=True,
     doc="Gradients of FullyConnected: data_grad = g.W, weight_grad = g^T.x, bias_grad = sum(g)."))
 
@@ -297,8 +295,7 @@ register(OpDef(
     gradient=_dot_gradient("_backward_dot"), temp=_temps("dot"),
     half_mirrors=True,
     flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[0][0 if a["transpose_a"] else -1],
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_dot",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_dot"},
+    kernels=kernel_paths("matrix", "prepare_dot"),
     supports_add=True,
     doc="MXNet's dot: contracts lhs's last axis (first when transpose_a) with rhs's "
         "first axis (last when transpose_b); vector . vector gives shape (1,)."))
@@ -309,8 +306,7 @@ register(OpDef(
     infer_shape=_dot_backward_infer_shape(_dot_rule), infer_type=same_type,
     temp=_temps("dot_backward"),
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_dot_backward",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_dot_backward"},
+    kernels=kernel_paths("matrix", "prepare_dot_backward"),
     supports_add=True, hidden=True))
 
 register(OpDef(
@@ -319,8 +315,7 @@ register(OpDef(
     gradient=_dot_gradient("_backward_batch_dot"), temp=_temps("batch_dot"),
     half_mirrors=True,
     flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[0][-2 if a["transpose_a"] else -1],
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_batch_dot",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot"},
+    kernels=kernel_paths("matrix", "prepare_batch_dot"),
     supports_add=True,
     doc="Batched matrix product over the leading axes: (B, M, K) x (B, K, N) -> (B, M, N)."))
 
@@ -330,8 +325,7 @@ register(OpDef(
     infer_shape=_dot_backward_infer_shape(_batch_dot_rule), infer_type=same_type,
     temp=_temps("batch_dot_backward"),
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_batch_dot_backward",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot_backward"},
+    kernels=kernel_paths("matrix", "prepare_batch_dot_backward"),
     supports_add=True, hidden=True))
 
 __all__ = ["fc_dims", "dot_dims", "batch_dot_dims", "size_of", "same_type"]

@@ -19,7 +19,7 @@ data and it (``_backward_LRN``)."""
 from ..errors import AttrError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, same_type, shape_error
 
 
 
@@ -76,8 +76,7 @@ register(OpDef(
     half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "norm"],
     infer_shape=_l2_shape("L2Normalization"), infer_type=same_type, gradient=_l2_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_l2",
-             "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_l2"},
+    kernels=kernel_paths("nn_normalization", "prepare_l2"),
     doc="x / sqrt(sum(x**2) + eps) per instance, across channels or over spatial "
         "positions (``mode``)."))
 
@@ -87,8 +86,7 @@ register(OpDef(
     attrs=dict(L2_ATTRS), infer_shape=_l2_backward_shape, infer_type=same_type,
     # each column reads its head gradient fully before writing the gradient
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_l2_backward",
-             "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_l2_backward"},
+    kernels=kernel_paths("nn_normalization", "prepare_l2_backward"),
     supports_add=True, hidden=True,
     doc="Gradient of L2Normalization from the head gradient, its output and its norm."))
 
@@ -137,8 +135,7 @@ register(OpDef(
     half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "tmp_norm"],
     infer_shape=_lrn_shape("LRN", 1), infer_type=same_type, gradient=_lrn_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_lrn",
-             "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_lrn"},
+    kernels=kernel_paths("nn_normalization", "prepare_lrn"),
     doc="Local response normalisation across channels: "
         "x * (knorm + alpha / nsize * sum of x**2 over nsize channels) ** -beta."))
 
@@ -146,8 +143,7 @@ register(OpDef(
     name="_backward_LRN", input_names=("out_grad", "data", "tmp_norm"), attrs=dict(LRN_ATTRS),
     half_mirrors=True,
     infer_shape=_lrn_shape("_backward_LRN", 3), infer_type=same_type,
-    kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_lrn_backward",
-             "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_lrn_backward"},
+    kernels=kernel_paths("nn_normalization", "prepare_lrn_backward"),
     supports_add=True, hidden=True,
     doc="Gradient of LRN from the head gradient, the data and tmp_norm."))
 

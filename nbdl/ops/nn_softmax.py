@@ -15,7 +15,7 @@ indices (float or integer); the output, shape (1,), is
 data is ``(softmax(data) - one_hot(label)) * out_grad``; the label gets none."""
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, same_type, shape_error
 
 
 
@@ -55,8 +55,7 @@ register(OpDef(
     half_mirrors=True,
     infer_shape=_sa_shape("SoftmaxActivation"), infer_type=same_type, gradient=_sa_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_activation",
-             "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_activation"},
+    kernels=kernel_paths("nn_softmax", "prepare_softmax_activation"),
     doc="Softmax of each instance (``mode='instance'``) or across channels "
         "(``mode='channel'``)."))
 
@@ -65,8 +64,7 @@ register(OpDef(
     half_mirrors=True,
     attrs=dict(SA_ATTRS), infer_shape=_sa_shape("_backward_SoftmaxActivation"),
     infer_type=same_type, inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_activation_backward",
-             "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_activation_backward"},
+    kernels=kernel_paths("nn_softmax", "prepare_softmax_activation_backward"),
     supports_add=True, hidden=True, doc="Gradient of SoftmaxActivation from its output."))
 
 
@@ -123,8 +121,7 @@ register(OpDef(
     name="softmax_cross_entropy", input_names=("data", "label"),
     half_mirrors=True,
     infer_shape=_xent_shape, infer_type=_xent_type, gradient=_xent_grad, temp=_xent_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_cross_entropy",
-             "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_cross_entropy"},
+    kernels=kernel_paths("nn_softmax", "prepare_softmax_cross_entropy"),
     int_inputs=(1,),
     doc="The summed cross entropy of softmax(data) against class labels, shape (1,)."))
 
@@ -132,7 +129,6 @@ register(OpDef(
     name="_backward_softmax_cross_entropy", input_names=("out_grad", "data", "label"),
     half_mirrors=True,
     infer_shape=_xent_backward_shape, infer_type=_xent_backward_type,
-    kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_cross_entropy_backward",
-             "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_cross_entropy_backward"},
+    kernels=kernel_paths("nn_softmax", "prepare_softmax_cross_entropy_backward"),
     supports_add=True, hidden=True, int_inputs=(2,),
     doc="Gradient of softmax_cross_entropy: (softmax(data) - one_hot(label)) * out_grad."))

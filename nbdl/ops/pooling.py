@@ -33,7 +33,7 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, same_type, shape_error
 
 POOL_TYPES = ("max", "avg", "sum", "lp")
 CHANNELS_FIRST = ("NCW", "NCHW", "NCDHW")
@@ -201,8 +201,7 @@ def _register(name, attrs, doc, backward_doc):
         flops=lambda a, ins, outs: (math.prod(ins[0]) if a["global_pool"]
                                     else math.prod(outs[0]) * math.prod(a["kernel"] or (1,))),
         half_mirrors=True,
-        kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling",
-                 "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling"},
+        kernels=kernel_paths("pooling", "prepare_pooling"),
         supports_add=True, doc=doc))
     register(OpDef(
         name=f"_backward_{name}",
@@ -211,8 +210,7 @@ def _register(name, attrs, doc, backward_doc):
         infer_shape=_backward_shape, infer_type=same_type,
         shape_inputs=_backward_shape_inputs,
         half_mirrors=True,
-        kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling_backward",
-                 "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling_backward"},
+        kernels=kernel_paths("pooling", "prepare_pooling_backward"),
         supports_add=True, hidden=True, doc=backward_doc))
 
 

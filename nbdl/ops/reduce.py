@@ -16,7 +16,7 @@ from ..dtype import INTEGERS
 from ..errors import ShapeError
 from .ir import make_node
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, register, same_type, shape_error, size_of
+from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, same_type, shape_error, size_of
 from .shape import MOVE_DTYPES
 
 SLOTS = 6
@@ -171,8 +171,7 @@ def reduce_temp(call, accumulators=True):
     return [((size_of(call.out_shapes[0]) if accumulators else 0,), "float64")]
 
 
-_REDUCE_TEMP = {"cpu": "nbdl.kernels.cpu.reduce:temp_reduce",
-                "cuda": "nbdl.kernels.cuda.reduce:temp_reduce"}
+_REDUCE_TEMP = kernel_paths("reduce", "temp_reduce")
 
 
 def _backward_infer_shape(attrs, in_shapes, out_shapes):
@@ -254,8 +253,7 @@ for _name in ("argmax", "argmin"):
         infer_shape=_arg_infer_shape(_name), infer_type=same_type,
         gradient=lambda node, out_grads: [None],  # an index has no gradient
         half_mirrors=True,
-        kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_arg",
-                 "cuda": "nbdl.kernels.cuda.reduce:prepare_arg"},
+        kernels=kernel_paths("reduce", "prepare_arg"),
         doc=f"Index of the {'largest' if _name == 'argmax' else 'smallest'} element along "
             "``axis`` (flattened when not given), as a float of the input's dtype; ties "
             "and NaNs give the first position."))
@@ -319,8 +317,7 @@ register(OpDef(
     infer_shape=_broadcast_infer_shape(_broadcast_to_shape, "broadcast_to"), infer_type=same_type,
     gradient=_broadcast_gradient,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast",
-             "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast"},
+    kernels=kernel_paths("reduce", "prepare_broadcast"),
     supports_add=True, dtypes=MOVE_DTYPES,
     doc="Broadcast size-1 axes to ``shape`` (0 keeps an axis)."))
 
@@ -329,8 +326,7 @@ register(OpDef(
     infer_shape=_broadcast_infer_shape(_broadcast_axis_shape, "broadcast_axis"), infer_type=same_type,
     gradient=_broadcast_gradient,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast",
-             "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast"},
+    kernels=kernel_paths("reduce", "prepare_broadcast"),
     supports_add=True, dtypes=MOVE_DTYPES,
     doc="Broadcast the size-1 axes ``axis`` to ``size``."), aliases=("broadcast_axes",))
 
@@ -340,7 +336,6 @@ register(OpDef(
     infer_shape=_backward_infer_shape, infer_type=same_type,
     temp=_REDUCE_TEMP,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast_backward",
-             "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast_backward"},
+    kernels=kernel_paths("reduce", "prepare_broadcast_backward"),
     supports_add=True, hidden=True,
     doc="Sum ``out_grad`` over the axes along which ``data`` was broadcast."))

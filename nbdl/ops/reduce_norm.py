@@ -25,7 +25,7 @@ from .attrs import Attr
 from .ir import make_node
 from .reduce import (_backward_infer_shape, reduce_axes, reduce_plan, reduce_temp,
                      reduced_shape)
-from .registry import OpDef, register, shape_error, size_of
+from .registry import OpDef, kernel_paths, register, shape_error, size_of
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 NORM_INTS = tuple(np.dtype(t) for t in (np.int32, np.int64, np.int8))
@@ -115,10 +115,8 @@ def norm_temp(call, accumulators=True, stage_half=True):
 register(OpDef(
     name="norm", input_names=_norm_inputs, attrs=dict(NORM_ATTRS),
     infer_shape=_norm_shape, infer_type=_norm_type, gradient=_norm_grad,
-    temp={"cpu": "nbdl.kernels.cpu.reduce_norm:temp_norm",
-          "cuda": "nbdl.kernels.cuda.reduce_norm:temp_norm"},
-    kernels={"cpu": "nbdl.kernels.cpu.reduce_norm:prepare_norm",
-             "cuda": "nbdl.kernels.cuda.reduce_norm:prepare_norm"},
+    temp=kernel_paths("reduce_norm", "temp_norm"),
+    kernels=kernel_paths("reduce_norm", "prepare_norm"),
     supports_add=True, dtypes=NORM_DTYPES,
     doc="L1 (``ord=1``) or L2 (``ord=2``) norm over ``axis`` (every axis when not given), "
         "accumulated in float64.\n\nParameters\n----------\ndata : NDArray\n    The input.\n"
@@ -130,8 +128,7 @@ register(OpDef(
     name="_backward_norm", input_names=("out_grad", "data", "output"), attrs=dict(NORM_ATTRS),
     infer_shape=_backward_infer_shape, infer_type=_norm_backward_type,
     inplace=lambda attrs: [(1, 0)],   # the kernel reads data[i] before writing data_grad[i]
-    kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_select_backward",
-             "cuda": "nbdl.kernels.cuda.reduce:prepare_select_backward"},
+    kernels=kernel_paths("reduce", "prepare_select_backward"),
     supports_add=True, hidden=True, dtypes=FLOATS,
     doc="norm's gradient: ``g * x / norm`` (ord 2) or ``g * sign(x)`` (ord 1)."))
 
@@ -193,10 +190,8 @@ register(OpDef(
     name="moments", attrs=dict(MOMENTS_ATTRS), num_outputs=2, output_names=("mean", "var"),
     half_mirrors=True,
     infer_shape=_moments_shape, infer_type=_same_type("moments"), gradient=_moments_grad,
-    temp={"cpu": "nbdl.kernels.cpu.reduce_norm:temp_moments",
-          "cuda": "nbdl.kernels.cuda.reduce_norm:temp_moments"},
-    kernels={"cpu": "nbdl.kernels.cpu.reduce_norm:prepare_moments",
-             "cuda": "nbdl.kernels.cuda.reduce_norm:prepare_moments"},
+    temp=kernel_paths("reduce_norm", "temp_moments"),
+    kernels=kernel_paths("reduce_norm", "prepare_moments"),
     doc="Mean and (biased) variance over ``axes`` (every axis when not given).\n\n"
         "Parameters\n----------\ndata : NDArray\n    The input.\naxes : tuple, optional\n"
         "    Axes to reduce.\nkeepdims : bool\n    Keep the reduced axes with size 1."))
@@ -207,7 +202,6 @@ register(OpDef(
     attrs=dict(MOMENTS_ATTRS),
     infer_shape=_moments_backward_shape, infer_type=_same_type("_backward_moments"),
     inplace=lambda attrs: [(2, 0)],   # data[i] is read before data_grad[i] is written
-    kernels={"cpu": "nbdl.kernels.cpu.reduce_norm:prepare_moments_backward",
-             "cuda": "nbdl.kernels.cuda.reduce_norm:prepare_moments_backward"},
+    kernels=kernel_paths("reduce_norm", "prepare_moments_backward"),
     supports_add=True, hidden=True,
     doc="moments' gradient: ``g_mean / N + g_var * 2 (x - mean) / N``."))

@@ -473,6 +473,20 @@ def op_namespace(prefix, where, make, module_globals=None, name_the_op=True):
 
 # -- helpers shared by op families ------------------------------------------------
 
+def kernel_paths(family, fn):
+    """``OpDef.kernels`` (or ``temp``) of an op of nbdl: ``fn`` of the family's
+    CPU and CUDA kernel modules, ``nbdl.kernels.<device>.<family>``.
+
+    Parameters
+    ----------
+    family : str
+        The kernel modules' name (``"sequence"``).
+    fn : str
+        The function's name in both (``"prepare_sequence_mask"``).
+    """
+    return {"cpu": f"nbdl.kernels.cpu.{family}:{fn}", "cuda": f"nbdl.kernels.cuda.{family}:{fn}"}
+
+
 def shape_str(s):
     return "?" if s is None else str(tuple(s))
 
@@ -528,5 +542,6 @@ def same_type(attrs, in_types, out_types):
 
 
 __all__ = ["Attr", "Call", "Launch", "OpDef", "Recompute", "register", "get_op", "list_ops",
-           "op_namespace", "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES",
-           "has_half", "as_f32", "half_mirror_temps", "half_launch"]
+           "op_namespace", "kernel_paths", "same_type", "size_of", "check_arg_shape", "REQ_NULL",
+           "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES", "has_half", "as_f32",
+           "half_mirror_temps", "half_launch"]

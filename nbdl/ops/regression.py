@@ -9,7 +9,7 @@ import numpy as np
 
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 def _size(shape):
     return int(np.prod(shape, dtype=np.int64))
@@ -134,8 +134,7 @@ register(OpDef(
     infer_shape=_softmax_output_shape("SoftmaxOutput"), infer_type=_label_type,
     gradient=_softmax_output_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.regression:prepare_softmax_output",
-             "cuda": "nbdl.kernels.cuda.regression:prepare_softmax_output"},
+    kernels=kernel_paths("regression", "prepare_softmax_output"),
     loss_output=True, int_inputs=(1,),
     doc="Softmax in the forward pass; in the backward pass the gradient of the "
         "cross-entropy loss against ``label`` (class indices, or probabilities of "
@@ -152,8 +151,7 @@ register(OpDef(
     # only its own output value (and its row's label)
     inplace=lambda attrs: [(0, 0)],
     temp=_softmax_output_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.regression:prepare_softmax_output_backward",
-             "cuda": "nbdl.kernels.cuda.regression:prepare_softmax_output_backward"},
+    kernels=kernel_paths("regression", "prepare_softmax_output_backward"),
     supports_add=True, hidden=True, int_inputs=(1,),
     doc="Gradient of SoftmaxOutput from its output and label."))
 
@@ -288,8 +286,7 @@ register(OpDef(
     infer_shape=_make_loss_shape, infer_type=_make_loss_type,
     gradient=_make_loss_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.elemwise_unary:prepare_copy",
-             "cuda": "nbdl.kernels.cuda.elemwise_unary:prepare_copy"},
+    kernels=kernel_paths("elemwise_unary", "prepare_copy"),
     supports_add=True, loss_output=True,
     doc="Marks its input as a loss: identity forward; backward ``grad_scale`` "
         "(over the batch size or the valid count by ``normalization``), "

@@ -47,7 +47,7 @@ import numpy as np
 from ..errors import AttrError, DTypeError
 from .ir import make_node
 from .attrs import Attr
-from .registry import REQ_NULL, OpDef, check_arg_shape, register, shape_error
+from .registry import REQ_NULL, OpDef, check_arg_shape, kernel_paths, register, shape_error
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 MODE_IDS = {"rnn_relu": 0, "rnn_tanh": 1, "lstm": 2, "gru": 3}
@@ -324,8 +324,7 @@ register(OpDef(
     infer_shape=_forward_shape, infer_type=_rnn_type("RNN", False),
     gradient=_gradient,
     temp=forward_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.rnn:prepare_rnn",
-             "cuda": "nbdl.kernels.cuda.rnn:prepare_rnn"},
+    kernels=kernel_paths("rnn", "prepare_rnn"),
     train_aware=True,
     # sequence_length: input 3 (rnn_*, gru) or 4 (lstm); the type rule holds
     # every other input to the data's float dtype
@@ -341,8 +340,7 @@ register(OpDef(
     attrs=dict(RNN_ATTRS),
     infer_shape=_backward_shape, infer_type=_rnn_type("_backward_RNN", True),
     temp=backward_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.rnn:prepare_rnn_backward",
-             "cuda": "nbdl.kernels.cuda.rnn:prepare_rnn_backward"},
+    kernels=kernel_paths("rnn", "prepare_rnn_backward"),
     hidden=True,
     # sequence_length: input 5 (rnn_*, gru) or 7 (lstm), after the head
     # gradients and the other forward inputs

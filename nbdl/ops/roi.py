@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import AttrError, DTypeError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -125,8 +125,7 @@ register(OpDef(
     half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "maxidx"],
     infer_shape=_roi_pool_shape, infer_type=_roi_pool_type, gradient=_roi_pool_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_pooling",
-             "cuda": "nbdl.kernels.cuda.roi:prepare_roi_pooling"},
+    kernels=kernel_paths("roi", "prepare_roi_pooling"),
     dtypes=_FLOATS + (np.dtype(np.int32),),
     doc="Max pooling of each region of interest to a fixed (PH, PW) (Fast R-CNN)."))
 
@@ -135,8 +134,7 @@ register(OpDef(
     half_mirrors=True,
     attrs=dict(ROI_POOL_ATTRS), infer_shape=_backward_pool_shape,
     infer_type=_backward_pool_type, shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_pooling_backward",
-             "cuda": "nbdl.kernels.cuda.roi:prepare_roi_pooling_backward"},
+    kernels=kernel_paths("roi", "prepare_roi_pooling_backward"),
     supports_add=True, hidden=True, int_inputs=(2,),
     doc="ROIPooling's data gradient: each head gradient added at its maximum."))
 
@@ -181,8 +179,7 @@ register(OpDef(
     half_mirrors=True,
     attrs=dict(ROI_ALIGN_ATTRS), infer_shape=_roi_align_shape, infer_type=_roi_align_type,
     gradient=_roi_align_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_align",
-             "cuda": "nbdl.kernels.cuda.roi:prepare_roi_align"},
+    kernels=kernel_paths("roi", "prepare_roi_align"),
     supports_add=True,
     doc="Bilinear-sampled average pooling of each region of interest (Mask R-CNN)."))
 
@@ -191,7 +188,6 @@ register(OpDef(
     half_mirrors=True,
     attrs=dict(ROI_ALIGN_ATTRS), infer_shape=_backward_align_shape,
     infer_type=_backward_align_type, shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_align_backward",
-             "cuda": "nbdl.kernels.cuda.roi:prepare_roi_align_backward"},
+    kernels=kernel_paths("roi", "prepare_roi_align_backward"),
     supports_add=True, hidden=True,
     doc="_contrib_ROIAlign's data gradient: each head gradient spread over its samples."))

@@ -37,7 +37,7 @@ from ..errors import AttrError, GraphError
 from .attrs import Attr
 from .elemwise_unary import equal_types
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -66,8 +66,7 @@ def _kernels(name):
             "cuda": f"nbdl.kernels.cuda.roi_contrib:prepare_{name}"}
 
 
-TEMP = {"cpu": "nbdl.kernels.cpu.roi_contrib:temp_plain",
-        "cuda": "nbdl.kernels.cuda.roi_contrib:temp_plain"}
+TEMP = kernel_paths("roi_contrib", "temp_plain")
 
 
 def group_of(attrs):

@@ -27,7 +27,7 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 _LEN = {"use_sequence_length": Attr("bool", False,
                                     doc="Read per-sequence lengths from ``sequence_length``.")}
@@ -173,8 +173,7 @@ register(OpDef(
     infer_shape=_same_shape("SequenceMask"), infer_type=_type,
     gradient=_mask_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.sequence:prepare_sequence_mask",
-             "cuda": "nbdl.kernels.cuda.sequence:prepare_sequence_mask"},
+    kernels=kernel_paths("sequence", "prepare_sequence_mask"),
     supports_add=True, int_inputs=(1,),
     doc="Set the steps at or after each sequence's length to ``value``."))
 
@@ -185,8 +184,7 @@ register(OpDef(
     attrs=dict(LAST_ATTRS),
     infer_shape=_last_shape, infer_type=_type,
     gradient=_last_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.sequence:prepare_sequence_last",
-             "cuda": "nbdl.kernels.cuda.sequence:prepare_sequence_last"},
+    kernels=kernel_paths("sequence", "prepare_sequence_last"),
     supports_add=True, int_inputs=(1,),
     doc="The last valid step of each sequence (the time axis removed)."))
 
@@ -196,8 +194,7 @@ register(OpDef(
     input_names=_input_names("SequenceLast", first=("out_grad",), last=("data",)),
     attrs=dict(LAST_ATTRS),
     infer_shape=_backward_last_shape, infer_type=_backward_last_type,
-    kernels={"cpu": "nbdl.kernels.cpu.sequence:prepare_sequence_last_backward",
-             "cuda": "nbdl.kernels.cuda.sequence:prepare_sequence_last_backward"},
+    kernels=kernel_paths("sequence", "prepare_sequence_last_backward"),
     supports_add=True, hidden=True, int_inputs=(1,),
     shape_inputs=lambda attrs: (2,) if attrs["use_sequence_length"] else (1,),
     doc="Scatter of SequenceLast's head gradient into a zero gradient of data."))
@@ -209,7 +206,6 @@ register(OpDef(
     attrs=dict(REVERSE_ATTRS),
     infer_shape=_same_shape("SequenceReverse"), infer_type=_type,
     gradient=_reverse_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.sequence:prepare_sequence_reverse",
-             "cuda": "nbdl.kernels.cuda.sequence:prepare_sequence_reverse"},
+    kernels=kernel_paths("sequence", "prepare_sequence_reverse"),
     supports_add=True, int_inputs=(1,),
     doc="Reverse the first ``length`` steps of each sequence; padding stays in place."))

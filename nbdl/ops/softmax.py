@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import AttrError, DTypeError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 SOFTMAX_ATTRS = {
     "axis": Attr("int", -1, doc="The axis along which to compute softmax."),
@@ -185,7 +185,6 @@ register(OpDef(
     gradient=_softmin_grad,
     inplace=lambda attrs: [(0, 0)], int_inputs=(1,),
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.softmax:prepare_softmin",
-             "cuda": "nbdl.kernels.cuda.softmax:prepare_softmin"},
+    kernels=kernel_paths("softmax", "prepare_softmin"),
     doc="softmax(-data / temperature) along ``axis`` (MXNet's softmin), on the softmax "
         "kernels with the temperature negated."))

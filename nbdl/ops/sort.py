@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import DTypeError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 from .topk import topk_geometry
 
 SORT_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
@@ -82,9 +82,8 @@ def _sort_grad(node, out_grads):
     return [g.output(0)]
 
 
-_TEMP = {"cpu": "nbdl.kernels.cpu.topk:temp_sort", "cuda": "nbdl.kernels.cuda.topk:temp_sort"}
-_KERNELS = {"cpu": "nbdl.kernels.cpu.topk:prepare_sort",
-            "cuda": "nbdl.kernels.cuda.topk:prepare_sort"}
+_TEMP = kernel_paths("topk", "temp_sort")
+_KERNELS = kernel_paths("topk", "prepare_sort")
 
 register(OpDef(
     name="sort", attrs=dict(SORT_ATTRS),

@@ -13,7 +13,7 @@ import numpy as np
 
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 SVM_ATTRS = {
     "margin": Attr("float", 1.0, doc="Outputs inside this margin are penalised."),
@@ -70,8 +70,7 @@ register(OpDef(
     name="SVMOutput", input_names=("data", "label"), attrs=dict(SVM_ATTRS),
     infer_shape=_svm_shape, infer_type=_svm_type, gradient=_svm_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.svm_output:prepare_svm_forward",
-             "cuda": "nbdl.kernels.cuda.svm_output:prepare_svm_forward"},
+    kernels=kernel_paths("svm_output", "prepare_svm_forward"),
     loss_output=True, int_inputs=(1,),
     doc="Identity forward; backward the L2-SVM (or L1-SVM, ``use_linear``) loss gradient "
         "against the class labels, ignoring the head gradient."))
@@ -80,7 +79,6 @@ register(OpDef(
     name="_backward_SVMOutput", input_names=("output", "label"), attrs=dict(SVM_ATTRS),
     infer_shape=_svm_backward_shape, infer_type=_svm_type,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.svm_output:prepare_svm_backward",
-             "cuda": "nbdl.kernels.cuda.svm_output:prepare_svm_backward"},
+    kernels=kernel_paths("svm_output", "prepare_svm_backward"),
     supports_add=True, hidden=True, int_inputs=(1,),
     doc="Gradient of SVMOutput from its output and label."))

@@ -9,7 +9,7 @@ rank is known at prepare time; the gradient is the same swap.
 """
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 from .shape import MOVE_DTYPES, same_type
 
 
@@ -53,7 +53,6 @@ register(OpDef(
     infer_shape=_swap_shape, infer_type=same_type,
     gradient=_swap_grad,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.swapaxis:prepare_swapaxis",
-             "cuda": "nbdl.kernels.cuda.swapaxis:prepare_swapaxis"},
+    kernels=kernel_paths("swapaxis", "prepare_swapaxis"),
     supports_add=True, dtypes=MOVE_DTYPES,
     doc="Exchange axes dim1 and dim2 (copies the data)."), aliases=("swapaxes",))

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import DTypeError
 from .ir import make_node
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, register, shape_error
+from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 
 _INT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.uint8))
 TOPK_DTYPES = FLOAT_DTYPES + _INT_DTYPES + (np.dtype(np.float16),)
@@ -159,10 +159,9 @@ register(OpDef(
     attrs=dict(TOPK_ATTRS),
     infer_shape=_topk_shape, infer_type=_topk_type,
     gradient=_topk_grad,
-    temp={"cpu": "nbdl.kernels.cpu.topk:temp_topk", "cuda": "nbdl.kernels.cuda.topk:temp_topk"},
+    temp=kernel_paths("topk", "temp_topk"),
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.topk:prepare_topk",
-             "cuda": "nbdl.kernels.cuda.topk:prepare_topk"},
+    kernels=kernel_paths("topk", "prepare_topk"),
     dtypes=TOPK_DTYPES,
     doc="The k largest (is_ascend: smallest) elements along ``axis``: their positions, "
         "values, both, or a mask."))
@@ -173,7 +172,6 @@ register(OpDef(
     attrs=dict(TOPK_ATTRS),
     infer_shape=_backward_shape, infer_type=_backward_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.topk:prepare_topk_backward",
-             "cuda": "nbdl.kernels.cuda.topk:prepare_topk_backward"},
+    kernels=kernel_paths("topk", "prepare_topk_backward"),
     supports_add=True, hidden=True, dtypes=TOPK_DTYPES, int_inputs=(1,), shape_inputs=(2,),
     doc="Scatter of topk's value gradient to the positions the values came from."))
