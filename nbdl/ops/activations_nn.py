@@ -19,7 +19,8 @@ from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
 from .elemwise_unary import equal_shapes, elementwise, via
-from .registry import OpDef, check_arg_shape, register, same_type, shape_error
+from .registry import OpDef, register, shape_error
+from .rules import check_arg_shape, same_type
 
 ACT_TYPES = ("elu", "gelu", "gelu_tanh", "leaky", "prelu", "rrelu", "selu")
 

@@ -9,7 +9,8 @@ columns likewise.  The gradient (hidden
 shape only) spreads each output's gradient evenly over its window."""
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, kernel_paths, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import same_type
 
 ADAPTIVE_ATTRS = {"output_size": Attr("tuple", (), doc="Output size: () for 1, an int "
                                                        "(square) or (height, width).")}

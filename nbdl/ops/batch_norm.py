@@ -51,13 +51,15 @@ layer have them (so MXNet 1.x -symbol.json/.params files load); both must
 have the same form, and their gradients have it too.
 """
 import math
+from functools import partial
 
 import numpy as np
 
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, Recompute, check_arg_shape, kernel_paths, register, shape_error
+from .registry import OpDef, Recompute, kernel_paths, register, shape_error
+from .rules import check_arg_shape, checked_inputs
 
 BN_ATTRS = {
     "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
@@ -92,12 +94,7 @@ def _check_attrs(opname, attrs):
                         f"it must be >= 1")
 
 
-def _inputs(opname, names):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    def input_names(attrs):
-        _check_attrs(opname, attrs)
-        return list(names)
-    return input_names
+_inputs = partial(checked_inputs, _check_attrs)   # input names, the attributes checked first
 
 
 def bn_axis(opname, attrs, shape, in_shapes):

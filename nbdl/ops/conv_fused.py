@@ -22,7 +22,8 @@ import math
 
 from .attrs import Attr
 from .convolution import CONV_ATTRS
-from .registry import OpDef, get_op, kernel_paths, register, same_type, shape_error
+from .registry import OpDef, get_op, kernel_paths, register, shape_error
+from .rules import same_type
 
 FUSED_ATTRS = dict(
     CONV_ATTRS,

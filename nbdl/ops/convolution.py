@@ -29,7 +29,8 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, check_arg_shape, register, same_type, shape_error
+from .registry import OpDef, register, shape_error
+from .rules import check_arg_shape, same_type
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 _ALL_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC", "NWC")

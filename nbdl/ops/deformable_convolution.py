@@ -38,7 +38,8 @@ from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
 from .convolution import conv_out_spatial, spatial_params
-from .registry import REQ_NULL, OpDef, check_arg_shape, register, same_type, shape_error
+from .registry import REQ_NULL, OpDef, register, shape_error
+from .rules import check_arg_shape, same_type
 
 V1 = "_contrib_DeformableConvolution"
 V2 = "_contrib_ModulatedDeformableConvolution"

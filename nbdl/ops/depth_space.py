@@ -14,7 +14,8 @@ Reshape/transpose/Reshape."""
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, register, shape_error
+from .rules import same_type
 
 _ATTRS = {"block_size": Attr("int", doc="Side of the spatial block.")}
 

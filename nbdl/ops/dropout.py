@@ -7,12 +7,15 @@ draw is shared along them.  Outside training (``is_train`` False) with
 mode='training' the op is the identity and the mask is all ones, which keeps
 ``_backward_Dropout(out_grad, mask) = out_grad * mask`` right in every mode.
 """
+from functools import partial
+
 import numpy as np
 
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
 from .registry import REQ_NULL, OpDef, Recompute, kernel_paths, register, shape_error
+from .rules import checked_inputs
 
 DROPOUT_ATTRS = {
     "p": Attr("float", 0.5, doc="Fraction of the input that gets dropped out."),
@@ -32,12 +35,7 @@ def check_dropout_attrs(opname, attrs):
         raise AttrError(f"{opname}: axes={axes!r} is invalid: expected distinct integers")
 
 
-def _inputs(opname, names):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    def input_names(attrs):
-        check_dropout_attrs(opname, attrs)
-        return list(names)
-    return input_names
+_inputs = partial(checked_inputs, check_dropout_attrs)   # input names, the attributes checked first
 
 
 def _mask_shape(opname, attrs, shape, in_shapes):

@@ -15,7 +15,7 @@ from ..errors import DTypeError
 from .elemwise_grad2 import DERIVATIVES, second_order
 from .ir import make_node
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
-from .registry import same_type  # noqa: F401  (the family's type rule, docs/ops.md imports it here)
+from .rules import same_type  # noqa: F401  (the family's type rule; docs/ops.md imports it here)
 
 
 def same_shape(attrs, in_shapes, out_shapes):

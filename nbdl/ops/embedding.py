@@ -8,12 +8,15 @@ and ``weight`` ``(input_dim, output_dim)``; the output is ``data.shape +
 through the hidden scatter-add ``_backward_Embedding(out_grad, data,
 weight)`` (the weight is passed for its shape only); ids get none.
 """
+from functools import partial
+
 import numpy as np
 
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
+from .rules import checked_inputs
 
 EMBEDDING_ATTRS = {
     "input_dim": Attr("int", doc="Number of rows of the weight (the vocabulary size)."),
@@ -36,12 +39,7 @@ def check_embedding_attrs(opname, attrs):
             raise AttrError(f"{opname}: {k}={attrs[k]} is invalid: it must be >= 1")
 
 
-def _inputs(opname, names):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    def input_names(attrs):
-        check_embedding_attrs(opname, attrs)
-        return list(names)
-    return input_names
+_inputs = partial(checked_inputs, check_embedding_attrs)   # input names, the attributes checked first
 
 
 def _weight_shape(attrs):

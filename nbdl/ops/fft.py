@@ -18,7 +18,8 @@ both devices.  float32 and float64.
 """
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, kernel_paths, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import same_type
 
 FFT_ATTRS = {"compute_size": Attr("int", 128, doc="Accepted (MXNet's cuFFT batch size).")}
 

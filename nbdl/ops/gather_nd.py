@@ -15,7 +15,8 @@ Indices may be float (truncated toward zero) or integer arrays.
 from .indexing import INDEX_DTYPES, IndexOutOfRange  # noqa: F401  (re-exported)
 from .ir import make_node
 from .registry import FLOAT_DTYPES, Attr, OpDef, register, shape_error
-from .shape import MOVE_DTYPES, size_of
+from .rules import index_type, size_of
+from .shape import MOVE_DTYPES
 
 # Adding ops accumulate with atomics on a GPU: dtypes CUDA has atomic adds for.
 ADD_DTYPES = FLOAT_DTYPES + tuple(d for d in MOVE_DTYPES if d.name in ("int32", "int64"))
@@ -48,13 +49,6 @@ def nd_layout(where, indices, full, in_shapes=None):
     return m, size_of(indices[1:]), size_of(full[m:]), sliced
 
 
-def _index_type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d, in_types[1] if in_types[1] is not None else d], [d]
-
-
 # -- gather_nd -------------------------------------------------------------------------
 
 def _gather_nd_shape(attrs, in_shapes, out_shapes):
@@ -76,7 +70,7 @@ def _gather_nd_grad(node, out_grads):
 
 register(OpDef(
     name="gather_nd", input_names=("data", "indices"),
-    infer_shape=_gather_nd_shape, infer_type=_index_type,
+    infer_shape=_gather_nd_shape, infer_type=index_type,
     gradient=_gather_nd_grad,
     half_mirrors=True,
     kernels=kernels("prepare_gather_nd"), supports_add=True,
@@ -115,7 +109,7 @@ for _name, _doc in (("scatter_nd", "A zero array of ``shape`` with out[indices[:
     register(OpDef(
         name=_name, input_names=("data", "indices"),
         attrs={"shape": Attr("tuple")},
-        infer_shape=_scatter_shape(_name), infer_type=_index_type,
+        infer_shape=_scatter_shape(_name), infer_type=index_type,
         gradient=_scatter_grad,
         half_mirrors=True,
         kernels=kernels("prepare_scatter_nd" if _name == "scatter_nd" else "prepare_add_nd"),

@@ -13,7 +13,8 @@ from ..errors import AttrError
 from .attrs import Attr
 from .convolution import conv_out_spatial, spatial_params
 from .ir import make_node
-from .registry import OpDef, kernel_paths, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import same_type
 
 SLIDE_ATTRS = {
     "kernel": Attr("tuple", doc="Sliding kernel size: (w,), (h, w) or (d, h, w)."),

@@ -32,7 +32,8 @@ import numpy as np
 from ..errors import AttrError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, register, shape_error
+from .rules import same_type
 
 IMAGE_DTYPES = tuple(np.dtype(t) for t in (np.uint8, np.int8, np.int32, np.int64, np.float16,
                                            np.float32, np.float64))

@@ -12,7 +12,8 @@ graph is built, where MXNet refuses to bind).  Indices may be float
 from ..errors import GraphError
 from .indexing import INDEX_DTYPES
 from .registry import Attr, OpDef, register, shape_error
-from .shape import MOVE_DTYPES, size_of
+from .rules import size_of
+from .shape import MOVE_DTYPES
 
 MAX_RAVEL_DIMS = 8   # sizes of ``shape`` the ravel kernels take as scalars
 

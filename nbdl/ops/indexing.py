@@ -13,6 +13,7 @@ from ..errors import AttrError, NbdlError
 from .ir import make_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
+from .rules import index_type
 
 
 class IndexOutOfRange(NbdlError, IndexError):
@@ -33,14 +34,6 @@ def _axis(opname, axis, shape, in_shapes):
         raise shape_error(opname, f"axis={axis} is out of range for an input of {nd} "
                           f"dimension(s) {tuple(shape)}", in_shapes)
     return axis + nd if axis < 0 else axis
-
-
-def _index_type(attrs, in_types, out_types):
-    """Output has the data's dtype; an unknown index takes it too."""
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d, in_types[1] if in_types[1] is not None else d], [d]
 
 
 def _backward_type(attrs, in_types, out_types):
@@ -165,7 +158,7 @@ register(OpDef(
     name="pick",
     input_names=_pick_inputs,
     attrs=dict(PICK_ATTRS),
-    infer_shape=_pick_shape, infer_type=_index_type,
+    infer_shape=_pick_shape, infer_type=index_type,
     gradient=_pick_grad,
     half_mirrors=True,
     kernels=kernel_paths("indexing", "prepare_pick"),
@@ -243,7 +236,7 @@ register(OpDef(
     name="take",
     input_names=("a", "indices"),
     attrs=dict(TAKE_ATTRS),
-    infer_shape=_take_shape, infer_type=_index_type,
+    infer_shape=_take_shape, infer_type=index_type,
     gradient=_take_grad,
     half_mirrors=True,
     kernels=kernel_paths("indexing", "prepare_take"),

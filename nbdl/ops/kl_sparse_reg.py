@@ -12,7 +12,8 @@ writes the aux state (``mutates_aux``)."""
 from ..errors import AttrError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, kernel_paths, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import same_type
 
 KL_ATTRS = {
     "sparseness_target": Attr("float", 0.1, doc="The target mean activation, in [0, 1]."),

@@ -12,11 +12,13 @@ gamma_grad, beta_grad)``, computed in one pass over the data.  As in MXNet,
 head gradients arriving at the mean and std outputs are ignored.
 """
 import math
+from functools import partial
 
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, check_arg_shape, kernel_paths, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import check_arg_shape, checked_inputs
 
 LAYER_NORM_ATTRS = {
     "axis": Attr("int", -1, doc="The axis to normalise over."),
@@ -31,12 +33,7 @@ def check_layer_norm_attrs(opname, attrs):
         raise AttrError(f"{opname}: eps={eps!r} is invalid: it must be a finite number >= 0")
 
 
-def _inputs(opname, names):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    def input_names(attrs):
-        check_layer_norm_attrs(opname, attrs)
-        return list(names)
-    return input_names
+_inputs = partial(checked_inputs, check_layer_norm_attrs)   # input names, the attributes checked first
 
 
 def norm_axis(opname, axis, shape, in_shapes):

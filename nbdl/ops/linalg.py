@@ -24,7 +24,8 @@ import numpy as np
 from ..errors import NbdlError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, same_type, shape_error, size_of
+from .registry import OpDef, register, shape_error
+from .rules import same_type, size_of
 
 
 class NotPositiveDefinite(NbdlError, ValueError):

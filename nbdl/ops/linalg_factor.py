@@ -10,7 +10,8 @@ import numpy as np
 from .attrs import Attr
 from .ir import make_node
 from .linalg import assign_shape, batch, check_square, grad_name, kernels, square_temps
-from .registry import OpDef, register, same_type, shape_error, size_of
+from .registry import OpDef, register, shape_error
+from .rules import same_type, size_of
 
 
 # ---------------------------------------------------------------- factorisations

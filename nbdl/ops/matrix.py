@@ -13,7 +13,8 @@ import math
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import REQ_ADD, OpDef, kernel_paths, register, same_type, shape_error, size_of
+from .registry import REQ_ADD, OpDef, kernel_paths, register, shape_error
+from .rules import same_type, size_of
 
 
 

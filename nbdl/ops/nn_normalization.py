@@ -19,7 +19,8 @@ data and it (``_backward_LRN``)."""
 from ..errors import AttrError
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, kernel_paths, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import same_type
 
 
 

@@ -15,7 +15,8 @@ indices (float or integer); the output, shape (1,), is
 data is ``(softmax(data) - one_hot(label)) * out_grad``; the label gets none."""
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, kernel_paths, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import same_type
 
 
 

@@ -30,7 +30,8 @@ import numpy as np
 
 from ..errors import DTypeError
 from .attrs import Attr
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, register, shape_error
+from .rules import same_type
 
 _F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 _CPU = "nbdl.kernels.cpu.optimizer:"

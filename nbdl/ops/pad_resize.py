@@ -27,7 +27,8 @@ computed.  As a variadic op, the weight must be passed explicitly with
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, register, shape_error
+from .rules import same_type
 
 
 def _kernels(prepare):

@@ -29,11 +29,13 @@ The gradient is ``_backward_Pooling(out_grad, data, output) -> data_grad``
 first maximum of each window gets the whole gradient); no mask is stored.
 """
 import math
+from functools import partial
 
 from ..errors import AttrError
 from .ir import make_node
 from .attrs import Attr
-from .registry import OpDef, kernel_paths, register, same_type, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import checked_inputs, same_type
 
 POOL_TYPES = ("max", "avg", "sum", "lp")
 CHANNELS_FIRST = ("NCW", "NCHW", "NCDHW")
@@ -79,12 +81,7 @@ def check_pooling_attrs(opname, attrs):
         raise AttrError(f"{opname}: p_value={pv!r} is invalid: expected an integer >= 1")
 
 
-def _inputs(opname, names):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    def input_names(attrs):
-        check_pooling_attrs(opname, attrs)
-        return list(names)
-    return input_names
+_inputs = partial(checked_inputs, check_pooling_attrs)   # input names, the attributes checked first
 
 
 def channels_last(attrs):

@@ -16,7 +16,8 @@ from ..dtype import INTEGERS
 from ..errors import ShapeError
 from .ir import make_node
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, same_type, shape_error, size_of
+from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
+from .rules import same_type, size_of
 from .shape import MOVE_DTYPES
 
 SLOTS = 6

@@ -25,7 +25,8 @@ from .attrs import Attr
 from .ir import make_node
 from .reduce import (_backward_infer_shape, reduce_axes, reduce_plan, reduce_temp,
                      reduced_shape)
-from .registry import OpDef, kernel_paths, register, shape_error, size_of
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import size_of
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 NORM_INTS = tuple(np.dtype(t) for t in (np.int32, np.int64, np.int8))

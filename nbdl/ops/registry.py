@@ -503,45 +503,6 @@ def shape_error(attrs_or_where, msg, in_shapes=None):
     return ShapeError(text)
 
 
-def check_arg_shape(where, name, got, want, in_shapes, note=""):
-    """Raise the ShapeError of argument ``name`` when its shape ``got`` is
-    known and is not ``want``.
-
-    Parameters
-    ----------
-    where : str
-        The op's name (the message's first word).
-    name : str
-        The argument's name.
-    got : tuple or None
-        Its shape (None: unknown, accepted).
-    want : tuple
-        The shape it must have.
-    in_shapes : list
-        The op's input shapes, quoted in the message.
-    note : str, optional
-        Appended to the expected shape (an explanation).
-    """
-    if got is not None and tuple(got) != tuple(want):
-        raise shape_error(where, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}{note}", in_shapes)
-
-
-def size_of(shape):
-    """The number of elements of ``shape`` (1 for ``()``)."""
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
-
-
-def same_type(attrs, in_types, out_types):
-    """Every input and output has one dtype (two-way, partial)."""
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
-
-
 __all__ = ["Attr", "Call", "Launch", "OpDef", "Recompute", "register", "get_op", "list_ops",
-           "op_namespace", "kernel_paths", "same_type", "size_of", "check_arg_shape", "REQ_NULL",
-           "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES", "has_half", "as_f32",
-           "half_mirror_temps", "half_launch"]
+           "op_namespace", "kernel_paths", "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD",
+           "REQ_NAMES", "FLOAT_DTYPES", "has_half", "as_f32", "half_mirror_temps", "half_launch"]

@@ -47,7 +47,8 @@ import numpy as np
 from ..errors import AttrError, DTypeError
 from .ir import make_node
 from .attrs import Attr
-from .registry import REQ_NULL, OpDef, check_arg_shape, kernel_paths, register, shape_error
+from .registry import REQ_NULL, OpDef, kernel_paths, register, shape_error
+from .rules import check_arg_shape
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 MODE_IDS = {"rnn_relu": 0, "rnn_tanh": 1, "lstm": 2, "gru": 3}

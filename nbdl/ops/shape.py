@@ -12,7 +12,8 @@ import numpy as np
 from ..dtype import ALL as _ALL_DTYPES
 from .ir import make_node
 from .elemwise_unary import same_shape
-from .registry import Attr, OpDef, register, same_type, shape_error, size_of
+from .registry import Attr, OpDef, register, shape_error
+from .rules import same_type, size_of
 
 # Data movement works for every dtype nbdl stores except float16 and bool
 # (no arithmetic happens, but Numba's CPU float16 support is partial).

@@ -19,7 +19,8 @@ a projection an op does not read gets a zero gradient.
 """
 from .attrs import Attr
 from .ir import make_node
-from .registry import OpDef, register, same_type, shape_error
+from .registry import OpDef, register, shape_error
+from .rules import same_type
 
 _ATTRS = {"heads": Attr("int", doc="Set number of heads.")}
 _CPU = "nbdl.kernels.cpu.transformer:"

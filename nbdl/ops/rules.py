@@ -1,0 +1,69 @@
+"""Rules shared by op families: the common type rule, the element count of
+a shape, the argument-shape check and the input-names rule that validates
+attributes (``OpDef`` fields and the helpers their rules call)."""
+from .registry import shape_error
+
+
+def check_arg_shape(where, name, got, want, in_shapes, note=""):
+    """Raise the ShapeError of argument ``name`` when its shape ``got`` is
+    known and is not ``want``.
+
+    Parameters
+    ----------
+    where : str
+        The op's name (the message's first word).
+    name : str
+        The argument's name.
+    got : tuple or None
+        Its shape (None: unknown, accepted).
+    want : tuple
+        The shape it must have.
+    in_shapes : list
+        The op's input shapes, quoted in the message.
+    note : str, optional
+        Appended to the expected shape (an explanation).
+    """
+    if got is not None and tuple(got) != tuple(want):
+        raise shape_error(where, f"argument {name!r} has shape {tuple(got)}, expected "
+                          f"{tuple(want)}{note}", in_shapes)
+
+
+def size_of(shape):
+    """The number of elements of ``shape`` (1 for ``()``)."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def checked_inputs(check, opname, names):
+    """``OpDef.input_names`` that first runs ``check(opname, attrs)``: the
+    first rule run on parsed attributes, so bad values fail at graph build.
+
+    Parameters
+    ----------
+    check : callable
+        The family's attribute check, ``check(opname, attrs)``.
+    opname : str
+        The op's name.
+    names : sequence of str
+        The input names.
+    """
+    def input_names(attrs):
+        check(opname, attrs)
+        return list(names)
+    return input_names
+
+
+def same_type(attrs, in_types, out_types):
+    """Every input and output has one dtype (two-way, partial)."""
+    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
+    return [known] * len(in_types), [known] * len(out_types)
+
+
+def index_type(attrs, in_types, out_types):
+    """(data, index) -> data's dtype; an unknown index takes it too."""
+    d = in_types[0] if in_types[0] is not None else out_types[0]
+    if d is None:
+        return in_types, out_types
+    return [d, in_types[1] if in_types[1] is not None else d], [d]
