@@ -16,7 +16,7 @@ data_grad[, gamma_grad]``, reading the forward *input*.
 ops (MXNet 2 has log_sigmoid and mish as ``Activation`` act_types and Gluon
 builds Swish from sigmoid; these are nbdl's fused forms)."""
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .elemwise_unary import equal_shapes, elementwise, via
 from .registry import OpDef, register, shape_error
@@ -97,8 +97,7 @@ def _backward_shape(attrs, in_shapes, out_shapes):
 
 def _leaky_grad(node, out_grads):
     attrs = {k: node.attrs[k] for k in ("act_type", "slope")}
-    back = make_node("_backward_LeakyReLU", [out_grads[0]] + list(node.inputs), attrs,
-                     name=f"{node.name}_backward")
+    back = backward_node("_backward_LeakyReLU", [out_grads[0]] + list(node.inputs), node, attrs)
     if _is_prelu(node.attrs):
         return [back.output(0), back.output(1)]
     return [back.output(0)]

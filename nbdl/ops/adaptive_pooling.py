@@ -8,7 +8,7 @@ columns likewise.  The gradient (hidden
 ``_backward_contrib_AdaptiveAvgPooling2D(out_grad, data)``, data for its
 shape only) spreads each output's gradient evenly over its window."""
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 from .rules import same_type
 
@@ -53,8 +53,8 @@ def _backward_shape(attrs, in_shapes, out_shapes):
 
 
 def _grad(node, out_grads):
-    g = make_node("_backward_contrib_AdaptiveAvgPooling2D", [out_grads[0], node.inputs[0]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_contrib_AdaptiveAvgPooling2D", [out_grads[0], node.inputs[0]],
+                      node)
     return [g.output(0)]
 
 

@@ -56,7 +56,7 @@ from functools import partial
 import numpy as np
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, Recompute, kernel_paths, register, shape_error
 from .rules import check_arg_shape, checked_inputs
@@ -165,8 +165,8 @@ def bn_gradient_rule(backward, keys, with_output=False):
     BatchNormWithReLU's gradient also reads the forward output)."""
     def gradient(node, out_grads):
         inputs = [out_grads[0], node.inputs[0], node.inputs[1], node.output(1), node.output(2)]
-        back = make_node(backward, inputs + ([node.output(0)] if with_output else []),
-                         {k: node.attrs[k] for k in keys}, name=f"{node.name}_backward")
+        back = backward_node(backward, inputs + ([node.output(0)] if with_output else []), node,
+                             {k: node.attrs[k] for k in keys})
         return [back.output(0), back.output(1), back.output(2)]
     return gradient
 
@@ -381,10 +381,9 @@ def _group_backward_shape(opname):
 
 def _group_gradient(back_name, keys):
     def gradient(node, out_grads):
-        back = make_node(back_name,
-                         [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
-                          node.output(2)],
-                         {k: node.attrs[k] for k in keys}, name=f"{node.name}_backward")
+        back = backward_node(back_name, [out_grads[0], node.inputs[0], node.inputs[1],
+                                         node.output(1), node.output(2)],
+                             node, {k: node.attrs[k] for k in keys})
         return [back.output(0), back.output(1), back.output(2)]
     return gradient
 

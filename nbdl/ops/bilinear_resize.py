@@ -16,7 +16,7 @@ With ``align_corners`` (the default) the corner pixels map onto each other
 scatters each output's gradient onto its four source pixels."""
 from ..errors import AttrError
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import OpDef, kernel_paths, register, shape_error
 
 MODES = ("size", "odd_scale", "like", "to_even_down", "to_even_up", "to_odd_down", "to_odd_up")
@@ -101,8 +101,8 @@ def _type(attrs, in_types, out_types):
 
 
 def _grad(node, out_grads):
-    g = make_node("_backward_contrib_BilinearResize2D", [out_grads[0], node.inputs[0]],
-                  {"align_corners": node.attrs["align_corners"]}, name=f"{node.name}_backward")
+    g = backward_node("_backward_contrib_BilinearResize2D", [out_grads[0], node.inputs[0]], node,
+                      {"align_corners": node.attrs["align_corners"]})
     grads = [g.output(0)]
     if len(node.inputs) > 1:
         grads.append(make_node("zeros_like", [node.inputs[1]], {},

@@ -27,7 +27,7 @@ import math
 
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 from .rules import check_arg_shape, same_type
@@ -193,8 +193,8 @@ def _grad_attrs(attrs):
 
 def _gradient(backward_op):
     def gradient(node, out_grads):
-        back = make_node(backward_op, [out_grads[0], node.inputs[0], node.inputs[1]],
-                         _grad_attrs(node.attrs), name=f"{node.name}_backward")
+        back = backward_node(backward_op, [out_grads[0], node.inputs[0], node.inputs[1]], node,
+                             _grad_attrs(node.attrs))
         return [back.output(i) for i in range(back.num_outputs)]
     return gradient
 

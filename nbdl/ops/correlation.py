@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import AttrError
 from .attrs import Attr
 from .elemwise_unary import equal_types
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -87,8 +87,8 @@ def _shape(attrs, in_shapes, out_shapes):
 
 
 def _grad(node, out_grads):
-    g = make_node("_backward_Correlation", [out_grads[0], node.inputs[0], node.inputs[1]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_Correlation", [out_grads[0], node.inputs[0], node.inputs[1]],
+                      node)
     return [g.output(0), g.output(1)]
 
 

@@ -13,7 +13,7 @@ on GPUs only; nbdl on both devices.  float32 and float64.
 """
 from .attrs import Attr
 from .elemwise_unary import equal_types
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 
 SKETCH_ATTRS = {
@@ -41,9 +41,8 @@ def _shape(attrs, in_shapes, out_shapes):
 
 
 def _grad(node, out_grads):
-    g = make_node("_backward_contrib_count_sketch", [out_grads[0], node.inputs[0], node.inputs[1],
-                                                     node.inputs[2]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_contrib_count_sketch",
+                      [out_grads[0], node.inputs[0], node.inputs[1], node.inputs[2]], node)
     return [g.output(0), None, None]
 
 

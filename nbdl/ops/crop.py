@@ -9,7 +9,7 @@ is the head gradient written into that window of zeros (hidden
 ``_backward_Crop``); ``crop_like`` gets a zero gradient, as in MXNet."""
 from ..errors import AttrError
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import OpDef, kernel_paths, register, shape_error
 
 CROP_ATTRS = {
@@ -81,9 +81,8 @@ def _crop_type(attrs, in_types, out_types):
 
 def _crop_grad(node, out_grads):
     a = node.attrs
-    g = make_node("_backward_Crop", [out_grads[0], node.inputs[0]],
-                  {"offset": a["offset"], "center_crop": a["center_crop"]},
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_Crop", [out_grads[0], node.inputs[0]], node,
+                      {"offset": a["offset"], "center_crop": a["center_crop"]})
     grads = [g.output(0)]
     if len(node.inputs) > 1:
         grads.append(make_node("zeros_like", [node.inputs[1]], {},

@@ -22,7 +22,7 @@ backward op only scales: ``data_grad = out_grad[n] * grad``.
 import numpy as np
 
 from ..errors import NbdlError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
 
@@ -114,8 +114,7 @@ def _ctc_type(attrs, in_types, out_types):
 
 
 def _ctc_gradient(node, out_grads):
-    g = make_node("_backward_CTCLoss", [out_grads[0], node.output(1)], {},
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_CTCLoss", [out_grads[0], node.output(1)], node, {})
     return [g.output(0)] + [None] * (len(node.inputs) - 1)
 
 

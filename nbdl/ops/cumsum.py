@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import DTypeError
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 
 CUMSUM_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
@@ -84,8 +84,7 @@ def _type(attrs, in_types, out_types):
 
 
 def _grad(node, out_grads):
-    g = make_node("_backward_np_cumsum", [out_grads[0], node.inputs[0]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_np_cumsum", [out_grads[0], node.inputs[0]], node)
     return [g.output(0)]
 
 

@@ -35,7 +35,7 @@ coordinates (the derivative from the right) and zero where a coordinate is
 clamped, as in MXNet.
 """
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .convolution import conv_out_spatial, spatial_params
 from .registry import REQ_NULL, OpDef, register, shape_error
@@ -141,8 +141,8 @@ def _infer(opname, modulated):
 def _gradient(node, out_grads):
     # the backward op reads data, offset, (mask) and weight: every input but the bias
     fwd = list(node.inputs) if node.attrs["no_bias"] else list(node.inputs[:-1])
-    back = make_node(_BACKWARD[V2 if is_modulated(node.attrs) else V1], [out_grads[0]] + fwd,
-                     dict(node.attrs), name=f"{node.name}_backward")
+    back = backward_node(_BACKWARD[V2 if is_modulated(node.attrs) else V1], [out_grads[0]] + fwd,
+                         node)
     return [back.output(i) for i in range(back.num_outputs)]
 
 

@@ -12,7 +12,7 @@ from functools import partial
 import numpy as np
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import REQ_NULL, OpDef, Recompute, kernel_paths, register, shape_error
 from .rules import checked_inputs
@@ -75,15 +75,14 @@ def _dropout_type(attrs, in_types, out_types):
 
 
 def _dropout_grad(node, out_grads):
-    g = make_node("_backward_Dropout", [out_grads[0], node.output(1)], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_Dropout", [out_grads[0], node.output(1)], node)
     return [g.output(0)]
 
 
 def _backward_grad(node, out_grads):
     # linear in out_grad; the mask is a constant of the forward draw
-    g = make_node("_backward_Dropout", [out_grads[0], node.inputs[1]], dict(node.attr_str),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_Dropout", [out_grads[0], node.inputs[1]], node,
+                      dict(node.attr_str))
     return [g.output(0), None]
 
 

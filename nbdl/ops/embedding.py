@@ -13,7 +13,7 @@ from functools import partial
 import numpy as np
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 from .rules import checked_inputs
@@ -84,8 +84,7 @@ def _embedding_type(attrs, in_types, out_types):
 
 
 def _embedding_grad(node, out_grads):
-    g = make_node("_backward_Embedding", [out_grads[0], node.inputs[0], node.inputs[1]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_Embedding", [out_grads[0], node.inputs[0], node.inputs[1]], node)
     return [None, g.output(0)]
 
 

@@ -17,7 +17,7 @@ costs O(d p) for its stage).  MXNet 1.9.1 runs these on GPUs only; nbdl on
 both devices.  float32 and float64.
 """
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 from .rules import same_type
 
@@ -43,7 +43,7 @@ def _rows_rule(opname, inverse):
 
 def _grad_by(other):
     def grad(node, out_grads):
-        g = make_node(other, [out_grads[0]], dict(node.attrs), name=f"{node.name}_backward")
+        g = backward_node(other, [out_grads[0]], node)
         return [g.output(0)]
     return grad
 

@@ -12,7 +12,7 @@ checked and the block counts computed by Convolution's own rules."""
 from ..errors import AttrError
 from .attrs import Attr
 from .convolution import conv_out_spatial, spatial_params
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 from .rules import same_type
 
@@ -95,14 +95,13 @@ def _col2im_shape(attrs, in_shapes, out_shapes):
 
 
 def _im2col_grad(node, out_grads):
-    g = make_node("_backward_im2col", [out_grads[0], node.inputs[0]],
-                  {k: node.attrs[k] for k in SLIDE_ATTRS}, name=f"{node.name}_backward")
+    g = backward_node("_backward_im2col", [out_grads[0], node.inputs[0]], node,
+                      {k: node.attrs[k] for k in SLIDE_ATTRS})
     return [g.output(0)]
 
 
 def _col2im_grad(node, out_grads):
-    g = make_node("im2col", [out_grads[0]], {k: node.attrs[k] for k in SLIDE_ATTRS},
-                  name=f"{node.name}_backward")
+    g = backward_node("im2col", [out_grads[0]], node, {k: node.attrs[k] for k in SLIDE_ATTRS})
     return [g.output(0)]
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import AttrError
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, register, shape_error
 from .rules import same_type
 
@@ -80,7 +80,7 @@ def image_shape(opname):
 
 def copy_grad(node, out_grads):
     """MXNet's ``ElemwiseGradUseNone{"_copy"}``: the head gradient itself."""
-    return [make_node("_copy", [out_grads[0]], {}, name=f"{node.name}_backward").output(0)]
+    return [backward_node("_copy", [out_grads[0]], node, {}).output(0)]
 
 
 # -- to_tensor ---------------------------------------------------------------------------------
@@ -128,8 +128,7 @@ def _normalize_shape(attrs, in_shapes, out_shapes):
 
 
 def _normalize_grad(node, out_grads):
-    g = make_node("_backward_image_normalize", [out_grads[0], node.inputs[0]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_image_normalize", [out_grads[0], node.inputs[0]], node)
     return [g.output(0)]
 
 
@@ -179,8 +178,7 @@ def _crop_shape(attrs, in_shapes, out_shapes):
 
 
 def _crop_grad(node, out_grads):
-    g = make_node("_backward_image_crop", [out_grads[0], node.inputs[0]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_image_crop", [out_grads[0], node.inputs[0]], node)
     return [g.output(0)]
 
 

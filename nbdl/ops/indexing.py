@@ -10,7 +10,7 @@ import numpy as np
 
 from ..dtype import INTEGERS
 from ..errors import AttrError, NbdlError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 from .rules import index_type
@@ -138,8 +138,7 @@ def _pick_shape(attrs, in_shapes, out_shapes):
 
 
 def _pick_grad(node, out_grads):
-    g = make_node("_backward_pick", [out_grads[0], node.inputs[1], node.inputs[0]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_pick", [out_grads[0], node.inputs[1], node.inputs[0]], node)
     return [g.output(0), None]
 
 
@@ -216,8 +215,7 @@ def _take_shape(attrs, in_shapes, out_shapes):
 
 
 def _take_grad(node, out_grads):
-    g = make_node("_backward_take", [out_grads[0], node.inputs[1], node.inputs[0]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_take", [out_grads[0], node.inputs[1], node.inputs[0]], node)
     return [g.output(0), None]
 
 

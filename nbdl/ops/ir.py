@@ -137,6 +137,25 @@ def make_node(op_name, inputs, attrs=None, name=None, user_attrs=None):
     return Node(op, name, parsed, strings, inputs, user)
 
 
+def backward_node(op_name, inputs, node, attrs=None):
+    """The node computing ``node``'s gradients, named ``<node>_backward`` as
+    MXNet names them.
+
+    Parameters
+    ----------
+    op_name : str
+        The gradient's op.
+    inputs : list of Entry
+        Its inputs.
+    node : Node
+        The forward node.
+    attrs : dict, optional
+        Its attributes (default: a copy of the forward node's).
+    """
+    return make_node(op_name, inputs, dict(node.attrs) if attrs is None else attrs,
+                     name=f"{node.name}_backward")
+
+
 def topo_order(heads, seen=None):
     """Nodes reachable from ``heads`` (entries), inputs before users, in
     MXNet's depth-first post-order (which fixes argument order).

@@ -11,7 +11,7 @@ the gradient is ``out_grad + penalty * (-sparseness_target / moving_avg +
 writes the aux state (``mutates_aux``)."""
 from ..errors import AttrError
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 from .rules import same_type
 
@@ -48,9 +48,8 @@ def _shape(opname, n_lead):
 
 
 def _grad(node, out_grads):
-    g = make_node("_backward_IdentityAttachKLSparseReg",
-                  [out_grads[0], node.inputs[0], node.inputs[1]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_IdentityAttachKLSparseReg",
+                      [out_grads[0], node.inputs[0], node.inputs[1]], node)
     return [g.output(0), None]
 
 

@@ -15,7 +15,7 @@ import math
 from functools import partial
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
 from .rules import check_arg_shape, checked_inputs
@@ -72,10 +72,9 @@ def same_float_type(attrs, in_types, out_types):
 
 
 def _gradient(node, out_grads):
-    back = make_node("_backward_LayerNorm",
-                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1), node.output(2)],
-                     {"axis": node.attrs["axis"], "eps": node.attrs["eps"]},
-                     name=f"{node.name}_backward")
+    back = backward_node("_backward_LayerNorm", [out_grads[0], node.inputs[0], node.inputs[1],
+                                                 node.output(1), node.output(2)],
+                         node, {"axis": node.attrs["axis"], "eps": node.attrs["eps"]})
     return [back.output(0), back.output(1), back.output(2)]
 
 

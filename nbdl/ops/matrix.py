@@ -11,7 +11,7 @@ temps are requested with zero size.
 import math
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node, make_node
 from .attrs import Attr
 from .registry import REQ_ADD, OpDef, kernel_paths, register, shape_error
 from .rules import same_type, size_of
@@ -94,8 +94,8 @@ def _fc_attrs(attrs):
 
 def fc_gradient(node, out_grads):
     data, weight = node.inputs[0], node.inputs[1]
-    back = make_node("_backward_FullyConnected", [out_grads[0], data, weight],
-                     _fc_attrs(node.attrs), name=f"{node.name}_backward")
+    back = backward_node("_backward_FullyConnected", [out_grads[0], data, weight], node,
+                         _fc_attrs(node.attrs))
     return [back.output(i) for i in range(back.num_outputs)]
 
 
@@ -248,10 +248,9 @@ def _dot_backward_infer_shape(forward_rule):
 
 def _dot_gradient(backward_op):
     def gradient(node, out_grads):
-        back = make_node(backward_op, [out_grads[0], node.inputs[0], node.inputs[1]],
-                         {"transpose_a": node.attrs["transpose_a"],
-                          "transpose_b": node.attrs["transpose_b"]},
-                         name=f"{node.name}_backward")
+        back = backward_node(backward_op, [out_grads[0], node.inputs[0], node.inputs[1]], node,
+                             {"transpose_a": node.attrs["transpose_a"],
+                              "transpose_b": node.attrs["transpose_b"]})
         return [back.output(0), back.output(1)]
     return gradient
 

@@ -18,7 +18,7 @@ data and it (``_backward_LRN``)."""
 
 from ..errors import AttrError
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 from .rules import same_type
 
@@ -59,8 +59,8 @@ def _l2_shape(opname):
 
 
 def _l2_grad(node, out_grads):
-    g = make_node("_backward_L2Normalization", [out_grads[0], node.output(0), node.output(1)],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_L2Normalization", [out_grads[0], node.output(0), node.output(1)],
+                      node)
     return [g.output(0)]
 
 
@@ -126,8 +126,7 @@ def _lrn_shape(opname, n_in):
 
 
 def _lrn_grad(node, out_grads):
-    g = make_node("_backward_LRN", [out_grads[0], node.inputs[0], node.output(1)],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_LRN", [out_grads[0], node.inputs[0], node.output(1)], node)
     return [g.output(0)]
 
 

@@ -14,7 +14,7 @@ indices (float or integer); the output, shape (1,), is
 ``sum_n -log(max(softmax(data[n])[label[n]], 1e-8))``.  Its gradient to the
 data is ``(softmax(data) - one_hot(label)) * out_grad``; the label gets none."""
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 from .rules import same_type
 
@@ -46,8 +46,7 @@ def _sa_shape(opname):
 
 
 def _sa_grad(node, out_grads):
-    g = make_node("_backward_SoftmaxActivation", [out_grads[0], node.output(0)],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_SoftmaxActivation", [out_grads[0], node.output(0)], node)
     return [g.output(0)]
 
 
@@ -93,9 +92,8 @@ def _xent_type(attrs, in_types, out_types):
 
 
 def _xent_grad(node, out_grads):
-    g = make_node("_backward_softmax_cross_entropy",
-                  [out_grads[0], node.inputs[0], node.inputs[1]], {},
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_softmax_cross_entropy",
+                      [out_grads[0], node.inputs[0], node.inputs[1]], node, {})
     return [g.output(0), None]
 
 

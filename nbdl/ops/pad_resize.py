@@ -25,7 +25,7 @@ computed.  As a variadic op, the weight must be passed explicitly with
 ``num_args=2``.
 """
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node, make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
 from .rules import same_type
@@ -106,8 +106,7 @@ def _pad_shape_rule(opname, data_in, data_out):
 
 
 def _pad_grad(node, out_grads):
-    return [make_node("_backward_Pad", [out_grads[0]], dict(node.attrs),
-                      name=f"{node.name}_backward").output(0)]
+    return [backward_node("_backward_Pad", [out_grads[0]], node).output(0)]
 
 
 register(OpDef(
@@ -222,8 +221,8 @@ def _upsampling_shape(attrs, in_shapes, out_shapes):
 
 def _upsampling_grad(node, out_grads):
     if node.attrs["sample_type"] == "bilinear":
-        back = make_node("_backward_UpSampling_bilinear", [out_grads[0]] + list(node.inputs),
-                         {"scale": node.attrs["scale"]}, name=f"{node.name}_backward")
+        back = backward_node("_backward_UpSampling_bilinear", [out_grads[0]] + list(node.inputs),
+                             node, {"scale": node.attrs["scale"]})
         return [back.output(0), back.output(1)]
     # the plan needs every input's shape, known only at bind time: each gradient node
     # carries its input index and finds its channel offset and factors from the shapes

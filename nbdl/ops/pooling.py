@@ -32,7 +32,7 @@ import math
 from functools import partial
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
 from .rules import checked_inputs, same_type
@@ -157,9 +157,8 @@ def _forward_shape(opname):
 
 
 def _gradient(node, out_grads):
-    back = make_node(f"_backward_{node.op.name}", [out_grads[0], node.inputs[0], node.output(0)],
-                     dict(node.attrs),
-                     name=f"{node.name}_backward")
+    back = backward_node(f"_backward_{node.op.name}",
+                         [out_grads[0], node.inputs[0], node.output(0)], node)
     return [back.output(0)]
 
 

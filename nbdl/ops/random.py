@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import AttrError, DTypeError
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .init_ops import shape_attr_output
 from .registry import OpDef, register, shape_error
 
@@ -283,9 +283,8 @@ def _multinomial_type(attrs, in_types, out_types):
 def _multinomial_grad(node, out_grads):
     if not node.attrs["get_prob"] or len(out_grads) < 2 or out_grads[1] is None:
         return [None]
-    g = make_node("_backward_sample_multinomial",
-                  [out_grads[1], node.inputs[0], node.output(0)], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_sample_multinomial",
+                      [out_grads[1], node.inputs[0], node.output(0)], node)
     return [g.output(0)]
 
 

@@ -14,7 +14,7 @@ the output.  Broadcasts use the same plan with "reduced" meaning
 """
 from ..dtype import INTEGERS
 from ..errors import ShapeError
-from .ir import make_node
+from .ir import backward_node, make_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 from .rules import same_type, size_of
@@ -160,7 +160,7 @@ def _axis_attrs(attrs):
 def _reduce_gradient(backward_op, needs_output):
     def gradient(node, out_grads):
         inputs = [out_grads[0], node.inputs[0]] + ([node.output(0)] if needs_output else [])
-        back = make_node(backward_op, inputs, _axis_attrs(node.attrs), name=f"{node.name}_backward")
+        back = backward_node(backward_op, inputs, node, _axis_attrs(node.attrs))
         return [back.output(0)]
     return gradient
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import DTypeError
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .reduce import (_backward_infer_shape, reduce_axes, reduce_plan, reduce_temp,
                      reduced_shape)
 from .registry import OpDef, kernel_paths, register, shape_error
@@ -87,8 +87,8 @@ def _norm_type(attrs, in_types, out_types):
 
 def _norm_grad(node, out_grads):
     attrs = {k: node.attrs[k] for k in ("ord", "axis", "keepdims", "out_dtype")}
-    back = make_node("_backward_norm", [out_grads[0], node.inputs[0], node.output(0)], attrs,
-                     name=f"{node.name}_backward")
+    back = backward_node("_backward_norm", [out_grads[0], node.inputs[0], node.output(0)], node,
+                         attrs)
     return [back.output(0)]
 
 
@@ -165,9 +165,8 @@ def _same_type(where):
 
 
 def _moments_grad(node, out_grads):
-    back = make_node("_backward_moments",
-                     [out_grads[0], out_grads[1], node.inputs[0], node.output(0)],
-                     dict(node.attrs), name=f"{node.name}_backward")
+    back = backward_node("_backward_moments",
+                         [out_grads[0], out_grads[1], node.inputs[0], node.output(0)], node)
     return [back.output(0)]
 
 

@@ -7,7 +7,7 @@ gradient is the gradient of the loss against the label, built by a hidden
 no gradient."""
 import numpy as np
 
-from .ir import make_node
+from .ir import backward_node, make_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
 
@@ -93,8 +93,7 @@ def _softmax_output_grad(node, out_grads):
     ins = [node.output(0), node.inputs[1]]
     if node.attrs["out_grad"]:
         ins.append(out_grads[0])
-    g = make_node("_backward_SoftmaxOutput", ins, dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_SoftmaxOutput", ins, node)
     return [g.output(0), None]
 
 
@@ -183,8 +182,7 @@ def _regression_shape(opname):
 
 def _regression_grad(backward_name):
     def gradient(node, out_grads):
-        g = make_node(backward_name, [node.output(0), node.inputs[1]], dict(node.attrs),
-                      name=f"{node.name}_backward")
+        g = backward_node(backward_name, [node.output(0), node.inputs[1]], node)
         return [g.output(0), None]
     return gradient
 

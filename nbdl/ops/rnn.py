@@ -45,7 +45,7 @@ time in one kernel call.  Only ``out`` is visible unless ``state_outputs``.
 import numpy as np
 
 from ..errors import AttrError, DTypeError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import REQ_NULL, OpDef, kernel_paths, register, shape_error
 from .rules import check_arg_shape
@@ -310,8 +310,8 @@ def _gradient(node, out_grads):
     lstm = node.attrs["mode"] == "lstm"
     n_heads = 3 if lstm else 2
     reserve = node.output(n_heads)
-    back = make_node("_backward_RNN", list(out_grads[:n_heads]) + list(node.inputs) + [reserve],
-                     dict(node.attrs), name=f"{node.name}_backward")
+    back = backward_node("_backward_RNN",
+                         list(out_grads[:n_heads]) + list(node.inputs) + [reserve], node)
     n_grads = len(_grad_names(node.attrs))
     return ([back.output(i) for i in range(n_grads)]
             + [None] * (len(node.inputs) - n_grads))

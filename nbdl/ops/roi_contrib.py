@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import AttrError, GraphError
 from .attrs import Attr
 from .elemwise_unary import equal_types
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import OpDef, kernel_paths, register, shape_error
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -136,8 +136,8 @@ def _zero_rois(node, i=1):
 
 
 def _psroi_grad(node, out_grads):
-    g = make_node("_backward_PSROIPooling", [out_grads[0], node.inputs[0], node.inputs[1]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_PSROIPooling", [out_grads[0], node.inputs[0], node.inputs[1]],
+                      node)
     return [g.output(0), _zero_rois(node)]
 
 
@@ -190,8 +190,7 @@ def _deformable_shape(attrs, in_shapes, out_shapes):
 
 
 def _deformable_grad(node, out_grads):
-    g = make_node("_backward_DeformablePSROIPooling", [out_grads[0]] + list(node.inputs),
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_DeformablePSROIPooling", [out_grads[0]] + list(node.inputs), node)
     grads = [g.output(0), _zero_rois(node)]
     if not node.attrs["no_trans"]:
         grads.append(g.output(1))

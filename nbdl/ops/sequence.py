@@ -25,7 +25,7 @@ that reads ``data`` for its shape only.
 import math
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
 
@@ -147,21 +147,20 @@ def _no_len_grad(node):
 
 
 def _mask_grad(node, out_grads):
-    g = make_node("SequenceMask", [out_grads[0]] + _lens(node),
-                  {"use_sequence_length": node.attrs["use_sequence_length"], "value": 0.0,
-                   "axis": node.attrs["axis"]}, name=f"{node.name}_backward")
+    g = backward_node("SequenceMask", [out_grads[0]] + _lens(node), node,
+                      {"use_sequence_length": node.attrs["use_sequence_length"], "value": 0.0,
+                       "axis": node.attrs["axis"]})
     return [g.output(0)] + _no_len_grad(node)
 
 
 def _reverse_grad(node, out_grads):
-    g = make_node("SequenceReverse", [out_grads[0]] + _lens(node), dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("SequenceReverse", [out_grads[0]] + _lens(node), node)
     return [g.output(0)] + _no_len_grad(node)
 
 
 def _last_grad(node, out_grads):
-    g = make_node("_backward_SequenceLast", [out_grads[0]] + _lens(node) + [node.inputs[0]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_SequenceLast", [out_grads[0]] + _lens(node) + [node.inputs[0]],
+                      node)
     return [g.output(0)] + _no_len_grad(node)
 
 

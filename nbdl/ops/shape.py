@@ -10,7 +10,7 @@ that one kernel per device walks."""
 import numpy as np
 
 from ..dtype import ALL as _ALL_DTYPES
-from .ir import make_node
+from .ir import backward_node, make_node
 from .elemwise_unary import same_shape
 from .registry import Attr, OpDef, register, shape_error
 from .rules import same_type, size_of
@@ -238,7 +238,7 @@ def _transpose_grad(node, out_grads):
         for i, a in enumerate(axes):
             inv[a % len(axes)] = i
         attrs["axes"] = tuple(inv)
-    return [make_node("transpose", [out_grads[0]], attrs, name=f"{node.name}_backward").output(0)]
+    return [backward_node("transpose", [out_grads[0]], node, attrs).output(0)]
 
 
 register(OpDef(
@@ -266,8 +266,7 @@ def _flip_shape(attrs, in_shapes, out_shapes):
 
 
 def _flip_grad(node, out_grads):
-    return [make_node("reverse", [out_grads[0]], {"axis": node.attrs["axis"]},
-                      name=f"{node.name}_backward").output(0)]
+    return [backward_node("reverse", [out_grads[0]], node, {"axis": node.attrs["axis"]}).output(0)]
 
 
 register(OpDef(
@@ -321,8 +320,7 @@ def _repeat_shape(attrs, in_shapes, out_shapes):
 def backward_with_data(op_name, attr_keys):
     def grad(node, out_grads):
         attrs = {k: node.attrs[k] for k in attr_keys}
-        return [make_node(op_name, [out_grads[0], node.inputs[0]], attrs,
-                          name=f"{node.name}_backward").output(0)]
+        return [backward_node(op_name, [out_grads[0], node.inputs[0]], node, attrs).output(0)]
     return grad
 
 
@@ -331,7 +329,7 @@ def forward_of_backward(op_name, attr_keys):
     out_grad: X applied to the incoming gradient (data gets none)."""
     def grad(node, out_grads):
         attrs = {k: node.attrs[k] for k in attr_keys}
-        return [make_node(op_name, [out_grads[0]], attrs, name=f"{node.name}_backward").output(0),
+        return [backward_node(op_name, [out_grads[0]], node, attrs).output(0),
                 None]
     return grad
 

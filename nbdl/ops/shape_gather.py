@@ -8,7 +8,7 @@ gathers (a diagonal walks ``stride(axis1) + stride(axis2)``, a broadcast axis
 walks stride 0) and their gradients the matching scatters; ``diag`` of a 1-D
 input is a scatter into a zero matrix, whose gradient is ``diag`` again.
 """
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import Attr, OpDef, register, shape_error
 from .shape import MOVE_DTYPES, forward_of_backward, grad_type, norm_axis, same_type
 
@@ -61,9 +61,8 @@ def _stack_shape(attrs, in_shapes, out_shapes):
 
 def _stack_grad(node, out_grads):
     n = node.attrs["num_args"]
-    g = make_node("SliceChannel", [out_grads[0]],
-                  {"num_outputs": n, "axis": node.attrs["axis"], "squeeze_axis": True},
-                  name=f"{node.name}_backward")
+    g = backward_node("SliceChannel", [out_grads[0]], node,
+                      {"num_outputs": n, "axis": node.attrs["axis"], "squeeze_axis": True})
     return [g.output(i) for i in range(n)]
 
 
@@ -125,8 +124,7 @@ def _diag_shape(attrs, in_shapes, out_shapes):
 def _diag_grad(node, out_grads):
     """1-D input: the gradient is the k-th diagonal of the head gradient;
     2-D+: the head gradient scattered back onto the diagonal."""
-    g = make_node("_backward_diag", [out_grads[0], node.inputs[0]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_diag", [out_grads[0], node.inputs[0]], node)
     return [g.output(0)]
 
 
@@ -193,8 +191,8 @@ def _slice_like_shape(attrs, in_shapes, out_shapes):
 
 
 def _slice_like_grad(node, out_grads):
-    g = make_node("_backward_slice_like", [out_grads[0], node.inputs[0]],
-                  {"axes": node.attrs["axes"]}, name=f"{node.name}_backward")
+    g = backward_node("_backward_slice_like", [out_grads[0], node.inputs[0]], node,
+                      {"axes": node.attrs["axes"]})
     return [g.output(0), None]
 
 
@@ -211,8 +209,8 @@ def _backward_slice_like_shape(attrs, in_shapes, out_shapes):
 
 
 def _slice_like_grad_of_grad(node, out_grads):
-    g = make_node("slice_like", [out_grads[0], node.inputs[0]], {"axes": node.attrs["axes"]},
-                  name=f"{node.name}_backward")
+    g = backward_node("slice_like", [out_grads[0], node.inputs[0]], node,
+                      {"axes": node.attrs["axes"]})
     return [g.output(0), None]
 
 

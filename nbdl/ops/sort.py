@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import DTypeError
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 from .topk import topk_geometry
 
@@ -77,8 +77,8 @@ def _argsort_type(attrs, in_types, out_types):
 
 
 def _sort_grad(node, out_grads):
-    g = make_node("_backward_topk", [out_grads[0], node.output(1), node.inputs[0]],
-                  as_topk_attrs("sort", node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_topk", [out_grads[0], node.output(1), node.inputs[0]], node,
+                      as_topk_attrs("sort", node.attrs))
     return [g.output(0)]
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import AttrError
 from .attrs import Attr
 from .elemwise_unary import equal_types
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import OpDef, register, shape_error
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -91,8 +91,7 @@ def _grid_shape(attrs, in_shapes, out_shapes):
 
 
 def _grid_grad(node, out_grads):
-    g = make_node("_backward_GridGenerator", [out_grads[0]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_GridGenerator", [out_grads[0]], node)
     return [g.output(0)]
 
 
@@ -142,8 +141,8 @@ def _sampler_shape(attrs, in_shapes, out_shapes):
 
 
 def _sampler_grad(node, out_grads):
-    g = make_node("_backward_BilinearSampler", [out_grads[0], node.inputs[0], node.inputs[1]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_BilinearSampler", [out_grads[0], node.inputs[0], node.inputs[1]],
+                      node)
     return [g.output(0), g.output(1)]
 
 

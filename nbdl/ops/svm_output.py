@@ -12,7 +12,7 @@ same conditions (``c`` = regularization_coefficient).  The label gets none."""
 import numpy as np
 
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
 
 SVM_ATTRS = {
@@ -46,8 +46,7 @@ def _svm_type(attrs, in_types, out_types):
 
 
 def _svm_grad(node, out_grads):
-    g = make_node("_backward_SVMOutput", [node.output(0), node.inputs[1]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_SVMOutput", [node.output(0), node.inputs[1]], node)
     return [g.output(0), None]
 
 

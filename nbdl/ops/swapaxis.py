@@ -7,7 +7,7 @@ MXNet's ``SwapAxis`` (alias ``swapaxes``) with attributes ``dim1`` and
 kernels are the transpose kernels, given the permutation once the input's
 rank is known at prepare time; the gradient is the same swap.
 """
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
 from .shape import MOVE_DTYPES, same_type
@@ -41,9 +41,8 @@ def _swap_shape(attrs, in_shapes, out_shapes):
 
 
 def _swap_grad(node, out_grads):
-    return [make_node("SwapAxis", [out_grads[0]],
-                      {"dim1": node.attrs["dim1"], "dim2": node.attrs["dim2"]},
-                      name=f"{node.name}_backward").output(0)]
+    return [backward_node("SwapAxis", [out_grads[0]], node,
+                          {"dim1": node.attrs["dim1"], "dim2": node.attrs["dim2"]}).output(0)]
 
 
 register(OpDef(

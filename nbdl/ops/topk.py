@@ -20,7 +20,7 @@ shape only); positions and masks have none.
 import numpy as np
 
 from ..errors import DTypeError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 
@@ -115,8 +115,7 @@ def _topk_type(attrs, in_types, out_types):
 def _topk_grad(node, out_grads):
     if node.attrs["ret_typ"] not in ("value", "both"):
         return [None]  # positions and masks are piecewise constant
-    g = make_node("_backward_topk", [out_grads[0], node.output(1), node.inputs[0]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_topk", [out_grads[0], node.output(1), node.inputs[0]], node)
     return [g.output(0)]
 
 
