@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError, UnknownOpError
+from ..errors import DTypeError, GraphError, ShapeError, UnknownOpError
 from .attrs import Attr, parse_attrs
 
 REQ_NULL, REQ_WRITE, REQ_INPLACE, REQ_ADD = 0, 1, 2, 3
@@ -234,6 +234,28 @@ class OpDef:
     def list_shape_inputs(self, attrs):
         v = self.shape_inputs
         return tuple(v(attrs) if callable(v) else v)
+
+    def positional_attrs(self, where, values, kwargs):
+        """The attributes given by position after the inputs (in the op's
+        attribute order; None values left out), checked against ``kwargs``.
+
+        Parameters
+        ----------
+        where : str
+            The caller's name for messages.
+        values : sequence
+            The positional values.
+        kwargs : dict
+            The keyword arguments of the same call.
+        """
+        names = [k for k in self.attrs if k != self.key_var_num_args]
+        if len(values) > len(names):
+            raise GraphError(f"{where}: got {len(values)} positional attributes, the op has "
+                             f"{len(names)} ({', '.join(names) or 'none'})")
+        for k in names[:len(values)]:
+            if k in kwargs:
+                raise GraphError(f"{where}: attribute {k!r} given by position and by keyword")
+        return {k: v for k, v in zip(names, values) if v is not None}
 
     def parse_attrs(self, raw, node_name=None):
         if self.extra_attrs is None:
