@@ -20,7 +20,7 @@ from .ir import backward_node
 from .attrs import Attr
 from .elemwise_unary import equal_shapes, elementwise, via
 from .registry import OpDef, register, shape_error
-from .rules import check_arg_shape, same_type
+from .rules import check_arg_shape, known_shape, same_type
 
 ACT_TYPES = ("elu", "gelu", "gelu_tanh", "leaky", "prelu", "rrelu", "selu")
 
@@ -69,10 +69,9 @@ def gamma_shape(opname, data, gamma, in_shapes):
 def _leaky_shape(attrs, in_shapes, out_shapes):
     if not _is_prelu(attrs):
         return equal_shapes("LeakyReLU", ["data"])(attrs, in_shapes, out_shapes)
-    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    data = known_shape(in_shapes[0], out_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     check_arg_shape("LeakyReLU", "data", in_shapes[0], data, in_shapes)
     check_arg_shape("LeakyReLU", "output", out_shapes[0], data, in_shapes)
     return [data, gamma_shape("LeakyReLU", data, in_shapes[1], in_shapes)], [data]
@@ -83,10 +82,9 @@ def _backward_shape(attrs, in_shapes, out_shapes):
     names = ["out_grad", "data"]
     if not _is_prelu(attrs):
         return equal_shapes(opname, names)(attrs, in_shapes, out_shapes)
-    data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None), None)
+    data = known_shape(in_shapes[1], in_shapes[0], out_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     for n, s in (("out_grad", in_shapes[0]), ("data", in_shapes[1]), ("data_grad", out_shapes[0])):
         check_arg_shape(opname, n, s, data, in_shapes)
     gamma = gamma_shape(opname, data, in_shapes[2] if in_shapes[2] is not None else out_shapes[1],

@@ -10,7 +10,7 @@ shape only) spreads each output's gradient evenly over its window."""
 from .attrs import Attr
 from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import same_type
+from .rules import known_shape, same_type
 
 ADAPTIVE_ATTRS = {"output_size": Attr("tuple", (), doc="Output size: () for 1, an int "
                                                        "(square) or (height, width).")}
@@ -30,10 +30,9 @@ def adaptive_output_hw(opname, attrs, in_shapes=None):
 
 
 def _shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if len(d) != 4:
         raise shape_error("_contrib_AdaptiveAvgPooling2D", f"data must be 4-D (N, C, H, W), "
                           f"got {d}", in_shapes)
@@ -43,10 +42,9 @@ def _shape(attrs, in_shapes, out_shapes):
 
 def _backward_shape(attrs, in_shapes, out_shapes):
     og, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     return [d[:2] + tuple(adaptive_output_hw("_backward_contrib_AdaptiveAvgPooling2D", attrs)),
             d], [d]
 

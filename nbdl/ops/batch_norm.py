@@ -59,7 +59,7 @@ from ..errors import AttrError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, Recompute, kernel_paths, register, shape_error
-from .rules import check_arg_shape, checked_inputs
+from .rules import check_arg_shape, checked_inputs, known_shape
 
 BN_ATTRS = {
     "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
@@ -175,11 +175,9 @@ def bn_backward_shape_rule(opname, channel_axis, stat):
     """The shape rule of a batch-normalisation gradient op (inputs out_grad,
     data, gamma, mean and ``stat``)."""
     def infer(attrs, in_shapes, out_shapes):
-        data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None),
-                    None)
+        data = known_shape(in_shapes[1], in_shapes[0], out_shapes[0])
         if data is None:
             return in_shapes, out_shapes
-        data = tuple(data)
         param = (int(data[channel_axis(opname, attrs, data, in_shapes)]),)
         for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
                               ("gamma", in_shapes[2], param), ("mean", in_shapes[3], param),
@@ -213,10 +211,9 @@ def _bn_recompute(node):
 
 def _bn_apply_shape(attrs, in_shapes, out_shapes):
     opname = "_nbdl_BatchNorm_apply"
-    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    data = known_shape(in_shapes[0], out_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
     for name, s in zip(("gamma", "beta", "mean", "invstd"), in_shapes[1:]):
         check_arg_shape(opname, name, s, param, in_shapes)
@@ -344,10 +341,9 @@ def group_param_shape(opname, C, G, named_shapes, in_shapes):
 
 def _group_shape(opname):
     def infer(attrs, in_shapes, out_shapes):
-        data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+        data = known_shape(in_shapes[0], out_shapes[0])
         if data is None:
             return in_shapes, out_shapes
-        data = tuple(data)
         check_arg_shape(opname, "output", out_shapes[0], data, in_shapes)
         N, C, G, _ = group_dims(opname, attrs, data, in_shapes)
         param = group_param_shape(opname, C, G, zip(("gamma", "beta"), in_shapes[1:]),
@@ -361,11 +357,9 @@ def _group_shape(opname):
 
 def _group_backward_shape(opname):
     def infer(attrs, in_shapes, out_shapes):
-        data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None),
-                    None)
+        data = known_shape(in_shapes[1], in_shapes[0], out_shapes[0])
         if data is None:
             return in_shapes, out_shapes
-        data = tuple(data)
         N, C, G, _ = group_dims(opname, attrs, data, in_shapes)
         param = group_param_shape(opname, C, G, (("gamma", in_shapes[2]),
                                                  ("gamma_grad", out_shapes[1]),

@@ -18,6 +18,7 @@ from ..errors import AttrError
 from .attrs import Attr
 from .ir import backward_node, make_node
 from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 MODES = ("size", "odd_scale", "like", "to_even_down", "to_even_up", "to_odd_down", "to_odd_up")
 
@@ -72,18 +73,16 @@ def resize_hw(attrs, dshape, like_shape=None):
 
 
 def _shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if len(d) != 4:
         raise shape_error(_NAME, f"data must be 4-D (N, C, H, W), got {d}", in_shapes)
     like = None
     if attrs["mode"] == "like":
-        like = in_shapes[1]
+        like = known_shape(in_shapes[1])
         if like is None:
             return in_shapes, out_shapes
-        like = tuple(like)
         if len(like) != 4:
             raise shape_error(_NAME, f"like must be 4-D, got {like}", in_shapes)
     oh, ow = resize_hw(attrs, d, like)

@@ -30,7 +30,7 @@ from ..errors import AttrError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
-from .rules import check_arg_shape, same_type
+from .rules import check_arg_shape, known_shape, same_type
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 _ALL_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC", "NWC")
@@ -160,10 +160,9 @@ def _infer(opname, transposed):
         if not attrs["no_bias"]:
             check_arg_shape(where, "bias", ins[2], (f,), in_shapes)
             ins[2] = (f,)
-        data = ins[0]
+        data = known_shape(ins[0])
         if data is None:
             return ins, outs
-        data = tuple(data)
         if len(data) != nd + 2:
             raise shape_error(where, f"argument 'data' has shape {data}, expected {nd + 2} axes "
                               f"(N, C, *spatial) for a {nd}-D kernel", in_shapes)

@@ -25,6 +25,7 @@ from .attrs import Attr
 from .elemwise_unary import equal_types
 from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -68,10 +69,9 @@ def _inputs(attrs):
 
 def _shape(attrs, in_shapes, out_shapes):
     d1, d2 = in_shapes
-    d = d1 if d1 is not None else d2
+    d = known_shape(d1, d2)
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     for name, s in (("data1", d1), ("data2", d2)):
         if s is not None and (len(s) != 4 or tuple(s) != d):
             raise shape_error("Correlation", f"data1 and data2 must be 4-D (N, C, H, W) of one "

@@ -11,6 +11,7 @@ from ..errors import AttrError
 from .attrs import Attr
 from .ir import backward_node, make_node
 from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 CROP_ATTRS = {
     "num_args": Attr("int", doc="1: crop to h_w; 2: crop to the shape of the second input."),
@@ -48,10 +49,9 @@ def crop_offsets(attrs, dshape, oshape, where="Crop", in_shapes=None):
 
 
 def _crop_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if len(d) != 4:
         raise shape_error("Crop", f"data must be 4-D (N, C, H, W), got {d}", in_shapes)
     if attrs["num_args"] == 1:
@@ -60,10 +60,9 @@ def _crop_shape(attrs, in_shapes, out_shapes):
             raise shape_error("Crop", f"h_w={(h, w)} must be at least 1 and at most the "
                               f"data's height and width {d[2:]}", in_shapes)
     else:
-        like = in_shapes[1]
+        like = known_shape(in_shapes[1])
         if like is None:
             return in_shapes, out_shapes
-        like = tuple(like)
         if len(like) < 4:
             raise shape_error("Crop", f"crop_like must be 4-D, got {like}", in_shapes)
         h, w = like[2], like[3]

@@ -25,6 +25,7 @@ from ..errors import NbdlError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 CTC_ATTRS = {
     "use_data_lengths": Attr("bool", False,
@@ -76,10 +77,9 @@ def _input_names(attrs):
 
 def _ctc_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
-    d = ins[0] if ins[0] is not None else outs[1]
+    d = known_shape(ins[0], outs[1])
     if d is None:
         return ins, outs
-    d = tuple(d)
     if len(d) != 3:
         raise shape_error("CTCLoss", f"data must be 3-D (sequence length, batch, alphabet), "
                           f"got {d}", in_shapes)
@@ -130,10 +130,9 @@ def ctc_temp(call):
 
 def _backward_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
-    d = ins[1] if ins[1] is not None else outs[0]
+    d = known_shape(ins[1], outs[0])
     if d is None:
         return ins, outs
-    d = tuple(d)
     if len(d) != 3:
         raise shape_error("_backward_CTCLoss", f"grad must be 3-D, got {d}", in_shapes)
     if ins[0] is not None and tuple(ins[0]) != (d[1],):

@@ -39,7 +39,7 @@ from .ir import backward_node
 from .attrs import Attr
 from .convolution import conv_out_spatial, spatial_params
 from .registry import REQ_NULL, OpDef, register, shape_error
-from .rules import check_arg_shape, same_type
+from .rules import check_arg_shape, known_shape, same_type
 
 V1 = "_contrib_DeformableConvolution"
 V2 = "_contrib_ModulatedDeformableConvolution"
@@ -102,10 +102,9 @@ def _infer(opname, modulated):
         if not attrs["no_bias"]:
             check_arg_shape(where, "bias", ins[i_w + 1], (f,), in_shapes)
             ins[i_w + 1] = (f,)
-        data = ins[0]
+        data = known_shape(ins[0])
         if data is None:
             return ins, outs
-        data = tuple(data)
         if len(data) != 4:
             raise shape_error(where, f"argument 'data' has shape {data}, expected 4 axes "
                               f"(N, C, H, W)", in_shapes)

@@ -43,7 +43,8 @@ def same_type_all(n_in, n_out):
     return rule
 
 
-def _fix(where, name, have, want, in_shapes):
+def fix_shape(where, name, have, want, in_shapes):
+    """``want`` (a tuple), after checking a known ``have`` against it."""
     if have is not None and tuple(have) != tuple(want):
         raise shape_error(where, f"{name} has shape {tuple(have)}, expected {tuple(want)}",
                           in_shapes)
@@ -199,8 +200,8 @@ def _encode_shape(attrs, in_shapes, out_shapes):
             raise shape_error(where, f"{name} must be (B, *, 4), got shape {tuple(x)}",
                               in_shapes)
     a = a if a is not None else out_shapes[0] if out_shapes[0] is not None else out_shapes[1]
-    means = _fix(where, "means", means, (4,), in_shapes)
-    stds = _fix(where, "stds", stds, (4,), in_shapes)
+    means = fix_shape(where, "means", means, (4,), in_shapes)
+    stds = fix_shape(where, "stds", stds, (4,), in_shapes)
     if a is not None:
         bn = (a[0], a[1])
         for name, x in (("samples", s), ("matches", m)):

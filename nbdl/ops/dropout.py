@@ -15,7 +15,7 @@ from ..errors import AttrError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import REQ_NULL, OpDef, Recompute, kernel_paths, register, shape_error
-from .rules import checked_inputs
+from .rules import checked_inputs, known_shape
 
 DROPOUT_ATTRS = {
     "p": Attr("float", 0.5, doc="Fraction of the input that gets dropped out."),
@@ -50,10 +50,9 @@ def _mask_shape(opname, attrs, shape, in_shapes):
 
 
 def _dropout_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    d = known_shape(in_shapes[0], out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if out_shapes[0] is not None and tuple(out_shapes[0]) != d:
         raise shape_error("Dropout", f"output shape {tuple(out_shapes[0])} differs from data "
                           f"shape {d}", in_shapes)
@@ -87,10 +86,9 @@ def _backward_grad(node, out_grads):
 
 
 def _backward_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    d = known_shape(in_shapes[0], out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     m = _mask_shape("_backward_Dropout", attrs, d, in_shapes)
     if in_shapes[1] is not None and tuple(in_shapes[1]) != m:
         raise shape_error("_backward_Dropout", f"mask shape {tuple(in_shapes[1])} does not "

@@ -19,17 +19,16 @@ both devices.  float32 and float64.
 from .attrs import Attr
 from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import same_type
+from .rules import known_shape, same_type
 
 FFT_ATTRS = {"compute_size": Attr("int", 128, doc="Accepted (MXNet's cuFFT batch size).")}
 
 
 def _rows_rule(opname, inverse):
     def rule(attrs, in_shapes, out_shapes):
-        d = in_shapes[0]
+        d = known_shape(in_shapes[0])
         if d is None:
             return in_shapes, out_shapes
-        d = tuple(d)
         if len(d) not in (2, 4):
             raise shape_error(opname, f"data must be 2-D (N, d) or 4-D (N1, N2, N3, d), got {d}",
                               in_shapes)

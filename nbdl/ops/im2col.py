@@ -14,7 +14,7 @@ from .attrs import Attr
 from .convolution import conv_out_spatial, spatial_params
 from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import same_type
+from .rules import known_shape, same_type
 
 SLIDE_ATTRS = {
     "kernel": Attr("tuple", doc="Sliding kernel size: (w,), (h, w) or (d, h, w)."),
@@ -66,18 +66,16 @@ def _im2col_out(opname, attrs, d, in_shapes):
 
 
 def _im2col_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     return [d], [_im2col_out("im2col", attrs, d, in_shapes)]
 
 
 def _col2im_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     k = check_slide_attrs("col2im", attrs)
     size = tuple(int(v) for v in attrs["output_size"])
     kk = 1
@@ -106,10 +104,9 @@ def _col2im_grad(node, out_grads):
 
 
 def _backward_im2col_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[1] if in_shapes[1] is not None else out_shapes[0]
+    d = known_shape(in_shapes[1], out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     return [_im2col_out("_backward_im2col", attrs, d, in_shapes), d], [d]
 
 

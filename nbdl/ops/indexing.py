@@ -13,7 +13,7 @@ from ..errors import AttrError, NbdlError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
-from .rules import index_type
+from .rules import index_type, known_shape
 
 
 class IndexOutOfRange(NbdlError, IndexError):
@@ -144,10 +144,9 @@ def _pick_grad(node, out_grads):
 
 def _backward_pick_shape(attrs, in_shapes, out_shapes):
     og, idx, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     want = _pick_out_shape(attrs, d, in_shapes, "_backward_pick")
     idx = want if idx is None else _pick_index_shape(attrs, d, idx, in_shapes, "_backward_pick")
     return [want, idx, d], [d]

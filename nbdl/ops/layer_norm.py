@@ -18,7 +18,7 @@ from ..errors import AttrError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import check_arg_shape, checked_inputs
+from .rules import check_arg_shape, checked_inputs, known_shape
 
 LAYER_NORM_ATTRS = {
     "axis": Attr("int", -1, doc="The axis to normalise over."),
@@ -53,10 +53,9 @@ def stat_shape(opname, attrs, shape, in_shapes):
 
 def _forward_shape(attrs, in_shapes, out_shapes):
     opname = "LayerNorm"
-    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    data = known_shape(in_shapes[0], out_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     check_arg_shape(opname, "output", out_shapes[0], data, in_shapes)
     _, stat, param = stat_shape(opname, attrs, data, in_shapes)
     check_arg_shape(opname, "gamma", in_shapes[1], param, in_shapes)
@@ -80,10 +79,9 @@ def _gradient(node, out_grads):
 
 def _backward_shape(attrs, in_shapes, out_shapes):
     opname = "_backward_LayerNorm"
-    data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None), None)
+    data = known_shape(in_shapes[1], in_shapes[0], out_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     for name, s in (("out_grad", in_shapes[0]), ("data", in_shapes[1]),
                     ("data_grad", out_shapes[0])):
         check_arg_shape(opname, name, s, data, in_shapes)

@@ -20,7 +20,7 @@ from ..errors import AttrError
 from .attrs import Attr
 from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import same_type
+from .rules import known_shape, same_type
 
 
 
@@ -46,10 +46,9 @@ def l2_norm_shape(attrs, dshape):
 
 def _l2_shape(opname):
     def infer_shape(attrs, in_shapes, out_shapes):
-        d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+        d = known_shape(in_shapes[0], out_shapes[0])
         if d is None:
             return in_shapes, out_shapes
-        d = tuple(d)
         if len(d) < 1 or (attrs["mode"] != "instance" and len(d) < 3):
             need = 1 if attrs["mode"] == "instance" else 3
             raise shape_error(opname, f"data must have at least {need} dimension(s) in mode "

@@ -28,7 +28,7 @@ from ..errors import AttrError
 from .ir import backward_node, make_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
-from .rules import same_type
+from .rules import known_shape, same_type
 
 
 def _kernels(prepare):
@@ -154,10 +154,9 @@ def bilinear_geometry(scale):
 
 
 def _bilinear_shape(opname, attrs, in_shapes, out_shapes):
-    data = in_shapes[0]
+    data = known_shape(in_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     if len(data) != 4:
         raise shape_error(opname, f"argument 'data' must be 4-D (N, C, H, W), got {data}",
                           in_shapes)

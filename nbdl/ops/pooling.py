@@ -35,7 +35,7 @@ from ..errors import AttrError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import checked_inputs, same_type
+from .rules import checked_inputs, known_shape, same_type
 
 POOL_TYPES = ("max", "avg", "sum", "lp")
 CHANNELS_FIRST = ("NCW", "NCHW", "NCDHW")
@@ -164,10 +164,9 @@ def _gradient(node, out_grads):
 
 def _backward_shape(attrs, in_shapes, out_shapes):
     opname = "_backward_Pooling"
-    d = in_shapes[1] if in_shapes[1] is not None else out_shapes[0]
+    d = known_shape(in_shapes[1], out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     o = out_shape(opname, attrs, d, in_shapes)
     for name, s, want in (("out_grad", in_shapes[0], o), ("output", in_shapes[2], o),
                           ("data_grad", out_shapes[0], d)):

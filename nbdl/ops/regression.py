@@ -10,6 +10,7 @@ import numpy as np
 from .ir import backward_node, make_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 def _size(shape):
     return int(np.prod(shape, dtype=np.int64))
@@ -56,10 +57,9 @@ def _softmax_output_label_shapes(attrs, d):
 def _softmax_output_shape(opname):
     def infer_shape(attrs, in_shapes, out_shapes):
         d, lab = in_shapes
-        d = d if d is not None else out_shapes[0]
+        d = known_shape(d, out_shapes[0])
         if d is None:
             return in_shapes, out_shapes
-        d = tuple(d)
         if len(d) < 2:
             raise shape_error(opname, f"data must have at least 2 dimensions (batch, classes), "
                               f"got {d}", in_shapes)
@@ -163,10 +163,9 @@ REGRESSION_ATTRS = {"grad_scale": Attr("float", 1.0, doc="Scales the gradient.")
 def _regression_shape(opname):
     def infer_shape(attrs, in_shapes, out_shapes):
         d, lab = in_shapes
-        d = d if d is not None else out_shapes[0]
+        d = known_shape(d, out_shapes[0])
         if d is None:
             return in_shapes, out_shapes
-        d = tuple(d)
         if lab is None:
             # MXNet: a (n, 1) output takes a (n,) label by default
             lab = (d[0],) if len(d) == 2 and d[1] == 1 else d

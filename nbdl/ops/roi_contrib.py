@@ -38,6 +38,7 @@ from .attrs import Attr
 from .elemwise_unary import equal_types
 from .ir import backward_node, make_node
 from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -176,10 +177,9 @@ def _deformable_shape(attrs, in_shapes, out_shapes):
     p, k = attrs["pooled_size"], part_of(attrs)
     ins = [d, b]
     if not attrs["no_trans"]:
-        t = in_shapes[2]
+        t = known_shape(in_shapes[2])
         if t is None:
             return in_shapes, out_shapes
-        t = tuple(t)
         if (len(t) != 4 or t[0] != b[0] or t[1] < 2 or t[1] % 2 or t[2:] != (k, k)
                 or attrs["output_dim"] % (t[1] // 2)):
             raise shape_error(opname, f"trans must be (num_rois {b[0]}, 2 * classes, part_size "

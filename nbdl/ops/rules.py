@@ -67,3 +67,18 @@ def index_type(attrs, in_types, out_types):
     if d is None:
         return in_types, out_types
     return [d, in_types[1] if in_types[1] is not None else d], [d]
+
+
+def known_shape(*shapes):
+    """The first known of ``shapes`` (an input's shape, then the shapes that
+    must equal it, such as output 0's), as a tuple; None while all are unknown.
+
+    Parameters
+    ----------
+    *shapes : tuple, list or None
+        The candidates, in order of preference.
+    """
+    for s in shapes:
+        if s is not None:
+            return tuple(s)
+    return None

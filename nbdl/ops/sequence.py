@@ -28,6 +28,7 @@ from ..errors import AttrError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 _LEN = {"use_sequence_length": Attr("bool", False,
                                     doc="Read per-sequence lengths from ``sequence_length``.")}
@@ -73,10 +74,9 @@ def last_shape(data, axis):
 
 def _same_shape(opname):
     def infer(attrs, in_shapes, out_shapes):
-        data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+        data = known_shape(in_shapes[0], out_shapes[0])
         if data is None:
             return in_shapes, out_shapes
-        data = tuple(data)
         _check_data(opname, attrs, data, in_shapes)
         if out_shapes[0] is not None and tuple(out_shapes[0]) != data:
             raise shape_error(opname, f"output shape {tuple(out_shapes[0])} does not match data "
@@ -90,10 +90,9 @@ def _same_shape(opname):
 
 def _last_shape(attrs, in_shapes, out_shapes):
     opname = "SequenceLast"
-    data = in_shapes[0]
+    data = known_shape(in_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     _check_data(opname, attrs, data, in_shapes)
     want = last_shape(data, attrs["axis"])
     if out_shapes[0] is not None and tuple(out_shapes[0]) != want:

@@ -32,6 +32,7 @@ from .attrs import Attr
 from .elemwise_unary import equal_types
 from .ir import backward_node, make_node
 from .registry import OpDef, register, shape_error
+from .rules import known_shape
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -75,10 +76,9 @@ def _grid_inputs(attrs):
 
 
 def _grid_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if attrs["transform_type"] == "affine":
         if len(d) != 2 or d[1] != 6:
             raise shape_error("GridGenerator", f"affine data must be (batch, 6) matrices, got "
@@ -96,10 +96,9 @@ def _grid_grad(node, out_grads):
 
 
 def _backward_grid_shape(attrs, in_shapes, out_shapes):
-    og = in_shapes[0]
+    og = known_shape(in_shapes[0])
     if og is None:
         return in_shapes, out_shapes
-    og = tuple(og)
     if attrs["transform_type"] == "affine":
         return [og], [(og[0], 6)]
     return [og], [og]

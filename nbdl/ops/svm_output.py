@@ -14,6 +14,7 @@ import numpy as np
 from .attrs import Attr
 from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 SVM_ATTRS = {
     "margin": Attr("float", 1.0, doc="Outputs inside this margin are penalised."),
@@ -24,10 +25,9 @@ SVM_ATTRS = {
 
 def _svm_shape(attrs, in_shapes, out_shapes):
     d, lab = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if len(d) < 2:
         raise shape_error("SVMOutput", f"data must have at least 2 dimensions (batch, classes), "
                           f"got {d}", in_shapes)

@@ -33,18 +33,14 @@ training, or with ``use_global_stats``, the moving statistics are used and
 nothing is reduced.
 """
 from .attrs import Attr
-from .batch_norm import (_inputs, bn_backward_shape_rule, bn_gradient_rule, bn_shape_rule,
-                         same_float_type)
+from .batch_norm import (BN_ATTRS, _inputs, bn_backward_shape_rule, bn_gradient_rule,
+                         bn_shape_rule, same_float_type)
 from .registry import OpDef, kernel_paths, register, shape_error
 
 _NAME = "_contrib_SyncBatchNorm"
 SBN_ATTRS = {
-    "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
-    "momentum": Attr("float", 0.9, doc="Momentum of the moving statistics."),
-    "fix_gamma": Attr("bool", True, doc="Treat gamma as 1 (its gradient is 0)."),
-    "use_global_stats": Attr("bool", False, doc="Normalise with the moving statistics also "
-                                                "in training."),
-    "output_mean_var": Attr("bool", False, doc="Also output the mean and variance."),
+    **{k: BN_ATTRS[k] for k in ("eps", "momentum", "fix_gamma", "use_global_stats",
+                                "output_mean_var")},
     "ndev": Attr("int", 1, doc="MXNet's devices per process; recorded (one device per "
                                "rank here)."),
     "key": Attr("str", doc="MXNet's synchronisation key of the layer; recorded (the ranks "
