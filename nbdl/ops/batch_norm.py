@@ -59,7 +59,7 @@ from ..errors import AttrError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, Recompute, kernel_paths, register, shape_error
-from .rules import check_arg_shape, checked_inputs, known_shape
+from .rules import check_arg_shape, checked_inputs, data_axis, known_shape
 
 BN_ATTRS = {
     "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
@@ -98,12 +98,8 @@ _inputs = partial(checked_inputs, _check_attrs)   # input names, the attributes 
 
 
 def bn_axis(opname, attrs, shape, in_shapes):
-    nd = len(shape)
-    a = attrs.get("axis", 1)          # BatchNorm_v1 has no axis: channels are axis 1
-    if not -nd <= a < nd:
-        raise shape_error(opname, f"axis={a} is out of range for data of {nd} dimension(s) "
-                          f"{tuple(shape)}", in_shapes)
-    return a + nd if a < 0 else a
+    # BatchNorm_v1 has no axis: channels are axis 1
+    return data_axis(opname, attrs.get("axis", 1), shape, in_shapes)
 
 
 def same_float_type(attrs, in_types, out_types):

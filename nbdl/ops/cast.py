@@ -5,7 +5,7 @@ import numpy as np
 
 from .attrs import Attr
 from .elemwise_unary import same_shape
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import OpDef, kernel_paths, register
 
 CAST_DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
@@ -20,8 +20,7 @@ def _cast_type(attrs, in_types, out_types):
 def _cast_grad(node, out_grads):
     # The gradient goes back in the input's dtype; shapes and dtypes are not
     # known while the gradient graph is built, so cast "like" the input.
-    return [make_node("_cast_like", [out_grads[0], node.inputs[0]],
-                      name=f"{node.name}_backward").output(0)]
+    return [backward_node("_cast_like", [out_grads[0], node.inputs[0]], node, {}).output(0)]
 
 
 register(OpDef(
@@ -112,8 +111,8 @@ def _cast_like_type(attrs, in_types, out_types):
 register(OpDef(
     name="_cast_like", input_names=("data", "like"), hidden=True, shape_inputs=(1,),
     infer_shape=_cast_like_shape, infer_type=_cast_like_type,
-    gradient=lambda node, g: [make_node("_cast_like", [g[0], node.inputs[0]],
-                                        name=f"{node.name}_backward").output(0), None],
+    gradient=lambda node, g: [backward_node("_cast_like", [g[0], node.inputs[0]], node,
+                                            {}).output(0), None],
     kernels=kernel_paths("cast", "prepare_cast_like"),
     supports_add=True, dtypes=ALL_DTYPES,
     doc="``data`` converted to the dtype of ``like`` (Cast's gradient)."))

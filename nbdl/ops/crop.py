@@ -9,9 +9,9 @@ is the head gradient written into that window of zeros (hidden
 ``_backward_Crop``); ``crop_like`` gets a zero gradient, as in MXNet."""
 from ..errors import AttrError
 from .attrs import Attr
-from .ir import backward_node, make_node
+from .ir import backward_node, zero_grad
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import known_shape
+from .rules import data_type, known_shape
 
 CROP_ATTRS = {
     "num_args": Attr("int", doc="1: crop to h_w; 2: crop to the shape of the second input."),
@@ -71,22 +71,12 @@ def _crop_shape(attrs, in_shapes, out_shapes):
     return [d] + list(in_shapes[1:]), [out]
 
 
-def _crop_type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d] + [t if t is not None else d for t in in_types[1:]], [d]
-
-
 def _crop_grad(node, out_grads):
     a = node.attrs
     g = backward_node("_backward_Crop", [out_grads[0], node.inputs[0]], node,
                       {"offset": a["offset"], "center_crop": a["center_crop"]})
-    grads = [g.output(0)]
-    if len(node.inputs) > 1:
-        grads.append(make_node("zeros_like", [node.inputs[1]], {},
-                               name=f"{node.name}_backward_like").output(0))
-    return grads
+    like = [zero_grad(node, 1, "backward_like")] if len(node.inputs) > 1 else []
+    return [g.output(0)] + like
 
 
 def _crop_backward_shape(attrs, in_shapes, out_shapes):
@@ -101,7 +91,7 @@ def _crop_backward_shape(attrs, in_shapes, out_shapes):
 register(OpDef(
     name="Crop", input_names=_crop_inputs, key_var_num_args="num_args", attrs=dict(CROP_ATTRS),
     half_mirrors=True,
-    infer_shape=_crop_shape, infer_type=_crop_type, gradient=_crop_grad,
+    infer_shape=_crop_shape, infer_type=data_type, gradient=_crop_grad,
     shape_inputs=lambda attrs: (1,) if attrs["num_args"] == 2 else (),
     kernels=kernel_paths("crop", "prepare_crop"),
     supports_add=True,
@@ -111,7 +101,7 @@ register(OpDef(
     name="_backward_Crop", input_names=("out_grad", "data"),
     half_mirrors=True,
     attrs={k: CROP_ATTRS[k] for k in ("offset", "center_crop")},
-    infer_shape=_crop_backward_shape, infer_type=_crop_type, shape_inputs=(1,),
+    infer_shape=_crop_backward_shape, infer_type=data_type, shape_inputs=(1,),
     kernels=kernel_paths("crop", "prepare_crop_backward"),
     supports_add=True, hidden=True,
     doc="Crop's data gradient: the head gradient in its window, zeros elsewhere."))

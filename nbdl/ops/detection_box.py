@@ -10,7 +10,7 @@ box_encode and box_decode have zero gradients.
 """
 import numpy as np
 
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import Attr, OpDef, register, shape_error
 
 KERNELS = "nbdl.kernels.{}.detection:{}"
@@ -101,8 +101,7 @@ def _nms_shape(attrs, in_shapes, out_shapes):
 
 
 def _nms_grad(node, out_grads):
-    g = make_node("_backward_contrib_box_nms", [out_grads[0], node.output(1)],
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_contrib_box_nms", [out_grads[0], node.output(1)], node, {})
     return [g.output(0)]
 
 

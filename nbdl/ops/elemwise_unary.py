@@ -13,7 +13,7 @@ import numpy as np
 from ..dtype import COMPUTE, FLOATING, HALF, NUMERIC
 from ..errors import DTypeError
 from .elemwise_grad2 import DERIVATIVES, second_order
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
 from .rules import same_type  # noqa: F401  (the family's type rule; docs/ops.md imports it here)
 
@@ -231,8 +231,7 @@ def _where_shape(attrs, in_shapes, out_shapes):
 
 
 def _where_grad(node, out_grads):
-    back = make_node("_backward_where", [out_grads[0], node.inputs[0]],
-                     name=f"{node.name}_backward")
+    back = backward_node("_backward_where", [out_grads[0], node.inputs[0]], node, {})
     return [None, back.output(0), back.output(1)]
 
 

@@ -13,7 +13,7 @@ from ..errors import AttrError, NbdlError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
-from .rules import index_type, known_shape
+from .rules import data_axis, data_type, known_shape
 
 
 class IndexOutOfRange(NbdlError, IndexError):
@@ -26,14 +26,6 @@ INDEX_DTYPES = FLOAT_DTYPES + _INT_DTYPES
 
 def _size(shape):
     return int(np.prod(shape, dtype=np.int64))
-
-
-def _axis(opname, axis, shape, in_shapes):
-    nd = len(shape)
-    if not -nd <= axis < nd:
-        raise shape_error(opname, f"axis={axis} is out of range for an input of {nd} "
-                          f"dimension(s) {tuple(shape)}", in_shapes)
-    return axis + nd if axis < 0 else axis
 
 
 def _backward_type(attrs, in_types, out_types):
@@ -103,7 +95,7 @@ def _pick_inputs(attrs):
 
 
 def _pick_out_shape(attrs, d, in_shapes, opname="pick", keepdims=None):
-    ax = _axis(opname, attrs["axis"], d, in_shapes)
+    ax = data_axis(opname, attrs["axis"], d, in_shapes, of="an input")
     keep = attrs["keepdims"] if keepdims is None else keepdims
     out = tuple(d[:ax]) + ((1,) if keep else ()) + tuple(d[ax + 1:])
     if d[ax] == 0 and _size(out) > 0:
@@ -156,7 +148,7 @@ register(OpDef(
     name="pick",
     input_names=_pick_inputs,
     attrs=dict(PICK_ATTRS),
-    infer_shape=_pick_shape, infer_type=index_type,
+    infer_shape=_pick_shape, infer_type=data_type,
     gradient=_pick_grad,
     half_mirrors=True,
     kernels=kernel_paths("indexing", "prepare_pick"),
@@ -184,7 +176,7 @@ TAKE_ATTRS = {"axis": Attr("int", 0),
 def _take_out_shape(attrs, a, idx, in_shapes, opname="take"):
     if len(a) == 0:
         raise shape_error(opname, "cannot take from a 0-dimensional array", in_shapes)
-    ax = _axis(opname, attrs["axis"], a, in_shapes)
+    ax = data_axis(opname, attrs["axis"], a, in_shapes, of="an input")
     if a[ax] == 0 and _size(idx) > 0:
         raise shape_error(opname, f"cannot take indices {tuple(idx)} from axis {ax} of length 0 "
                           f"(a shape {tuple(a)})", in_shapes)
@@ -204,7 +196,7 @@ def _take_shape(attrs, in_shapes, out_shapes):
         a, o = tuple(a), tuple(o)
         if len(a) == 0:
             raise shape_error("take", "cannot take from a 0-dimensional array", in_shapes)
-        ax = _axis("take", attrs["axis"], a, in_shapes)
+        ax = data_axis("take", attrs["axis"], a, in_shapes, of="an input")
         k = len(o) - len(a) + 1
         if k < 0 or o[:ax] != a[:ax] or o[ax + k:] != a[ax + 1:]:
             raise shape_error("take", f"output shape {o} is not compatible with a shape {a} "
@@ -233,7 +225,7 @@ register(OpDef(
     name="take",
     input_names=("a", "indices"),
     attrs=dict(TAKE_ATTRS),
-    infer_shape=_take_shape, infer_type=index_type,
+    infer_shape=_take_shape, infer_type=data_type,
     gradient=_take_grad,
     half_mirrors=True,
     kernels=kernel_paths("indexing", "prepare_take"),

@@ -156,6 +156,22 @@ def backward_node(op_name, inputs, node, attrs=None):
                      name=f"{node.name}_backward")
 
 
+def zero_grad(node, i, suffix):
+    """``zeros_like`` of ``node``'s input ``i``: the gradient of an input the
+    op's own gradient leaves out, named ``<node>_<suffix>``.
+
+    Parameters
+    ----------
+    node : Node
+        The forward node.
+    i : int
+        The input.
+    suffix : str
+        The name's suffix (``"backward_rois"``).
+    """
+    return make_node("zeros_like", [node.inputs[i]], {}, name=f"{node.name}_{suffix}").output(0)
+
+
 def topo_order(heads, seen=None):
     """Nodes reachable from ``heads`` (entries), inputs before users, in
     MXNet's depth-first post-order (which fixes argument order).

@@ -17,8 +17,8 @@ from functools import partial
 from ..errors import AttrError
 from .ir import backward_node
 from .attrs import Attr
-from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import check_arg_shape, checked_inputs, known_shape
+from .registry import OpDef, kernel_paths, register
+from .rules import check_arg_shape, checked_inputs, data_axis, known_shape
 
 LAYER_NORM_ATTRS = {
     "axis": Attr("int", -1, doc="The axis to normalise over."),
@@ -36,17 +36,9 @@ def check_layer_norm_attrs(opname, attrs):
 _inputs = partial(checked_inputs, check_layer_norm_attrs)   # input names, the attributes checked first
 
 
-def norm_axis(opname, axis, shape, in_shapes):
-    nd = len(shape)
-    if not -nd <= axis < nd:
-        raise shape_error(opname, f"axis={axis} is out of range for data of {nd} "
-                          f"dimension(s) {tuple(shape)}", in_shapes)
-    return axis + nd if axis < 0 else axis
-
-
 def stat_shape(opname, attrs, shape, in_shapes):
     """(normalised axis, shape of mean/std, shape of gamma/beta)."""
-    a = norm_axis(opname, attrs["axis"], shape, in_shapes)
+    a = data_axis(opname, attrs["axis"], shape, in_shapes)
     stat = tuple(1 if i == a else int(d) for i, d in enumerate(shape))
     return a, stat, (int(shape[a]),)
 

@@ -14,7 +14,7 @@ the output.  Broadcasts use the same plan with "reduced" meaning
 """
 from ..dtype import INTEGERS
 from ..errors import ShapeError
-from .ir import backward_node, make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 from .rules import same_type, size_of
@@ -308,8 +308,7 @@ def _broadcast_infer_shape(fn, name):
 
 
 def _broadcast_gradient(node, out_grads):
-    back = make_node("_broadcast_backward", [out_grads[0], node.inputs[0]],
-                     name=f"{node.name}_backward")
+    back = backward_node("_broadcast_backward", [out_grads[0], node.inputs[0]], node, {})
     return [back.output(0)]
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import AttrError, DTypeError
 from .attrs import Attr
-from .ir import backward_node, make_node
+from .ir import backward_node, zero_grad
 from .registry import OpDef, kernel_paths, register, shape_error
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -101,8 +101,7 @@ def _roi_pool_type(attrs, in_types, out_types):
 
 def _roi_pool_grad(node, out_grads):
     g = backward_node("_backward_ROIPooling", [out_grads[0], node.inputs[0], node.output(1)], node)
-    z = make_node("zeros_like", [node.inputs[1]], {}, name=f"{node.name}_backward_rois")
-    return [g.output(0), z.output(0)]
+    return [g.output(0), zero_grad(node, 1, "backward_rois")]
 
 
 def _backward_pool_shape(attrs, in_shapes, out_shapes):
@@ -155,8 +154,7 @@ def _roi_align_type(attrs, in_types, out_types):
 
 def _roi_align_grad(node, out_grads):
     g = backward_node("_backward_ROIAlign", [out_grads[0], node.inputs[0], node.inputs[1]], node)
-    z = make_node("zeros_like", [node.inputs[1]], {}, name=f"{node.name}_backward_rois")
-    return [g.output(0), z.output(0)]
+    return [g.output(0), zero_grad(node, 1, "backward_rois")]
 
 
 def _backward_align_shape(attrs, in_shapes, out_shapes):

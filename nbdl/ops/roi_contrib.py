@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import AttrError, GraphError
 from .attrs import Attr
 from .elemwise_unary import equal_types
-from .ir import backward_node, make_node
+from .ir import backward_node, zero_grad
 from .registry import OpDef, kernel_paths, register, shape_error
 from .rules import known_shape
 
@@ -132,14 +132,10 @@ def _psroi_shape(attrs, in_shapes, out_shapes):
     return [d, b], [(b[0], attrs["output_dim"], p, p)]
 
 
-def _zero_rois(node, i=1):
-    return make_node("zeros_like", [node.inputs[i]], {}, name=f"{node.name}_backward_rois").output(0)
-
-
 def _psroi_grad(node, out_grads):
     g = backward_node("_backward_PSROIPooling", [out_grads[0], node.inputs[0], node.inputs[1]],
                       node)
-    return [g.output(0), _zero_rois(node)]
+    return [g.output(0), zero_grad(node, 1, "backward_rois")]
 
 
 def _backward_shape(attrs, in_shapes, out_shapes):
@@ -191,7 +187,7 @@ def _deformable_shape(attrs, in_shapes, out_shapes):
 
 def _deformable_grad(node, out_grads):
     g = backward_node("_backward_DeformablePSROIPooling", [out_grads[0]] + list(node.inputs), node)
-    grads = [g.output(0), _zero_rois(node)]
+    grads = [g.output(0), zero_grad(node, 1, "backward_rois")]
     if not node.attrs["no_trans"]:
         grads.append(g.output(1))
     return grads

@@ -61,12 +61,37 @@ def same_type(attrs, in_types, out_types):
     return [known] * len(in_types), [known] * len(out_types)
 
 
-def index_type(attrs, in_types, out_types):
-    """(data, index) -> data's dtype; an unknown index takes it too."""
+def data_type(attrs, in_types, out_types):
+    """The output has input 0's (the data's) dtype; inputs of unknown dtype
+    (an index, a shape-like) take it too."""
     d = in_types[0] if in_types[0] is not None else out_types[0]
     if d is None:
         return in_types, out_types
-    return [d, in_types[1] if in_types[1] is not None else d], [d]
+    return [d] + [t if t is not None else d for t in in_types[1:]], [d]
+
+
+def data_axis(opname, axis, shape, in_shapes, of="data"):
+    """``axis`` of an input of ``shape`` counted from 0 (a negative one from
+    the end); out of range raises the op's ShapeError.
+
+    Parameters
+    ----------
+    opname : str
+        The op's name.
+    axis : int
+        The axis attribute.
+    shape : tuple
+        The input's shape.
+    in_shapes : list
+        The op's input shapes, quoted in the message.
+    of : str, default 'data'
+        The input, as the message names it.
+    """
+    nd = len(shape)
+    if not -nd <= axis < nd:
+        raise shape_error(opname, f"axis={axis} is out of range for {of} of {nd} "
+                          f"dimension(s) {tuple(shape)}", in_shapes)
+    return axis + nd if axis < 0 else axis
 
 
 def known_shape(*shapes):

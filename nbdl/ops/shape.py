@@ -10,7 +10,7 @@ that one kernel per device walks."""
 import numpy as np
 
 from ..dtype import ALL as _ALL_DTYPES
-from .ir import backward_node, make_node
+from .ir import backward_node
 from .elemwise_unary import same_shape
 from .registry import Attr, OpDef, register, shape_error
 from .rules import same_type, size_of
@@ -66,8 +66,7 @@ def strided_plan(out_shape, strides, base=0):
 def reshape_like_grad(node, out_grads):
     """Gradient of an op that only relabels the shape: reshape the head
     gradient back to the input's shape."""
-    return [make_node("reshape_like", [out_grads[0], node.inputs[0]],
-                      name=f"{node.name}_backward").output(0)]
+    return [backward_node("reshape_like", [out_grads[0], node.inputs[0]], node, {}).output(0)]
 
 
 # -- Flatten -------------------------------------------------------------------
@@ -184,8 +183,7 @@ def _reshape_like_type(attrs, in_types, out_types):
 
 
 def _reshape_like_grad(node, out_grads):
-    return [make_node("reshape_like", [out_grads[0], node.inputs[0]],
-                      name=f"{node.name}_backward").output(0), None]
+    return [backward_node("reshape_like", [out_grads[0], node.inputs[0]], node, {}).output(0), None]
 
 
 register(OpDef(
