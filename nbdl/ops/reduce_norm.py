@@ -26,7 +26,7 @@ from .ir import backward_node
 from .reduce import (_backward_infer_shape, reduce_axes, reduce_plan, reduce_temp,
                      reduced_shape)
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import size_of
+from .rules import known_shape, size_of
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 NORM_INTS = tuple(np.dtype(t) for t in (np.int32, np.int64, np.int8))
@@ -172,7 +172,7 @@ def _moments_grad(node, out_grads):
 
 def _moments_backward_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
-    d = ins[2] if ins[2] is not None else outs[0]
+    d = known_shape(ins[2], outs[0])
     if d is None:
         return ins, outs
     small = reduced_shape(d, _axes(attrs, len(d), "_backward_moments"), attrs["keepdims"])

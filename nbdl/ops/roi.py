@@ -44,7 +44,9 @@ ROI_ALIGN_ATTRS = dict(ROI_POOL_ATTRS, **{
 })
 
 
-def _checked(opname):
+def roi_inputs(opname):
+    """``input_names`` of the ROI ops: (data, rois), once ``pooled_size``
+    and ``spatial_scale`` are checked."""
     def input_names(attrs):
         ps = tuple(attrs["pooled_size"])
         if len(ps) != 2 or min(ps) < 1:
@@ -119,7 +121,7 @@ def _backward_pool_type(attrs, in_types, out_types):
 
 
 register(OpDef(
-    name="ROIPooling", input_names=_checked("ROIPooling"), attrs=dict(ROI_POOL_ATTRS),
+    name="ROIPooling", input_names=roi_inputs("ROIPooling"), attrs=dict(ROI_POOL_ATTRS),
     half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "maxidx"],
     infer_shape=_roi_pool_shape, infer_type=_roi_pool_type, gradient=_roi_pool_grad,
@@ -171,7 +173,7 @@ def _backward_align_type(attrs, in_types, out_types):
 
 
 register(OpDef(
-    name="_contrib_ROIAlign", input_names=_checked("_contrib_ROIAlign"),
+    name="_contrib_ROIAlign", input_names=roi_inputs("_contrib_ROIAlign"),
     half_mirrors=True,
     attrs=dict(ROI_ALIGN_ATTRS), infer_shape=_roi_align_shape, infer_type=_roi_align_type,
     gradient=_roi_align_grad,

@@ -38,6 +38,7 @@ from .attrs import Attr
 from .elemwise_unary import equal_types
 from .ir import backward_node, zero_grad
 from .registry import OpDef, kernel_paths, register, shape_error
+from .roi import roi_inputs
 from .rules import known_shape
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -218,17 +219,6 @@ register(OpDef(
     doc="_contrib_DeformablePSROIPooling's gradients to data and trans."))
 
 
-def _rroi_inputs(attrs):
-    ps = tuple(attrs["pooled_size"])
-    if len(ps) != 2 or min(ps) < 1:
-        raise AttrError(f"_contrib_RROIAlign: pooled_size={ps} is invalid: it must be (h, w), "
-                        f"each at least 1")
-    if not 0.0 <= attrs["spatial_scale"] <= 1.0:
-        raise AttrError(f"_contrib_RROIAlign: spatial_scale={attrs['spatial_scale']} must be in "
-                        f"[0, 1]")
-    return ["data", "rois"]
-
-
 def _rroi_shape(attrs, in_shapes, out_shapes):
     d, b = _data_rois("_contrib_RROIAlign", in_shapes, 6)
     if d is None:
@@ -244,7 +234,7 @@ def _rroi_grad(node, out_grads):
 
 
 register(OpDef(
-    name="_contrib_RROIAlign", input_names=_rroi_inputs, attrs=dict(RROI_ATTRS),
+    name="_contrib_RROIAlign", input_names=roi_inputs("_contrib_RROIAlign"), attrs=dict(RROI_ATTRS),
     infer_shape=_rroi_shape, infer_type=equal_types("_contrib_RROIAlign", ("data", "rois")),
     gradient=_rroi_grad, kernels=_kernels("rroi_align"), temp=TEMP, supports_add=True, dtypes=HALF_FLOATS,
     doc="ROIAlign over rotated regions of interest (no gradient, as in MXNet)."))
