@@ -201,21 +201,21 @@ class PrefetchingIter(_BatchHolder):
         """The wrapped iterators' ``provide_label``, concatenated and renamed."""
         return self._descs("provide_label", self.rename_label, "rename_label")
 
-    def _wait(self):
+    def _wait_for_reads(self):
         if self._closed:
             raise NbdlError("PrefetchingIter: the iterator was closed")
         for w in self._workers:
             w.ready.wait()
+
+    def _wait(self):
+        self._wait_for_reads()
         for w in self._workers:
             if w.error is not None:
                 raise w.error
 
     def reset(self):
         """Wait for the pending reads, reset every iterator and read ahead again."""
-        if self._closed:
-            raise NbdlError("PrefetchingIter: the iterator was closed")
-        for w in self._workers:
-            w.ready.wait()
+        self._wait_for_reads()
         for w in self._workers:
             w.error = None
         for it in self.iters:
