@@ -16,7 +16,7 @@ data is ``(softmax(data) - one_hot(label)) * out_grad``; the label gets none."""
 from .attrs import Attr
 from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import same_type
+from .rules import data_type, same_type
 
 
 
@@ -84,13 +84,6 @@ def _xent_shape(attrs, in_shapes, out_shapes):
     return [d, (d[0],)], [(1,)]
 
 
-def _xent_type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d, in_types[1] if in_types[1] is not None else d], [d]
-
-
 def _xent_grad(node, out_grads):
     g = backward_node("_backward_softmax_cross_entropy",
                       [out_grads[0], node.inputs[0], node.inputs[1]], node, {})
@@ -119,7 +112,7 @@ def _xent_temp(call):
 register(OpDef(
     name="softmax_cross_entropy", input_names=("data", "label"),
     half_mirrors=True,
-    infer_shape=_xent_shape, infer_type=_xent_type, gradient=_xent_grad, temp=_xent_temp,
+    infer_shape=_xent_shape, infer_type=data_type, gradient=_xent_grad, temp=_xent_temp,
     kernels=kernel_paths("nn_softmax", "prepare_softmax_cross_entropy"),
     int_inputs=(1,),
     doc="The summed cross entropy of softmax(data) against class labels, shape (1,)."))

@@ -14,7 +14,7 @@ import numpy as np
 from .attrs import Attr
 from .ir import backward_node
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import known_shape
+from .rules import data_type, known_shape
 
 SVM_ATTRS = {
     "margin": Attr("float", 1.0, doc="Outputs inside this margin are penalised."),
@@ -36,13 +36,6 @@ def _svm_shape(attrs, in_shapes, out_shapes):
         raise shape_error("SVMOutput", f"label shape {tuple(lab)} does not match data shape "
                           f"{d}: expected {want}", in_shapes)
     return [d, want], [d]
-
-
-def _svm_type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d, in_types[1] if in_types[1] is not None else d], [d]
 
 
 def _svm_grad(node, out_grads):
@@ -67,7 +60,7 @@ def svm_rows(shape):
 
 register(OpDef(
     name="SVMOutput", input_names=("data", "label"), attrs=dict(SVM_ATTRS),
-    infer_shape=_svm_shape, infer_type=_svm_type, gradient=_svm_grad,
+    infer_shape=_svm_shape, infer_type=data_type, gradient=_svm_grad,
     inplace=lambda attrs: [(0, 0)],
     kernels=kernel_paths("svm_output", "prepare_svm_forward"),
     loss_output=True, int_inputs=(1,),
@@ -76,7 +69,7 @@ register(OpDef(
 
 register(OpDef(
     name="_backward_SVMOutput", input_names=("output", "label"), attrs=dict(SVM_ATTRS),
-    infer_shape=_svm_backward_shape, infer_type=_svm_type,
+    infer_shape=_svm_backward_shape, infer_type=data_type,
     inplace=lambda attrs: [(0, 0)],
     kernels=kernel_paths("svm_output", "prepare_svm_backward"),
     supports_add=True, hidden=True, int_inputs=(1,),
