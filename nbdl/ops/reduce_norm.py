@@ -56,13 +56,18 @@ def _axes(attrs, ndim, where):
     return reduce_axes({"axis": attrs.get("axis", attrs.get("axes"))}, ndim, where)
 
 
+def _reduced(attrs, shape, where):
+    """``shape`` reduced over the op's axes (checked, with the kernels' plan)."""
+    axes = _axes(attrs, len(shape), where)
+    reduce_plan(shape, axes, where)
+    return reduced_shape(shape, axes, attrs["keepdims"])
+
+
 def _norm_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
     if ins[0] is None:
         return ins, outs
-    axes = _axes(attrs, len(ins[0]), "norm")
-    reduce_plan(ins[0], axes, "norm")
-    oshape = reduced_shape(ins[0], axes, attrs["keepdims"])
+    oshape = _reduced(attrs, ins[0], "norm")
     if outs[0] is not None and tuple(outs[0]) != oshape:
         raise shape_error("norm", f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
     return ins, [oshape]
@@ -146,9 +151,7 @@ def _moments_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
     if ins[0] is None:
         return ins, outs
-    axes = _axes(attrs, len(ins[0]), "moments")
-    reduce_plan(ins[0], axes, "moments")
-    oshape = reduced_shape(ins[0], axes, attrs["keepdims"])
+    oshape = _reduced(attrs, ins[0], "moments")
     for name, s in zip(("mean", "var"), outs):
         if s is not None and tuple(s) != oshape:
             raise shape_error("moments", f"output {name} has shape {tuple(s)}, expected {oshape}",
