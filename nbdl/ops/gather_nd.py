@@ -15,7 +15,7 @@ Indices may be float (truncated toward zero) or integer arrays.
 from .indexing import INDEX_DTYPES, IndexOutOfRange  # noqa: F401  (re-exported)
 from .ir import backward_node
 from .registry import FLOAT_DTYPES, Attr, OpDef, register, shape_error
-from .rules import data_type, size_of
+from .rules import data_type, known_shape, size_of
 from .shape import MOVE_DTYPES
 
 # Adding ops accumulate with atomics on a GPU: dtypes CUDA has atomic adds for.
@@ -119,7 +119,7 @@ for _name, _doc in (("scatter_nd", "A zero array of ``shape`` with out[indices[:
 
 def _gather_nd_backward_shape(attrs, in_shapes, out_shapes):
     og, idx, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
     if idx is not None:

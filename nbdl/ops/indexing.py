@@ -212,7 +212,7 @@ def _take_grad(node, out_grads):
 
 def _backward_take_shape(attrs, in_shapes, out_shapes):
     og, idx, a = in_shapes
-    a = a if a is not None else out_shapes[0]
+    a = known_shape(a, out_shapes[0])
     if a is None:
         return in_shapes, out_shapes
     new_in = [og, idx, tuple(a)]

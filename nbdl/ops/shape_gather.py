@@ -10,6 +10,7 @@ input is a scatter into a zero matrix, whose gradient is ``diag`` again.
 """
 from .ir import backward_node
 from .registry import Attr, OpDef, register, shape_error
+from .rules import known_shape
 from .shape import MOVE_DTYPES, forward_of_backward, grad_type, norm_axis, same_type
 
 KERNELS = "nbdl.kernels.{}.shape_gather:{}"
@@ -130,7 +131,7 @@ def _diag_grad(node, out_grads):
 
 def _backward_diag_shape(attrs, in_shapes, out_shapes):
     og, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
     want = diag_out_shape(attrs, tuple(d), "_backward_diag")
@@ -202,7 +203,7 @@ def _slice_like_grad(node, out_grads):
 
 def _backward_slice_like_shape(attrs, in_shapes, out_shapes):
     og, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
     if og is not None:

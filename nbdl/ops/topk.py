@@ -23,6 +23,7 @@ from ..errors import DTypeError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 _INT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.uint8))
 TOPK_DTYPES = FLOAT_DTYPES + _INT_DTYPES + (np.dtype(np.float16),)
@@ -121,7 +122,7 @@ def _topk_grad(node, out_grads):
 
 def _backward_shape(attrs, in_shapes, out_shapes):
     og, idx, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
     *_, out = topk_geometry(attrs, d, in_shapes, "_backward_topk")
