@@ -14,7 +14,7 @@ from ..errors import AttrError
 from .ir import backward_node, make_node
 from .attrs import Attr
 from .registry import REQ_ADD, OpDef, kernel_paths, register, shape_error
-from .rules import same_type, size_of
+from .rules import output_shape, same_type, size_of
 
 
 
@@ -227,10 +227,7 @@ def _dot_infer_shape(dims, opname):
         if ins[0] is None or ins[1] is None:
             return ins, outs
         oshape = dims(ins[0], ins[1], attrs["transpose_a"], attrs["transpose_b"])[-1]
-        if outs[0] is not None and tuple(outs[0]) != oshape:
-            raise shape_error(opname, f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
-        outs[0] = oshape
-        return ins, outs
+        return ins, output_shape(opname, outs, oshape, in_shapes)
     return rule
 
 

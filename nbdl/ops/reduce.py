@@ -17,7 +17,7 @@ from ..errors import ShapeError
 from .ir import backward_node
 from .attrs import Attr
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
-from .rules import same_type, size_of
+from .rules import output_shape, same_type, size_of
 from .shape import MOVE_DTYPES
 
 SLOTS = 6
@@ -146,10 +146,7 @@ def _reduce_infer_shape(name):
             # as numpy's and MXNet's: no identity to start an empty max/min from
             raise shape_error(name, f"cannot take the {name}imum over a zero-size axis of "
                               f"{tuple(ins[0])} (axes {tuple(axes)})", in_shapes)
-        if outs[0] is not None and tuple(outs[0]) != oshape:
-            raise shape_error(name, f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
-        outs[0] = oshape
-        return ins, outs
+        return ins, output_shape(name, outs, oshape, in_shapes)
     return rule
 
 
@@ -300,10 +297,7 @@ def _broadcast_infer_shape(fn, name):
         if ins[0] is None:
             return ins, outs
         oshape = fn(attrs, ins[0])
-        if outs[0] is not None and tuple(outs[0]) != oshape:
-            raise shape_error(name, f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
-        outs[0] = oshape
-        return ins, outs
+        return ins, output_shape(name, outs, oshape, in_shapes)
     return rule
 
 

@@ -26,7 +26,7 @@ from .ir import backward_node
 from .reduce import (_backward_infer_shape, reduce_axes, reduce_plan, reduce_temp,
                      reduced_shape)
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import known_shape, size_of
+from .rules import known_shape, output_shape, size_of
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 NORM_INTS = tuple(np.dtype(t) for t in (np.int32, np.int64, np.int8))
@@ -68,9 +68,7 @@ def _norm_shape(attrs, in_shapes, out_shapes):
     if ins[0] is None:
         return ins, outs
     oshape = _reduced(attrs, ins[0], "norm")
-    if outs[0] is not None and tuple(outs[0]) != oshape:
-        raise shape_error("norm", f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
-    return ins, [oshape]
+    return ins, output_shape("norm", outs, oshape, in_shapes)
 
 
 def _check_dtype(where, dt, allowed):

@@ -28,6 +28,26 @@ def check_arg_shape(where, name, got, want, in_shapes, note=""):
                           f"{tuple(want)}{note}", in_shapes)
 
 
+def output_shape(where, outs, shape, in_shapes):
+    """``shape`` as the op's only output shape, after checking a known
+    ``outs[0]`` against it: the rule's ``out_shapes`` answer.
+
+    Parameters
+    ----------
+    where : str
+        The op's name.
+    outs : list
+        The output shapes the rule was given.
+    shape : tuple
+        The output's shape.
+    in_shapes : list
+        The op's input shapes, quoted in the message.
+    """
+    if outs[0] is not None and tuple(outs[0]) != shape:
+        raise shape_error(where, f"output has shape {tuple(outs[0])}, expected {shape}", in_shapes)
+    return [shape]
+
+
 def size_of(shape):
     """The number of elements of ``shape`` (1 for ``()``)."""
     n = 1
