@@ -116,32 +116,33 @@ class _FlagScope:
             self._setter(self._prev)
 
 
+# what np_shape and np_array take and give
+_SCOPE = """
+Parameters
+----------
+active : bool or None, default True
+    The state inside the scope; None leaves it as it is.
+
+Returns
+-------
+context manager
+"""
+
+
+@shared_doc(scope=_SCOPE)
 def np_shape(active=True):
     """A ``with`` scope with NumPy-shape semantics on (or off).
 
-    Parameters
-    ----------
-    active : bool or None, default True
-        The state inside the scope; None leaves it as it is.
-
-    Returns
-    -------
-    context manager
+    {scope}
     """
     return _FlagScope(set_np_shape, active)
 
 
+@shared_doc(scope=_SCOPE)
 def np_array(active=True):
     """A ``with`` scope with NumPy-array semantics on (or off) in this thread.
 
-    Parameters
-    ----------
-    active : bool or None, default True
-        The state inside the scope; None leaves it as it is.
-
-    Returns
-    -------
-    context manager
+    {scope}
     """
     return _FlagScope(_set_np_array, active)
 
