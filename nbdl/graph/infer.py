@@ -8,10 +8,11 @@ from operator import is_not
 
 import numpy as np
 
+from .._docs import shared_doc
 from ..dtype import from_flag
 from ..errors import DTypeError, ShapeError
 from ..ops.attrs import _parse_tuple
-from ..ops.registry import shapes_str
+from ..ops.registry import OP_AND_ATTRS, shapes_str
 from ..util import is_np_shape
 from .signature import attr_key, bounded_put, node_attr_key
 
@@ -282,6 +283,7 @@ def infer_types(order, known):
     return _run(order, table, "infer_type", "dtype", DTypeError, True)
 
 
+@shared_doc(op_and_attrs=OP_AND_ATTRS)
 def infer_call(op, attrs, given, n_out, names, what):
     """The output shapes (``what="shape"``) or dtypes (``"dtype"``) of one
     call of ``op`` on inputs whose values are all known (an eager call):
@@ -290,10 +292,7 @@ def infer_call(op, attrs, given, n_out, names, what):
 
     Parameters
     ----------
-    op : OpDef
-        The op.
-    attrs : dict
-        Its parsed attributes.
+    {op_and_attrs}
     given : list
         The inputs' shapes (tuples) or dtypes.
     n_out : int

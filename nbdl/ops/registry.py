@@ -495,6 +495,15 @@ def op_namespace(prefix, where, make, module_globals=None, name_the_op=True):
 
 # -- helpers shared by op families ------------------------------------------------
 
+# how a function of one op call describes its first two arguments (``shared_doc``)
+OP_AND_ATTRS = """
+op : OpDef
+    The op.
+attrs : dict
+    Its parsed attributes.
+"""
+
+
 def kernel_paths(family, fn):
     """``OpDef.kernels`` (or ``temp``) of an op of nbdl: ``fn`` of the family's
     CPU and CUDA kernel modules, ``nbdl.kernels.<device>.<family>``.
