@@ -18,6 +18,7 @@ import math
 import numpy
 
 from ..errors import ShapeError
+from ..gluon.metric.base import check_average
 from .base import EvalMetric, MetricError, _Global, register
 
 
@@ -59,10 +60,7 @@ class _BinaryMetric(_Global, EvalMetric):
     """F1 / MCC with MXNet 1.x's binary input and averaging."""
 
     def __init__(self, name, output_names, label_names, average):
-        if average not in ("macro", "micro"):
-            raise MetricError(f"{type(self).__name__}: average must be 'macro' or 'micro', got "
-                              f"{average!r}")
-        self.average = average
+        self.average = check_average(type(self).__name__, average)
         super().__init__(name, output_names=output_names, label_names=label_names,
                          average=average)
 

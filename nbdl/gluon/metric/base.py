@@ -130,6 +130,21 @@ def _host_list(x, what, where):
     return out
 
 
+def check_average(where, average):
+    """``average`` when it is ``'macro'`` or ``'micro'``, else a MetricError.
+
+    Parameters
+    ----------
+    where : str
+        The metric, for the message.
+    average : str
+        How a metric combines its updates.
+    """
+    if average not in ("macro", "micro"):
+        raise MetricError(f"{where}: average must be 'macro' or 'micro', got {average!r}")
+    return average
+
+
 def check_label_shapes(labels, preds, wrap=False, shape=False):
     """MXNet's helper: raise ``ShapeError`` unless ``labels`` and ``preds``
     have the same length (or, with ``shape``, the same shape); with ``wrap``

@@ -5,7 +5,7 @@ import numpy
 
 from ...errors import ShapeError
 from ...ndarray import NDArray
-from .base import EvalMetric, MetricError, alias, register
+from .base import EvalMetric, MetricError, alias, check_average, register
 
 
 def _int_labels(label, where):
@@ -157,10 +157,8 @@ class _ConfusionMetric(EvalMetric):
         if class_type not in CLASS_TYPES:
             raise MetricError(f"{where}: class_type must be one of "
                               f"{', '.join(map(repr, CLASS_TYPES))}, got {class_type!r}")
-        if average not in ("macro", "micro"):
-            raise MetricError(f"{where}: average must be 'macro' or 'micro', got {average!r}")
         self.class_type = class_type
-        self.average = average
+        self.average = check_average(where, average)
         self.threshold = self._check_threshold(threshold, class_type, where)
         self._num_classes = None
         super().__init__(name, class_type=class_type, threshold=threshold, average=average,

@@ -5,7 +5,7 @@ import math
 import numpy
 
 from ...errors import ShapeError
-from .base import EvalMetric, MetricError, alias, register
+from .base import EvalMetric, alias, check_average, register
 
 
 def _per_sample(metric, label, pred):
@@ -98,10 +98,7 @@ class PearsonCorrelation(EvalMetric):
     pair; ``'micro'`` is the correlation over all values seen."""
 
     def __init__(self, name="pearsonr", output_names=None, label_names=None, average="macro"):
-        if average not in ("macro", "micro"):
-            raise MetricError(f"PearsonCorrelation: average must be 'macro' or 'micro', got "
-                              f"{average!r}")
-        self.average = average
+        self.average = check_average("PearsonCorrelation", average)
         super().__init__(name, average=average, output_names=output_names,
                          label_names=label_names)
 
