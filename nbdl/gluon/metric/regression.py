@@ -5,7 +5,7 @@ import math
 import numpy
 
 from ...errors import ShapeError
-from .base import EvalMetric, alias, check_average, register
+from .base import EvalMetric, KeptStats, alias, check_average, register
 
 
 def _per_sample(metric, label, pred):
@@ -92,7 +92,7 @@ class _Moments:
 
 
 @alias("pearsonr")
-class PearsonCorrelation(EvalMetric):
+class PearsonCorrelation(KeptStats, EvalMetric):
     """Pearson correlation between labels and predictions (flattened).
     ``average='macro'`` averages the correlation of each label/prediction
     pair; ``'micro'`` is the correlation over all values seen."""
@@ -114,16 +114,14 @@ class PearsonCorrelation(EvalMetric):
                 one.add(x, y)
                 self._add(one.corr(), 1)
                 continue
-            self._local.add(x, y)
-            self._global.add(x, y)
-            self.sum_metric, self.num_inst = self._local.corr() * self._local.n, self._local.n
-            self.global_sum_metric = self._global.corr() * self._global.n
-            self.global_num_inst = self._global.n
+            self._add_stats(x, y)
 
-    def reset(self):
-        super().reset()
-        self._local, self._global = _Moments(), _Moments()
+    _new_stats = _Moments
 
-    def reset_local(self):
-        super().reset_local()
-        self._local = _Moments()
+    @staticmethod
+    def _score(moments):
+        return moments.corr()
+
+    @staticmethod
+    def _weight(moments):
+        return moments.n
