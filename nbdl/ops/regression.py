@@ -9,8 +9,9 @@ import numpy as np
 
 from .ir import backward_node, make_node
 from .attrs import Attr
+from .elemwise_unary import same_shape
 from .registry import OpDef, kernel_paths, register, shape_error
-from .rules import known_shape
+from .rules import known_shape, same_type
 
 def _size(shape):
     return int(np.prod(shape, dtype=np.int64))
@@ -242,16 +243,6 @@ MAKE_LOSS_ATTRS = {
 }
 
 
-def _make_loss_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
-    return [d], [d]
-
-
-def _make_loss_type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    return [d], [d]
-
-
 def _make_loss_grad(node, out_grads):
     """``grad_scale`` everywhere, divided by the batch size or the valid
     count: built from ones_like, sums and broadcast_div (no kernel of its own)."""
@@ -280,7 +271,7 @@ register(OpDef(
     half_mirrors=True,
     input_names=("data",),
     attrs=dict(MAKE_LOSS_ATTRS),
-    infer_shape=_make_loss_shape, infer_type=_make_loss_type,
+    infer_shape=same_shape, infer_type=same_type,
     gradient=_make_loss_grad,
     inplace=lambda attrs: [(0, 0)],
     kernels=kernel_paths("elemwise_unary", "prepare_copy"),
