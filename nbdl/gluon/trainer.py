@@ -484,7 +484,7 @@ class Trainer:
                 updater.optimizer = self._optimizer
             return
         header, arrays = _read(fname)
-        try:
+        with state_file.restoring(fname, TrainerError, "the trainer", "Trainer state file"):
             if header.get("format") != _FORMAT or header.get("version") != _VERSION:
                 raise TrainerError(f"{fname}: not a Trainer state file of version {_VERSION} "
                                    f"(format {header.get('format')!r}, version "
@@ -494,13 +494,6 @@ class Trainer:
             for entry in header["states"]:
                 i, state = self._restore_state(fname, optimizer, entry, arrays)
                 states[i] = state
-        except NbdlError as e:
-            if isinstance(e, TrainerError):
-                raise
-            raise TrainerError(f"{fname}: cannot restore the trainer ({e})") from None
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise TrainerError(f"{fname}: malformed Trainer state file ({type(e).__name__}: "
-                               f"{e})") from None
         self._optimizer = optimizer
         for k, updater in enumerate(self._updaters):
             updater.optimizer = optimizer
