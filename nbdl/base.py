@@ -14,6 +14,7 @@ import numbers as _numbers
 
 import numpy as _np
 
+from ._docs import shared_doc
 from .errors import ArgumentError, GraphError, NbdlError
 
 MXNetError = NbdlError
@@ -53,6 +54,17 @@ def _as_list(obj):
     return [obj]
 
 
+# the arguments of the two _UnsupportedCall errors
+_CALL = """
+function : callable
+    The function called.
+alias : str or None
+    The operator it stands for, if any.
+*args
+    The arguments it was called with (only their types are kept).
+"""
+
+
 class _UnsupportedCall:
     """What ``NotImplementedForSymbol`` and ``NotSupportedForSparseNDArray``
     share: the call they describe, and MXNet's message for it (``_where``
@@ -74,34 +86,26 @@ class _UnsupportedCall:
         return msg + f" is not {self._where} and only available in NDArray."
 
 
+@shared_doc(call=_CALL)
 class NotImplementedForSymbol(_UnsupportedCall, GraphError):
     """A function that works on NDArrays but not on Symbols (``bool(sym)``).
     An ``MXNetError`` (``NbdlError``) and a ``GraphError``.
 
     Parameters
     ----------
-    function : callable
-        The function called.
-    alias : str or None
-        The operator it stands for, if any.
-    *args
-        The arguments it was called with (only their types are kept).
+    {call}
     """
     _where = "implemented for Symbol"
 
 
+@shared_doc(call=_CALL)
 class NotSupportedForSparseNDArray(_UnsupportedCall, MXNetError):
     """A function that sparse NDArrays do not support (nbdl is dense only,
     so nbdl itself never raises it; it exists for code that catches it).
 
     Parameters
     ----------
-    function : callable
-        The function called.
-    alias : str or None
-        The operator it stands for, if any.
-    *args
-        The arguments it was called with (only their types are kept).
+    {call}
     """
     _where = "supported for SparseNDArray"
 

@@ -32,6 +32,7 @@ import inspect
 import os
 import threading
 
+from ._docs import shared_doc
 from .errors import ArgumentError
 
 _shape_flag = [False]
@@ -115,32 +116,33 @@ class _FlagScope:
             self._setter(self._prev)
 
 
+# what np_shape and np_array take and give
+_SCOPE = """
+Parameters
+----------
+active : bool or None, default True
+    The state inside the scope; None leaves it as it is.
+
+Returns
+-------
+context manager
+"""
+
+
+@shared_doc(scope=_SCOPE)
 def np_shape(active=True):
     """A ``with`` scope with NumPy-shape semantics on (or off).
 
-    Parameters
-    ----------
-    active : bool or None, default True
-        The state inside the scope; None leaves it as it is.
-
-    Returns
-    -------
-    context manager
+    {scope}
     """
     return _FlagScope(set_np_shape, active)
 
 
+@shared_doc(scope=_SCOPE)
 def np_array(active=True):
     """A ``with`` scope with NumPy-array semantics on (or off) in this thread.
 
-    Parameters
-    ----------
-    active : bool or None, default True
-        The state inside the scope; None leaves it as it is.
-
-    Returns
-    -------
-    context manager
+    {scope}
     """
     return _FlagScope(_set_np_array, active)
 
@@ -173,51 +175,46 @@ def _decorate(func, scopes, what):
     return wrapped
 
 
+# what use_np_shape, use_np_array and use_np take and give
+_WRAPS = """
+Parameters
+----------
+func : callable or class
+    What to wrap; a class is changed in place and returned.
+
+Returns
+-------
+callable or class
+"""
+
+
+@shared_doc(wraps=_WRAPS)
 def use_np_shape(func):
     """Run ``func`` (or every method and property of a class) with
     NumPy-shape semantics on.
 
-    Parameters
-    ----------
-    func : callable or class
-        What to wrap; a class is changed in place and returned.
-
-    Returns
-    -------
-    callable or class
+    {wraps}
     """
     return _decorate(func, (np_shape,), "use_np_shape")
 
 
+@shared_doc(wraps=_WRAPS)
 def use_np_array(func):
     """Run ``func`` (or every method and property of a class) with
     NumPy-array semantics on.
 
-    Parameters
-    ----------
-    func : callable or class
-        What to wrap; a class is changed in place and returned.
-
-    Returns
-    -------
-    callable or class
+    {wraps}
     """
     return _decorate(func, (np_array,), "use_np_array")
 
 
+@shared_doc(wraps=_WRAPS)
 def use_np(func):
     """Run ``func`` (or every method and property of a class) with both
     NumPy-shape and NumPy-array semantics on (``use_np_shape`` and
     ``use_np_array`` together).
 
-    Parameters
-    ----------
-    func : callable or class
-        What to wrap; a class is changed in place and returned.
-
-    Returns
-    -------
-    callable or class
+    {wraps}
     """
     return _decorate(func, (np_shape, np_array), "use_np")
 

@@ -6,15 +6,14 @@ computed the array.  Marked variables (``attach_grad`` / ``mark_variables``)
 become variables named ``var<k>`` and other inputs (constants) ``null<k>``,
 the op nodes ``node_<k>`` in topological order, as MXNet names them."""
 from ..errors import NbdlError
+from ..imperative.engine import taped_order
 from ..ops.ir import make_node, make_variable
 from ..symbol import Symbol
 
 
 def _ordered_nodes(root):
     """Taped nodes ``root`` depends on, inputs before their users."""
-    order, seen, stack = [], {id(root)}, [(root, 0)]
-    while stack:
-        node, i = stack.pop()
+    def has_op(node):
         if node.freed:
             raise NbdlError(f"autograd.get_symbol: the history through {node.name!r} was "
                             f"freed by a backward pass; record again, or pass "
@@ -24,15 +23,8 @@ def _ordered_nodes(root):
                             f"with a Python backward (an autograd.Function, a hybridized "
                             f"block, or NDArray indexing, '_index'), which has no operator "
                             f"to put in a Symbol")
-        if i < len(node.inputs):
-            stack.append((node, i + 1))
-            ag = getattr(node.inputs[i], "_ag", None)
-            if ag is not None and id(ag[0]) not in seen:
-                seen.add(id(ag[0]))
-                stack.append((ag[0], 0))
-        else:
-            order.append(node)
-    return order
+        return True
+    return taped_order([root], has_op)
 
 
 def get_symbol(x):

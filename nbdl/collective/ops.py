@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from .. import config
+from .._docs import shared_doc
 from .world import DistributedError, init
 
 # dtypes MPI reduces natively (float16 has no standard MPI type)
@@ -85,6 +86,17 @@ def _job(comm, world):
     return w, (comm if comm is not None else w.comm)
 
 
+# the arguments every collective takes
+_JOB = """
+what : str
+    A name for the watchdog's message.
+comm : mpi4py.MPI.Comm, optional
+    The communicator (default the world's ``comm``).
+world : World, optional
+    The job (default ``init()``).
+"""
+
+
 def _check(what, arr):
     if not isinstance(arr, np.ndarray) or not arr.flags.c_contiguous:
         raise DistributedError(f"{what}: expected a C-contiguous numpy array, got "
@@ -94,6 +106,7 @@ def _check(what, arr):
                                f"(float32, float64, int8/32/64, uint8); convert first")
 
 
+@shared_doc(job=_JOB)
 def iallreduce(send, recv=None, what="allreduce", comm=None, world=None):
     """Start summing ``send`` over the ranks into ``recv`` (in place when
     ``recv`` is None); returns a ``Pending``.  Neither buffer may be touched
@@ -105,12 +118,7 @@ def iallreduce(send, recv=None, what="allreduce", comm=None, world=None):
         This rank's values (C-contiguous).
     recv : numpy.ndarray, optional
         Where the sum goes (same shape and dtype); default ``send`` itself.
-    what : str
-        A name for the watchdog's message.
-    comm : mpi4py.MPI.Comm, optional
-        The communicator (default the world's ``comm``).
-    world : World, optional
-        The job (default ``init()``).
+    {job}
     """
     w, c = _job(comm, world)
     _check(what, send)
@@ -126,6 +134,7 @@ def iallreduce(send, recv=None, what="allreduce", comm=None, world=None):
     return Pending(req, what, w)
 
 
+@shared_doc(job=_JOB)
 def allreduce(buf, what="allreduce", comm=None, world=None, op="sum"):
     """Sum (or max/min) ``buf`` over the ranks, in place.
 
@@ -133,12 +142,7 @@ def allreduce(buf, what="allreduce", comm=None, world=None, op="sum"):
     ----------
     buf : numpy.ndarray
         This rank's values; the result replaces them.
-    what : str
-        A name for the watchdog's message.
-    comm : mpi4py.MPI.Comm, optional
-        The communicator (default the world's ``comm``).
-    world : World, optional
-        The job (default ``init()``).
+    {job}
     op : str, default 'sum'
         ``'sum'``, ``'max'`` or ``'min'``.
     """
@@ -152,6 +156,7 @@ def allreduce(buf, what="allreduce", comm=None, world=None, op="sum"):
     return buf
 
 
+@shared_doc(job=_JOB)
 def broadcast(buf, root=0, what="broadcast", comm=None, world=None):
     """Copy rank ``root``'s ``buf`` into every rank's ``buf``.
 
@@ -161,12 +166,7 @@ def broadcast(buf, root=0, what="broadcast", comm=None, world=None):
         The values (sent on ``root``, overwritten elsewhere).
     root : int, default 0
         The rank whose values win.
-    what : str
-        A name for the watchdog's message.
-    comm : mpi4py.MPI.Comm, optional
-        The communicator (default the world's ``comm``).
-    world : World, optional
-        The job (default ``init()``).
+    {job}
     """
     w, c = _job(comm, world)
     if not isinstance(buf, np.ndarray) or not buf.flags.c_contiguous:
@@ -178,17 +178,13 @@ def broadcast(buf, root=0, what="broadcast", comm=None, world=None):
     return buf
 
 
+@shared_doc(job=_JOB)
 def barrier(what="barrier", comm=None, world=None):
     """Wait until every rank has called ``barrier``.
 
     Parameters
     ----------
-    what : str
-        A name for the watchdog's message.
-    comm : mpi4py.MPI.Comm, optional
-        The communicator (default the world's ``comm``).
-    world : World, optional
-        The job (default ``init()``).
+    {job}
     """
     w, c = _job(comm, world)
     wait(c.Ibarrier(), what, w)

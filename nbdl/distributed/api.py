@@ -10,6 +10,7 @@ messages."""
 import numpy as np
 
 from .. import collective
+from .._docs import shared_doc
 from ..errors import NbdlError
 from ..ndarray import NDArray
 from ..ndarray.creation import from_host
@@ -69,6 +70,23 @@ def barrier():
     collective.barrier("nbdl.distributed.barrier()", world=_world("barrier()"))
 
 
+# Horovod's arguments of every collective
+_NAMING = """
+name : str, optional
+    A name for messages.
+priority : int, default 0
+    Accepted for Horovod's signature.
+"""
+_REDUCE = """
+average : bool, default True
+    Divide the sum by ``size()``.""" + _NAMING.rstrip("\n") + """
+prescale_factor : float, default 1.0
+    Multiplies the values before the sum.
+postscale_factor : float, default 1.0
+    Multiplies the result.
+"""
+
+
 def _host(tensor, what):
     if not isinstance(tensor, NDArray):
         raise NbdlError(f"nbdl.distributed.{what}: expected an NDArray, got "
@@ -93,6 +111,7 @@ def _reduce(tensor, average, what, prescale_factor, postscale_factor):
     return buf.astype(dtype, copy=False)
 
 
+@shared_doc(reduce=_REDUCE)
 def allreduce(tensor, average=True, name=None, priority=0, prescale_factor=1.0,
               postscale_factor=1.0):
     """A new NDArray: ``tensor`` summed (or averaged) over the ranks.
@@ -101,22 +120,14 @@ def allreduce(tensor, average=True, name=None, priority=0, prescale_factor=1.0,
     ----------
     tensor : NDArray
         This rank's values.
-    average : bool, default True
-        Divide the sum by ``size()``.
-    name : str, optional
-        A name for messages.
-    priority : int, default 0
-        Accepted for Horovod's signature.
-    prescale_factor : float, default 1.0
-        Multiplies the values before the sum.
-    postscale_factor : float, default 1.0
-        Multiplies the result.
+    {reduce}
     """
     what = f"allreduce({name or 'tensor'})"
     out = _reduce(tensor, average, what, prescale_factor, postscale_factor)
     return from_host(out, tensor.device)
 
 
+@shared_doc(reduce=_REDUCE)
 def allreduce_(tensor, average=True, name=None, priority=0, prescale_factor=1.0,
                postscale_factor=1.0):
     """``allreduce`` written into ``tensor``; returns it.
@@ -125,22 +136,14 @@ def allreduce_(tensor, average=True, name=None, priority=0, prescale_factor=1.0,
     ----------
     tensor : NDArray
         This rank's values, replaced by the result.
-    average : bool, default True
-        Divide the sum by ``size()``.
-    name : str, optional
-        A name for messages.
-    priority : int, default 0
-        Accepted for Horovod's signature.
-    prescale_factor : float, default 1.0
-        Multiplies the values before the sum.
-    postscale_factor : float, default 1.0
-        Multiplies the result.
+    {reduce}
     """
     what = f"allreduce_({name or 'tensor'})"
     tensor[...] = _reduce(tensor, average, what, prescale_factor, postscale_factor)
     return tensor
 
 
+@shared_doc(naming=_NAMING)
 def allgather(tensor, name=None, priority=0):
     """A new NDArray: every rank's ``tensor`` concatenated along the first
     axis in rank order (first dimensions may differ, the others may not).
@@ -149,16 +152,14 @@ def allgather(tensor, name=None, priority=0):
     ----------
     tensor : NDArray
         This rank's part.
-    name : str, optional
-        A name for messages.
-    priority : int, default 0
-        Accepted for Horovod's signature.
+    {naming}
     """
     what = f"allgather({name or 'tensor'})"
     out = collective.allgather(_host(tensor, what), what, world=_world(what))
     return from_host(out, tensor.device)
 
 
+@shared_doc(naming=_NAMING)
 def broadcast(tensor, root_rank, name=None, priority=0):
     """A new NDArray holding rank ``root_rank``'s ``tensor`` on every rank.
 
@@ -169,10 +170,7 @@ def broadcast(tensor, root_rank, name=None, priority=0):
         every rank).
     root_rank : int
         The rank whose value wins.
-    name : str, optional
-        A name for messages.
-    priority : int, default 0
-        Accepted for Horovod's signature.
+    {naming}
     """
     what = f"broadcast({name or 'tensor'})"
     host = _host(tensor, what).copy()
@@ -180,6 +178,7 @@ def broadcast(tensor, root_rank, name=None, priority=0):
     return from_host(host, tensor.device)
 
 
+@shared_doc(naming=_NAMING)
 def broadcast_(tensor, root_rank, name=None, priority=0):
     """``broadcast`` written into ``tensor``; returns it.
 
@@ -189,10 +188,7 @@ def broadcast_(tensor, root_rank, name=None, priority=0):
         The value, replaced by rank ``root_rank``'s.
     root_rank : int
         The rank whose value wins.
-    name : str, optional
-        A name for messages.
-    priority : int, default 0
-        Accepted for Horovod's signature.
+    {naming}
     """
     tensor[...] = broadcast(tensor, root_rank, name, priority).asnumpy()
     return tensor

@@ -69,32 +69,6 @@ def check_complete(order, shapes, arg_nodes, aux_nodes):
                                  f"be inferred from input shapes {shapes_str(ins)}")
 
 
-def _order_after(heads, seen):
-    """``topo_order``'s continuation: the nodes reachable from ``heads`` that
-    are not in ``seen`` (ids of the nodes already ordered), in the order
-    ``topo_order(earlier_heads + heads)`` appends them after the earlier
-    ones.  ``seen`` is extended."""
-    order = []
-    for h in heads:
-        root = h.node
-        if id(root) in seen:
-            continue
-        stack = [(root, 0)]
-        seen.add(id(root))
-        while stack:
-            node, i = stack.pop()
-            inputs = node.inputs
-            if i < len(inputs):
-                stack.append((node, i + 1))
-                child = inputs[i].node
-                if id(child) not in seen:
-                    seen.add(id(child))
-                    stack.append((child, 0))
-            else:
-                order.append(node)
-    return order
-
-
 def _plain_shape(s):
     return type(s) is tuple and all(type(d) is int for d in s)
 
@@ -171,7 +145,7 @@ def build(sym, arg_shapes, arg_dtypes, aux_shapes, aux_dtypes, wants_grad, check
         # Every forward entry is known, so inferring over these alone gives
         # what a pass over the whole graph would (forward nodes are skipped
         # as finished there).
-        new = _order_after(grads, {id(n) for n in order})
+        new = topo_order(grads, {id(n) for n in order})
         shapes, dtypes = infer_all(new, arg_nodes, shapes, dtypes)
         check_complete(new, shapes, arg_nodes, aux_nodes)
         bwd_nodes = [n for n in new if n.op is not None]

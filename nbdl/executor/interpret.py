@@ -3,12 +3,15 @@ arrays, with no planning, no inplace and no schedule (each node a call
 prepared and run by ``nbdl.runner``).  The executor is tested against it."""
 import numpy as np
 
+from .._docs import shared_doc
 from ..errors import BindError, ShapeError
 from ..graph.infer import infer_shapes, infer_types
 from ..ops.ir import topo_order
+from ..ops.registry import OP_AND_ATTRS
 from ..runner.call import prepare, run
 
 
+@shared_doc(op_and_attrs=OP_AND_ATTRS)
 def run_op(op, attrs, inputs, out_shapes, out_dtypes, device, is_train=False,
            node_name="", outputs=None, req=None, node=None, states=None):
     """Run one op on device arrays (``nbdl.runner``'s prepared call);
@@ -17,10 +20,7 @@ def run_op(op, attrs, inputs, out_shapes, out_dtypes, device, is_train=False,
 
     Parameters
     ----------
-    op : OpDef
-        The op.
-    attrs : dict
-        Its parsed attributes.
+    {op_and_attrs}
     inputs : list
         Device arrays.
     out_shapes, out_dtypes : list

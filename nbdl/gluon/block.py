@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import ArgumentError, NbdlError
 from ..name import Prefix
 from . import _scope
+from .parameter import ResetCtxAlias
 
 
 class HookHandle:
@@ -38,7 +39,7 @@ class HookHandle:
         self.detach()
 
 
-class Block:
+class Block(ResetCtxAlias):
     """Base class for all layers and models.  Subclasses define ``forward``.
 
     Parameters
@@ -322,16 +323,6 @@ class Block:
             The new devices.
         """
         self.collect_params().reset_device(device)
-
-    def reset_ctx(self, ctx):
-        """MXNet 1.x's name of ``reset_device``.
-
-        Parameters
-        ----------
-        ctx : Device or list of Devices
-            The new devices.
-        """
-        self.reset_device(ctx)
 
     def apply(self, fn):
         for child in self._children.values():

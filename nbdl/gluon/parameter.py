@@ -92,7 +92,22 @@ def _place(host, device):
     return NDArray(device.from_numpy(np.array(host, copy=True)), device)
 
 
-class Parameter:
+class ResetCtxAlias:
+    """MXNet 1.x's ``reset_ctx`` spelling of a class's ``reset_device``
+    (Parameter, ParameterDict, Block)."""
+
+    def reset_ctx(self, ctx):
+        """MXNet 1.x's name of ``reset_device``.
+
+        Parameters
+        ----------
+        ctx : Device or list of Devices
+            The new devices.
+        """
+        self.reset_device(ctx)
+
+
+class Parameter(ResetCtxAlias):
     """A trainable (or constant) array of a Block.
 
     ``grad_req``: ``'write'`` (backward overwrites the gradient), ``'add'``
@@ -449,16 +464,6 @@ class Parameter:
         else:
             raise ParameterError(f"Cannot reset the device of Parameter {self._name!r}: it has "
                                  f"not been initialized")
-
-    def reset_ctx(self, ctx):
-        """MXNet 1.x's name of ``reset_device``.
-
-        Parameters
-        ----------
-        ctx : Device or list of Devices
-            The new devices.
-        """
-        self.reset_device(ctx)
 
     def cast(self, dtype):
         """Change the dtype of the data and gradients (values converted)."""

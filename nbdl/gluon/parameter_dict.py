@@ -13,7 +13,8 @@ import numpy as np
 
 from .. import initializer
 from ..ndarray import NDArray
-from .parameter import Constant, Parameter, ParameterError, _devices, _normalize_shape
+from .parameter import (Constant, Parameter, ParameterError, ResetCtxAlias, _devices,
+                        _normalize_shape)
 
 
 class MissingParameterError(ParameterError, KeyError):
@@ -70,7 +71,7 @@ def as_shared(params, where):
                          f"other.collect_params()), got {type(params).__name__}")
 
 
-class ParameterDict(dict):
+class ParameterDict(ResetCtxAlias, dict):
     """A dictionary of Parameters, keyed by name, with a name prefix.
 
     Parameters
@@ -241,16 +242,6 @@ class ParameterDict(dict):
         """
         for p in self.values():
             p.reset_device(device)
-
-    def reset_ctx(self, ctx):
-        """MXNet 1.x's name of ``reset_device``.
-
-        Parameters
-        ----------
-        ctx : Device or list of Devices
-            The new devices.
-        """
-        self.reset_device(ctx)
 
     def list_device(self):
         """The devices any of the Parameters lives on, in first-seen order."""

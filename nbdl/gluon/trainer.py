@@ -25,6 +25,7 @@ import numbers
 
 import numpy as np
 
+from .._docs import shared_doc
 from ..errors import NbdlError
 from .. import optimizer as opt
 from .. import config
@@ -51,6 +52,14 @@ class TrainerModeError(TrainerError, AssertionError):
 # the parameter size above which a 'local' store leaves the update to the
 # trainer (MXNet 1.x's automatic choice)
 _LOCAL_UPDATE_LIMIT = 1024 * 1024 * 16
+
+# the arguments of step and update
+_STEP_ARGS = """
+batch_size : int or float
+    The gradients are divided by it.
+ignore_stale_grad : bool, default False
+    Skip stale parameters instead of raising.
+"""
 
 
 class Trainer:
@@ -290,6 +299,7 @@ class Trainer:
             self._init_params()
 
     # -- training -------------------------------------------------------------
+    @shared_doc(step_args=_STEP_ARGS)
     def step(self, batch_size, ignore_stale_grad=False):
         """One update after ``backward``: gradients are scaled by
         ``1 / batch_size``, summed over the devices through the kvstore, and
@@ -299,10 +309,7 @@ class Trainer:
 
         Parameters
         ----------
-        batch_size : int or float
-            The gradients are divided by it.
-        ignore_stale_grad : bool, default False
-            Skip stale parameters instead of raising.
+        {step_args}
         """
         self._set_rescale(batch_size)
         self._prepare()
@@ -329,16 +336,14 @@ class Trainer:
         self._check_not_on_kvstore("allreduce_grads")
         self._allreduce_grads(self._trainable())
 
+    @shared_doc(step_args=_STEP_ARGS)
     def update(self, batch_size, ignore_stale_grad=False):
         """``step`` without the gradient reduction (call ``allreduce_grads``
         first when parameters live on several devices).
 
         Parameters
         ----------
-        batch_size : int or float
-            The gradients are divided by it.
-        ignore_stale_grad : bool, default False
-            Skip stale parameters instead of raising.
+        {step_args}
         """
         self._prepare()
         self._check_not_on_kvstore("update")
@@ -479,7 +484,7 @@ class Trainer:
                 updater.optimizer = self._optimizer
             return
         header, arrays = _read(fname)
-        try:
+        with state_file.restoring(fname, TrainerError, "the trainer", "Trainer state file"):
             if header.get("format") != _FORMAT or header.get("version") != _VERSION:
                 raise TrainerError(f"{fname}: not a Trainer state file of version {_VERSION} "
                                    f"(format {header.get('format')!r}, version "
@@ -489,13 +494,6 @@ class Trainer:
             for entry in header["states"]:
                 i, state = self._restore_state(fname, optimizer, entry, arrays)
                 states[i] = state
-        except NbdlError as e:
-            if isinstance(e, TrainerError):
-                raise
-            raise TrainerError(f"{fname}: cannot restore the trainer ({e})") from None
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise TrainerError(f"{fname}: malformed Trainer state file ({type(e).__name__}: "
-                               f"{e})") from None
         self._optimizer = optimizer
         for k, updater in enumerate(self._updaters):
             updater.optimizer = optimizer

@@ -3,15 +3,16 @@ backward to a fixed point, so weights get their shapes from data and labels
 from outputs (two-way, partial); for one call on known inputs (an eager
 call), ``infer_call``.  Both remember a rule's answer per (rule, attributes,
 known values) in one memo."""
-from itertools import repeat
+from itertools import chain, repeat
 from operator import is_not
 
 import numpy as np
 
+from .._docs import shared_doc
 from ..dtype import from_flag
 from ..errors import DTypeError, ShapeError
 from ..ops.attrs import _parse_tuple
-from ..ops.registry import shapes_str
+from ..ops.registry import OP_AND_ATTRS, shapes_str
 from ..util import is_np_shape
 from .signature import attr_key, bounded_put, node_attr_key
 
@@ -93,20 +94,7 @@ def _run(order, table, rule_attr, what, err, partial):
             # ``o``: the entry's value before this visit; an entry listed
             # twice may have been set by its first listing meanwhile.
             done = len(new_in) >= len(ins) and len(new_out) >= len(outs)
-            for e, v, o in zip(in_es, new_in, ins):
-                if v is None:
-                    if o is None:
-                        done = False
-                elif o is None:
-                    old = get(e)
-                    if old is None:
-                        table[e] = v
-                        changed = True
-                    elif old != v:
-                        _merge(table, e, v, node, what, err)
-                elif o != v:
-                    _merge(table, e, v, node, what, err)
-            for e, v, o in zip(out_es, new_out, outs):
+            for e, v, o in chain(zip(in_es, new_in, ins), zip(out_es, new_out, outs)):
                 if v is None:
                     if o is None:
                         done = False
@@ -295,6 +283,7 @@ def infer_types(order, known):
     return _run(order, table, "infer_type", "dtype", DTypeError, True)
 
 
+@shared_doc(op_and_attrs=OP_AND_ATTRS)
 def infer_call(op, attrs, given, n_out, names, what):
     """The output shapes (``what="shape"``) or dtypes (``"dtype"``) of one
     call of ``op`` on inputs whose values are all known (an eager call):
@@ -303,10 +292,7 @@ def infer_call(op, attrs, given, n_out, names, what):
 
     Parameters
     ----------
-    op : OpDef
-        The op.
-    attrs : dict
-        Its parsed attributes.
+    {op_and_attrs}
     given : list
         The inputs' shapes (tuples) or dtypes.
     n_out : int

@@ -118,15 +118,8 @@ def bind_arguments(op, args, kwargs):
 def _positional_attrs(op, values, attrs, kwargs):
     if any(isinstance(v, NDArrayBase) for v in values):
         raise GraphError(f"{op.name}: NDArray inputs must come before attributes")
-    names = [k for k in op.attrs if k != op.key_var_num_args]
-    if len(values) > len(names):
-        raise GraphError(f"{op.name}: got {len(values)} positional attributes, the op has "
-                         f"{len(names)} ({', '.join(names) or 'none'})")
-    for k, v in zip(names, values):
-        if k in kwargs:
-            raise GraphError(f"{op.name}: attribute {k!r} given by position and by keyword")
-        if v is not None:
-            attrs[k] = attr_value(v)
+    for k, v in op.positional_attrs(op.name, values, kwargs).items():
+        attrs[k] = attr_value(v)
 
 
 def _none_is_value(op, key):

@@ -24,25 +24,27 @@ def _key(a):
     return ("out", id(ag[0]), ag[1]) if ag is not None else ("leaf", id(a))
 
 
-def _reachable(heads):
-    """Taped nodes reachable from ``heads``, inputs before users."""
-    order, seen = [], set()
-    stack = []
-    head_nodes = {id(h._ag[0]) for h in heads if getattr(h, "_ag", None) is not None}
-    for h in heads:
-        ag = getattr(h, "_ag", None)
-        if ag is not None and id(ag[0]) not in seen:
-            seen.add(id(ag[0]))
-            stack.append((ag[0], 0))
+def taped_order(roots, keep):
+    """Taped nodes reachable from the taped nodes ``roots``, inputs before
+    users (depth-first post-order).
+
+    Parameters
+    ----------
+    roots : list of TapeNode
+        Where to start.
+    keep : callable
+        ``keep(node)``, called once per node reached: False leaves the node
+        and what is reached only through it out; it may raise instead.
+    """
+    order, seen, stack = [], set(), []
+    for root in roots:
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack.append((root, 0))
         while stack:
             node, i = stack.pop()
-            if node.freed:
-                if id(node) in head_nodes:
-                    raise NbdlError(f"backward through {node.name!r}: its graph was freed by "
-                                    f"an earlier backward; pass retain_graph=True to backward "
-                                    f"twice")
-                # an array whose history an earlier backward freed, used again in a
-                # new recording: a constant there, as MXNet clears its history
+            if i == 0 and not keep(node):
                 continue
             if i < len(node.inputs):
                 stack.append((node, i + 1))
@@ -53,6 +55,24 @@ def _reachable(heads):
             else:
                 order.append(node)
     return order
+
+
+def _reachable(heads):
+    """Taped nodes reachable from ``heads``, inputs before users."""
+    roots = [h._ag[0] for h in heads if getattr(h, "_ag", None) is not None]
+    head_nodes = {id(n) for n in roots}
+
+    def live(node):
+        if node.freed:
+            if id(node) in head_nodes:
+                raise NbdlError(f"backward through {node.name!r}: its graph was freed by "
+                                f"an earlier backward; pass retain_graph=True to backward "
+                                f"twice")
+            # an array whose history an earlier backward freed, used again in a
+            # new recording: a constant there, as MXNet clears its history
+            return False
+        return True
+    return taped_order(roots, live)
 
 
 def _add(a, b):

@@ -8,7 +8,28 @@ from .base import DataBatch, DataDesc, DataIter
 __all__ = ["ResizeIter", "PrefetchingIter"]
 
 
-class ResizeIter(DataIter):
+class _BatchHolder(DataIter):
+    """An iterator whose ``iter_next`` stores the whole batch in
+    ``current_batch``, which the getters read."""
+
+    def getdata(self):
+        """The current batch's data."""
+        return self.current_batch.data
+
+    def getlabel(self):
+        """The current batch's label."""
+        return self.current_batch.label
+
+    def getindex(self):
+        """The current batch's index."""
+        return self.current_batch.index
+
+    def getpad(self):
+        """The current batch's pad."""
+        return self.current_batch.pad
+
+
+class ResizeIter(_BatchHolder):
     """An epoch of exactly ``size`` batches from another iterator.
 
     The wrapped iterator is reset and read again when it ends before
@@ -65,22 +86,6 @@ class ResizeIter(DataIter):
         self.cur += 1
         return True
 
-    def getdata(self):
-        """The current batch's data."""
-        return self.current_batch.data
-
-    def getlabel(self):
-        """The current batch's label."""
-        return self.current_batch.label
-
-    def getindex(self):
-        """The current batch's index."""
-        return self.current_batch.index
-
-    def getpad(self):
-        """The current batch's pad."""
-        return self.current_batch.pad
-
 
 class _Worker:
     """One background thread that fetches the next batch of one iterator on request."""
@@ -135,7 +140,7 @@ def _renamed(descs, mapping, what, i):
     return out
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_BatchHolder):
     """Reads the next batch of one or more iterators in background threads.
 
     With several iterators, each batch concatenates their data lists and
@@ -196,21 +201,21 @@ class PrefetchingIter(DataIter):
         """The wrapped iterators' ``provide_label``, concatenated and renamed."""
         return self._descs("provide_label", self.rename_label, "rename_label")
 
-    def _wait(self):
+    def _wait_for_reads(self):
         if self._closed:
             raise NbdlError("PrefetchingIter: the iterator was closed")
         for w in self._workers:
             w.ready.wait()
+
+    def _wait(self):
+        self._wait_for_reads()
         for w in self._workers:
             if w.error is not None:
                 raise w.error
 
     def reset(self):
         """Wait for the pending reads, reset every iterator and read ahead again."""
-        if self._closed:
-            raise NbdlError("PrefetchingIter: the iterator was closed")
-        for w in self._workers:
-            w.ready.wait()
+        self._wait_for_reads()
         for w in self._workers:
             w.error = None
         for it in self.iters:
@@ -247,22 +252,6 @@ class PrefetchingIter(DataIter):
         if self.iter_next():
             return self.current_batch
         raise StopIteration
-
-    def getdata(self):
-        """The current batch's data."""
-        return self.current_batch.data
-
-    def getlabel(self):
-        """The current batch's label."""
-        return self.current_batch.label
-
-    def getindex(self):
-        """The current batch's index."""
-        return self.current_batch.index
-
-    def getpad(self):
-        """The current batch's pad."""
-        return self.current_batch.pad
 
     def close(self):
         """Stop the background threads (also done when the iterator is collected)."""

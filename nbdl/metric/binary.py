@@ -18,6 +18,7 @@ import math
 import numpy
 
 from ..errors import ShapeError
+from ..gluon.metric.base import KeptStats, check_average
 from .base import EvalMetric, MetricError, _Global, register
 
 
@@ -55,14 +56,11 @@ class _Counts:
         return (tp * tn - fp * fn) / math.sqrt(denom)
 
 
-class _BinaryMetric(_Global, EvalMetric):
+class _BinaryMetric(_Global, KeptStats, EvalMetric):
     """F1 / MCC with MXNet 1.x's binary input and averaging."""
 
     def __init__(self, name, output_names, label_names, average):
-        if average not in ("macro", "micro"):
-            raise MetricError(f"{type(self).__name__}: average must be 'macro' or 'micro', got "
-                              f"{average!r}")
-        self.average = average
+        self.average = check_average(type(self).__name__, average)
         super().__init__(name, output_names=output_names, label_names=label_names,
                          average=average)
 
@@ -100,22 +98,13 @@ class _BinaryMetric(_Global, EvalMetric):
             value = self._score(batch)
             self._add(value, 1)
             return
-        self._local.add(batch)
-        self._global.add(batch)
-        self.num_inst = self._local.total
-        self.sum_metric = self._score(self._local) * self.num_inst
-        self.global_num_inst = self._global.total
-        self.global_sum_metric = self._score(self._global) * self.global_num_inst
+        self._add_stats(batch)
 
-    def reset(self):
-        """Clear the local and the global statistics."""
-        super().reset()
-        self._local, self._global = _Counts(), _Counts()
+    _new_stats = _Counts
 
-    def reset_local(self):
-        """Clear the local statistics only."""
-        super().reset_local()
-        self._local = _Counts()
+    @staticmethod
+    def _weight(counts):
+        return counts.total
 
 
 @register

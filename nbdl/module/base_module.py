@@ -332,6 +332,26 @@ class BaseModule:
                          allow_missing=allow_missing, force_init=force_init,
                          allow_extra=allow_extra)
 
+    def _set_params_via(self, assign, arg_params, aux_params, allow_missing, force_init,
+                        allow_extra):
+        """``set_params`` of a bound module that assigns the given values itself,
+        ``assign(arg_params, aux_params, allow_extra=...)``: without
+        ``allow_missing`` the values go through ``init_params``; an initialized
+        module without ``force_init`` warns and keeps its values."""
+        if not allow_missing:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init,
+                             allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. "
+                          "set_params call ignored.", stacklevel=3)
+            return
+        self._need("set_params")
+        assign(arg_params, aux_params, allow_extra=allow_extra)
+        self._params_dirty = True
+        self.params_initialized = True
+
     def save_params(self, fname):
         """Write the parameters to ``fname`` as an NDArray file with
         ``arg:<name>`` / ``aux:<name>`` keys (MXNet's ``.params`` format).

@@ -10,7 +10,6 @@ and shares one optimizer.  Every parameter of a bucket's symbol must be a
 parameter of the default bucket's symbol, with the same shape."""
 import logging
 import numbers
-import warnings
 
 import numpy as np
 
@@ -166,20 +165,11 @@ class BucketingModule(BaseModule):
         allow_extra : bool
             Whether unknown names are ignored.
         """
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=allow_missing, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
-            return
-        self._need("set_params")
-        self._curr_module.set_params(arg_params, aux_params, allow_missing=allow_missing,
-                                     force_init=force_init, allow_extra=allow_extra)
-        self._params_dirty = True
-        self.params_initialized = True
+        def assign(arg_params, aux_params, allow_extra):
+            self._curr_module.set_params(arg_params, aux_params, allow_missing=allow_missing,
+                                         force_init=force_init, allow_extra=allow_extra)
+        self._set_params_via(assign, arg_params, aux_params, allow_missing, force_init,
+                             allow_extra)
 
     def init_params(self, initializer=Uniform(0.01), arg_params=None, aux_params=None,
                     allow_missing=False, force_init=False, allow_extra=False):

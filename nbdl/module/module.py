@@ -307,19 +307,8 @@ class Module(OptimizerMixin, BaseModule):
             Whether names the module does not have are ignored (else an error,
             with ``allow_missing``).
         """
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=allow_missing, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
-            return
-        self._need("set_params")
-        self._exec_group.set_params(arg_params, aux_params, allow_extra=allow_extra)
-        self._params_dirty = True
-        self.params_initialized = True
+        self._set_params_via(self._exec_group.set_params, arg_params, aux_params, allow_missing,
+                             force_init, allow_extra)
 
     def _sync_params_from_devices(self):
         self._exec_group.get_params(self._arg_params, self._aux_params)

@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 
-from ..errors import AttrError, UnknownOpError
+from ..errors import AttrError
 from ..ops.index_contrib import boolean_mask_rows
-from ..ops.registry import get_op, list_ops
 from ..symbol.contrib import zipfian_from
+from ..ops.registry import op_namespace
 from . import namespace as _namespace
 from . import random as _random
 from .creation import array
@@ -120,18 +120,4 @@ def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
     return zipfian_from(rand, true_classes.as_in_context(rand.context), num_sampled, range_max)
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        get_op(PREFIX + name)
-    except UnknownOpError:
-        raise AttributeError(f"nbdl.nd.contrib has no attribute or operator {name!r} "
-                             f"(no op {PREFIX + name!r})") from None
-    fn = _namespace.function_for(PREFIX + name)
-    globals()[name] = fn
-    return fn
-
-
-def __dir__():
-    return sorted(set(globals()) | {n[len(PREFIX):] for n in list_ops() if n.startswith(PREFIX)})
+__getattr__, __dir__ = op_namespace(PREFIX, "nbdl.nd.contrib", _namespace.function_for, globals())

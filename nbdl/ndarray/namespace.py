@@ -71,29 +71,3 @@ def make_module(modname, include_hidden):
     sys.modules[modname] = mod
     return mod
 
-
-def prefixed_namespace(prefix, where):
-    """``(__getattr__, __dir__)`` for a module whose attribute ``X`` is the
-    eager function of op ``<prefix>X`` (``nbdl.nd.image.to_tensor`` runs
-    ``_image_to_tensor``).
-
-    Parameters
-    ----------
-    prefix : str
-        The ops' name prefix (``"_image_"``).
-    where : str
-        The module's public name, for error messages.
-    """
-    def __getattr__(name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        try:
-            get_op(prefix + name)
-        except UnknownOpError:
-            raise AttributeError(f"{where} has no attribute or operator {name!r} "
-                                 f"(no op {prefix + name!r})") from None
-        return function_for(prefix + name)
-
-    def __dir__():
-        return sorted(n[len(prefix):] for n in list_ops() if n.startswith(prefix))
-    return __getattr__, __dir__

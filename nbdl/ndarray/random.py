@@ -19,9 +19,9 @@ too: ``nd.random.uniform_like`` is ``_random_uniform_like``,
 import numpy as np
 
 from ..device import as_device
-from ..errors import ArgumentError, ShapeError, UnknownOpError
+from ..errors import ArgumentError, ShapeError
 from ..kernels.shared import random_state as _kernel_rng
-from ..ops.registry import get_op
+from ..ops.registry import op_namespace
 from .creation import _device, _shape, full
 from . import namespace
 from .invoke import clear_cache, invoke
@@ -252,17 +252,9 @@ def shuffle(data, **kwargs):
     return invoke("_shuffle", [data], None, out=out)
 
 
-def __getattr__(name):
-    # nd.random.<x> for the other _random_ ops (uniform_like, pdf_normal, ...)
-    if name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        get_op("_random_" + name)
-    except UnknownOpError:
-        raise AttributeError(f"nbdl.nd.random has no attribute or operator {name!r}") from None
-    fn = namespace.function_for("_random_" + name)
-    globals()[name] = fn
-    return fn
+# nd.random.<x> for the other _random_ ops (uniform_like, pdf_normal, ...)
+__getattr__ = op_namespace("_random_", "nbdl.nd.random", namespace.function_for, globals(),
+                           name_the_op=False)[0]
 
 
 __all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "multinomial",

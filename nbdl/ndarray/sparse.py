@@ -11,6 +11,7 @@ function that would make or transform a sparse array raises
 names are the ops of the table (``nd.sparse.elemwise_mul(a, b)``), as in
 MXNet, where they take dense arrays too.
 """
+from .._docs import shared_doc
 from ..errors import SparseStorageError
 from .creation import empty as _dense_empty, zeros as _dense_zeros
 from . import namespace as _namespace
@@ -99,36 +100,39 @@ def array(source_array, ctx=None, dtype=None):
     _refuse("array")
 
 
+# the arguments of zeros and empty
+_CREATION = """
+stype : str
+    Storage type.
+shape : int or tuple of int
+    Shape of the array.
+ctx, dtype : optional
+    Device and dtype of a dense result.
+"""
+
+
+@shared_doc(creation=_CREATION)
 def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
     """MXNet's sparse ``zeros(stype, shape)``: ``stype='default'`` gives a dense
     zero array (as MXNet does); a sparse ``stype`` raises ``SparseStorageError``.
 
     Parameters
     ----------
-    stype : str
-        Storage type.
-    shape : int or tuple of int
-        Shape of the array.
-    ctx, dtype : optional
-        Device and dtype of a dense result.
+    {creation}
     """
     if stype in (None, "default"):
         return _dense_zeros(shape, ctx=ctx, dtype=dtype, **kwargs)
     _refuse(f"zeros(stype={stype!r})")
 
 
+@shared_doc(creation=_CREATION)
 def empty(stype, shape, ctx=None, dtype=None):
     """MXNet's sparse ``empty(stype, shape)``; dense for ``stype='default'``,
     else ``SparseStorageError``.
 
     Parameters
     ----------
-    stype : str
-        Storage type.
-    shape : int or tuple of int
-        Shape of the array.
-    ctx, dtype : optional
-        Device and dtype of a dense result.
+    {creation}
     """
     if stype in (None, "default"):
         return _dense_empty(shape, ctx=ctx, dtype=dtype)

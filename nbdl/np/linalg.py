@@ -24,6 +24,7 @@ for operands of two or more axes, batch axes broadcasting, but it
 materialises the ``(..., M, K, N)`` products (also used, with ranks known,
 when the batch axes differ): declare shapes where the operands are large.
 """
+from .._docs import shared_doc
 from ..errors import ShapeError
 from ._dispatch import (apply, broadcast_nd, broadcast_shapes, is_scalar, operands, reshape_nd,
                         static_shape)
@@ -137,6 +138,15 @@ def matmul(a, b):
     return _matmul_symbols(x, y, static_shape(x), static_shape(y))
 
 
+# the argument of inv, det, slogdet and cholesky
+_SQUARE = """
+Parameters
+----------
+a : ndarray or Symbol
+    Square matrices on the last two axes.
+"""
+
+
 def _scalar_per_matrix(out, x):
     """Eagerly, one matrix's determinant is 0-d (numpy); the op gives (1,)."""
     if len(x.shape) == 2:
@@ -144,39 +154,33 @@ def _scalar_per_matrix(out, x):
     return out
 
 
+@shared_doc(square=_SQUARE)
 def inv(a):
     """The inverse of each square matrix of ``a`` (``_linalg_inverse``).
 
-    Parameters
-    ----------
-    a : ndarray or Symbol
-        Square matrices on the last two axes.
+    {square}
     """
     (x,), on_symbols = operands([a], "linalg.inv")
     return apply("_linalg_inverse", [x], on_symbols=on_symbols)
 
 
+@shared_doc(square=_SQUARE)
 def det(a):
     """The determinant of each square matrix of ``a`` (``_linalg_det``).
 
-    Parameters
-    ----------
-    a : ndarray or Symbol
-        Square matrices on the last two axes.
+    {square}
     """
     (x,), on_symbols = operands([a], "linalg.det")
     out = apply("_linalg_det", [x], on_symbols=on_symbols)
     return out if on_symbols else _scalar_per_matrix(out, x)
 
 
+@shared_doc(square=_SQUARE)
 def slogdet(a):
     """``(sign, logabsdet)`` of each square matrix's determinant
     (``_linalg_slogdet``).
 
-    Parameters
-    ----------
-    a : ndarray or Symbol
-        Square matrices on the last two axes.
+    {square}
     """
     (x,), on_symbols = operands([a], "linalg.slogdet")
     sign, logabs = apply("_linalg_slogdet", [x], on_symbols=on_symbols)
@@ -185,14 +189,12 @@ def slogdet(a):
     return _scalar_per_matrix(sign, x), _scalar_per_matrix(logabs, x)
 
 
+@shared_doc(square=_SQUARE)
 def cholesky(a):
     """The lower Cholesky factor of each symmetric positive definite matrix
     (``_linalg_potrf``, lower=True; raises NotPositiveDefinite otherwise).
 
-    Parameters
-    ----------
-    a : ndarray or Symbol
-        Square matrices on the last two axes.
+    {square}
     """
     (x,), on_symbols = operands([a], "linalg.cholesky")
     return apply("_linalg_potrf", [x], {"lower": True}, on_symbols=on_symbols)

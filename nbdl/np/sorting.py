@@ -8,6 +8,7 @@ returns int64 positions, as numpy does.
 """
 import numpy as np
 
+from .._docs import shared_doc
 from ..errors import AttrError
 from ._dispatch import apply, operands
 
@@ -16,52 +17,48 @@ def _axis(axis):
     return "None" if axis is None else int(axis)
 
 
-def _check_order(order, where):
+def _sort(op, a, axis, order, descending, **attrs):
     if order is not None:
-        raise AttrError(f"{where}: order={order!r} (structured arrays) is not supported")
+        raise AttrError(f"{op}: order={order!r} (structured arrays) is not supported")
+    (x,), s = operands([a], op)
+    return apply(op, [x], {"axis": _axis(axis), "is_ascend": not descending, **attrs},
+                 on_symbols=s)
 
 
+_SORT_ARGS = """
+a : ndarray
+    The array.
+axis : int or None
+    Axis to sort along.
+kind : str, optional
+    Ignored: the sort is always stable.
+order : None
+    Not supported.
+descending : bool
+    Largest first (Gluon 2.0's keyword).
+"""
+
+
+@shared_doc(sort_args=_SORT_ARGS)
 def sort(a, axis=-1, kind=None, order=None, descending=False):
     """The sorted values of ``a`` along ``axis`` (None: flattened).
 
     Parameters
     ----------
-    a : ndarray
-        The array.
-    axis : int or None
-        Axis to sort along.
-    kind : str, optional
-        Ignored: the sort is always stable.
-    order : None
-        Not supported.
-    descending : bool
-        Largest first (Gluon 2.0's keyword).
+    {sort_args}
     """
-    _check_order(order, "sort")
-    (x,), s = operands([a], "sort")
-    return apply("sort", [x], {"axis": _axis(axis), "is_ascend": not descending}, on_symbols=s)
+    return _sort("sort", a, axis, order, descending)
 
 
+@shared_doc(sort_args=_SORT_ARGS)
 def argsort(a, axis=-1, kind=None, order=None, descending=False):
     """The int64 positions that sort ``a`` along ``axis`` (None: flattened).
 
     Parameters
     ----------
-    a : ndarray
-        The array.
-    axis : int or None
-        Axis to sort along.
-    kind : str, optional
-        Ignored: the sort is always stable.
-    order : None
-        Not supported.
-    descending : bool
-        Largest first (Gluon 2.0's keyword).
+    {sort_args}
     """
-    _check_order(order, "argsort")
-    (x,), s = operands([a], "argsort")
-    return apply("argsort", [x], {"axis": _axis(axis), "is_ascend": not descending,
-                                  "dtype": "int64"}, on_symbols=s)
+    return _sort("argsort", a, axis, order, descending, dtype="int64")
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

@@ -57,21 +57,27 @@ def _dim(value, array, axis, where, what):
     return int(shape[axis])
 
 
-def fully_connected(x, weight, bias=None, num_hidden=None, no_bias=None, flatten=True):
-    """``FullyConnected``: ``x @ weight.T + bias``.  ``num_hidden`` defaults to
-    ``weight.shape[0]``; ``no_bias`` to ``bias is None``."""
-    where = "fully_connected"
+def _bias_inputs(where, inputs, bias, no_bias):
+    """``operands(inputs + [bias])`` (no bias when ``no_bias``, which defaults
+    to ``bias is None``): (inputs, on_symbols, no_bias)."""
     if no_bias is None:
         no_bias = bias is None
     if no_bias and bias is not None:
         raise AttrError(f"{where}: a bias was given with no_bias=True")
     if not no_bias and bias is None:
         raise AttrError(f"{where}: no_bias=False needs a bias")
-    inputs = [x, weight] + ([] if no_bias else [bias])
-    inputs, s = operands(inputs, where)
+    inputs, s = operands(list(inputs) + ([] if no_bias else [bias]), where)
+    return inputs, s, bool(no_bias)
+
+
+def fully_connected(x, weight, bias=None, num_hidden=None, no_bias=None, flatten=True):
+    """``FullyConnected``: ``x @ weight.T + bias``.  ``num_hidden`` defaults to
+    ``weight.shape[0]``; ``no_bias`` to ``bias is None``."""
+    where = "fully_connected"
+    inputs, s, no_bias = _bias_inputs(where, [x, weight], bias, no_bias)
     n = _dim(num_hidden, inputs[1], 0, where, "num_hidden")
     return apply("FullyConnected", inputs,
-                 {"num_hidden": n, "no_bias": bool(no_bias), "flatten": bool(flatten)},
+                 {"num_hidden": n, "no_bias": no_bias, "flatten": bool(flatten)},
                  on_symbols=s)
 
 
@@ -122,17 +128,6 @@ def batch_dot(a, b, transpose_a=False, transpose_b=False):
 
 # -- convolution, pooling, batch norm, leaky_relu (Gluon's conv and norm layers) ------
 
-def _bias_inputs(where, x, weight, bias, no_bias):
-    if no_bias is None:
-        no_bias = bias is None
-    if no_bias and bias is not None:
-        raise AttrError(f"{where}: a bias was given with no_bias=True")
-    if not no_bias and bias is None:
-        raise AttrError(f"{where}: no_bias=False needs a bias")
-    inputs, s = operands([x, weight] + ([] if no_bias else [bias]), where)
-    return inputs, s, bool(no_bias)
-
-
 def _kernel(kernel, weight, where, channel_last):
     if kernel is not None:
         return tuple(kernel)
@@ -159,7 +154,7 @@ def convolution(data, weight, bias=None, kernel=None, stride=None, dilate=None, 
     """``Convolution`` over 1, 2 or 3 spatial axes.  ``kernel`` and
     ``num_filter`` default to the weight's shape; ``no_bias`` to ``bias is None``."""
     where = "convolution"
-    inputs, s, no_bias = _bias_inputs(where, data, weight, bias, no_bias)
+    inputs, s, no_bias = _bias_inputs(where, [data, weight], bias, no_bias)
     attrs = _conv_attrs(where, inputs, kernel, stride, dilate, pad, num_group, layout)
     attrs["num_filter"] = _dim(num_filter, inputs[1], 0, where, "num_filter")
     attrs["no_bias"] = no_bias
@@ -173,7 +168,7 @@ def deconvolution(data, weight, bias=None, kernel=None, stride=None, dilate=None
     / num_group, *kernel).  ``num_filter`` defaults to ``weight.shape[1] *
     num_group``."""
     where = "deconvolution"
-    inputs, s, no_bias = _bias_inputs(where, data, weight, bias, no_bias)
+    inputs, s, no_bias = _bias_inputs(where, [data, weight], bias, no_bias)
     attrs = _conv_attrs(where, inputs, kernel, stride, dilate, pad, num_group, layout)
     if num_filter is None:
         num_filter = _dim(None, inputs[1], 1, where, "num_filter") * int(num_group)
@@ -271,18 +266,12 @@ def rnn(data, parameters, state, state_cell=None, sequence_length=None, mode=Non
 
 def _deformable(opname, where, lead, weight, bias, kernel, stride, dilate, pad, num_filter,
                 num_group, num_deformable_group, no_bias, layout, extra):
-    if no_bias is None:
-        no_bias = bias is None
-    if no_bias and bias is not None:
-        raise AttrError(f"{where}: a bias was given with no_bias=True")
-    if not no_bias and bias is None:
-        raise AttrError(f"{where}: no_bias=False needs a bias")
-    inputs, s = operands(lead + [weight] + ([] if no_bias else [bias]), where)
+    inputs, s, no_bias = _bias_inputs(where, lead + [weight], bias, no_bias)
     attrs = _conv_attrs(where, [inputs[0], inputs[len(lead)]], kernel, stride, dilate, pad,
                         num_group, layout)
     attrs["num_filter"] = _dim(num_filter, inputs[len(lead)], 0, where, "num_filter")
     attrs["num_deformable_group"] = int(num_deformable_group)
-    attrs["no_bias"] = bool(no_bias)
+    attrs["no_bias"] = no_bias
     attrs.update(extra)
     return apply(opname, inputs, attrs, on_symbols=s)
 

@@ -16,10 +16,11 @@ data_grad[, gamma_grad]``, reading the forward *input*.
 ops (MXNet 2 has log_sigmoid and mish as ``Activation`` act_types and Gluon
 builds Swish from sigmoid; these are nbdl's fused forms)."""
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .elemwise_unary import equal_shapes, elementwise, same_type, via
+from .elemwise_unary import equal_shapes, elementwise, via
 from .registry import OpDef, register, shape_error
+from .rules import check_arg_shape, known_shape, same_type
 
 ACT_TYPES = ("elu", "gelu", "gelu_tanh", "leaky", "prelu", "rrelu", "selu")
 
@@ -65,21 +66,14 @@ def gamma_shape(opname, data, gamma, in_shapes):
     return gamma
 
 
-def _check(opname, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}", in_shapes)
-
-
 def _leaky_shape(attrs, in_shapes, out_shapes):
     if not _is_prelu(attrs):
         return equal_shapes("LeakyReLU", ["data"])(attrs, in_shapes, out_shapes)
-    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    data = known_shape(in_shapes[0], out_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
-    _check("LeakyReLU", "data", in_shapes[0], data, in_shapes)
-    _check("LeakyReLU", "output", out_shapes[0], data, in_shapes)
+    check_arg_shape("LeakyReLU", "data", in_shapes[0], data, in_shapes)
+    check_arg_shape("LeakyReLU", "output", out_shapes[0], data, in_shapes)
     return [data, gamma_shape("LeakyReLU", data, in_shapes[1], in_shapes)], [data]
 
 
@@ -88,22 +82,20 @@ def _backward_shape(attrs, in_shapes, out_shapes):
     names = ["out_grad", "data"]
     if not _is_prelu(attrs):
         return equal_shapes(opname, names)(attrs, in_shapes, out_shapes)
-    data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None), None)
+    data = known_shape(in_shapes[1], in_shapes[0], out_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     for n, s in (("out_grad", in_shapes[0]), ("data", in_shapes[1]), ("data_grad", out_shapes[0])):
-        _check(opname, n, s, data, in_shapes)
+        check_arg_shape(opname, n, s, data, in_shapes)
     gamma = gamma_shape(opname, data, in_shapes[2] if in_shapes[2] is not None else out_shapes[1],
                         in_shapes)
-    _check(opname, "gamma_grad", out_shapes[1], gamma, in_shapes)
+    check_arg_shape(opname, "gamma_grad", out_shapes[1], gamma, in_shapes)
     return [data, data, gamma], [data, gamma]
 
 
 def _leaky_grad(node, out_grads):
     attrs = {k: node.attrs[k] for k in ("act_type", "slope")}
-    back = make_node("_backward_LeakyReLU", [out_grads[0]] + list(node.inputs), attrs,
-                     name=f"{node.name}_backward")
+    back = backward_node("_backward_LeakyReLU", [out_grads[0]] + list(node.inputs), node, attrs)
     if _is_prelu(node.attrs):
         return [back.output(0), back.output(1)]
     return [back.output(0)]

@@ -8,8 +8,9 @@ columns likewise.  The gradient (hidden
 ``_backward_contrib_AdaptiveAvgPooling2D(out_grad, data)``, data for its
 shape only) spreads each output's gradient evenly over its window."""
 from .attrs import Attr
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape, same_type
 
 ADAPTIVE_ATTRS = {"output_size": Attr("tuple", (), doc="Output size: () for 1, an int "
                                                        "(square) or (height, width).")}
@@ -29,10 +30,9 @@ def adaptive_output_hw(opname, attrs, in_shapes=None):
 
 
 def _shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if len(d) != 4:
         raise shape_error("_contrib_AdaptiveAvgPooling2D", f"data must be 4-D (N, C, H, W), "
                           f"got {d}", in_shapes)
@@ -42,41 +42,34 @@ def _shape(attrs, in_shapes, out_shapes):
 
 def _backward_shape(attrs, in_shapes, out_shapes):
     og, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     return [d[:2] + tuple(adaptive_output_hw("_backward_contrib_AdaptiveAvgPooling2D", attrs)),
             d], [d]
 
 
-def _same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
-
 
 def _grad(node, out_grads):
-    g = make_node("_backward_contrib_AdaptiveAvgPooling2D", [out_grads[0], node.inputs[0]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_contrib_AdaptiveAvgPooling2D", [out_grads[0], node.inputs[0]],
+                      node)
     return [g.output(0)]
 
 
 register(OpDef(
     name="_contrib_AdaptiveAvgPooling2D", input_names=("data",), attrs=dict(ADAPTIVE_ATTRS),
     half_mirrors=True,
-    infer_shape=_shape, infer_type=_same_type, gradient=_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.adaptive_pooling:prepare_adaptive_avg",
-             "cuda": "nbdl.kernels.cuda.adaptive_pooling:prepare_adaptive_avg"},
+    infer_shape=_shape, infer_type=same_type, gradient=_grad,
+    kernels=kernel_paths("adaptive_pooling", "prepare_adaptive_avg"),
     doc="Average pooling of (N, C, H, W) data to a fixed (OH, OW), windows chosen per "
         "output."))
 
 register(OpDef(
     name="_backward_contrib_AdaptiveAvgPooling2D", input_names=("out_grad", "data"),
     half_mirrors=True,
-    attrs=dict(ADAPTIVE_ATTRS), infer_shape=_backward_shape, infer_type=_same_type,
+    attrs=dict(ADAPTIVE_ATTRS), infer_shape=_backward_shape, infer_type=same_type,
     shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.adaptive_pooling:prepare_adaptive_avg_backward",
-             "cuda": "nbdl.kernels.cuda.adaptive_pooling:prepare_adaptive_avg_backward"},
+    kernels=kernel_paths("adaptive_pooling", "prepare_adaptive_avg_backward"),
     supports_add=True, hidden=True,
     doc="Gradient of _contrib_AdaptiveAvgPooling2D: each output's gradient spread over its "
         "window."))

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import DTypeError
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, register, shape_error
+from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 
 ANY_DTYPES = FLOAT_DTYPES + tuple(np.dtype(t) for t in (np.int32, np.int64, np.int8, np.uint8))
 # shape_array / size_array read no values: float16 too (through half_mirrors)
@@ -59,8 +59,7 @@ register(OpDef(
     half_mirrors=True,   # float16 arrays: a float32 stand-in, no values read
     infer_shape=_fixed_shape(lambda s: (len(s[0]),)),
     infer_type=_fixed_type(INT64, SHAPE_DTYPES, "shape_array"), gradient=_no_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.array_checks:prepare_shape_array",
-             "cuda": "nbdl.kernels.cuda.array_checks:prepare_shape_array"},
+    kernels=kernel_paths("array_checks", "prepare_shape_array"),
     shape_inputs=(0,), dtypes=ANY_DTYPES,
     doc="The shape of ``data`` as a 1-d int64 array.\n\nParameters\n----------\n"
         "data : NDArray\n    Any array (its values are not read)."),
@@ -71,8 +70,7 @@ register(OpDef(
     half_mirrors=True,   # float16 arrays: a float32 stand-in, no values read
     infer_shape=_fixed_shape(lambda s: (1,)),
     infer_type=_fixed_type(INT64, SHAPE_DTYPES, "size_array"), gradient=_no_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.array_checks:prepare_size_array",
-             "cuda": "nbdl.kernels.cuda.array_checks:prepare_size_array"},
+    kernels=kernel_paths("array_checks", "prepare_size_array"),
     shape_inputs=(0,), dtypes=ANY_DTYPES,
     doc="The number of elements of ``data`` as a (1,) int64 array.\n\nParameters\n"
         "----------\ndata : NDArray\n    Any array (its values are not read)."))
@@ -86,8 +84,7 @@ register(OpDef(
     name="all_finite", attrs={"init_output": Attr("bool", True)},
     infer_shape=_fixed_shape(lambda s: (1,)),
     infer_type=_fixed_type(FLOAT32, FLOAT_DTYPES, "all_finite"),
-    kernels={"cpu": "nbdl.kernels.cpu.array_checks:prepare_all_finite",
-             "cuda": "nbdl.kernels.cuda.array_checks:prepare_all_finite"},
+    kernels=kernel_paths("array_checks", "prepare_all_finite"),
     doc=_FINITE_DOC.format(what="``data``", params="data : NDArray\n    The array.\n")))
 
 
@@ -103,8 +100,7 @@ register(OpDef(
     attrs={"num_arrays": Attr("int", 1), "init_output": Attr("bool", True)},
     infer_shape=_fixed_shape(lambda s: (1,)),
     infer_type=_fixed_type(FLOAT32, FLOAT_DTYPES, "multi_all_finite"),
-    kernels={"cpu": "nbdl.kernels.cpu.array_checks:prepare_multi_all_finite",
-             "cuda": "nbdl.kernels.cuda.array_checks:prepare_multi_all_finite"},
+    kernels=kernel_paths("array_checks", "prepare_multi_all_finite"),
     doc=_FINITE_DOC.format(what="every array", params="array_0, ... : NDArray\n"
                            "    The arrays.\nnum_arrays : int\n    How many.\n")))
 
@@ -135,8 +131,7 @@ register(OpDef(
     attrs={"rtol": Attr("float", 1e-05), "atol": Attr("float", 1e-08),
            "equal_nan": Attr("bool", True)},
     infer_shape=_allclose_shape, infer_type=_allclose_type, gradient=_no_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.array_checks:prepare_allclose",
-             "cuda": "nbdl.kernels.cuda.array_checks:prepare_allclose"},
+    kernels=kernel_paths("array_checks", "prepare_allclose"),
     dtypes=ALLCLOSE_DTYPES + (np.dtype(np.uint8),),
     doc="1 (a 0-d uint8) when ``a`` and ``b`` are elementwise equal within "
         "``atol + rtol * |b|``, else 0.\n\nParameters\n----------\na, b : NDArray\n"

@@ -51,13 +51,15 @@ layer have them (so MXNet 1.x -symbol.json/.params files load); both must
 have the same form, and their gradients have it too.
 """
 import math
+from functools import partial
 
 import numpy as np
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import OpDef, Recompute, register, shape_error
+from .registry import OpDef, Recompute, kernel_paths, register, shape_error
+from .rules import check_arg_shape, checked_inputs, data_axis, known_shape
 
 BN_ATTRS = {
     "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
@@ -92,27 +94,12 @@ def _check_attrs(opname, attrs):
                         f"it must be >= 1")
 
 
-def _inputs(opname, names):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    def input_names(attrs):
-        _check_attrs(opname, attrs)
-        return list(names)
-    return input_names
-
-
-def _check(opname, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}", in_shapes)
+_inputs = partial(checked_inputs, _check_attrs)   # input names, the attributes checked first
 
 
 def bn_axis(opname, attrs, shape, in_shapes):
-    nd = len(shape)
-    a = attrs.get("axis", 1)          # BatchNorm_v1 has no axis: channels are axis 1
-    if not -nd <= a < nd:
-        raise shape_error(opname, f"axis={a} is out of range for data of {nd} dimension(s) "
-                          f"{tuple(shape)}", in_shapes)
-    return a + nd if a < 0 else a
+    # BatchNorm_v1 has no axis: channels are axis 1
+    return data_axis(opname, attrs.get("axis", 1), shape, in_shapes)
 
 
 def same_float_type(attrs, in_types, out_types):
@@ -157,12 +144,12 @@ def bn_shape_rule(opname, channel_axis):
             c = tuple(c)
             return [in_shapes[0]] + [c] * 4, [out_shapes[0], c, c]
         data = tuple(data)
-        _check(opname, "output", out_shapes[0], data, in_shapes)
+        check_arg_shape(opname, "output", out_shapes[0], data, in_shapes)
         param = (int(data[channel_axis(opname, attrs, data, in_shapes)]),)
         for name, s in zip(("gamma", "beta", "moving_mean", "moving_var"), in_shapes[1:]):
-            _check(opname, name, s, param, in_shapes)
+            check_arg_shape(opname, name, s, param, in_shapes)
         for name, s in zip(("mean", "var"), out_shapes[1:]):
-            _check(opname, name, s, param, in_shapes)
+            check_arg_shape(opname, name, s, param, in_shapes)
         return [data] + [param] * 4, [data, param, param]
     return infer
 
@@ -174,8 +161,8 @@ def bn_gradient_rule(backward, keys, with_output=False):
     BatchNormWithReLU's gradient also reads the forward output)."""
     def gradient(node, out_grads):
         inputs = [out_grads[0], node.inputs[0], node.inputs[1], node.output(1), node.output(2)]
-        back = make_node(backward, inputs + ([node.output(0)] if with_output else []),
-                         {k: node.attrs[k] for k in keys}, name=f"{node.name}_backward")
+        back = backward_node(backward, inputs + ([node.output(0)] if with_output else []), node,
+                             {k: node.attrs[k] for k in keys})
         return [back.output(0), back.output(1), back.output(2)]
     return gradient
 
@@ -184,18 +171,16 @@ def bn_backward_shape_rule(opname, channel_axis, stat):
     """The shape rule of a batch-normalisation gradient op (inputs out_grad,
     data, gamma, mean and ``stat``)."""
     def infer(attrs, in_shapes, out_shapes):
-        data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None),
-                    None)
+        data = known_shape(in_shapes[1], in_shapes[0], out_shapes[0])
         if data is None:
             return in_shapes, out_shapes
-        data = tuple(data)
         param = (int(data[channel_axis(opname, attrs, data, in_shapes)]),)
         for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
                               ("gamma", in_shapes[2], param), ("mean", in_shapes[3], param),
                               (stat, in_shapes[4], param), ("data_grad", out_shapes[0], data),
                               ("gamma_grad", out_shapes[1], param),
                               ("beta_grad", out_shapes[2], param)):
-            _check(opname, name, s, want, in_shapes)
+            check_arg_shape(opname, name, s, want, in_shapes)
         return [data, data, param, param, param], [data, param, param]
     return infer
 
@@ -222,21 +207,18 @@ def _bn_recompute(node):
 
 def _bn_apply_shape(attrs, in_shapes, out_shapes):
     opname = "_nbdl_BatchNorm_apply"
-    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    data = known_shape(in_shapes[0], out_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     param = (int(data[bn_axis(opname, attrs, data, in_shapes)]),)
     for name, s in zip(("gamma", "beta", "mean", "invstd"), in_shapes[1:]):
-        _check(opname, name, s, param, in_shapes)
-    _check(opname, "output", out_shapes[0], data, in_shapes)
+        check_arg_shape(opname, name, s, param, in_shapes)
+    check_arg_shape(opname, "output", out_shapes[0], data, in_shapes)
     return [data] + [param] * 4, [data]
 
 
-BN_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm",
-              "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm"}
-BN_BACKWARD_KERNELS = {"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_backward",
-                       "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_backward"}
+BN_KERNELS = kernel_paths("batch_norm", "prepare_batch_norm")
+BN_BACKWARD_KERNELS = kernel_paths("batch_norm", "prepare_batch_norm_backward")
 
 
 def _bn_relu_shape(attrs, in_shapes, out_shapes):
@@ -310,8 +292,7 @@ register(OpDef(
     input_names=_inputs("_nbdl_BatchNorm_apply", ["data", "gamma", "beta", "mean", "invstd"]),
     attrs=dict(BN_APPLY_ATTRS),
     infer_shape=_bn_apply_shape, infer_type=bn_type((0,), (0,)), half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_batch_norm_apply",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_batch_norm_apply"},
+    kernels=kernel_paths("batch_norm", "prepare_batch_norm_apply"),
     inplace=_data_inplace, supports_add=True, hidden=True,
     doc="``(data - mean) * invstd * gamma + beta`` per channel, computed as BatchNorm's "
         "forward computes it (bitwise its output for the statistics it saved); what a "
@@ -356,28 +337,25 @@ def group_param_shape(opname, C, G, named_shapes, in_shapes):
 
 def _group_shape(opname):
     def infer(attrs, in_shapes, out_shapes):
-        data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+        data = known_shape(in_shapes[0], out_shapes[0])
         if data is None:
             return in_shapes, out_shapes
-        data = tuple(data)
-        _check(opname, "output", out_shapes[0], data, in_shapes)
+        check_arg_shape(opname, "output", out_shapes[0], data, in_shapes)
         N, C, G, _ = group_dims(opname, attrs, data, in_shapes)
         param = group_param_shape(opname, C, G, zip(("gamma", "beta"), in_shapes[1:]),
                                   in_shapes)
         stat = (N, G)
         for name, s in zip(("mean", "var/std"), out_shapes[1:]):
-            _check(opname, name, s, stat, in_shapes)
+            check_arg_shape(opname, name, s, stat, in_shapes)
         return [data, param, param], [data, stat, stat]
     return infer
 
 
 def _group_backward_shape(opname):
     def infer(attrs, in_shapes, out_shapes):
-        data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None),
-                    None)
+        data = known_shape(in_shapes[1], in_shapes[0], out_shapes[0])
         if data is None:
             return in_shapes, out_shapes
-        data = tuple(data)
         N, C, G, _ = group_dims(opname, attrs, data, in_shapes)
         param = group_param_shape(opname, C, G, (("gamma", in_shapes[2]),
                                                  ("gamma_grad", out_shapes[1]),
@@ -386,17 +364,16 @@ def _group_backward_shape(opname):
         for name, s, want in (("out_grad", in_shapes[0], data), ("data", in_shapes[1], data),
                               ("mean", in_shapes[3], stat), ("var/std", in_shapes[4], stat),
                               ("data_grad", out_shapes[0], data)):
-            _check(opname, name, s, want, in_shapes)
+            check_arg_shape(opname, name, s, want, in_shapes)
         return [data, data, param, stat, stat], [data, param, param]
     return infer
 
 
 def _group_gradient(back_name, keys):
     def gradient(node, out_grads):
-        back = make_node(back_name,
-                         [out_grads[0], node.inputs[0], node.inputs[1], node.output(1),
-                          node.output(2)],
-                         {k: node.attrs[k] for k in keys}, name=f"{node.name}_backward")
+        back = backward_node(back_name, [out_grads[0], node.inputs[0], node.inputs[1],
+                                         node.output(1), node.output(2)],
+                             node, {k: node.attrs[k] for k in keys})
         return [back.output(0), back.output(1), back.output(2)]
     return gradient
 
@@ -409,8 +386,7 @@ register(OpDef(
     attrs=dict(IN_ATTRS),
     infer_shape=_group_shape("InstanceNorm"), infer_type=same_float_type,
     gradient=_group_gradient("_backward_InstanceNorm", ("eps",)),
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_instance_norm",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_instance_norm"},
+    kernels=kernel_paths("batch_norm", "prepare_instance_norm"),
     inplace=_data_inplace,
     supports_add=True,
     doc="Normalise each (sample, channel) over its spatial dimensions, then scale and shift."))
@@ -422,8 +398,7 @@ register(OpDef(
     num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
     attrs=dict(IN_ATTRS),
     infer_shape=_group_backward_shape("_backward_InstanceNorm"), infer_type=same_float_type,
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_instance_norm_backward",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_instance_norm_backward"},
+    kernels=kernel_paths("batch_norm", "prepare_instance_norm_backward"),
     supports_add=True, hidden=True,
     doc="InstanceNorm's data, gamma and beta gradients."))
 
@@ -435,8 +410,7 @@ register(OpDef(
     attrs=dict(GN_ATTRS),
     infer_shape=_group_shape("GroupNorm"), infer_type=same_float_type,
     gradient=_group_gradient("_backward_GroupNorm", ("num_groups", "eps")),
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_group_norm",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_group_norm"},
+    kernels=kernel_paths("batch_norm", "prepare_group_norm"),
     inplace=_data_inplace,
     supports_add=True, half_mirrors=True,
     doc="Normalise each (sample, channel group), then scale and shift per channel "
@@ -448,7 +422,6 @@ register(OpDef(
     num_outputs=3, output_names=["data_grad", "gamma_grad", "beta_grad"],
     attrs={k: GN_ATTRS[k] for k in ("num_groups", "eps")},
     infer_shape=_group_backward_shape("_backward_GroupNorm"), infer_type=same_float_type,
-    kernels={"cpu": "nbdl.kernels.cpu.batch_norm:prepare_group_norm_backward",
-             "cuda": "nbdl.kernels.cuda.batch_norm:prepare_group_norm_backward"},
+    kernels=kernel_paths("batch_norm", "prepare_group_norm_backward"),
     supports_add=True, hidden=True, half_mirrors=True,
     doc="GroupNorm's data, gamma and beta gradients."))

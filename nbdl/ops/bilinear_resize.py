@@ -16,8 +16,9 @@ With ``align_corners`` (the default) the corner pixels map onto each other
 scatters each output's gradient onto its four source pixels."""
 from ..errors import AttrError
 from .attrs import Attr
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node, zero_grad
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import data_type, known_shape
 
 MODES = ("size", "odd_scale", "like", "to_even_down", "to_even_up", "to_odd_down", "to_odd_up")
 
@@ -72,18 +73,16 @@ def resize_hw(attrs, dshape, like_shape=None):
 
 
 def _shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if len(d) != 4:
         raise shape_error(_NAME, f"data must be 4-D (N, C, H, W), got {d}", in_shapes)
     like = None
     if attrs["mode"] == "like":
-        like = in_shapes[1]
+        like = known_shape(in_shapes[1])
         if like is None:
             return in_shapes, out_shapes
-        like = tuple(like)
         if len(like) != 4:
             raise shape_error(_NAME, f"like must be 4-D, got {like}", in_shapes)
     oh, ow = resize_hw(attrs, d, like)
@@ -93,21 +92,11 @@ def _shape(attrs, in_shapes, out_shapes):
     return [d] + list(in_shapes[1:]), [d[:2] + (oh, ow)]
 
 
-def _type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d] + [t if t is not None else d for t in in_types[1:]], [d]
-
-
 def _grad(node, out_grads):
-    g = make_node("_backward_contrib_BilinearResize2D", [out_grads[0], node.inputs[0]],
-                  {"align_corners": node.attrs["align_corners"]}, name=f"{node.name}_backward")
-    grads = [g.output(0)]
-    if len(node.inputs) > 1:
-        grads.append(make_node("zeros_like", [node.inputs[1]], {},
-                               name=f"{node.name}_backward_like").output(0))
-    return grads
+    g = backward_node("_backward_contrib_BilinearResize2D", [out_grads[0], node.inputs[0]], node,
+                      {"align_corners": node.attrs["align_corners"]})
+    like = [zero_grad(node, 1, "backward_like")] if len(node.inputs) > 1 else []
+    return [g.output(0)] + like
 
 
 def _backward_shape(attrs, in_shapes, out_shapes):
@@ -118,10 +107,9 @@ def _backward_shape(attrs, in_shapes, out_shapes):
 register(OpDef(
     name=_NAME, input_names=_inputs, attrs=dict(BR_ATTRS), infer_shape=_shape,
     half_mirrors=True,
-    infer_type=_type, gradient=_grad,
+    infer_type=data_type, gradient=_grad,
     shape_inputs=lambda attrs: (1,) if attrs["mode"] == "like" else (),
-    kernels={"cpu": "nbdl.kernels.cpu.bilinear_resize:prepare_resize",
-             "cuda": "nbdl.kernels.cuda.bilinear_resize:prepare_resize"},
+    kernels=kernel_paths("bilinear_resize", "prepare_resize"),
     supports_add=True,
     doc="Bilinear resize of (N, C, H, W) data (sizes by ``mode``)."))
 
@@ -129,9 +117,8 @@ register(OpDef(
     name="_backward_contrib_BilinearResize2D", input_names=("out_grad", "data"),
     half_mirrors=True,
     attrs={"align_corners": BR_ATTRS["align_corners"]}, infer_shape=_backward_shape,
-    infer_type=_type, shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.bilinear_resize:prepare_resize_backward",
-             "cuda": "nbdl.kernels.cuda.bilinear_resize:prepare_resize_backward"},
+    infer_type=data_type, shape_inputs=(1,),
+    kernels=kernel_paths("bilinear_resize", "prepare_resize_backward"),
     supports_add=True, hidden=True,
     doc="Gradient of _contrib_BilinearResize2D: each output's gradient on its four source "
         "pixels."))

@@ -5,8 +5,8 @@ import numpy as np
 
 from .attrs import Attr
 from .elemwise_unary import same_shape
-from .ir import make_node
-from .registry import OpDef, register
+from .ir import backward_node, make_node
+from .registry import OpDef, kernel_paths, register
 
 CAST_DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
 ALL_DTYPES = tuple(np.dtype(d) for d in CAST_DTYPES)
@@ -20,16 +20,14 @@ def _cast_type(attrs, in_types, out_types):
 def _cast_grad(node, out_grads):
     # The gradient goes back in the input's dtype; shapes and dtypes are not
     # known while the gradient graph is built, so cast "like" the input.
-    return [make_node("_cast_like", [out_grads[0], node.inputs[0]],
-                      name=f"{node.name}_backward").output(0)]
+    return [backward_node("_cast_like", [out_grads[0], node.inputs[0]], node, {}).output(0)]
 
 
 register(OpDef(
     name="Cast",
     attrs={"dtype": Attr("str", choices=CAST_DTYPES)},
     infer_shape=same_shape, infer_type=_cast_type, gradient=_cast_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.cast:prepare_cast",
-             "cuda": "nbdl.kernels.cuda.cast:prepare_cast"},
+    kernels=kernel_paths("cast", "prepare_cast"),
     supports_add=True, dtypes=ALL_DTYPES,
     doc="Convert ``data`` to ``dtype`` (values are converted as numpy's "
         "``astype`` does, floats to integers by truncation)."), aliases=("cast",))
@@ -47,8 +45,7 @@ register(OpDef(
     name="amp_cast",
     attrs={"dtype": Attr("str", choices=CAST_DTYPES)},
     infer_shape=same_shape, infer_type=_amp_cast_type, gradient=_cast_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.cast:prepare_cast",
-             "cuda": "nbdl.kernels.cuda.cast:prepare_cast"},
+    kernels=kernel_paths("cast", "prepare_cast"),
     supports_add=True, dtypes=ALL_DTYPES,
     doc="AMP's cast: ``data`` converted to ``dtype`` when it is float32 or "
         "float16, any other dtype passed on unchanged."))
@@ -95,8 +92,7 @@ register(OpDef(
     num_outputs=lambda attrs: attrs["num_outputs"],
     attrs={"num_outputs": Attr("int"), "cast_narrow": Attr("bool", default=False)},
     infer_shape=_multicast_shape, infer_type=_multicast_type, gradient=_multicast_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.cast:prepare_multicast",
-             "cuda": "nbdl.kernels.cuda.cast:prepare_multicast"},
+    kernels=kernel_paths("cast", "prepare_multicast"),
     supports_add=True, dtypes=ALL_DTYPES,
     doc="AMP's cast of ``num_outputs`` inputs to their widest float type "
         "(float32 when any input is float32; ``cast_narrow=True``: the "
@@ -115,9 +111,8 @@ def _cast_like_type(attrs, in_types, out_types):
 register(OpDef(
     name="_cast_like", input_names=("data", "like"), hidden=True, shape_inputs=(1,),
     infer_shape=_cast_like_shape, infer_type=_cast_like_type,
-    gradient=lambda node, g: [make_node("_cast_like", [g[0], node.inputs[0]],
-                                        name=f"{node.name}_backward").output(0), None],
-    kernels={"cpu": "nbdl.kernels.cpu.cast:prepare_cast_like",
-             "cuda": "nbdl.kernels.cuda.cast:prepare_cast_like"},
+    gradient=lambda node, g: [backward_node("_cast_like", [g[0], node.inputs[0]], node,
+                                            {}).output(0), None],
+    kernels=kernel_paths("cast", "prepare_cast_like"),
     supports_add=True, dtypes=ALL_DTYPES,
     doc="``data`` converted to the dtype of ``like`` (Cast's gradient)."))

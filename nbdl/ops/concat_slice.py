@@ -7,7 +7,7 @@ The backward ops of Concat, slice and slice_axis take the forward inputs as
 extra inputs for their *shapes* only (a gradient rule is built before shapes
 are known); the kernels never read them."""
 from ..errors import ArgumentError
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import Attr, OpDef, register, shape_error
 from .shape import (MOVE_DTYPES, c_strides, forward_of_backward, grad_type, kernels,
                     like_data_shape, norm_axis, same_type)
@@ -50,8 +50,8 @@ def _concat_shape(attrs, in_shapes, out_shapes):
 
 def _concat_grad(node, out_grads):
     n = node.attrs["num_args"]
-    bw = make_node("_backward_Concat", [out_grads[0]] + list(node.inputs),
-                   {"num_args": n, "dim": node.attrs["dim"]}, name=f"{node.name}_backward")
+    bw = backward_node("_backward_Concat", [out_grads[0]] + list(node.inputs), node,
+                       {"num_args": n, "dim": node.attrs["dim"]})
     return [bw.output(i) for i in range(n)]
 
 
@@ -78,8 +78,7 @@ def _backward_concat_shape(attrs, in_shapes, out_shapes):
 def _backward_concat_grad(node, out_grads):
     # Linear in the head gradient: its gradient joins the output gradients again.
     n = node.attrs["num_args"]
-    cat = make_node("Concat", list(out_grads), {"num_args": n, "dim": node.attrs["dim"]},
-                    name=f"{node.name}_backward")
+    cat = backward_node("Concat", list(out_grads), node, {"num_args": n, "dim": node.attrs["dim"]})
     return [cat.output(0)] + [None] * n
 
 
@@ -136,8 +135,7 @@ def _split_grad(node, out_grads):
         grads = [make_node("expand_dims", [g], {"axis": attrs["axis"]},
                            name=f"{node.name}_backward_expand{i}").output(0)
                  for i, g in enumerate(grads)]
-    cat = make_node("Concat", grads, {"num_args": len(grads), "dim": attrs["axis"]},
-                    name=f"{node.name}_backward")
+    cat = backward_node("Concat", grads, node, {"num_args": len(grads), "dim": attrs["axis"]})
     return [cat.output(0)]
 
 
@@ -293,8 +291,8 @@ _SLICE_ATTRS = {"begin": Attr("tuple"), "end": Attr("tuple"), "step": Attr("tupl
 
 
 def _slice_grad(node, out_grads):
-    bw = make_node("_backward_slice", [out_grads[0], node.inputs[0]],
-                   {k: node.attrs[k] for k in _SLICE_ATTRS}, name=f"{node.name}_backward")
+    bw = backward_node("_backward_slice", [out_grads[0], node.inputs[0]], node,
+                       {k: node.attrs[k] for k in _SLICE_ATTRS})
     return [bw.output(0)]
 
 
@@ -347,8 +345,8 @@ _SLICE_AXIS_ATTRS = {"axis": Attr("int"), "begin": Attr("int"), "end": Attr("int
 
 
 def _slice_axis_grad(node, out_grads):
-    bw = make_node("_backward_slice_axis", [out_grads[0], node.inputs[0]],
-                   {k: node.attrs[k] for k in _SLICE_AXIS_ATTRS}, name=f"{node.name}_backward")
+    bw = backward_node("_backward_slice_axis", [out_grads[0], node.inputs[0]], node,
+                       {k: node.attrs[k] for k in _SLICE_AXIS_ATTRS})
     return [bw.output(0)]
 
 

@@ -21,8 +21,9 @@ statistics and never updates them).
 import math
 
 from .attrs import Attr
-from .convolution import CONV_ATTRS, same_type
-from .registry import OpDef, get_op, register, shape_error
+from .convolution import CONV_ATTRS
+from .registry import OpDef, get_op, kernel_paths, register, shape_error
+from .rules import same_type
 
 FUSED_ATTRS = dict(
     CONV_ATTRS,
@@ -73,8 +74,7 @@ register(OpDef(
     temp={"cpu": "nbdl.kernels.cpu.conv_plan:temp_convolution",
           "cuda": "nbdl.kernels.cuda.convolution:temp_convolution"},
     flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * math.prod(ins[1][1:]),
-    kernels={"cpu": "nbdl.kernels.cpu.convolution:prepare_fused_convolution",
-             "cuda": "nbdl.kernels.cuda.convolution:prepare_fused_convolution"},
+    kernels=kernel_paths("convolution", "prepare_fused_convolution"),
     hidden=True,
     doc="Convolution, then an inference BatchNorm, a residual add and ReLU in its output "
         "loop (made by nbdl.graph.fuse for graphs bound for inference)."))

@@ -27,9 +27,10 @@ import math
 
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
+from .rules import check_arg_shape, known_shape, same_type
 
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 _ALL_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC", "NWC")
@@ -149,12 +150,6 @@ def deconv_out_spatial(opname, attrs, xs, in_shapes):
     return out
 
 
-def _check(opname, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}", in_shapes)
-
-
 def _infer(opname, transposed):
     def rule(attrs, in_shapes, out_shapes):
         k = spatial_params(opname, attrs)[0]
@@ -163,12 +158,11 @@ def _infer(opname, transposed):
         f, g = attrs["num_filter"], attrs["num_group"]
         where = f"{opname} (kernel={k}, num_filter={f}, num_group={g})"
         if not attrs["no_bias"]:
-            _check(where, "bias", ins[2], (f,), in_shapes)
+            check_arg_shape(where, "bias", ins[2], (f,), in_shapes)
             ins[2] = (f,)
-        data = ins[0]
+        data = known_shape(ins[0])
         if data is None:
             return ins, outs
-        data = tuple(data)
         if len(data) != nd + 2:
             raise shape_error(where, f"argument 'data' has shape {data}, expected {nd + 2} axes "
                               f"(N, C, *spatial) for a {nd}-D kernel", in_shapes)
@@ -182,18 +176,14 @@ def _infer(opname, transposed):
         else:
             w = (f, c // g) + k
             ys = conv_out_spatial(where, attrs, data[2:], in_shapes)
-        _check(where, "weight", ins[1], w, in_shapes)
+        check_arg_shape(where, "weight", ins[1], w, in_shapes)
         ins[1] = w
         y = (data[0], f) + ys
-        _check(where, "output", outs[0], y, in_shapes)
+        check_arg_shape(where, "output", outs[0], y, in_shapes)
         outs[0] = y
         return ins, outs
     return rule
 
-
-def same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 def _grad_attrs(attrs):
@@ -202,8 +192,8 @@ def _grad_attrs(attrs):
 
 def _gradient(backward_op):
     def gradient(node, out_grads):
-        back = make_node(backward_op, [out_grads[0], node.inputs[0], node.inputs[1]],
-                         _grad_attrs(node.attrs), name=f"{node.name}_backward")
+        back = backward_node(backward_op, [out_grads[0], node.inputs[0], node.inputs[1]], node,
+                             _grad_attrs(node.attrs))
         return [back.output(i) for i in range(back.num_outputs)]
     return gradient
 
@@ -217,7 +207,7 @@ def _backward_infer(forward_rule, opname):
         fwd_in, fwd_out = forward_rule(attrs, fwd_in, [ins[0]])
         ins[0], ins[1], ins[2] = fwd_out[0], fwd_in[0], fwd_in[1]
         for name, i_in, i_out in (("data_grad", 1, 0), ("weight_grad", 2, 1)):
-            _check(opname, name, outs[i_out], ins[i_in] or outs[i_out], in_shapes)
+            check_arg_shape(opname, name, outs[i_out], ins[i_in] or outs[i_out], in_shapes)
             outs[i_out] = ins[i_in]
         if not attrs["no_bias"]:
             outs[2] = (attrs["num_filter"],)

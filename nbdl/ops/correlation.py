@@ -23,8 +23,9 @@ import numpy as np
 from ..errors import AttrError
 from .attrs import Attr
 from .elemwise_unary import equal_types
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -68,10 +69,9 @@ def _inputs(attrs):
 
 def _shape(attrs, in_shapes, out_shapes):
     d1, d2 = in_shapes
-    d = d1 if d1 is not None else d2
+    d = known_shape(d1, d2)
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     for name, s in (("data1", d1), ("data2", d2)):
         if s is not None and (len(s) != 4 or tuple(s) != d):
             raise shape_error("Correlation", f"data1 and data2 must be 4-D (N, C, H, W) of one "
@@ -87,8 +87,8 @@ def _shape(attrs, in_shapes, out_shapes):
 
 
 def _grad(node, out_grads):
-    g = make_node("_backward_Correlation", [out_grads[0], node.inputs[0], node.inputs[1]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_Correlation", [out_grads[0], node.inputs[0], node.inputs[1]],
+                      node)
     return [g.output(0), g.output(1)]
 
 
@@ -102,10 +102,8 @@ register(OpDef(
     name="Correlation", input_names=_inputs, attrs=dict(CORR_ATTRS),
     infer_shape=_shape, infer_type=equal_types("Correlation", ("data1", "data2")),
     gradient=_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.correlation:prepare_correlation",
-             "cuda": "nbdl.kernels.cuda.correlation:prepare_correlation"},
-    temp={"cpu": "nbdl.kernels.cpu.correlation:temp_plain",
-          "cuda": "nbdl.kernels.cuda.correlation:temp_plain"},
+    kernels=kernel_paths("correlation", "prepare_correlation"),
+    temp=kernel_paths("correlation", "temp_plain"),
     supports_add=True, dtypes=HALF_FLOATS,
     doc="FlowNet's correlation of two feature maps over a neighbourhood of displacements."))
 
@@ -114,9 +112,7 @@ register(OpDef(
     attrs=dict(CORR_ATTRS), num_outputs=2, output_names=["data1_grad", "data2_grad"],
     infer_shape=_backward_shape,
     infer_type=equal_types("_backward_Correlation", ("out_grad", "data1", "data2")),
-    kernels={"cpu": "nbdl.kernels.cpu.correlation:prepare_correlation_backward",
-             "cuda": "nbdl.kernels.cuda.correlation:prepare_correlation_backward"},
-    temp={"cpu": "nbdl.kernels.cpu.correlation:temp_plain",
-          "cuda": "nbdl.kernels.cuda.correlation:temp_plain"},
+    kernels=kernel_paths("correlation", "prepare_correlation_backward"),
+    temp=kernel_paths("correlation", "temp_plain"),
     supports_add=True, hidden=True, dtypes=HALF_FLOATS,
     doc="Correlation's gradients to data1 and data2."))

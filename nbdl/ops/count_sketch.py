@@ -13,8 +13,8 @@ on GPUs only; nbdl on both devices.  float32 and float64.
 """
 from .attrs import Attr
 from .elemwise_unary import equal_types
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
 
 SKETCH_ATTRS = {
     "out_dim": Attr("int", doc="The output dimension."),
@@ -41,9 +41,8 @@ def _shape(attrs, in_shapes, out_shapes):
 
 
 def _grad(node, out_grads):
-    g = make_node("_backward_contrib_count_sketch", [out_grads[0], node.inputs[0], node.inputs[1],
-                                                     node.inputs[2]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_contrib_count_sketch",
+                      [out_grads[0], node.inputs[0], node.inputs[1], node.inputs[2]], node)
     return [g.output(0), None, None]
 
 
@@ -51,8 +50,7 @@ register(OpDef(
     name="_contrib_count_sketch", input_names=("data", "h", "s"), attrs=dict(SKETCH_ATTRS),
     infer_shape=_shape, infer_type=equal_types("_contrib_count_sketch", ("data", "h", "s")),
     gradient=_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.count_sketch:prepare_count_sketch",
-             "cuda": "nbdl.kernels.cuda.count_sketch:prepare_count_sketch"},
+    kernels=kernel_paths("count_sketch", "prepare_count_sketch"),
     supports_add=True, doc="Count sketch of each row: out[h[i]] += s[i] * data[i]."))
 
 register(OpDef(
@@ -61,6 +59,5 @@ register(OpDef(
     infer_shape=lambda attrs, ins, outs: (ins, [ins[1] if ins[1] is not None else outs[0]]),
     infer_type=equal_types("_backward_contrib_count_sketch", ("out_grad", "data", "h", "s")),
     shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.count_sketch:prepare_count_sketch_backward",
-             "cuda": "nbdl.kernels.cuda.count_sketch:prepare_count_sketch_backward"},
+    kernels=kernel_paths("count_sketch", "prepare_count_sketch_backward"),
     supports_add=True, hidden=True, doc="_contrib_count_sketch's data gradient."))

@@ -9,8 +9,9 @@ is the head gradient written into that window of zeros (hidden
 ``_backward_Crop``); ``crop_like`` gets a zero gradient, as in MXNet."""
 from ..errors import AttrError
 from .attrs import Attr
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node, zero_grad
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import data_type, known_shape
 
 CROP_ATTRS = {
     "num_args": Attr("int", doc="1: crop to h_w; 2: crop to the shape of the second input."),
@@ -48,10 +49,9 @@ def crop_offsets(attrs, dshape, oshape, where="Crop", in_shapes=None):
 
 
 def _crop_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if len(d) != 4:
         raise shape_error("Crop", f"data must be 4-D (N, C, H, W), got {d}", in_shapes)
     if attrs["num_args"] == 1:
@@ -60,10 +60,9 @@ def _crop_shape(attrs, in_shapes, out_shapes):
             raise shape_error("Crop", f"h_w={(h, w)} must be at least 1 and at most the "
                               f"data's height and width {d[2:]}", in_shapes)
     else:
-        like = in_shapes[1]
+        like = known_shape(in_shapes[1])
         if like is None:
             return in_shapes, out_shapes
-        like = tuple(like)
         if len(like) < 4:
             raise shape_error("Crop", f"crop_like must be 4-D, got {like}", in_shapes)
         h, w = like[2], like[3]
@@ -72,23 +71,12 @@ def _crop_shape(attrs, in_shapes, out_shapes):
     return [d] + list(in_shapes[1:]), [out]
 
 
-def _crop_type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d] + [t if t is not None else d for t in in_types[1:]], [d]
-
-
 def _crop_grad(node, out_grads):
     a = node.attrs
-    g = make_node("_backward_Crop", [out_grads[0], node.inputs[0]],
-                  {"offset": a["offset"], "center_crop": a["center_crop"]},
-                  name=f"{node.name}_backward")
-    grads = [g.output(0)]
-    if len(node.inputs) > 1:
-        grads.append(make_node("zeros_like", [node.inputs[1]], {},
-                               name=f"{node.name}_backward_like").output(0))
-    return grads
+    g = backward_node("_backward_Crop", [out_grads[0], node.inputs[0]], node,
+                      {"offset": a["offset"], "center_crop": a["center_crop"]})
+    like = [zero_grad(node, 1, "backward_like")] if len(node.inputs) > 1 else []
+    return [g.output(0)] + like
 
 
 def _crop_backward_shape(attrs, in_shapes, out_shapes):
@@ -103,10 +91,9 @@ def _crop_backward_shape(attrs, in_shapes, out_shapes):
 register(OpDef(
     name="Crop", input_names=_crop_inputs, key_var_num_args="num_args", attrs=dict(CROP_ATTRS),
     half_mirrors=True,
-    infer_shape=_crop_shape, infer_type=_crop_type, gradient=_crop_grad,
+    infer_shape=_crop_shape, infer_type=data_type, gradient=_crop_grad,
     shape_inputs=lambda attrs: (1,) if attrs["num_args"] == 2 else (),
-    kernels={"cpu": "nbdl.kernels.cpu.crop:prepare_crop",
-             "cuda": "nbdl.kernels.cuda.crop:prepare_crop"},
+    kernels=kernel_paths("crop", "prepare_crop"),
     supports_add=True,
     doc="Crop (N, C, H, W) data to h_w or to the height and width of a second input."))
 
@@ -114,8 +101,7 @@ register(OpDef(
     name="_backward_Crop", input_names=("out_grad", "data"),
     half_mirrors=True,
     attrs={k: CROP_ATTRS[k] for k in ("offset", "center_crop")},
-    infer_shape=_crop_backward_shape, infer_type=_crop_type, shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.crop:prepare_crop_backward",
-             "cuda": "nbdl.kernels.cuda.crop:prepare_crop_backward"},
+    infer_shape=_crop_backward_shape, infer_type=data_type, shape_inputs=(1,),
+    kernels=kernel_paths("crop", "prepare_crop_backward"),
     supports_add=True, hidden=True,
     doc="Crop's data gradient: the head gradient in its window, zeros elsewhere."))

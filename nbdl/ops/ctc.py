@@ -22,9 +22,10 @@ backward op only scales: ``data_grad = out_grad[n] * grad``.
 import numpy as np
 
 from ..errors import NbdlError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 CTC_ATTRS = {
     "use_data_lengths": Attr("bool", False,
@@ -76,10 +77,9 @@ def _input_names(attrs):
 
 def _ctc_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
-    d = ins[0] if ins[0] is not None else outs[1]
+    d = known_shape(ins[0], outs[1])
     if d is None:
         return ins, outs
-    d = tuple(d)
     if len(d) != 3:
         raise shape_error("CTCLoss", f"data must be 3-D (sequence length, batch, alphabet), "
                           f"got {d}", in_shapes)
@@ -114,8 +114,7 @@ def _ctc_type(attrs, in_types, out_types):
 
 
 def _ctc_gradient(node, out_grads):
-    g = make_node("_backward_CTCLoss", [out_grads[0], node.output(1)], {},
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_CTCLoss", [out_grads[0], node.output(1)], node, {})
     return [g.output(0)] + [None] * (len(node.inputs) - 1)
 
 
@@ -131,10 +130,9 @@ def ctc_temp(call):
 
 def _backward_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
-    d = ins[1] if ins[1] is not None else outs[0]
+    d = known_shape(ins[1], outs[0])
     if d is None:
         return ins, outs
-    d = tuple(d)
     if len(d) != 3:
         raise shape_error("_backward_CTCLoss", f"grad must be 3-D, got {d}", in_shapes)
     if ins[0] is not None and tuple(ins[0]) != (d[1],):
@@ -156,8 +154,7 @@ register(OpDef(
     infer_shape=_ctc_shape, infer_type=_ctc_type,
     gradient=_ctc_gradient,
     temp=ctc_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.ctc:prepare_ctc",
-             "cuda": "nbdl.kernels.cuda.ctc:prepare_ctc"},
+    kernels=kernel_paths("ctc", "prepare_ctc"),
     int_inputs=(1, 2, 3),
     doc="Connectionist temporal classification loss of activations data (T, N, C) against "
         "padded labels (N, L); log-softmax is applied over C inside. Returns the loss per "
@@ -170,7 +167,6 @@ register(OpDef(
     infer_shape=_backward_shape, infer_type=_backward_type,
     # each element reads grad[t, n, c] (and out_grad[n]) before writing it
     inplace=lambda attrs: [(1, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.ctc:prepare_ctc_backward",
-             "cuda": "nbdl.kernels.cuda.ctc:prepare_ctc_backward"},
+    kernels=kernel_paths("ctc", "prepare_ctc_backward"),
     supports_add=True, hidden=True,
     doc="out_grad[n] * grad[t, n, c]: the CTC gradient scaled by the head gradient."))

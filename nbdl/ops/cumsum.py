@@ -13,8 +13,8 @@ import numpy as np
 
 from ..errors import DTypeError
 from .attrs import Attr
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
 
 CUMSUM_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
                                             np.int8, np.uint8))
@@ -84,8 +84,7 @@ def _type(attrs, in_types, out_types):
 
 
 def _grad(node, out_grads):
-    g = make_node("_backward_np_cumsum", [out_grads[0], node.inputs[0]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_np_cumsum", [out_grads[0], node.inputs[0]], node)
     return [g.output(0)]
 
 
@@ -122,9 +121,7 @@ register(OpDef(
     name="_backward_np_cumsum", input_names=("out_grad", "data"), attrs=dict(CUMSUM_ATTRS),
     infer_shape=_backward_shape, infer_type=_backward_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.cumsum:prepare_cumsum_backward",
-             "cuda": "nbdl.kernels.cuda.cumsum:prepare_cumsum_backward"},
-    temp={"cpu": "nbdl.kernels.cpu.cumsum:temp_cumsum_backward",
-          "cuda": "nbdl.kernels.cuda.cumsum:temp_cumsum_backward"},
+    kernels=kernel_paths("cumsum", "prepare_cumsum_backward"),
+    temp=kernel_paths("cumsum", "temp_cumsum_backward"),
     supports_add=True, hidden=True, shape_inputs=(1,), dtypes=CUMSUM_DTYPES,
     doc="cumsum's gradient: the running sum of the head gradient from the end."))

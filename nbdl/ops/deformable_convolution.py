@@ -35,10 +35,11 @@ coordinates (the derivative from the right) and zero where a coordinate is
 clamped, as in MXNet.
 """
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .convolution import conv_out_spatial, same_type, spatial_params
+from .convolution import conv_out_spatial, spatial_params
 from .registry import REQ_NULL, OpDef, register, shape_error
+from .rules import check_arg_shape, known_shape, same_type
 
 V1 = "_contrib_DeformableConvolution"
 V2 = "_contrib_ModulatedDeformableConvolution"
@@ -90,12 +91,6 @@ def _input_names(opname, modulated):
     return names
 
 
-def _check(where, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        raise shape_error(where, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}", in_shapes)
-
-
 def _infer(opname, modulated):
     def rule(attrs, in_shapes, out_shapes):
         k = deform_params(opname, attrs)[0]
@@ -105,12 +100,11 @@ def _infer(opname, modulated):
                  f"num_deformable_group={dg})")
         i_w = 3 if modulated else 2
         if not attrs["no_bias"]:
-            _check(where, "bias", ins[i_w + 1], (f,), in_shapes)
+            check_arg_shape(where, "bias", ins[i_w + 1], (f,), in_shapes)
             ins[i_w + 1] = (f,)
-        data = ins[0]
+        data = known_shape(ins[0])
         if data is None:
             return ins, outs
-        data = tuple(data)
         if len(data) != 4:
             raise shape_error(where, f"argument 'data' has shape {data}, expected 4 axes "
                               f"(N, C, H, W)", in_shapes)
@@ -134,10 +128,10 @@ def _infer(opname, modulated):
         if modulated:
             want.append(("mask", 2, (n, taps, oh, ow)))
         for name, i, shape in want:
-            _check(where, name, ins[i], shape, in_shapes)
+            check_arg_shape(where, name, ins[i], shape, in_shapes)
             ins[i] = shape
         y = (n, f, oh, ow)
-        _check(where, "output", outs[0], y, in_shapes)
+        check_arg_shape(where, "output", outs[0], y, in_shapes)
         outs[0] = y
         return ins, outs
     return rule
@@ -146,8 +140,8 @@ def _infer(opname, modulated):
 def _gradient(node, out_grads):
     # the backward op reads data, offset, (mask) and weight: every input but the bias
     fwd = list(node.inputs) if node.attrs["no_bias"] else list(node.inputs[:-1])
-    back = make_node(_BACKWARD[V2 if is_modulated(node.attrs) else V1], [out_grads[0]] + fwd,
-                     dict(node.attrs), name=f"{node.name}_backward")
+    back = backward_node(_BACKWARD[V2 if is_modulated(node.attrs) else V1], [out_grads[0]] + fwd,
+                         node)
     return [back.output(i) for i in range(back.num_outputs)]
 
 
@@ -172,7 +166,7 @@ def _backward_infer(forward_rule, modulated):
         ins[1:] = fwd_in[:n_fwd]
         for i, name in enumerate(_backward_names(modulated)(attrs)):
             want = ins[1 + i] if i < n_fwd else (attrs["num_filter"],)
-            _check(_BACKWARD[V2 if modulated else V1], name, outs[i], want or outs[i], in_shapes)
+            check_arg_shape(_BACKWARD[V2 if modulated else V1], name, outs[i], want or outs[i], in_shapes)
             outs[i] = want
         return ins, outs
     return rule

@@ -12,10 +12,10 @@ Note: Gluon's ``PixelShuffle2D`` orders channels the other way
 (``c*b^2 + i*b + j``, CRD), so it is *not* ``depth_to_space``; it stays a
 Reshape/transpose/Reshape."""
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .elemwise_unary import same_type
 from .registry import OpDef, register, shape_error
+from .rules import same_type
 
 _ATTRS = {"block_size": Attr("int", doc="Side of the spatial block.")}
 
@@ -77,8 +77,8 @@ def _shape_rule(opname, forward, backward):
 
 def _grad(other):
     def rule(node, out_grads):
-        return [make_node(other, [out_grads[0]], {"block_size": node.attrs["block_size"]},
-                          name=f"{node.name}_backward").output(0)]
+        return [backward_node(other, [out_grads[0]], node,
+                              {"block_size": node.attrs["block_size"]}).output(0)]
     return rule
 
 

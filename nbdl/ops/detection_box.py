@@ -10,7 +10,7 @@ box_encode and box_decode have zero gradients.
 """
 import numpy as np
 
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import Attr, OpDef, register, shape_error
 
 KERNELS = "nbdl.kernels.{}.detection:{}"
@@ -43,7 +43,8 @@ def same_type_all(n_in, n_out):
     return rule
 
 
-def _fix(where, name, have, want, in_shapes):
+def fix_shape(where, name, have, want, in_shapes):
+    """``want`` (a tuple), after checking a known ``have`` against it."""
     if have is not None and tuple(have) != tuple(want):
         raise shape_error(where, f"{name} has shape {tuple(have)}, expected {tuple(want)}",
                           in_shapes)
@@ -100,8 +101,7 @@ def _nms_shape(attrs, in_shapes, out_shapes):
 
 
 def _nms_grad(node, out_grads):
-    g = make_node("_backward_contrib_box_nms", [out_grads[0], node.output(1)],
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_contrib_box_nms", [out_grads[0], node.output(1)], node, {})
     return [g.output(0)]
 
 
@@ -199,8 +199,8 @@ def _encode_shape(attrs, in_shapes, out_shapes):
             raise shape_error(where, f"{name} must be (B, *, 4), got shape {tuple(x)}",
                               in_shapes)
     a = a if a is not None else out_shapes[0] if out_shapes[0] is not None else out_shapes[1]
-    means = _fix(where, "means", means, (4,), in_shapes)
-    stds = _fix(where, "stds", stds, (4,), in_shapes)
+    means = fix_shape(where, "means", means, (4,), in_shapes)
+    stds = fix_shape(where, "stds", stds, (4,), in_shapes)
     if a is not None:
         bn = (a[0], a[1])
         for name, x in (("samples", s), ("matches", m)):

@@ -15,7 +15,7 @@ import ast
 import numpy as np
 
 from ..errors import AttrError, NbdlError
-from .detection_box import kernels, same_type_all, temps, zero_grads
+from .detection_box import fix_shape, kernels, same_type_all, temps, zero_grads
 from .registry import Attr, OpDef, register, shape_error
 
 F32 = (np.dtype(np.float32),)
@@ -235,19 +235,12 @@ def proposal_shape(name, multi):
             raise shape_error(name, "the feature map must be non-empty and "
                                     f"rpn_post_nms_top_n={attrs['rpn_post_nms_top_n']} "
                                     "positive", in_shapes)
-        bbox = _fix_shape(name, "bbox_pred", in_shapes[1], (c[0], c[1] * 2, c[2], c[3]),
+        bbox = fix_shape(name, "bbox_pred", in_shapes[1], (c[0], c[1] * 2, c[2], c[3]),
                           in_shapes)
-        info = _fix_shape(name, "im_info", in_shapes[2], (c[0], 3), in_shapes)
+        info = fix_shape(name, "im_info", in_shapes[2], (c[0], 3), in_shapes)
         n = c[0] * attrs["rpn_post_nms_top_n"]
         return [tuple(c), bbox, info], [(n, 5), (n, 1)]
     return rule
-
-
-def _fix_shape(where, name, have, want, in_shapes):
-    if have is not None and tuple(have) != tuple(want):
-        raise shape_error(where, f"{name} has shape {tuple(have)}, expected {tuple(want)}",
-                          in_shapes)
-    return tuple(want)
 
 
 for _name, _multi in (("_contrib_Proposal", False), ("_contrib_MultiProposal", True)):

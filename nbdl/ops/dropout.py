@@ -7,12 +7,15 @@ draw is shared along them.  Outside training (``is_train`` False) with
 mode='training' the op is the identity and the mask is all ones, which keeps
 ``_backward_Dropout(out_grad, mask) = out_grad * mask`` right in every mode.
 """
+from functools import partial
+
 import numpy as np
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import REQ_NULL, OpDef, Recompute, register, shape_error
+from .registry import REQ_NULL, OpDef, Recompute, kernel_paths, register, shape_error
+from .rules import checked_inputs, known_shape
 
 DROPOUT_ATTRS = {
     "p": Attr("float", 0.5, doc="Fraction of the input that gets dropped out."),
@@ -32,12 +35,7 @@ def check_dropout_attrs(opname, attrs):
         raise AttrError(f"{opname}: axes={axes!r} is invalid: expected distinct integers")
 
 
-def _inputs(opname, names):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    def input_names(attrs):
-        check_dropout_attrs(opname, attrs)
-        return list(names)
-    return input_names
+_inputs = partial(checked_inputs, check_dropout_attrs)   # input names, the attributes checked first
 
 
 def _mask_shape(opname, attrs, shape, in_shapes):
@@ -52,10 +50,9 @@ def _mask_shape(opname, attrs, shape, in_shapes):
 
 
 def _dropout_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    d = known_shape(in_shapes[0], out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if out_shapes[0] is not None and tuple(out_shapes[0]) != d:
         raise shape_error("Dropout", f"output shape {tuple(out_shapes[0])} differs from data "
                           f"shape {d}", in_shapes)
@@ -77,23 +74,21 @@ def _dropout_type(attrs, in_types, out_types):
 
 
 def _dropout_grad(node, out_grads):
-    g = make_node("_backward_Dropout", [out_grads[0], node.output(1)], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_Dropout", [out_grads[0], node.output(1)], node)
     return [g.output(0)]
 
 
 def _backward_grad(node, out_grads):
     # linear in out_grad; the mask is a constant of the forward draw
-    g = make_node("_backward_Dropout", [out_grads[0], node.inputs[1]], dict(node.attr_str),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_Dropout", [out_grads[0], node.inputs[1]], node,
+                      dict(node.attr_str))
     return [g.output(0), None]
 
 
 def _backward_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    d = known_shape(in_shapes[0], out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     m = _mask_shape("_backward_Dropout", attrs, d, in_shapes)
     if in_shapes[1] is not None and tuple(in_shapes[1]) != m:
         raise shape_error("_backward_Dropout", f"mask shape {tuple(in_shapes[1])} does not "
@@ -125,8 +120,7 @@ register(OpDef(
     # each output element reads only its own input element
     inplace=lambda attrs: [(0, 0)],
     temp=mask_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.dropout:prepare_dropout",
-             "cuda": "nbdl.kernels.cuda.dropout:prepare_dropout"},
+    kernels=kernel_paths("dropout", "prepare_dropout"),
     train_aware=True, recompute=_dropout_recompute,
     doc="In training (or mode='always') zero each element with probability p and "
         "scale the rest by 1/(1-p); otherwise the identity."))
@@ -138,7 +132,6 @@ register(OpDef(
     attrs=dict(DROPOUT_ATTRS),
     infer_shape=_backward_shape, infer_type=_backward_type, gradient=_backward_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.dropout:prepare_dropout_backward",
-             "cuda": "nbdl.kernels.cuda.dropout:prepare_dropout_backward"},
+    kernels=kernel_paths("dropout", "prepare_dropout_backward"),
     supports_add=True, hidden=True,
     doc="out_grad * mask (the mask broadcast along Dropout's axes)."))

@@ -16,7 +16,7 @@ themselves (their backward ops have rules here too), so
 """
 import math
 
-from .ir import make_node
+from .ir import backward_node, make_node
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
@@ -96,7 +96,7 @@ def second_order(derivative, attr_names=()):
         g = out_grads[0]
         ograd, u = node.inputs[0], node.inputs[1]
         attrs = {k: node.attr_str.get(k, node.attrs[k]) for k in attr_names}
-        d_ograd = make_node(node.op, [g, u], attrs, name=f"{node.name}_backward").output(0)
+        d_ograd = backward_node(node.op, [g, u], node, attrs).output(0)
         if derivative is None:
             return [d_ograd, None]
         names = _namer(node)

@@ -13,8 +13,9 @@ import numpy as np
 from ..dtype import COMPUTE, FLOATING, HALF, NUMERIC
 from ..errors import DTypeError
 from .elemwise_grad2 import DERIVATIVES, second_order
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
+from .rules import same_type  # noqa: F401  (the family's type rule; docs/ops.md imports it here)
 
 
 def same_shape(attrs, in_shapes, out_shapes):
@@ -22,10 +23,6 @@ def same_shape(attrs, in_shapes, out_shapes):
     known = next((s for s in list(in_shapes) + list(out_shapes) if s is not None), None)
     return [known] * len(in_shapes), [known] * len(out_shapes)
 
-
-def same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 def equal_shapes(opname, names):
@@ -234,8 +231,7 @@ def _where_shape(attrs, in_shapes, out_shapes):
 
 
 def _where_grad(node, out_grads):
-    back = make_node("_backward_where", [out_grads[0], node.inputs[0]],
-                     name=f"{node.name}_backward")
+    back = backward_node("_backward_where", [out_grads[0], node.inputs[0]], node, {})
     return [None, back.output(0), back.output(1)]
 
 

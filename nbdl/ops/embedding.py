@@ -8,12 +8,15 @@ and ``weight`` ``(input_dim, output_dim)``; the output is ``data.shape +
 through the hidden scatter-add ``_backward_Embedding(out_grad, data,
 weight)`` (the weight is passed for its shape only); ids get none.
 """
+from functools import partial
+
 import numpy as np
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, register, shape_error
+from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
+from .rules import checked_inputs
 
 EMBEDDING_ATTRS = {
     "input_dim": Attr("int", doc="Number of rows of the weight (the vocabulary size)."),
@@ -36,12 +39,7 @@ def check_embedding_attrs(opname, attrs):
             raise AttrError(f"{opname}: {k}={attrs[k]} is invalid: it must be >= 1")
 
 
-def _inputs(opname, names):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    def input_names(attrs):
-        check_embedding_attrs(opname, attrs)
-        return list(names)
-    return input_names
+_inputs = partial(checked_inputs, check_embedding_attrs)   # input names, the attributes checked first
 
 
 def _weight_shape(attrs):
@@ -86,8 +84,7 @@ def _embedding_type(attrs, in_types, out_types):
 
 
 def _embedding_grad(node, out_grads):
-    g = make_node("_backward_Embedding", [out_grads[0], node.inputs[0], node.inputs[1]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_Embedding", [out_grads[0], node.inputs[0], node.inputs[1]], node)
     return [None, g.output(0)]
 
 
@@ -118,8 +115,7 @@ register(OpDef(
     infer_shape=_embedding_shape, infer_type=_embedding_type,
     gradient=_embedding_grad,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.embedding:prepare_embedding",
-             "cuda": "nbdl.kernels.cuda.embedding:prepare_embedding"},
+    kernels=kernel_paths("embedding", "prepare_embedding"),
     supports_add=True, dtypes=FLOAT_DTYPES, int_inputs=(0,),
     doc="weight[data]: one row of the (input_dim, output_dim) weight per id; ids are "
         "truncated to integers and clipped to [0, input_dim)."))
@@ -130,8 +126,7 @@ register(OpDef(
     attrs=dict(EMBEDDING_ATTRS),
     infer_shape=_backward_shape, infer_type=_backward_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.embedding:prepare_embedding_backward",
-             "cuda": "nbdl.kernels.cuda.embedding:prepare_embedding_backward"},
+    kernels=kernel_paths("embedding", "prepare_embedding_backward"),
     supports_add=True, hidden=True, dtypes=FLOAT_DTYPES, int_inputs=(1,), shape_inputs=(2,),
     doc="Scatter-add of Embedding's head gradient into the weight's gradient "
         "(repeated ids accumulate)."))

@@ -17,19 +17,18 @@ costs O(d p) for its stage).  MXNet 1.9.1 runs these on GPUs only; nbdl on
 both devices.  float32 and float64.
 """
 from .attrs import Attr
-from .elemwise_unary import same_type
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape, same_type
 
 FFT_ATTRS = {"compute_size": Attr("int", 128, doc="Accepted (MXNet's cuFFT batch size).")}
 
 
 def _rows_rule(opname, inverse):
     def rule(attrs, in_shapes, out_shapes):
-        d = in_shapes[0]
+        d = known_shape(in_shapes[0])
         if d is None:
             return in_shapes, out_shapes
-        d = tuple(d)
         if len(d) not in (2, 4):
             raise shape_error(opname, f"data must be 2-D (N, d) or 4-D (N1, N2, N3, d), got {d}",
                               in_shapes)
@@ -43,7 +42,7 @@ def _rows_rule(opname, inverse):
 
 def _grad_by(other):
     def grad(node, out_grads):
-        g = make_node(other, [out_grads[0]], dict(node.attrs), name=f"{node.name}_backward")
+        g = backward_node(other, [out_grads[0]], node)
         return [g.output(0)]
     return grad
 
@@ -56,5 +55,5 @@ for _name, _inverse, _doc in (
         infer_type=same_type, gradient=_grad_by("_contrib_ifft" if not _inverse else "_contrib_fft"),
         kernels={"cpu": f"nbdl.kernels.cpu.fft:prepare_{_name[9:]}",
                  "cuda": f"nbdl.kernels.cuda.fft:prepare_{_name[9:]}"},
-        temp={"cpu": "nbdl.kernels.cpu.fft:temp_fft", "cuda": "nbdl.kernels.cuda.fft:temp_fft"},
+        temp=kernel_paths("fft", "temp_fft"),
         supports_add=True, doc=_doc))

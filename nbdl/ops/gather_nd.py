@@ -13,9 +13,10 @@ counts from the end; one outside ``[-X, X)`` raises ``IndexOutOfRange``
 Indices may be float (truncated toward zero) or integer arrays.
 """
 from .indexing import INDEX_DTYPES, IndexOutOfRange  # noqa: F401  (re-exported)
-from .ir import make_node
+from .ir import backward_node
 from .registry import FLOAT_DTYPES, Attr, OpDef, register, shape_error
-from .shape import MOVE_DTYPES, size_of
+from .rules import data_type, known_shape, size_of
+from .shape import MOVE_DTYPES
 
 # Adding ops accumulate with atomics on a GPU: dtypes CUDA has atomic adds for.
 ADD_DTYPES = FLOAT_DTYPES + tuple(d for d in MOVE_DTYPES if d.name in ("int32", "int64"))
@@ -48,13 +49,6 @@ def nd_layout(where, indices, full, in_shapes=None):
     return m, size_of(indices[1:]), size_of(full[m:]), sliced
 
 
-def _index_type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d, in_types[1] if in_types[1] is not None else d], [d]
-
-
 # -- gather_nd -------------------------------------------------------------------------
 
 def _gather_nd_shape(attrs, in_shapes, out_shapes):
@@ -69,14 +63,14 @@ def _gather_nd_shape(attrs, in_shapes, out_shapes):
 
 
 def _gather_nd_grad(node, out_grads):
-    g = make_node("_gather_nd_backward", [out_grads[0], node.inputs[1], node.inputs[0]],
-                  name=f"{node.name}_backward")
+    g = backward_node("_gather_nd_backward", [out_grads[0], node.inputs[1], node.inputs[0]],
+                      node, {})
     return [g.output(0), None]
 
 
 register(OpDef(
     name="gather_nd", input_names=("data", "indices"),
-    infer_shape=_gather_nd_shape, infer_type=_index_type,
+    infer_shape=_gather_nd_shape, infer_type=data_type,
     gradient=_gather_nd_grad,
     half_mirrors=True,
     kernels=kernels("prepare_gather_nd"), supports_add=True,
@@ -104,7 +98,7 @@ def _scatter_shape(name):
 
 
 def _scatter_grad(node, out_grads):
-    g = make_node("gather_nd", [out_grads[0], node.inputs[1]], name=f"{node.name}_backward")
+    g = backward_node("gather_nd", [out_grads[0], node.inputs[1]], node, {})
     return [g.output(0), None]
 
 
@@ -115,7 +109,7 @@ for _name, _doc in (("scatter_nd", "A zero array of ``shape`` with out[indices[:
     register(OpDef(
         name=_name, input_names=("data", "indices"),
         attrs={"shape": Attr("tuple")},
-        infer_shape=_scatter_shape(_name), infer_type=_index_type,
+        infer_shape=_scatter_shape(_name), infer_type=data_type,
         gradient=_scatter_grad,
         half_mirrors=True,
         kernels=kernels("prepare_scatter_nd" if _name == "scatter_nd" else "prepare_add_nd"),
@@ -125,7 +119,7 @@ for _name, _doc in (("scatter_nd", "A zero array of ``shape`` with out[indices[:
 
 def _gather_nd_backward_shape(attrs, in_shapes, out_shapes):
     og, idx, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
     if idx is not None:
@@ -144,8 +138,7 @@ register(OpDef(
     name="_gather_nd_backward", input_names=("out_grad", "indices", "data"), hidden=True,
     infer_shape=_gather_nd_backward_shape, infer_type=_gather_nd_backward_type,
     gradient=lambda node, out_grads: [
-        make_node("gather_nd", [out_grads[0], node.inputs[1]],
-                  name=f"{node.name}_backward").output(0), None, None],
+        backward_node("gather_nd", [out_grads[0], node.inputs[1]], node, {}).output(0), None, None],
     half_mirrors=True,
     kernels=kernels("prepare_add_nd"), supports_add=True, shape_inputs=(2,), int_inputs=(1,),
     dtypes=ADD_DTYPES,

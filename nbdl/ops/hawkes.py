@@ -24,7 +24,7 @@ data inputs (zeros when asked for).  A mark outside ``[0, K)`` raises
 import numpy as np
 
 from ..errors import DTypeError
-from .ir import make_node
+from .ir import backward_node
 from .registry import FLOAT_DTYPES, OpDef, register, shape_error
 
 _INPUTS = ("lda", "alpha", "beta", "state", "lags", "marks", "valid_length", "max_time")
@@ -65,8 +65,8 @@ def _type(attrs, in_types, out_types):
 
 
 def _gradient(node, out_grads):
-    back = make_node("_contrib_backward_hawkesll", list(out_grads) + list(node.inputs),
-                     name=f"{node.name}_backward")
+    back = backward_node("_contrib_backward_hawkesll", list(out_grads) + list(node.inputs), node,
+                         {})
     return [back.output(0), back.output(1), back.output(2)] + [None] * 5
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..dtype import FLOATS, INTEGERS
 from ..errors import AttrError
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 _ATTRS = {"bin_cnt": Attr("int", None, optional=True, doc="The number of equal bins."),
           "range": Attr("floats", None, optional=True,
@@ -61,8 +61,7 @@ def _type(attrs, in_types, out_types):
 register(OpDef(
     name="_histogram", input_names=_inputs, attrs=_ATTRS, num_outputs=2,
     infer_shape=_shape, infer_type=_type,
-    kernels={"cpu": "nbdl.kernels.cpu.histogram:prepare_histogram",
-             "cuda": "nbdl.kernels.cuda.histogram:prepare_histogram"},
+    kernels=kernel_paths("histogram", "prepare_histogram"),
     dtypes=FLOATS + INTEGERS + (np.dtype(np.int64),),
     doc="Counts per bin (int64) and the bin edges: bin_cnt equal bins over range, or the "
         "edges given as bins."), aliases=("_npi_histogram",))

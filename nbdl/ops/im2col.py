@@ -12,8 +12,9 @@ checked and the block counts computed by Convolution's own rules."""
 from ..errors import AttrError
 from .attrs import Attr
 from .convolution import conv_out_spatial, spatial_params
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape, same_type
 
 SLIDE_ATTRS = {
     "kernel": Attr("tuple", doc="Sliding kernel size: (w,), (h, w) or (d, h, w)."),
@@ -49,10 +50,6 @@ def check_slide_attrs(opname, attrs):
     return k
 
 
-def _same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
-
 
 def _im2col_out(opname, attrs, d, in_shapes):
     k = check_slide_attrs(opname, attrs)
@@ -69,18 +66,16 @@ def _im2col_out(opname, attrs, d, in_shapes):
 
 
 def _im2col_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     return [d], [_im2col_out("im2col", attrs, d, in_shapes)]
 
 
 def _col2im_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     k = check_slide_attrs("col2im", attrs)
     size = tuple(int(v) for v in attrs["output_size"])
     kk = 1
@@ -98,22 +93,20 @@ def _col2im_shape(attrs, in_shapes, out_shapes):
 
 
 def _im2col_grad(node, out_grads):
-    g = make_node("_backward_im2col", [out_grads[0], node.inputs[0]],
-                  {k: node.attrs[k] for k in SLIDE_ATTRS}, name=f"{node.name}_backward")
+    g = backward_node("_backward_im2col", [out_grads[0], node.inputs[0]], node,
+                      {k: node.attrs[k] for k in SLIDE_ATTRS})
     return [g.output(0)]
 
 
 def _col2im_grad(node, out_grads):
-    g = make_node("im2col", [out_grads[0]], {k: node.attrs[k] for k in SLIDE_ATTRS},
-                  name=f"{node.name}_backward")
+    g = backward_node("im2col", [out_grads[0]], node, {k: node.attrs[k] for k in SLIDE_ATTRS})
     return [g.output(0)]
 
 
 def _backward_im2col_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[1] if in_shapes[1] is not None else out_shapes[0]
+    d = known_shape(in_shapes[1], out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     return [_im2col_out("_backward_im2col", attrs, d, in_shapes), d], [d]
 
 
@@ -126,20 +119,18 @@ def _temp(which):
 register(OpDef(
     name="im2col", input_names=("data",), attrs=dict(SLIDE_ATTRS),
     half_mirrors=True,
-    infer_shape=_im2col_shape, infer_type=_same_type, gradient=_im2col_grad,
+    infer_shape=_im2col_shape, infer_type=same_type, gradient=_im2col_grad,
     temp=_temp("im2col"),
-    kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_im2col",
-             "cuda": "nbdl.kernels.cuda.im2col:prepare_im2col"},
+    kernels=kernel_paths("im2col", "prepare_im2col"),
     supports_add=True,
     doc="Sliding blocks of (N, C, *spatial) data as columns (N, C * prod(kernel), L)."))
 
 register(OpDef(
     name="col2im", input_names=("data",), attrs=dict(COL2IM_ATTRS),
     half_mirrors=True,
-    infer_shape=_col2im_shape, infer_type=_same_type, gradient=_col2im_grad,
+    infer_shape=_col2im_shape, infer_type=same_type, gradient=_col2im_grad,
     temp=_temp("col2im"),
-    kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_col2im",
-             "cuda": "nbdl.kernels.cuda.im2col:prepare_col2im"},
+    kernels=kernel_paths("im2col", "prepare_col2im"),
     supports_add=True,
     doc="Sum columns (N, C * prod(kernel), L) back into (N, C, *output_size) "
         "(im2col's adjoint)."))
@@ -147,8 +138,7 @@ register(OpDef(
 register(OpDef(
     name="_backward_im2col", input_names=("out_grad", "data"), attrs=dict(SLIDE_ATTRS),
     half_mirrors=True,
-    infer_shape=_backward_im2col_shape, infer_type=_same_type, shape_inputs=(1,),
+    infer_shape=_backward_im2col_shape, infer_type=same_type, shape_inputs=(1,),
     temp=_temp("backward_im2col"),
-    kernels={"cpu": "nbdl.kernels.cpu.im2col:prepare_backward_im2col",
-             "cuda": "nbdl.kernels.cuda.im2col:prepare_backward_im2col"},
+    kernels=kernel_paths("im2col", "prepare_backward_im2col"),
     supports_add=True, hidden=True, doc="Gradient of im2col: col2im of the head gradient."))

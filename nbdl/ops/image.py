@@ -31,9 +31,9 @@ import numpy as np
 
 from ..errors import AttrError
 from .attrs import Attr
-from .elemwise_unary import same_type
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, register, shape_error
+from .rules import known_shape, same_type
 
 IMAGE_DTYPES = tuple(np.dtype(t) for t in (np.uint8, np.int8, np.int32, np.int64, np.float16,
                                            np.float32, np.float64))
@@ -80,16 +80,15 @@ def image_shape(opname):
 
 def copy_grad(node, out_grads):
     """MXNet's ``ElemwiseGradUseNone{"_copy"}``: the head gradient itself."""
-    return [make_node("_copy", [out_grads[0]], {}, name=f"{node.name}_backward").output(0)]
+    return [backward_node("_copy", [out_grads[0]], node, {}).output(0)]
 
 
 # -- to_tensor ---------------------------------------------------------------------------------
 
 def _to_tensor_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     hwc_image("_image_to_tensor", d, in_shapes, channels=None)
     out = (d[2], d[0], d[1]) if len(d) == 3 else (d[0], d[3], d[1], d[2])
     return [d], [out]
@@ -113,10 +112,9 @@ NORMALIZE_ATTRS = {
 
 
 def _normalize_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    d = known_shape(in_shapes[0], out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if len(d) not in (3, 4) or d[-3] not in (1, 3):
         raise shape_error("_image_normalize", f"expected a tensor (C, H, W) or a batch "
                           f"(N, C, H, W) with 1 or 3 channels, got {d}", in_shapes)
@@ -128,8 +126,7 @@ def _normalize_shape(attrs, in_shapes, out_shapes):
 
 
 def _normalize_grad(node, out_grads):
-    g = make_node("_backward_image_normalize", [out_grads[0], node.inputs[0]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_image_normalize", [out_grads[0], node.inputs[0]], node)
     return [g.output(0)]
 
 
@@ -179,8 +176,7 @@ def _crop_shape(attrs, in_shapes, out_shapes):
 
 
 def _crop_grad(node, out_grads):
-    g = make_node("_backward_image_crop", [out_grads[0], node.inputs[0]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_image_crop", [out_grads[0], node.inputs[0]], node)
     return [g.output(0)]
 
 
@@ -253,10 +249,9 @@ def _resize_inputs(attrs):
 
 
 def _resize_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     hwc_image("_image_resize", d, in_shapes, channels=None)
     if d[-3] == 0 or d[-2] == 0:
         raise shape_error("_image_resize", f"cannot resize an empty image {d}", in_shapes)

@@ -30,8 +30,8 @@ generators on the output's device, so ``mx.random.seed(n)`` (or
 """
 from ..errors import AttrError
 from .attrs import Attr
-from .elemwise_unary import same_type
 from .image import copy_grad, image_shape, kernels, register_image, temps
+from .rules import same_type
 
 ENHANCE_ATTRS = {
     "min_factor": Attr("float", doc="Smallest factor (>= 0)."),

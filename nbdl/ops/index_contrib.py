@@ -15,7 +15,7 @@ such a graph.
 import numpy as np
 
 from ..errors import ShapeError
-from .ir import make_node
+from .ir import backward_node
 from .registry import Attr, OpDef, register, shape_error
 from .shape import MAX_RANK, MOVE_DTYPES, norm_axis
 
@@ -122,8 +122,8 @@ def _index_copy_type(attrs, in_types, out_types):
 def _index_copy_grad(node, out_grads):
     """MXNet's ``_contrib_backward_index_copy``: old gets the head gradient
     with the copied rows zeroed, new gets those rows, the index nothing."""
-    back = make_node("_contrib_backward_index_copy", [out_grads[0]] + list(node.inputs),
-                     name=f"{node.name}_backward")
+    back = backward_node("_contrib_backward_index_copy", [out_grads[0]] + list(node.inputs), node,
+                         {})
     return [back.output(0), None, back.output(2)]
 
 

@@ -12,7 +12,8 @@ graph is built, where MXNet refuses to bind).  Indices may be float
 from ..errors import GraphError
 from .indexing import INDEX_DTYPES
 from .registry import Attr, OpDef, register, shape_error
-from .shape import MOVE_DTYPES, size_of
+from .rules import known_shape, size_of
+from .shape import MOVE_DTYPES
 
 MAX_RAVEL_DIMS = 8   # sizes of ``shape`` the ravel kernels take as scalars
 
@@ -66,7 +67,7 @@ register(OpDef(
 
 def _fill_shape(attrs, in_shapes, out_shapes):
     lhs, mhs, rhs = in_shapes
-    lhs = lhs if lhs is not None else out_shapes[0]
+    lhs = known_shape(lhs, out_shapes[0])
     if lhs is None:
         return in_shapes, out_shapes
     if len(lhs) != 2:

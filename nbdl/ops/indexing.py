@@ -10,9 +10,10 @@ import numpy as np
 
 from ..dtype import INTEGERS
 from ..errors import AttrError, NbdlError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, register, shape_error
+from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
+from .rules import data_axis, data_type, known_shape
 
 
 class IndexOutOfRange(NbdlError, IndexError):
@@ -25,22 +26,6 @@ INDEX_DTYPES = FLOAT_DTYPES + _INT_DTYPES
 
 def _size(shape):
     return int(np.prod(shape, dtype=np.int64))
-
-
-def _axis(opname, axis, shape, in_shapes):
-    nd = len(shape)
-    if not -nd <= axis < nd:
-        raise shape_error(opname, f"axis={axis} is out of range for an input of {nd} "
-                          f"dimension(s) {tuple(shape)}", in_shapes)
-    return axis + nd if axis < 0 else axis
-
-
-def _index_type(attrs, in_types, out_types):
-    """Output has the data's dtype; an unknown index takes it too."""
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d, in_types[1] if in_types[1] is not None else d], [d]
 
 
 def _backward_type(attrs, in_types, out_types):
@@ -90,8 +75,7 @@ register(OpDef(
     infer_shape=_one_hot_shape, infer_type=_one_hot_type,
     gradient=None,  # piecewise constant in the indices: no gradient
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_one_hot",
-             "cuda": "nbdl.kernels.cuda.indexing:prepare_one_hot"},
+    kernels=kernel_paths("indexing", "prepare_one_hot"),
     dtypes=INDEX_DTYPES, int_inputs=(0,),
     doc="indices -> indices.shape + (depth,): on_value at each index, off_value "
         "elsewhere (indices outside [0, depth) give an all-off row)."))
@@ -111,7 +95,7 @@ def _pick_inputs(attrs):
 
 
 def _pick_out_shape(attrs, d, in_shapes, opname="pick", keepdims=None):
-    ax = _axis(opname, attrs["axis"], d, in_shapes)
+    ax = data_axis(opname, attrs["axis"], d, in_shapes, of="an input")
     keep = attrs["keepdims"] if keepdims is None else keepdims
     out = tuple(d[:ax]) + ((1,) if keep else ()) + tuple(d[ax + 1:])
     if d[ax] == 0 and _size(out) > 0:
@@ -146,17 +130,15 @@ def _pick_shape(attrs, in_shapes, out_shapes):
 
 
 def _pick_grad(node, out_grads):
-    g = make_node("_backward_pick", [out_grads[0], node.inputs[1], node.inputs[0]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_pick", [out_grads[0], node.inputs[1], node.inputs[0]], node)
     return [g.output(0), None]
 
 
 def _backward_pick_shape(attrs, in_shapes, out_shapes):
     og, idx, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     want = _pick_out_shape(attrs, d, in_shapes, "_backward_pick")
     idx = want if idx is None else _pick_index_shape(attrs, d, idx, in_shapes, "_backward_pick")
     return [want, idx, d], [d]
@@ -166,11 +148,10 @@ register(OpDef(
     name="pick",
     input_names=_pick_inputs,
     attrs=dict(PICK_ATTRS),
-    infer_shape=_pick_shape, infer_type=_index_type,
+    infer_shape=_pick_shape, infer_type=data_type,
     gradient=_pick_grad,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_pick",
-             "cuda": "nbdl.kernels.cuda.indexing:prepare_pick"},
+    kernels=kernel_paths("indexing", "prepare_pick"),
     int_inputs=(1,),
     doc="out[..., ...] = data[..., index[...], ...] along ``axis``; out-of-range "
         "indices are clipped or wrapped."), aliases=("choose_element_0index",))
@@ -181,8 +162,7 @@ register(OpDef(
     attrs=dict(PICK_ATTRS),
     infer_shape=_backward_pick_shape, infer_type=_backward_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_pick_backward",
-             "cuda": "nbdl.kernels.cuda.indexing:prepare_pick_backward"},
+    kernels=kernel_paths("indexing", "prepare_pick_backward"),
     supports_add=True, hidden=True, int_inputs=(1,), shape_inputs=(2,),
     doc="Scatter of pick's head gradient into a zero gradient of data."))
 
@@ -196,7 +176,7 @@ TAKE_ATTRS = {"axis": Attr("int", 0),
 def _take_out_shape(attrs, a, idx, in_shapes, opname="take"):
     if len(a) == 0:
         raise shape_error(opname, "cannot take from a 0-dimensional array", in_shapes)
-    ax = _axis(opname, attrs["axis"], a, in_shapes)
+    ax = data_axis(opname, attrs["axis"], a, in_shapes, of="an input")
     if a[ax] == 0 and _size(idx) > 0:
         raise shape_error(opname, f"cannot take indices {tuple(idx)} from axis {ax} of length 0 "
                           f"(a shape {tuple(a)})", in_shapes)
@@ -216,7 +196,7 @@ def _take_shape(attrs, in_shapes, out_shapes):
         a, o = tuple(a), tuple(o)
         if len(a) == 0:
             raise shape_error("take", "cannot take from a 0-dimensional array", in_shapes)
-        ax = _axis("take", attrs["axis"], a, in_shapes)
+        ax = data_axis("take", attrs["axis"], a, in_shapes, of="an input")
         k = len(o) - len(a) + 1
         if k < 0 or o[:ax] != a[:ax] or o[ax + k:] != a[ax + 1:]:
             raise shape_error("take", f"output shape {o} is not compatible with a shape {a} "
@@ -226,14 +206,13 @@ def _take_shape(attrs, in_shapes, out_shapes):
 
 
 def _take_grad(node, out_grads):
-    g = make_node("_backward_take", [out_grads[0], node.inputs[1], node.inputs[0]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_take", [out_grads[0], node.inputs[1], node.inputs[0]], node)
     return [g.output(0), None]
 
 
 def _backward_take_shape(attrs, in_shapes, out_shapes):
     og, idx, a = in_shapes
-    a = a if a is not None else out_shapes[0]
+    a = known_shape(a, out_shapes[0])
     if a is None:
         return in_shapes, out_shapes
     new_in = [og, idx, tuple(a)]
@@ -246,11 +225,10 @@ register(OpDef(
     name="take",
     input_names=("a", "indices"),
     attrs=dict(TAKE_ATTRS),
-    infer_shape=_take_shape, infer_type=_index_type,
+    infer_shape=_take_shape, infer_type=data_type,
     gradient=_take_grad,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_take",
-             "cuda": "nbdl.kernels.cuda.indexing:prepare_take"},
+    kernels=kernel_paths("indexing", "prepare_take"),
     int_inputs=(1,), dtypes=FLOAT_DTYPES + INTEGERS,
     doc="Slices of ``a`` (float or integer) along ``axis`` at ``indices``: output shape "
         "a.shape[:axis] + indices.shape + a.shape[axis+1:]; out-of-range indices are "
@@ -262,8 +240,7 @@ register(OpDef(
     attrs=dict(TAKE_ATTRS),
     infer_shape=_backward_take_shape, infer_type=_backward_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.indexing:prepare_take_backward",
-             "cuda": "nbdl.kernels.cuda.indexing:prepare_take_backward"},
+    kernels=kernel_paths("indexing", "prepare_take_backward"),
     supports_add=True, hidden=True, int_inputs=(1,), shape_inputs=(2,),
     dtypes=FLOAT_DTYPES + INTEGERS,
     doc="Scatter-add of take's head gradient into a zero gradient of ``a``."))

@@ -137,10 +137,56 @@ def make_node(op_name, inputs, attrs=None, name=None, user_attrs=None):
     return Node(op, name, parsed, strings, inputs, user)
 
 
-def topo_order(heads):
+def backward_node(op_name, inputs, node, attrs=None):
+    """The node computing ``node``'s gradients, named ``<node>_backward`` as
+    MXNet names them.
+
+    Parameters
+    ----------
+    op_name : str
+        The gradient's op.
+    inputs : list of Entry
+        Its inputs.
+    node : Node
+        The forward node.
+    attrs : dict, optional
+        Its attributes (default: a copy of the forward node's).
+    """
+    return make_node(op_name, inputs, dict(node.attrs) if attrs is None else attrs,
+                     name=f"{node.name}_backward")
+
+
+def zero_grad(node, i, suffix):
+    """``zeros_like`` of ``node``'s input ``i``: the gradient of an input the
+    op's own gradient leaves out, named ``<node>_<suffix>``.
+
+    Parameters
+    ----------
+    node : Node
+        The forward node.
+    i : int
+        The input.
+    suffix : str
+        The name's suffix (``"backward_rois"``).
+    """
+    return make_node("zeros_like", [node.inputs[i]], {}, name=f"{node.name}_{suffix}").output(0)
+
+
+def topo_order(heads, seen=None):
     """Nodes reachable from ``heads`` (entries), inputs before users, in
-    MXNet's depth-first post-order (which fixes argument order)."""
-    order, seen = [], set()
+    MXNet's depth-first post-order (which fixes argument order).
+
+    Parameters
+    ----------
+    heads : list of Entry or Node
+        Where to start.
+    seen : set, optional
+        Ids of nodes already ordered, left out and extended: with the nodes
+        of ``topo_order(earlier_heads)``, the nodes ``topo_order(earlier_heads
+        + heads)`` appends after those.
+    """
+    order = []
+    seen = set() if seen is None else seen
     for h in heads:
         root = h.node if isinstance(h, Entry) else h
         if id(root) in seen:

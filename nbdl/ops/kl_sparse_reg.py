@@ -11,8 +11,9 @@ the gradient is ``out_grad + penalty * (-sparseness_target / moving_avg +
 writes the aux state (``mutates_aux``)."""
 from ..errors import AttrError
 from .attrs import Attr
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import same_type
 
 KL_ATTRS = {
     "sparseness_target": Attr("float", 0.1, doc="The target mean activation, in [0, 1]."),
@@ -45,24 +46,18 @@ def _shape(opname, n_lead):
     return infer_shape
 
 
-def _same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
-
 
 def _grad(node, out_grads):
-    g = make_node("_backward_IdentityAttachKLSparseReg",
-                  [out_grads[0], node.inputs[0], node.inputs[1]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_IdentityAttachKLSparseReg",
+                      [out_grads[0], node.inputs[0], node.inputs[1]], node)
     return [g.output(0), None]
 
 
 register(OpDef(
     name="IdentityAttachKLSparseReg", input_names=_inputs, aux_names=("moving_avg",),
     attrs=dict(KL_ATTRS), infer_shape=_shape("IdentityAttachKLSparseReg", 1),
-    infer_type=_same_type, gradient=_grad, inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.kl_sparse_reg:prepare_forward",
-             "cuda": "nbdl.kernels.cuda.kl_sparse_reg:prepare_forward"},
+    infer_type=same_type, gradient=_grad, inplace=lambda attrs: [(0, 0)],
+    kernels=kernel_paths("kl_sparse_reg", "prepare_forward"),
     supports_add=True, input_var_init={"moving_avg": '["zero", {}]'},
     doc="Identity forward; backward adds a KL sparseness penalty against a running mean "
         "activation (aux moving_avg, updated in the backward pass)."))
@@ -70,10 +65,9 @@ register(OpDef(
 register(OpDef(
     name="_backward_IdentityAttachKLSparseReg", input_names=("out_grad", "data"),
     aux_names=("moving_avg",), attrs=dict(KL_ATTRS),
-    infer_shape=_shape("_backward_IdentityAttachKLSparseReg", 2), infer_type=_same_type,
+    infer_shape=_shape("_backward_IdentityAttachKLSparseReg", 2), infer_type=same_type,
     # each column reads its head gradient element before writing it
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.kl_sparse_reg:prepare_backward",
-             "cuda": "nbdl.kernels.cuda.kl_sparse_reg:prepare_backward"},
+    kernels=kernel_paths("kl_sparse_reg", "prepare_backward"),
     supports_add=True, mutates_aux=True, hidden=True,
     doc="IdentityAttachKLSparseReg's gradient; updates moving_avg."))

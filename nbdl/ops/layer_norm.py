@@ -12,11 +12,13 @@ gamma_grad, beta_grad)``, computed in one pass over the data.  As in MXNet,
 head gradients arriving at the mean and std outputs are ignored.
 """
 import math
+from functools import partial
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register
+from .rules import check_arg_shape, checked_inputs, data_axis, known_shape
 
 LAYER_NORM_ATTRS = {
     "axis": Attr("int", -1, doc="The axis to normalise over."),
@@ -31,47 +33,27 @@ def check_layer_norm_attrs(opname, attrs):
         raise AttrError(f"{opname}: eps={eps!r} is invalid: it must be a finite number >= 0")
 
 
-def _inputs(opname, names):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    def input_names(attrs):
-        check_layer_norm_attrs(opname, attrs)
-        return list(names)
-    return input_names
-
-
-def norm_axis(opname, axis, shape, in_shapes):
-    nd = len(shape)
-    if not -nd <= axis < nd:
-        raise shape_error(opname, f"axis={axis} is out of range for data of {nd} "
-                          f"dimension(s) {tuple(shape)}", in_shapes)
-    return axis + nd if axis < 0 else axis
+_inputs = partial(checked_inputs, check_layer_norm_attrs)   # input names, the attributes checked first
 
 
 def stat_shape(opname, attrs, shape, in_shapes):
     """(normalised axis, shape of mean/std, shape of gamma/beta)."""
-    a = norm_axis(opname, attrs["axis"], shape, in_shapes)
+    a = data_axis(opname, attrs["axis"], shape, in_shapes)
     stat = tuple(1 if i == a else int(d) for i, d in enumerate(shape))
     return a, stat, (int(shape[a]),)
 
 
-def _check(opname, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}", in_shapes)
-
-
 def _forward_shape(attrs, in_shapes, out_shapes):
     opname = "LayerNorm"
-    data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+    data = known_shape(in_shapes[0], out_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
-    _check(opname, "output", out_shapes[0], data, in_shapes)
+    check_arg_shape(opname, "output", out_shapes[0], data, in_shapes)
     _, stat, param = stat_shape(opname, attrs, data, in_shapes)
-    _check(opname, "gamma", in_shapes[1], param, in_shapes)
-    _check(opname, "beta", in_shapes[2], param, in_shapes)
+    check_arg_shape(opname, "gamma", in_shapes[1], param, in_shapes)
+    check_arg_shape(opname, "beta", in_shapes[2], param, in_shapes)
     for name, s in zip(("mean", "std"), out_shapes[1:]):
-        _check(opname, name, s, stat, in_shapes)
+        check_arg_shape(opname, name, s, stat, in_shapes)
     return [data, param, param], [data, stat, stat]
 
 
@@ -81,27 +63,25 @@ def same_float_type(attrs, in_types, out_types):
 
 
 def _gradient(node, out_grads):
-    back = make_node("_backward_LayerNorm",
-                     [out_grads[0], node.inputs[0], node.inputs[1], node.output(1), node.output(2)],
-                     {"axis": node.attrs["axis"], "eps": node.attrs["eps"]},
-                     name=f"{node.name}_backward")
+    back = backward_node("_backward_LayerNorm", [out_grads[0], node.inputs[0], node.inputs[1],
+                                                 node.output(1), node.output(2)],
+                         node, {"axis": node.attrs["axis"], "eps": node.attrs["eps"]})
     return [back.output(0), back.output(1), back.output(2)]
 
 
 def _backward_shape(attrs, in_shapes, out_shapes):
     opname = "_backward_LayerNorm"
-    data = next((s for s in (in_shapes[1], in_shapes[0], out_shapes[0]) if s is not None), None)
+    data = known_shape(in_shapes[1], in_shapes[0], out_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     for name, s in (("out_grad", in_shapes[0]), ("data", in_shapes[1]),
                     ("data_grad", out_shapes[0])):
-        _check(opname, name, s, data, in_shapes)
+        check_arg_shape(opname, name, s, data, in_shapes)
     _, stat, param = stat_shape(opname, attrs, data, in_shapes)
     for name, s, want in (("gamma", in_shapes[2], param), ("mean", in_shapes[3], stat),
                           ("std", in_shapes[4], stat), ("gamma_grad", out_shapes[1], param),
                           ("beta_grad", out_shapes[2], param)):
-        _check(opname, name, s, want, in_shapes)
+        check_arg_shape(opname, name, s, want, in_shapes)
     return [data, data, param, stat, stat], [data, param, param]
 
 
@@ -114,8 +94,7 @@ register(OpDef(
     infer_shape=_forward_shape, infer_type=same_float_type,
     gradient=_gradient,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.layer_norm:prepare_layer_norm",
-             "cuda": "nbdl.kernels.cuda.layer_norm:prepare_layer_norm"},
+    kernels=kernel_paths("layer_norm", "prepare_layer_norm"),
     supports_add=True,
     doc="(data - mean) / sqrt(var + eps) * gamma + beta, with mean and var over ``axis``."))
 
@@ -126,7 +105,6 @@ register(OpDef(
     attrs={"axis": LAYER_NORM_ATTRS["axis"], "eps": LAYER_NORM_ATTRS["eps"]},
     infer_shape=_backward_shape, infer_type=same_float_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.layer_norm:prepare_layer_norm_backward",
-             "cuda": "nbdl.kernels.cuda.layer_norm:prepare_layer_norm_backward"},
+    kernels=kernel_paths("layer_norm", "prepare_layer_norm_backward"),
     supports_add=True, hidden=True,
     doc="LayerNorm's data, gamma and beta gradients from the saved mean and std."))

@@ -23,9 +23,9 @@ import numpy as np
 
 from ..errors import NbdlError
 from .attrs import Attr
-from .ir import make_node
-from .matrix import prod, same_type
+from .ir import backward_node, make_node
 from .registry import OpDef, register, shape_error
+from .rules import known_shape, same_type, size_of
 
 
 class NotPositiveDefinite(NbdlError, ValueError):
@@ -40,7 +40,7 @@ def kernels(name):
 
 def batch(shape, core=2):
     """Number of matrices (``core`` trailing axes each) in ``shape``."""
-    return prod(tuple(shape)[:len(shape) - core])
+    return size_of(tuple(shape)[:len(shape) - core])
 
 
 def check_square(where, arg, s, in_shapes):
@@ -80,7 +80,7 @@ def gemm_axis(attrs, ndim, where="_linalg_gemm2", in_shapes=None):
 def gemm_view(attrs, shape):
     """``(P, rows, Q, cols)``: the 4-D view every gemm kernel works on."""
     a = gemm_axis(attrs, len(shape))
-    return (prod(shape[:a]), int(shape[a]), prod(shape[a + 1:-1]), int(shape[-1]))
+    return (size_of(shape[:a]), int(shape[a]), size_of(shape[a + 1:-1]), int(shape[-1]))
 
 
 def _gemm_shape(where):
@@ -271,7 +271,7 @@ register(OpDef(
 def _same_square(where):
     def rule(attrs, in_shapes, out_shapes):
         ins, outs = list(in_shapes), list(out_shapes)
-        s = ins[0] if ins[0] is not None else outs[0]
+        s = known_shape(ins[0], outs[0])
         if s is None:
             return ins, outs
         check_square(where, "A", s, in_shapes)
@@ -282,13 +282,13 @@ def _same_square(where):
 
 
 def _potrf_grad(node, out_grads):
-    return [make_node("_backward_linalg_potrf", [out_grads[0], node.output(0)],
-                      {"lower": node.attrs["lower"]}, name=grad_name(node, "backward")).output(0)]
+    return [backward_node("_backward_linalg_potrf", [out_grads[0], node.output(0)], node,
+                          {"lower": node.attrs["lower"]}).output(0)]
 
 
 def _potri_grad(node, out_grads):
-    return [make_node("_backward_linalg_potri", [out_grads[0], node.inputs[0], node.output(0)],
-                      {"lower": node.attrs["lower"]}, name=grad_name(node, "backward")).output(0)]
+    return [backward_node("_backward_linalg_potri", [out_grads[0], node.inputs[0], node.output(0)],
+                          node, {"lower": node.attrs["lower"]}).output(0)]
 
 
 def square_temps(call, *extra, index=0):
@@ -374,7 +374,7 @@ def _syrk_grad(node, out_grads):
     else:
         x = _gemm2(g, a, False, False, alpha, grad_name(node, "backward_0"))
         y = _gemm2(g, a, True, False, alpha, grad_name(node, "backward_1"))
-    return [make_node("elemwise_add", [x, y], name=grad_name(node, "backward")).output(0)]
+    return [backward_node("elemwise_add", [x, y], node, {}).output(0)]
 
 
 register(OpDef(

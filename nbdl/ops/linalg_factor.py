@@ -8,10 +8,10 @@ their backward ops.  Rules only; kernels in ``nbdl.kernels.*.linalg``.
 import numpy as np
 
 from .attrs import Attr
-from .ir import make_node
-from .linalg import assign_shape, batch, check_square, grad_name, kernels, square_temps
-from .matrix import prod, same_type
+from .ir import backward_node
+from .linalg import assign_shape, batch, check_square, kernels, square_temps
 from .registry import OpDef, register, shape_error
+from .rules import known_shape, same_type, size_of
 
 
 # ---------------------------------------------------------------- factorisations
@@ -19,7 +19,7 @@ from .registry import OpDef, register, shape_error
 def _gelqf_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
     where = "_linalg_gelqf"
-    a = ins[0] if ins[0] is not None else outs[0]
+    a = known_shape(ins[0], outs[0])
     if a is None:
         return ins, outs
     if len(a) < 2 or a[-2] > a[-1]:
@@ -32,9 +32,9 @@ def _gelqf_shape(attrs, in_shapes, out_shapes):
 
 
 def _gelqf_grad(node, out_grads):
-    return [make_node("_backward_linalg_gelqf",
-                      [out_grads[0], out_grads[1], node.output(0), node.output(1)], {},
-                      name=grad_name(node, "backward")).output(0)]
+    return [backward_node("_backward_linalg_gelqf",
+                          [out_grads[0], out_grads[1], node.output(0), node.output(1)],
+                          node, {}).output(0)]
 
 
 def _gelqf_temp(call):
@@ -75,7 +75,7 @@ register(OpDef(
 def _syevd_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
     where = "_linalg_syevd"
-    a = ins[0] if ins[0] is not None else outs[0]
+    a = known_shape(ins[0], outs[0])
     if a is None:
         return ins, outs
     check_square(where, "A", a, in_shapes)
@@ -86,9 +86,9 @@ def _syevd_shape(attrs, in_shapes, out_shapes):
 
 
 def _syevd_grad(node, out_grads):
-    return [make_node("_backward_linalg_syevd",
-                      [out_grads[0], out_grads[1], node.output(0), node.output(1)], {},
-                      name=grad_name(node, "backward")).output(0)]
+    return [backward_node("_backward_linalg_syevd",
+                          [out_grads[0], out_grads[1], node.output(0), node.output(1)],
+                          node, {}).output(0)]
 
 
 register(OpDef(
@@ -151,8 +151,8 @@ def _reduce_backward_shape(n_scalar):
 
 
 def _sumlogdiag_grad(node, out_grads):
-    return [make_node("_backward_linalg_sumlogdiag", [out_grads[0], node.inputs[0]], {},
-                      name=grad_name(node, "backward")).output(0)]
+    return [backward_node("_backward_linalg_sumlogdiag", [out_grads[0], node.inputs[0]], node,
+                          {}).output(0)]
 
 
 register(OpDef(
@@ -170,14 +170,13 @@ register(OpDef(
 
 
 def _det_grad(node, out_grads):
-    return [make_node("_backward_linalg_det", [out_grads[0], node.output(0), node.inputs[0]], {},
-                      name=grad_name(node, "backward")).output(0)]
+    return [backward_node("_backward_linalg_det", [out_grads[0], node.output(0), node.inputs[0]],
+                          node, {}).output(0)]
 
 
 def _slogdet_grad(node, out_grads):
-    return [make_node("_backward_linalg_slogdet",
-                      [out_grads[1], node.output(1), node.inputs[0]], {},
-                      name=grad_name(node, "backward")).output(0)]
+    return [backward_node("_backward_linalg_slogdet",
+                          [out_grads[1], node.output(1), node.inputs[0]], node, {}).output(0)]
 
 
 def _det_temp(call):
@@ -254,7 +253,7 @@ def _copy_grad(target, with_lower):
         attrs = {"offset": node.attrs["offset"]}
         if with_lower:
             attrs["lower"] = node.attrs["lower"]
-        return [make_node(target, [out_grads[0]], attrs, name=grad_name(node, "backward")).output(0)]
+        return [backward_node(target, [out_grads[0]], node, attrs).output(0)]
     return gradient
 
 
@@ -292,7 +291,7 @@ def _kr_shape(attrs, in_shapes, out_shapes):
         if s[1] != ins[0][1]:
             raise shape_error("khatri_rao", f"all inputs must have the same number of "
                               f"columns, got {[tuple(x) for x in ins]}", in_shapes)
-    assign_shape("khatri_rao", outs, 0, (prod(s[0] for s in ins), ins[0][1]), in_shapes)
+    assign_shape("khatri_rao", outs, 0, (size_of(s[0] for s in ins), ins[0][1]), in_shapes)
     return ins, outs
 
 

@@ -11,22 +11,11 @@ temps are requested with zero size.
 import math
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node, make_node
 from .attrs import Attr
-from .registry import REQ_ADD, OpDef, register, shape_error
+from .registry import REQ_ADD, OpDef, kernel_paths, register, shape_error
+from .rules import output_shape, same_type, size_of
 
-
-def prod(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
-
-
-def same_type(attrs, in_types, out_types):
-    """Every input and output has one dtype (two-way, partial)."""
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 def _add_temp(call, out_index, shape, dtype, gemm_adds):
@@ -50,8 +39,8 @@ def fc_dims(attrs, dshape):
     """(M, K) of the data viewed as a matrix: flatten=True keeps the first
     axis, flatten=False keeps the last."""
     if attrs["flatten"]:
-        return int(dshape[0]), prod(dshape[1:])
-    return prod(dshape[:-1]), int(dshape[-1])
+        return int(dshape[0]), size_of(dshape[1:])
+    return size_of(dshape[:-1]), int(dshape[-1])
 
 
 def _fc_out_shape(attrs, dshape):
@@ -105,8 +94,8 @@ def _fc_attrs(attrs):
 
 def fc_gradient(node, out_grads):
     data, weight = node.inputs[0], node.inputs[1]
-    back = make_node("_backward_FullyConnected", [out_grads[0], data, weight],
-                     _fc_attrs(node.attrs), name=f"{node.name}_backward")
+    back = backward_node("_backward_FullyConnected", [out_grads[0], data, weight], node,
+                         _fc_attrs(node.attrs))
     return [back.output(i) for i in range(back.num_outputs)]
 
 
@@ -126,8 +115,7 @@ register(OpDef(
     gradient=fc_gradient, temp=_temps("fc"),
     half_mirrors=True,
     flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[1][1],
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_fc"},
+    kernels=kernel_paths("matrix", "prepare_fc"),
     supports_add=True,
     doc="``out = dot(data, weight.T) + bias``; data is flattened to 2-D over all "
         "but the first axis (flatten=True) or applied over the last axis."))
@@ -190,8 +178,7 @@ register(OpDef(
     infer_shape=fc_backward_infer_shape, infer_type=same_type,
     gradient=fc_backward_gradient, temp=_temps("fc_backward"),
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_fc_backward",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_fc_backward"},
+    kernels=kernel_paths("matrix", "prepare_fc_backward"),
     supports_add=True, hidden=True,
     doc="Gradients of FullyConnected: data_grad = g.W, weight_grad = g^T.x, bias_grad = sum(g)."))
 
@@ -217,7 +204,7 @@ def dot_dims(lshape, rshape, ta, tb, where="dot"):
         raise shape_error(where, f"inner dimensions disagree: lhs {lshape} X rhs {rshape} "
                           f"(transpose_a={bool(ta)}, transpose_b={bool(tb)}): {k} != {k2}")
     out = (l_keep if len(lshape) > 1 else ()) + (r_keep if len(rshape) > 1 else ())
-    return prod(l_keep), k, prod(r_keep), out
+    return size_of(l_keep), k, size_of(r_keep), out
 
 
 def batch_dot_dims(lshape, rshape, ta, tb, where="batch_dot"):
@@ -231,7 +218,7 @@ def batch_dot_dims(lshape, rshape, ta, tb, where="batch_dot"):
     if k != k2:
         raise shape_error(where, f"inner dimensions disagree: lhs {lshape} X rhs {rshape} "
                           f"(transpose_a={bool(ta)}, transpose_b={bool(tb)}): {k} != {k2}")
-    return prod(lshape[:-2]), m, k, n, lshape[:-2] + (m, n)
+    return size_of(lshape[:-2]), m, k, n, lshape[:-2] + (m, n)
 
 
 def _dot_infer_shape(dims, opname):
@@ -240,10 +227,7 @@ def _dot_infer_shape(dims, opname):
         if ins[0] is None or ins[1] is None:
             return ins, outs
         oshape = dims(ins[0], ins[1], attrs["transpose_a"], attrs["transpose_b"])[-1]
-        if outs[0] is not None and tuple(outs[0]) != oshape:
-            raise shape_error(opname, f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
-        outs[0] = oshape
-        return ins, outs
+        return ins, output_shape(opname, outs, oshape, in_shapes)
     return rule
 
 
@@ -261,10 +245,9 @@ def _dot_backward_infer_shape(forward_rule):
 
 def _dot_gradient(backward_op):
     def gradient(node, out_grads):
-        back = make_node(backward_op, [out_grads[0], node.inputs[0], node.inputs[1]],
-                         {"transpose_a": node.attrs["transpose_a"],
-                          "transpose_b": node.attrs["transpose_b"]},
-                         name=f"{node.name}_backward")
+        back = backward_node(backward_op, [out_grads[0], node.inputs[0], node.inputs[1]], node,
+                             {"transpose_a": node.attrs["transpose_a"],
+                              "transpose_b": node.attrs["transpose_b"]})
         return [back.output(0), back.output(1)]
     return gradient
 
@@ -309,8 +292,7 @@ register(OpDef(
     gradient=_dot_gradient("_backward_dot"), temp=_temps("dot"),
     half_mirrors=True,
     flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[0][0 if a["transpose_a"] else -1],
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_dot",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_dot"},
+    kernels=kernel_paths("matrix", "prepare_dot"),
     supports_add=True,
     doc="MXNet's dot: contracts lhs's last axis (first when transpose_a) with rhs's "
         "first axis (last when transpose_b); vector . vector gives shape (1,)."))
@@ -321,8 +303,7 @@ register(OpDef(
     infer_shape=_dot_backward_infer_shape(_dot_rule), infer_type=same_type,
     temp=_temps("dot_backward"),
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_dot_backward",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_dot_backward"},
+    kernels=kernel_paths("matrix", "prepare_dot_backward"),
     supports_add=True, hidden=True))
 
 register(OpDef(
@@ -331,8 +312,7 @@ register(OpDef(
     gradient=_dot_gradient("_backward_batch_dot"), temp=_temps("batch_dot"),
     half_mirrors=True,
     flops=lambda a, ins, outs: 2 * math.prod(outs[0]) * ins[0][-2 if a["transpose_a"] else -1],
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_batch_dot",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot"},
+    kernels=kernel_paths("matrix", "prepare_batch_dot"),
     supports_add=True,
     doc="Batched matrix product over the leading axes: (B, M, K) x (B, K, N) -> (B, M, N)."))
 
@@ -342,8 +322,7 @@ register(OpDef(
     infer_shape=_dot_backward_infer_shape(_batch_dot_rule), infer_type=same_type,
     temp=_temps("batch_dot_backward"),
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.matrix:prepare_batch_dot_backward",
-             "cuda": "nbdl.kernels.cuda.matrix:prepare_batch_dot_backward"},
+    kernels=kernel_paths("matrix", "prepare_batch_dot_backward"),
     supports_add=True, hidden=True))
 
-__all__ = ["fc_dims", "dot_dims", "batch_dot_dims", "prod", "same_type"]
+__all__ = ["fc_dims", "dot_dims", "batch_dot_dims", "size_of", "same_type"]

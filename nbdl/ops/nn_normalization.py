@@ -18,13 +18,10 @@ data and it (``_backward_LRN``)."""
 
 from ..errors import AttrError
 from .attrs import Attr
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape, same_type
 
-
-def _same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 # -- L2Normalization ------------------------------------------------------------------
@@ -49,10 +46,9 @@ def l2_norm_shape(attrs, dshape):
 
 def _l2_shape(opname):
     def infer_shape(attrs, in_shapes, out_shapes):
-        d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+        d = known_shape(in_shapes[0], out_shapes[0])
         if d is None:
             return in_shapes, out_shapes
-        d = tuple(d)
         if len(d) < 1 or (attrs["mode"] != "instance" and len(d) < 3):
             need = 1 if attrs["mode"] == "instance" else 3
             raise shape_error(opname, f"data must have at least {need} dimension(s) in mode "
@@ -62,8 +58,8 @@ def _l2_shape(opname):
 
 
 def _l2_grad(node, out_grads):
-    g = make_node("_backward_L2Normalization", [out_grads[0], node.output(0), node.output(1)],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_L2Normalization", [out_grads[0], node.output(0), node.output(1)],
+                      node)
     return [g.output(0)]
 
 
@@ -79,20 +75,18 @@ register(OpDef(
     name="L2Normalization", input_names=("data",), attrs=dict(L2_ATTRS),
     half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "norm"],
-    infer_shape=_l2_shape("L2Normalization"), infer_type=_same_type, gradient=_l2_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_l2",
-             "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_l2"},
+    infer_shape=_l2_shape("L2Normalization"), infer_type=same_type, gradient=_l2_grad,
+    kernels=kernel_paths("nn_normalization", "prepare_l2"),
     doc="x / sqrt(sum(x**2) + eps) per instance, across channels or over spatial "
         "positions (``mode``)."))
 
 register(OpDef(
     name="_backward_L2Normalization", input_names=("out_grad", "output", "norm"),
     half_mirrors=True,
-    attrs=dict(L2_ATTRS), infer_shape=_l2_backward_shape, infer_type=_same_type,
+    attrs=dict(L2_ATTRS), infer_shape=_l2_backward_shape, infer_type=same_type,
     # each column reads its head gradient fully before writing the gradient
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_l2_backward",
-             "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_l2_backward"},
+    kernels=kernel_paths("nn_normalization", "prepare_l2_backward"),
     supports_add=True, hidden=True,
     doc="Gradient of L2Normalization from the head gradient, its output and its norm."))
 
@@ -131,8 +125,7 @@ def _lrn_shape(opname, n_in):
 
 
 def _lrn_grad(node, out_grads):
-    g = make_node("_backward_LRN", [out_grads[0], node.inputs[0], node.output(1)],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_LRN", [out_grads[0], node.inputs[0], node.output(1)], node)
     return [g.output(0)]
 
 
@@ -140,18 +133,16 @@ register(OpDef(
     name="LRN", input_names=_lrn_inputs, attrs=dict(LRN_ATTRS),
     half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "tmp_norm"],
-    infer_shape=_lrn_shape("LRN", 1), infer_type=_same_type, gradient=_lrn_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_lrn",
-             "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_lrn"},
+    infer_shape=_lrn_shape("LRN", 1), infer_type=same_type, gradient=_lrn_grad,
+    kernels=kernel_paths("nn_normalization", "prepare_lrn"),
     doc="Local response normalisation across channels: "
         "x * (knorm + alpha / nsize * sum of x**2 over nsize channels) ** -beta."))
 
 register(OpDef(
     name="_backward_LRN", input_names=("out_grad", "data", "tmp_norm"), attrs=dict(LRN_ATTRS),
     half_mirrors=True,
-    infer_shape=_lrn_shape("_backward_LRN", 3), infer_type=_same_type,
-    kernels={"cpu": "nbdl.kernels.cpu.nn_normalization:prepare_lrn_backward",
-             "cuda": "nbdl.kernels.cuda.nn_normalization:prepare_lrn_backward"},
+    infer_shape=_lrn_shape("_backward_LRN", 3), infer_type=same_type,
+    kernels=kernel_paths("nn_normalization", "prepare_lrn_backward"),
     supports_add=True, hidden=True,
     doc="Gradient of LRN from the head gradient, the data and tmp_norm."))
 

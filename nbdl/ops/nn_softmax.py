@@ -14,13 +14,10 @@ indices (float or integer); the output, shape (1,), is
 ``sum_n -log(max(softmax(data[n])[label[n]], 1e-8))``.  Its gradient to the
 data is ``(softmax(data) - one_hot(label)) * out_grad``; the label gets none."""
 from .attrs import Attr
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import data_type, same_type
 
-
-def _same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 # -- SoftmaxActivation --------------------------------------------------------------
@@ -49,18 +46,16 @@ def _sa_shape(opname):
 
 
 def _sa_grad(node, out_grads):
-    g = make_node("_backward_SoftmaxActivation", [out_grads[0], node.output(0)],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_SoftmaxActivation", [out_grads[0], node.output(0)], node)
     return [g.output(0)]
 
 
 register(OpDef(
     name="SoftmaxActivation", input_names=("data",), attrs=dict(SA_ATTRS), unnamed_inputs=True,
     half_mirrors=True,
-    infer_shape=_sa_shape("SoftmaxActivation"), infer_type=_same_type, gradient=_sa_grad,
+    infer_shape=_sa_shape("SoftmaxActivation"), infer_type=same_type, gradient=_sa_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_activation",
-             "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_activation"},
+    kernels=kernel_paths("nn_softmax", "prepare_softmax_activation"),
     doc="Softmax of each instance (``mode='instance'``) or across channels "
         "(``mode='channel'``)."))
 
@@ -68,9 +63,8 @@ register(OpDef(
     name="_backward_SoftmaxActivation", input_names=("out_grad", "output"),
     half_mirrors=True,
     attrs=dict(SA_ATTRS), infer_shape=_sa_shape("_backward_SoftmaxActivation"),
-    infer_type=_same_type, inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_activation_backward",
-             "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_activation_backward"},
+    infer_type=same_type, inplace=lambda attrs: [(0, 0)],
+    kernels=kernel_paths("nn_softmax", "prepare_softmax_activation_backward"),
     supports_add=True, hidden=True, doc="Gradient of SoftmaxActivation from its output."))
 
 
@@ -90,17 +84,9 @@ def _xent_shape(attrs, in_shapes, out_shapes):
     return [d, (d[0],)], [(1,)]
 
 
-def _xent_type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d, in_types[1] if in_types[1] is not None else d], [d]
-
-
 def _xent_grad(node, out_grads):
-    g = make_node("_backward_softmax_cross_entropy",
-                  [out_grads[0], node.inputs[0], node.inputs[1]], {},
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_softmax_cross_entropy",
+                      [out_grads[0], node.inputs[0], node.inputs[1]], node, {})
     return [g.output(0), None]
 
 
@@ -126,9 +112,8 @@ def _xent_temp(call):
 register(OpDef(
     name="softmax_cross_entropy", input_names=("data", "label"),
     half_mirrors=True,
-    infer_shape=_xent_shape, infer_type=_xent_type, gradient=_xent_grad, temp=_xent_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_cross_entropy",
-             "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_cross_entropy"},
+    infer_shape=_xent_shape, infer_type=data_type, gradient=_xent_grad, temp=_xent_temp,
+    kernels=kernel_paths("nn_softmax", "prepare_softmax_cross_entropy"),
     int_inputs=(1,),
     doc="The summed cross entropy of softmax(data) against class labels, shape (1,)."))
 
@@ -136,7 +121,6 @@ register(OpDef(
     name="_backward_softmax_cross_entropy", input_names=("out_grad", "data", "label"),
     half_mirrors=True,
     infer_shape=_xent_backward_shape, infer_type=_xent_backward_type,
-    kernels={"cpu": "nbdl.kernels.cpu.nn_softmax:prepare_softmax_cross_entropy_backward",
-             "cuda": "nbdl.kernels.cuda.nn_softmax:prepare_softmax_cross_entropy_backward"},
+    kernels=kernel_paths("nn_softmax", "prepare_softmax_cross_entropy_backward"),
     supports_add=True, hidden=True, int_inputs=(2,),
     doc="Gradient of softmax_cross_entropy: (softmax(data) - one_hot(label)) * out_grad."))

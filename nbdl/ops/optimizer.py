@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import DTypeError
 from .attrs import Attr
 from .registry import OpDef, register, shape_error
+from .rules import same_type
 
 _F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 _CPU = "nbdl.kernels.cpu.optimizer:"
@@ -68,10 +69,6 @@ def _same_shapes(name, names, scalar_inputs=()):
         return ins, [ref]
     return rule
 
-
-def _same_types(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 def _mp_types(name, n_master):
@@ -117,7 +114,7 @@ def _update(name, inputs, attrs, doc, scalar_attrs=None, mp=0, scalar_inputs=(),
     register(OpDef(
         name=name, input_names=tuple(inputs), attrs=dict(attrs),
         infer_shape=infer_shape or _same_shapes(name, inputs, scalar_inputs),
-        infer_type=infer_type or (_mp_types(name, mp) if mp else _same_types),
+        infer_type=infer_type or (_mp_types(name, mp) if mp else same_type),
         inplace=lambda a: [(0, 0)], mutates=mutated, scalar_attrs=scalar_attrs,
         dtypes=(_F16, _F32) if mp or infer_type else None, hidden=hidden,
         half_mirrors=not (mp or infer_type),   # float16 weights and states, float32 math
@@ -296,7 +293,7 @@ def weights_shape(name, group):
 def weights_type(name, group, mp):
     """Type rule over each weight's group (float16 weights with float32
     masters when ``mp``)."""
-    return _weights_rule(name, group, _mp_types(name, mp) if mp else _same_types)
+    return _weights_rule(name, group, _mp_types(name, mp) if mp else same_type)
 
 
 def register_multi(name, group, mp, attrs, extra_inputs=(), infer_shape=None, infer_type=None,

@@ -25,10 +25,10 @@ computed.  As a variadic op, the weight must be passed explicitly with
 ``num_args=2``.
 """
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node, make_node
 from .attrs import Attr
-from .elemwise_unary import same_type
 from .registry import OpDef, register, shape_error
+from .rules import known_shape, same_type
 
 
 def _kernels(prepare):
@@ -106,8 +106,7 @@ def _pad_shape_rule(opname, data_in, data_out):
 
 
 def _pad_grad(node, out_grads):
-    return [make_node("_backward_Pad", [out_grads[0]], dict(node.attrs),
-                      name=f"{node.name}_backward").output(0)]
+    return [backward_node("_backward_Pad", [out_grads[0]], node).output(0)]
 
 
 register(OpDef(
@@ -155,10 +154,9 @@ def bilinear_geometry(scale):
 
 
 def _bilinear_shape(opname, attrs, in_shapes, out_shapes):
-    data = in_shapes[0]
+    data = known_shape(in_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     if len(data) != 4:
         raise shape_error(opname, f"argument 'data' must be 4-D (N, C, H, W), got {data}",
                           in_shapes)
@@ -222,8 +220,8 @@ def _upsampling_shape(attrs, in_shapes, out_shapes):
 
 def _upsampling_grad(node, out_grads):
     if node.attrs["sample_type"] == "bilinear":
-        back = make_node("_backward_UpSampling_bilinear", [out_grads[0]] + list(node.inputs),
-                         {"scale": node.attrs["scale"]}, name=f"{node.name}_backward")
+        back = backward_node("_backward_UpSampling_bilinear", [out_grads[0]] + list(node.inputs),
+                             node, {"scale": node.attrs["scale"]})
         return [back.output(0), back.output(1)]
     # the plan needs every input's shape, known only at bind time: each gradient node
     # carries its input index and finds its channel offset and factors from the shapes

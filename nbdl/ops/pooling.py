@@ -29,11 +29,13 @@ The gradient is ``_backward_Pooling(out_grad, data, output) -> data_grad``
 first maximum of each window gets the whole gradient); no mask is stored.
 """
 import math
+from functools import partial
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import checked_inputs, known_shape, same_type
 
 POOL_TYPES = ("max", "avg", "sum", "lp")
 CHANNELS_FIRST = ("NCW", "NCHW", "NCDHW")
@@ -79,12 +81,7 @@ def check_pooling_attrs(opname, attrs):
         raise AttrError(f"{opname}: p_value={pv!r} is invalid: expected an integer >= 1")
 
 
-def _inputs(opname, names):
-    # the first rule run on parsed attributes: bad values fail at graph build
-    def input_names(attrs):
-        check_pooling_attrs(opname, attrs)
-        return list(names)
-    return input_names
+_inputs = partial(checked_inputs, check_pooling_attrs)   # input names, the attributes checked first
 
 
 def channels_last(attrs):
@@ -158,24 +155,18 @@ def _forward_shape(opname):
     return rule
 
 
-def _same_type(attrs, in_types, out_types):
-    t = next((x for x in list(in_types) + list(out_types) if x is not None), None)
-    return [t] * len(in_types), [t] * len(out_types)
-
 
 def _gradient(node, out_grads):
-    back = make_node(f"_backward_{node.op.name}", [out_grads[0], node.inputs[0], node.output(0)],
-                     dict(node.attrs),
-                     name=f"{node.name}_backward")
+    back = backward_node(f"_backward_{node.op.name}",
+                         [out_grads[0], node.inputs[0], node.output(0)], node)
     return [back.output(0)]
 
 
 def _backward_shape(attrs, in_shapes, out_shapes):
     opname = "_backward_Pooling"
-    d = in_shapes[1] if in_shapes[1] is not None else out_shapes[0]
+    d = known_shape(in_shapes[1], out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     o = out_shape(opname, attrs, d, in_shapes)
     for name, s, want in (("out_grad", in_shapes[0], o), ("output", in_shapes[2], o),
                           ("data_grad", out_shapes[0], d)):
@@ -200,23 +191,21 @@ def _register(name, attrs, doc, backward_doc):
         name=name,
         input_names=_inputs(name, ["data"]),
         attrs=dict(attrs),
-        infer_shape=_forward_shape(name), infer_type=_same_type,
+        infer_shape=_forward_shape(name), infer_type=same_type,
         gradient=_gradient,
         flops=lambda a, ins, outs: (math.prod(ins[0]) if a["global_pool"]
                                     else math.prod(outs[0]) * math.prod(a["kernel"] or (1,))),
         half_mirrors=True,
-        kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling",
-                 "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling"},
+        kernels=kernel_paths("pooling", "prepare_pooling"),
         supports_add=True, doc=doc))
     register(OpDef(
         name=f"_backward_{name}",
         input_names=_inputs(f"_backward_{name}", ["out_grad", "data", "output"]),
         attrs=dict(attrs),
-        infer_shape=_backward_shape, infer_type=_same_type,
+        infer_shape=_backward_shape, infer_type=same_type,
         shape_inputs=_backward_shape_inputs,
         half_mirrors=True,
-        kernels={"cpu": "nbdl.kernels.cpu.pooling:prepare_pooling_backward",
-                 "cuda": "nbdl.kernels.cuda.pooling:prepare_pooling_backward"},
+        kernels=kernel_paths("pooling", "prepare_pooling_backward"),
         supports_add=True, hidden=True, doc=backward_doc))
 
 

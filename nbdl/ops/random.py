@@ -31,9 +31,11 @@ import numpy as np
 
 from ..errors import AttrError, DTypeError
 from .attrs import Attr
-from .ir import make_node
+from .elemwise_unary import same_shape
+from .ir import backward_node
 from .init_ops import shape_attr_output
 from .registry import OpDef, register, shape_error
+from .rules import same_type
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 HALF_FLOATS = (np.dtype(np.float16),) + FLOATS
@@ -283,9 +285,8 @@ def _multinomial_type(attrs, in_types, out_types):
 def _multinomial_grad(node, out_grads):
     if not node.attrs["get_prob"] or len(out_grads) < 2 or out_grads[1] is None:
         return [None]
-    g = make_node("_backward_sample_multinomial",
-                  [out_grads[1], node.inputs[0], node.output(0)], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_sample_multinomial",
+                      [out_grads[1], node.inputs[0], node.output(0)], node)
     return [g.output(0)]
 
 
@@ -337,20 +338,10 @@ def shuffle_temp(call):
     return [((shape[0] if shape else 1,), np.dtype(np.int64))]
 
 
-def _same_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
-    return [d], [d]
-
-
-def _same_type(attrs, in_types, out_types):
-    t = in_types[0] if in_types[0] is not None else out_types[0]
-    return [t], [t]
-
-
 register(OpDef(
     name="_shuffle", input_names=("data",), attrs={},
     half_mirrors=True,
-    infer_shape=_same_shape, infer_type=_same_type, gradient=_no_grad, recompute=False,
+    infer_shape=same_shape, infer_type=same_type, gradient=_no_grad, recompute=False,
     temp=shuffle_temp, kernels=_kernels("prepare_shuffle"), dtypes=ALL_DTYPES,
     doc="data with its first axis randomly permuted (a new order on every call)."),
     aliases=("shuffle",))

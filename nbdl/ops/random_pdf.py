@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import DTypeError
 from .attrs import Attr
-from .ir import make_node
+from .ir import backward_node
 from .registry import OpDef, register, shape_error
 
 PDF_PARAMS = {
@@ -75,8 +75,7 @@ def _pdf_type(opname):
 
 def _pdf_grad(backward):
     def rule(node, out_grads):
-        g = make_node(backward, [out_grads[0]] + list(node.inputs) + [node.output(0)],
-                      dict(node.attrs), name=f"{node.name}_backward")
+        g = backward_node(backward, [out_grads[0]] + list(node.inputs) + [node.output(0)], node)
         return [g.output(i) for i in range(len(node.inputs))]
     return rule
 

@@ -14,9 +14,10 @@ the output.  Broadcasts use the same plan with "reduced" meaning
 """
 from ..dtype import INTEGERS
 from ..errors import ShapeError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, register, shape_error
+from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
+from .rules import output_shape, same_type, size_of
 from .shape import MOVE_DTYPES
 
 SLOTS = 6
@@ -31,17 +32,6 @@ OP_CODES = {"sum": OP_SUM, "mean": OP_SUM, "prod": OP_PROD, "max": OP_MAX, "min"
 # nansum (g where x is not NaN), nanprod (g * out / x where x is not NaN)
 SEL_MAXMIN, SEL_PROD, SEL_NRM2, SEL_ASUM, SEL_NANSUM, SEL_NANPROD = 0, 1, 2, 3, 4, 5
 
-
-def prod(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
-
-
-def same_type(attrs, in_types, out_types):
-    known = next((t for t in list(in_types) + list(out_types) if t is not None), None)
-    return [known] * len(in_types), [known] * len(out_types)
 
 
 def normalize_axes(axes, ndim, where):
@@ -98,7 +88,7 @@ def reduce_plan(ishape, axes, where="reduce"):
     sizes = [1] * (SLOTS - len(groups)) + [g[1] for g in groups]
     tail_reduced = groups[-1][0]
     kept = sizes[0::2] if tail_reduced else sizes[1::2]
-    count = prod(g[1] for g in groups if g[0])
+    count = size_of(g[1] for g in groups if g[0])
     return tail_reduced, tuple(sizes), tuple(kept), count
 
 
@@ -124,9 +114,9 @@ def arg_plan(attrs, ishape, where="argmax"):
     """(outer, n, inner) view of argmax/argmin's input."""
     axis = attrs["axis"]
     if axis is None:
-        return 1, prod(ishape), 1
+        return 1, size_of(ishape), 1
     a = normalize_axes((axis,), len(ishape), where)[0]
-    return prod(ishape[:a]), int(ishape[a]), prod(ishape[a + 1:])
+    return size_of(ishape[:a]), int(ishape[a]), size_of(ishape[a + 1:])
 
 
 def broadcast_axes(ishape, oshape):
@@ -152,14 +142,11 @@ def _reduce_infer_shape(name):
         axes = reduce_axes(attrs, len(ins[0]), name)
         reduce_plan(ins[0], axes, name)  # raises early for an axis set the kernels cannot view
         oshape = reduced_shape(ins[0], axes, attrs["keepdims"])
-        if name in ("max", "min") and prod(oshape) > 0 and any(ins[0][a] == 0 for a in axes):
+        if name in ("max", "min") and size_of(oshape) > 0 and any(ins[0][a] == 0 for a in axes):
             # as numpy's and MXNet's: no identity to start an empty max/min from
             raise shape_error(name, f"cannot take the {name}imum over a zero-size axis of "
                               f"{tuple(ins[0])} (axes {tuple(axes)})", in_shapes)
-        if outs[0] is not None and tuple(outs[0]) != oshape:
-            raise shape_error(name, f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
-        outs[0] = oshape
-        return ins, outs
+        return ins, output_shape(name, outs, oshape, in_shapes)
     return rule
 
 
@@ -170,7 +157,7 @@ def _axis_attrs(attrs):
 def _reduce_gradient(backward_op, needs_output):
     def gradient(node, out_grads):
         inputs = [out_grads[0], node.inputs[0]] + ([node.output(0)] if needs_output else [])
-        back = make_node(backward_op, inputs, _axis_attrs(node.attrs), name=f"{node.name}_backward")
+        back = backward_node(backward_op, inputs, node, _axis_attrs(node.attrs))
         return [back.output(0)]
     return gradient
 
@@ -179,11 +166,10 @@ def reduce_temp(call, accumulators=True):
     """float64 accumulators, one per output element, for kernels that keep
     them in memory (the CPU's); an empty buffer for kernels that accumulate
     in registers (CUDA).  Each device's module names its rule."""
-    return [((prod(call.out_shapes[0]) if accumulators else 0,), "float64")]
+    return [((size_of(call.out_shapes[0]) if accumulators else 0,), "float64")]
 
 
-_REDUCE_TEMP = {"cpu": "nbdl.kernels.cpu.reduce:temp_reduce",
-                "cuda": "nbdl.kernels.cuda.reduce:temp_reduce"}
+_REDUCE_TEMP = kernel_paths("reduce", "temp_reduce")
 
 
 def _backward_infer_shape(attrs, in_shapes, out_shapes):
@@ -247,7 +233,7 @@ def _arg_infer_shape(name):
         if axis is None or len(shape) <= 1:
             axes = normalize_axes((axis,), len(shape), name) if axis is not None else None
             oshape = (1,) * len(shape) if attrs["keepdims"] else (1,)
-            n = prod(shape) if axes is None else shape[axes[0]]
+            n = size_of(shape) if axes is None else shape[axes[0]]
         else:
             a = normalize_axes((axis,), len(shape), name)[0]
             oshape = reduced_shape(shape, (a,), attrs["keepdims"])
@@ -265,8 +251,7 @@ for _name in ("argmax", "argmin"):
         infer_shape=_arg_infer_shape(_name), infer_type=same_type,
         gradient=lambda node, out_grads: [None],  # an index has no gradient
         half_mirrors=True,
-        kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_arg",
-                 "cuda": "nbdl.kernels.cuda.reduce:prepare_arg"},
+        kernels=kernel_paths("reduce", "prepare_arg"),
         doc=f"Index of the {'largest' if _name == 'argmax' else 'smallest'} element along "
             "``axis`` (flattened when not given), as a float of the input's dtype; ties "
             "and NaNs give the first position."))
@@ -312,16 +297,12 @@ def _broadcast_infer_shape(fn, name):
         if ins[0] is None:
             return ins, outs
         oshape = fn(attrs, ins[0])
-        if outs[0] is not None and tuple(outs[0]) != oshape:
-            raise shape_error(name, f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
-        outs[0] = oshape
-        return ins, outs
+        return ins, output_shape(name, outs, oshape, in_shapes)
     return rule
 
 
 def _broadcast_gradient(node, out_grads):
-    back = make_node("_broadcast_backward", [out_grads[0], node.inputs[0]],
-                     name=f"{node.name}_backward")
+    back = backward_node("_broadcast_backward", [out_grads[0], node.inputs[0]], node, {})
     return [back.output(0)]
 
 
@@ -330,8 +311,7 @@ register(OpDef(
     infer_shape=_broadcast_infer_shape(_broadcast_to_shape, "broadcast_to"), infer_type=same_type,
     gradient=_broadcast_gradient,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast",
-             "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast"},
+    kernels=kernel_paths("reduce", "prepare_broadcast"),
     supports_add=True, dtypes=MOVE_DTYPES,
     doc="Broadcast size-1 axes to ``shape`` (0 keeps an axis)."))
 
@@ -340,8 +320,7 @@ register(OpDef(
     infer_shape=_broadcast_infer_shape(_broadcast_axis_shape, "broadcast_axis"), infer_type=same_type,
     gradient=_broadcast_gradient,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast",
-             "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast"},
+    kernels=kernel_paths("reduce", "prepare_broadcast"),
     supports_add=True, dtypes=MOVE_DTYPES,
     doc="Broadcast the size-1 axes ``axis`` to ``size``."), aliases=("broadcast_axes",))
 
@@ -351,7 +330,6 @@ register(OpDef(
     infer_shape=_backward_infer_shape, infer_type=same_type,
     temp=_REDUCE_TEMP,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_broadcast_backward",
-             "cuda": "nbdl.kernels.cuda.reduce:prepare_broadcast_backward"},
+    kernels=kernel_paths("reduce", "prepare_broadcast_backward"),
     supports_add=True, hidden=True,
     doc="Sum ``out_grad`` over the axes along which ``data`` was broadcast."))

@@ -22,10 +22,11 @@ import numpy as np
 
 from ..errors import DTypeError
 from .attrs import Attr
-from .ir import make_node
-from .reduce import (_backward_infer_shape, prod, reduce_axes, reduce_plan, reduce_temp,
+from .ir import backward_node
+from .reduce import (_backward_infer_shape, reduce_axes, reduce_plan, reduce_temp,
                      reduced_shape)
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape, output_shape, size_of
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 NORM_INTS = tuple(np.dtype(t) for t in (np.int32, np.int64, np.int8))
@@ -55,16 +56,19 @@ def _axes(attrs, ndim, where):
     return reduce_axes({"axis": attrs.get("axis", attrs.get("axes"))}, ndim, where)
 
 
+def _reduced(attrs, shape, where):
+    """``shape`` reduced over the op's axes (checked, with the kernels' plan)."""
+    axes = _axes(attrs, len(shape), where)
+    reduce_plan(shape, axes, where)
+    return reduced_shape(shape, axes, attrs["keepdims"])
+
+
 def _norm_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
     if ins[0] is None:
         return ins, outs
-    axes = _axes(attrs, len(ins[0]), "norm")
-    reduce_plan(ins[0], axes, "norm")
-    oshape = reduced_shape(ins[0], axes, attrs["keepdims"])
-    if outs[0] is not None and tuple(outs[0]) != oshape:
-        raise shape_error("norm", f"output has shape {tuple(outs[0])}, expected {oshape}", in_shapes)
-    return ins, [oshape]
+    oshape = _reduced(attrs, ins[0], "norm")
+    return ins, output_shape("norm", outs, oshape, in_shapes)
 
 
 def _check_dtype(where, dt, allowed):
@@ -86,8 +90,8 @@ def _norm_type(attrs, in_types, out_types):
 
 def _norm_grad(node, out_grads):
     attrs = {k: node.attrs[k] for k in ("ord", "axis", "keepdims", "out_dtype")}
-    back = make_node("_backward_norm", [out_grads[0], node.inputs[0], node.output(0)], attrs,
-                     name=f"{node.name}_backward")
+    back = backward_node("_backward_norm", [out_grads[0], node.inputs[0], node.output(0)], node,
+                         attrs)
     return [back.output(0)]
 
 
@@ -106,19 +110,17 @@ def norm_temp(call, accumulators=True, stage_half=True):
     copies of a float16 input and of a float16 output."""
     temps = reduce_temp(call, accumulators)
     if stage_half and np.dtype(call.in_dtypes[0]) == HALF:
-        temps.append(((prod(call.in_shapes[0]),), "float32"))
+        temps.append(((size_of(call.in_shapes[0]),), "float32"))
     if stage_half and np.dtype(call.out_dtypes[0]) == HALF:
-        temps.append(((prod(call.out_shapes[0]),), "float32"))
+        temps.append(((size_of(call.out_shapes[0]),), "float32"))
     return temps
 
 
 register(OpDef(
     name="norm", input_names=_norm_inputs, attrs=dict(NORM_ATTRS),
     infer_shape=_norm_shape, infer_type=_norm_type, gradient=_norm_grad,
-    temp={"cpu": "nbdl.kernels.cpu.reduce_norm:temp_norm",
-          "cuda": "nbdl.kernels.cuda.reduce_norm:temp_norm"},
-    kernels={"cpu": "nbdl.kernels.cpu.reduce_norm:prepare_norm",
-             "cuda": "nbdl.kernels.cuda.reduce_norm:prepare_norm"},
+    temp=kernel_paths("reduce_norm", "temp_norm"),
+    kernels=kernel_paths("reduce_norm", "prepare_norm"),
     supports_add=True, dtypes=NORM_DTYPES,
     doc="L1 (``ord=1``) or L2 (``ord=2``) norm over ``axis`` (every axis when not given), "
         "accumulated in float64.\n\nParameters\n----------\ndata : NDArray\n    The input.\n"
@@ -130,8 +132,7 @@ register(OpDef(
     name="_backward_norm", input_names=("out_grad", "data", "output"), attrs=dict(NORM_ATTRS),
     infer_shape=_backward_infer_shape, infer_type=_norm_backward_type,
     inplace=lambda attrs: [(1, 0)],   # the kernel reads data[i] before writing data_grad[i]
-    kernels={"cpu": "nbdl.kernels.cpu.reduce:prepare_select_backward",
-             "cuda": "nbdl.kernels.cuda.reduce:prepare_select_backward"},
+    kernels=kernel_paths("reduce", "prepare_select_backward"),
     supports_add=True, hidden=True, dtypes=FLOATS,
     doc="norm's gradient: ``g * x / norm`` (ord 2) or ``g * sign(x)`` (ord 1)."))
 
@@ -148,9 +149,7 @@ def _moments_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
     if ins[0] is None:
         return ins, outs
-    axes = _axes(attrs, len(ins[0]), "moments")
-    reduce_plan(ins[0], axes, "moments")
-    oshape = reduced_shape(ins[0], axes, attrs["keepdims"])
+    oshape = _reduced(attrs, ins[0], "moments")
     for name, s in zip(("mean", "var"), outs):
         if s is not None and tuple(s) != oshape:
             raise shape_error("moments", f"output {name} has shape {tuple(s)}, expected {oshape}",
@@ -167,15 +166,14 @@ def _same_type(where):
 
 
 def _moments_grad(node, out_grads):
-    back = make_node("_backward_moments",
-                     [out_grads[0], out_grads[1], node.inputs[0], node.output(0)],
-                     dict(node.attrs), name=f"{node.name}_backward")
+    back = backward_node("_backward_moments",
+                         [out_grads[0], out_grads[1], node.inputs[0], node.output(0)], node)
     return [back.output(0)]
 
 
 def _moments_backward_shape(attrs, in_shapes, out_shapes):
     ins, outs = list(in_shapes), list(out_shapes)
-    d = ins[2] if ins[2] is not None else outs[0]
+    d = known_shape(ins[2], outs[0])
     if d is None:
         return ins, outs
     small = reduced_shape(d, _axes(attrs, len(d), "_backward_moments"), attrs["keepdims"])
@@ -186,17 +184,15 @@ def moments_temp(call, accumulators=True):
     """Two float64 accumulators per output element (mean, then the squared
     deviations) for kernels that keep them in memory (the CPU's); an empty
     buffer for kernels that accumulate in registers (CUDA)."""
-    return [((2 * prod(call.out_shapes[0]) if accumulators else 0,), "float64")]
+    return [((2 * size_of(call.out_shapes[0]) if accumulators else 0,), "float64")]
 
 
 register(OpDef(
     name="moments", attrs=dict(MOMENTS_ATTRS), num_outputs=2, output_names=("mean", "var"),
     half_mirrors=True,
     infer_shape=_moments_shape, infer_type=_same_type("moments"), gradient=_moments_grad,
-    temp={"cpu": "nbdl.kernels.cpu.reduce_norm:temp_moments",
-          "cuda": "nbdl.kernels.cuda.reduce_norm:temp_moments"},
-    kernels={"cpu": "nbdl.kernels.cpu.reduce_norm:prepare_moments",
-             "cuda": "nbdl.kernels.cuda.reduce_norm:prepare_moments"},
+    temp=kernel_paths("reduce_norm", "temp_moments"),
+    kernels=kernel_paths("reduce_norm", "prepare_moments"),
     doc="Mean and (biased) variance over ``axes`` (every axis when not given).\n\n"
         "Parameters\n----------\ndata : NDArray\n    The input.\naxes : tuple, optional\n"
         "    Axes to reduce.\nkeepdims : bool\n    Keep the reduced axes with size 1."))
@@ -207,7 +203,6 @@ register(OpDef(
     attrs=dict(MOMENTS_ATTRS),
     infer_shape=_moments_backward_shape, infer_type=_same_type("_backward_moments"),
     inplace=lambda attrs: [(2, 0)],   # data[i] is read before data_grad[i] is written
-    kernels={"cpu": "nbdl.kernels.cpu.reduce_norm:prepare_moments_backward",
-             "cuda": "nbdl.kernels.cuda.reduce_norm:prepare_moments_backward"},
+    kernels=kernel_paths("reduce_norm", "prepare_moments_backward"),
     supports_add=True, hidden=True,
     doc="moments' gradient: ``g_mean / N + g_var * 2 (x - mean) / N``."))

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError, UnknownOpError
+from ..errors import DTypeError, GraphError, ShapeError, UnknownOpError
 from .attrs import Attr, parse_attrs
 
 REQ_NULL, REQ_WRITE, REQ_INPLACE, REQ_ADD = 0, 1, 2, 3
@@ -235,6 +235,28 @@ class OpDef:
         v = self.shape_inputs
         return tuple(v(attrs) if callable(v) else v)
 
+    def positional_attrs(self, where, values, kwargs):
+        """The attributes given by position after the inputs (in the op's
+        attribute order; None values left out), checked against ``kwargs``.
+
+        Parameters
+        ----------
+        where : str
+            The caller's name for messages.
+        values : sequence
+            The positional values.
+        kwargs : dict
+            The keyword arguments of the same call.
+        """
+        names = [k for k in self.attrs if k != self.key_var_num_args]
+        if len(values) > len(names):
+            raise GraphError(f"{where}: got {len(values)} positional attributes, the op has "
+                             f"{len(names)} ({', '.join(names) or 'none'})")
+        for k in names[:len(values)]:
+            if k in kwargs:
+                raise GraphError(f"{where}: attribute {k!r} given by position and by keyword")
+        return {k: v for k, v in zip(names, values) if v is not None}
+
     def parse_attrs(self, raw, node_name=None):
         if self.extra_attrs is None:
             return parse_attrs(self.name, self.attrs, raw, node_name)
@@ -433,7 +455,68 @@ def _load_all():
     from . import _families  # noqa: F401  (registers every family)
 
 
+def op_namespace(prefix, where, make, module_globals=None, name_the_op=True):
+    """``(__getattr__, __dir__)`` for a module whose attribute ``X`` stands for
+    the op ``<prefix>X`` (``nbdl.nd.linalg.gemm2``, ``nbdl.sym.contrib.box_nms``).
+
+    Parameters
+    ----------
+    prefix : str
+        The ops' name prefix (``"_linalg_"``).
+    where : str
+        The module's public name, for error messages.
+    make : callable
+        ``make(op_name)``: the attribute for the op ``op_name``.
+    module_globals : dict, optional
+        The module's globals: each attribute is cached there once made, and
+        ``__dir__`` lists them too.
+    name_the_op : bool, default True
+        Whether the AttributeError of an unknown name names the op it looked for.
+    """
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            get_op(prefix + name)
+        except UnknownOpError:
+            looked_for = f" (no op {prefix + name!r})" if name_the_op else ""
+            raise AttributeError(f"{where} has no attribute or operator {name!r}"
+                                 f"{looked_for}") from None
+        fn = make(prefix + name)
+        if module_globals is not None:
+            module_globals[name] = fn
+        return fn
+
+    def __dir__():
+        ops = {n[len(prefix):] for n in list_ops() if n.startswith(prefix)}
+        return sorted(ops | set(module_globals or ()))
+    return __getattr__, __dir__
+
+
 # -- helpers shared by op families ------------------------------------------------
+
+# how a function of one op call describes its first two arguments (``shared_doc``)
+OP_AND_ATTRS = """
+op : OpDef
+    The op.
+attrs : dict
+    Its parsed attributes.
+"""
+
+
+def kernel_paths(family, fn):
+    """``OpDef.kernels`` (or ``temp``) of an op of nbdl: ``fn`` of the family's
+    CPU and CUDA kernel modules, ``nbdl.kernels.<device>.<family>``.
+
+    Parameters
+    ----------
+    family : str
+        The kernel modules' name (``"sequence"``).
+    fn : str
+        The function's name in both (``"prepare_sequence_mask"``).
+    """
+    return {"cpu": f"nbdl.kernels.cpu.{family}:{fn}", "cuda": f"nbdl.kernels.cuda.{family}:{fn}"}
+
 
 def shape_str(s):
     return "?" if s is None else str(tuple(s))
@@ -452,5 +535,5 @@ def shape_error(attrs_or_where, msg, in_shapes=None):
 
 
 __all__ = ["Attr", "Call", "Launch", "OpDef", "Recompute", "register", "get_op", "list_ops",
-           "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD", "REQ_NAMES", "FLOAT_DTYPES",
-           "has_half", "as_f32", "half_mirror_temps", "half_launch"]
+           "op_namespace", "kernel_paths", "REQ_NULL", "REQ_WRITE", "REQ_INPLACE", "REQ_ADD",
+           "REQ_NAMES", "FLOAT_DTYPES", "has_half", "as_f32", "half_mirror_temps", "half_launch"]

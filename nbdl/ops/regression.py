@@ -7,9 +7,11 @@ gradient is the gradient of the loss against the label, built by a hidden
 no gradient."""
 import numpy as np
 
-from .ir import make_node
+from .ir import backward_node, make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .elemwise_unary import same_shape
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape, same_type
 
 def _size(shape):
     return int(np.prod(shape, dtype=np.int64))
@@ -56,10 +58,9 @@ def _softmax_output_label_shapes(attrs, d):
 def _softmax_output_shape(opname):
     def infer_shape(attrs, in_shapes, out_shapes):
         d, lab = in_shapes
-        d = d if d is not None else out_shapes[0]
+        d = known_shape(d, out_shapes[0])
         if d is None:
             return in_shapes, out_shapes
-        d = tuple(d)
         if len(d) < 2:
             raise shape_error(opname, f"data must have at least 2 dimensions (batch, classes), "
                               f"got {d}", in_shapes)
@@ -93,8 +94,7 @@ def _softmax_output_grad(node, out_grads):
     ins = [node.output(0), node.inputs[1]]
     if node.attrs["out_grad"]:
         ins.append(out_grads[0])
-    g = make_node("_backward_SoftmaxOutput", ins, dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_SoftmaxOutput", ins, node)
     return [g.output(0), None]
 
 
@@ -134,8 +134,7 @@ register(OpDef(
     infer_shape=_softmax_output_shape("SoftmaxOutput"), infer_type=_label_type,
     gradient=_softmax_output_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.regression:prepare_softmax_output",
-             "cuda": "nbdl.kernels.cuda.regression:prepare_softmax_output"},
+    kernels=kernel_paths("regression", "prepare_softmax_output"),
     loss_output=True, int_inputs=(1,),
     doc="Softmax in the forward pass; in the backward pass the gradient of the "
         "cross-entropy loss against ``label`` (class indices, or probabilities of "
@@ -152,8 +151,7 @@ register(OpDef(
     # only its own output value (and its row's label)
     inplace=lambda attrs: [(0, 0)],
     temp=_softmax_output_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.regression:prepare_softmax_output_backward",
-             "cuda": "nbdl.kernels.cuda.regression:prepare_softmax_output_backward"},
+    kernels=kernel_paths("regression", "prepare_softmax_output_backward"),
     supports_add=True, hidden=True, int_inputs=(1,),
     doc="Gradient of SoftmaxOutput from its output and label."))
 
@@ -166,10 +164,9 @@ REGRESSION_ATTRS = {"grad_scale": Attr("float", 1.0, doc="Scales the gradient.")
 def _regression_shape(opname):
     def infer_shape(attrs, in_shapes, out_shapes):
         d, lab = in_shapes
-        d = d if d is not None else out_shapes[0]
+        d = known_shape(d, out_shapes[0])
         if d is None:
             return in_shapes, out_shapes
-        d = tuple(d)
         if lab is None:
             # MXNet: a (n, 1) output takes a (n,) label by default
             lab = (d[0],) if len(d) == 2 and d[1] == 1 else d
@@ -185,8 +182,7 @@ def _regression_shape(opname):
 
 def _regression_grad(backward_name):
     def gradient(node, out_grads):
-        g = make_node(backward_name, [node.output(0), node.inputs[1]], dict(node.attrs),
-                      name=f"{node.name}_backward")
+        g = backward_node(backward_name, [node.output(0), node.inputs[1]], node)
         return [g.output(0), None]
     return gradient
 
@@ -247,16 +243,6 @@ MAKE_LOSS_ATTRS = {
 }
 
 
-def _make_loss_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
-    return [d], [d]
-
-
-def _make_loss_type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    return [d], [d]
-
-
 def _make_loss_grad(node, out_grads):
     """``grad_scale`` everywhere, divided by the batch size or the valid
     count: built from ones_like, sums and broadcast_div (no kernel of its own)."""
@@ -285,11 +271,10 @@ register(OpDef(
     half_mirrors=True,
     input_names=("data",),
     attrs=dict(MAKE_LOSS_ATTRS),
-    infer_shape=_make_loss_shape, infer_type=_make_loss_type,
+    infer_shape=same_shape, infer_type=same_type,
     gradient=_make_loss_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.elemwise_unary:prepare_copy",
-             "cuda": "nbdl.kernels.cuda.elemwise_unary:prepare_copy"},
+    kernels=kernel_paths("elemwise_unary", "prepare_copy"),
     supports_add=True, loss_output=True,
     doc="Marks its input as a loss: identity forward; backward ``grad_scale`` "
         "(over the batch size or the valid count by ``normalization``), "

@@ -2,9 +2,9 @@
 ``target_shape``) and _npx_reshape (MXNet 2's npx.reshape codes): rules only,
 the kernel is the flat copy of ``nbdl.kernels.*.shape`` (element order is
 kept, so it may run in place)."""
-from .elemwise_unary import same_type
 from .registry import Attr, OpDef, register, shape_error
-from .shape import MOVE_DTYPES, kernels, reshape_like_grad, size_of
+from .rules import same_type, size_of
+from .shape import MOVE_DTYPES, kernels, reshape_like_grad
 
 
 # -- Reshape -------------------------------------------------------------------

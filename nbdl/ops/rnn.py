@@ -45,9 +45,10 @@ time in one kernel call.  Only ``out`` is visible unless ``state_outputs``.
 import numpy as np
 
 from ..errors import AttrError, DTypeError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import REQ_NULL, OpDef, register, shape_error
+from .registry import REQ_NULL, OpDef, kernel_paths, register, shape_error
+from .rules import check_arg_shape
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 MODE_IDS = {"rnn_relu": 0, "rnn_tanh": 1, "lstm": 2, "gru": 3}
@@ -178,10 +179,8 @@ def _n_visible(attrs):
 
 
 def _check(opname, name, got, want, in_shapes):
-    if got is not None and tuple(got) != tuple(want):
-        what = (" (one length per batch element)" if name.startswith("sequence_length") else "")
-        raise shape_error(opname, f"argument {name!r} has shape {tuple(got)}, expected "
-                          f"{tuple(want)}{what}", in_shapes)
+    note = " (one length per batch element)" if name.startswith("sequence_length") else ""
+    check_arg_shape(opname, name, got, want, in_shapes, note)
 
 
 def _shapes(opname, attrs, data, in_shapes):
@@ -311,8 +310,8 @@ def _gradient(node, out_grads):
     lstm = node.attrs["mode"] == "lstm"
     n_heads = 3 if lstm else 2
     reserve = node.output(n_heads)
-    back = make_node("_backward_RNN", list(out_grads[:n_heads]) + list(node.inputs) + [reserve],
-                     dict(node.attrs), name=f"{node.name}_backward")
+    back = backward_node("_backward_RNN",
+                         list(out_grads[:n_heads]) + list(node.inputs) + [reserve], node)
     n_grads = len(_grad_names(node.attrs))
     return ([back.output(i) for i in range(n_grads)]
             + [None] * (len(node.inputs) - n_grads))
@@ -326,8 +325,7 @@ register(OpDef(
     infer_shape=_forward_shape, infer_type=_rnn_type("RNN", False),
     gradient=_gradient,
     temp=forward_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.rnn:prepare_rnn",
-             "cuda": "nbdl.kernels.cuda.rnn:prepare_rnn"},
+    kernels=kernel_paths("rnn", "prepare_rnn"),
     train_aware=True,
     # sequence_length: input 3 (rnn_*, gru) or 4 (lstm); the type rule holds
     # every other input to the data's float dtype
@@ -343,8 +341,7 @@ register(OpDef(
     attrs=dict(RNN_ATTRS),
     infer_shape=_backward_shape, infer_type=_rnn_type("_backward_RNN", True),
     temp=backward_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.rnn:prepare_rnn_backward",
-             "cuda": "nbdl.kernels.cuda.rnn:prepare_rnn_backward"},
+    kernels=kernel_paths("rnn", "prepare_rnn_backward"),
     hidden=True,
     # sequence_length: input 5 (rnn_*, gru) or 7 (lstm), after the head
     # gradients and the other forward inputs

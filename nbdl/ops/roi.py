@@ -28,8 +28,8 @@ import numpy as np
 
 from ..errors import AttrError, DTypeError
 from .attrs import Attr
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node, zero_grad
+from .registry import OpDef, kernel_paths, register, shape_error
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -44,7 +44,9 @@ ROI_ALIGN_ATTRS = dict(ROI_POOL_ATTRS, **{
 })
 
 
-def _checked(opname):
+def roi_inputs(opname):
+    """``input_names`` of the ROI ops: (data, rois), once ``pooled_size``
+    and ``spatial_scale`` are checked."""
     def input_names(attrs):
         ps = tuple(attrs["pooled_size"])
         if len(ps) != 2 or min(ps) < 1:
@@ -100,10 +102,8 @@ def _roi_pool_type(attrs, in_types, out_types):
 
 
 def _roi_pool_grad(node, out_grads):
-    g = make_node("_backward_ROIPooling", [out_grads[0], node.inputs[0], node.output(1)],
-                  dict(node.attrs), name=f"{node.name}_backward")
-    z = make_node("zeros_like", [node.inputs[1]], {}, name=f"{node.name}_backward_rois")
-    return [g.output(0), z.output(0)]
+    g = backward_node("_backward_ROIPooling", [out_grads[0], node.inputs[0], node.output(1)], node)
+    return [g.output(0), zero_grad(node, 1, "backward_rois")]
 
 
 def _backward_pool_shape(attrs, in_shapes, out_shapes):
@@ -121,12 +121,11 @@ def _backward_pool_type(attrs, in_types, out_types):
 
 
 register(OpDef(
-    name="ROIPooling", input_names=_checked("ROIPooling"), attrs=dict(ROI_POOL_ATTRS),
+    name="ROIPooling", input_names=roi_inputs("ROIPooling"), attrs=dict(ROI_POOL_ATTRS),
     half_mirrors=True,
     num_outputs=2, num_visible_outputs=1, output_names=["output", "maxidx"],
     infer_shape=_roi_pool_shape, infer_type=_roi_pool_type, gradient=_roi_pool_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_pooling",
-             "cuda": "nbdl.kernels.cuda.roi:prepare_roi_pooling"},
+    kernels=kernel_paths("roi", "prepare_roi_pooling"),
     dtypes=_FLOATS + (np.dtype(np.int32),),
     doc="Max pooling of each region of interest to a fixed (PH, PW) (Fast R-CNN)."))
 
@@ -135,8 +134,7 @@ register(OpDef(
     half_mirrors=True,
     attrs=dict(ROI_POOL_ATTRS), infer_shape=_backward_pool_shape,
     infer_type=_backward_pool_type, shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_pooling_backward",
-             "cuda": "nbdl.kernels.cuda.roi:prepare_roi_pooling_backward"},
+    kernels=kernel_paths("roi", "prepare_roi_pooling_backward"),
     supports_add=True, hidden=True, int_inputs=(2,),
     doc="ROIPooling's data gradient: each head gradient added at its maximum."))
 
@@ -157,10 +155,8 @@ def _roi_align_type(attrs, in_types, out_types):
 
 
 def _roi_align_grad(node, out_grads):
-    g = make_node("_backward_ROIAlign", [out_grads[0], node.inputs[0], node.inputs[1]],
-                  dict(node.attrs), name=f"{node.name}_backward")
-    z = make_node("zeros_like", [node.inputs[1]], {}, name=f"{node.name}_backward_rois")
-    return [g.output(0), z.output(0)]
+    g = backward_node("_backward_ROIAlign", [out_grads[0], node.inputs[0], node.inputs[1]], node)
+    return [g.output(0), zero_grad(node, 1, "backward_rois")]
 
 
 def _backward_align_shape(attrs, in_shapes, out_shapes):
@@ -177,12 +173,11 @@ def _backward_align_type(attrs, in_types, out_types):
 
 
 register(OpDef(
-    name="_contrib_ROIAlign", input_names=_checked("_contrib_ROIAlign"),
+    name="_contrib_ROIAlign", input_names=roi_inputs("_contrib_ROIAlign"),
     half_mirrors=True,
     attrs=dict(ROI_ALIGN_ATTRS), infer_shape=_roi_align_shape, infer_type=_roi_align_type,
     gradient=_roi_align_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_align",
-             "cuda": "nbdl.kernels.cuda.roi:prepare_roi_align"},
+    kernels=kernel_paths("roi", "prepare_roi_align"),
     supports_add=True,
     doc="Bilinear-sampled average pooling of each region of interest (Mask R-CNN)."))
 
@@ -191,7 +186,6 @@ register(OpDef(
     half_mirrors=True,
     attrs=dict(ROI_ALIGN_ATTRS), infer_shape=_backward_align_shape,
     infer_type=_backward_align_type, shape_inputs=(1,),
-    kernels={"cpu": "nbdl.kernels.cpu.roi:prepare_roi_align_backward",
-             "cuda": "nbdl.kernels.cuda.roi:prepare_roi_align_backward"},
+    kernels=kernel_paths("roi", "prepare_roi_align_backward"),
     supports_add=True, hidden=True,
     doc="_contrib_ROIAlign's data gradient: each head gradient spread over its samples."))

@@ -36,8 +36,10 @@ import numpy as np
 from ..errors import AttrError, GraphError
 from .attrs import Attr
 from .elemwise_unary import equal_types
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node, zero_grad
+from .registry import OpDef, kernel_paths, register, shape_error
+from .roi import roi_inputs
+from .rules import known_shape
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -66,8 +68,7 @@ def _kernels(name):
             "cuda": f"nbdl.kernels.cuda.roi_contrib:prepare_{name}"}
 
 
-TEMP = {"cpu": "nbdl.kernels.cpu.roi_contrib:temp_plain",
-        "cuda": "nbdl.kernels.cuda.roi_contrib:temp_plain"}
+TEMP = kernel_paths("roi_contrib", "temp_plain")
 
 
 def group_of(attrs):
@@ -132,14 +133,10 @@ def _psroi_shape(attrs, in_shapes, out_shapes):
     return [d, b], [(b[0], attrs["output_dim"], p, p)]
 
 
-def _zero_rois(node, i=1):
-    return make_node("zeros_like", [node.inputs[i]], {}, name=f"{node.name}_backward_rois").output(0)
-
-
 def _psroi_grad(node, out_grads):
-    g = make_node("_backward_PSROIPooling", [out_grads[0], node.inputs[0], node.inputs[1]],
-                  dict(node.attrs), name=f"{node.name}_backward")
-    return [g.output(0), _zero_rois(node)]
+    g = backward_node("_backward_PSROIPooling", [out_grads[0], node.inputs[0], node.inputs[1]],
+                      node)
+    return [g.output(0), zero_grad(node, 1, "backward_rois")]
 
 
 def _backward_shape(attrs, in_shapes, out_shapes):
@@ -177,10 +174,9 @@ def _deformable_shape(attrs, in_shapes, out_shapes):
     p, k = attrs["pooled_size"], part_of(attrs)
     ins = [d, b]
     if not attrs["no_trans"]:
-        t = in_shapes[2]
+        t = known_shape(in_shapes[2])
         if t is None:
             return in_shapes, out_shapes
-        t = tuple(t)
         if (len(t) != 4 or t[0] != b[0] or t[1] < 2 or t[1] % 2 or t[2:] != (k, k)
                 or attrs["output_dim"] % (t[1] // 2)):
             raise shape_error(opname, f"trans must be (num_rois {b[0]}, 2 * classes, part_size "
@@ -191,9 +187,8 @@ def _deformable_shape(attrs, in_shapes, out_shapes):
 
 
 def _deformable_grad(node, out_grads):
-    g = make_node("_backward_DeformablePSROIPooling", [out_grads[0]] + list(node.inputs),
-                  dict(node.attrs), name=f"{node.name}_backward")
-    grads = [g.output(0), _zero_rois(node)]
+    g = backward_node("_backward_DeformablePSROIPooling", [out_grads[0]] + list(node.inputs), node)
+    grads = [g.output(0), zero_grad(node, 1, "backward_rois")]
     if not node.attrs["no_trans"]:
         grads.append(g.output(1))
     return grads
@@ -224,17 +219,6 @@ register(OpDef(
     doc="_contrib_DeformablePSROIPooling's gradients to data and trans."))
 
 
-def _rroi_inputs(attrs):
-    ps = tuple(attrs["pooled_size"])
-    if len(ps) != 2 or min(ps) < 1:
-        raise AttrError(f"_contrib_RROIAlign: pooled_size={ps} is invalid: it must be (h, w), "
-                        f"each at least 1")
-    if not 0.0 <= attrs["spatial_scale"] <= 1.0:
-        raise AttrError(f"_contrib_RROIAlign: spatial_scale={attrs['spatial_scale']} must be in "
-                        f"[0, 1]")
-    return ["data", "rois"]
-
-
 def _rroi_shape(attrs, in_shapes, out_shapes):
     d, b = _data_rois("_contrib_RROIAlign", in_shapes, 6)
     if d is None:
@@ -250,7 +234,7 @@ def _rroi_grad(node, out_grads):
 
 
 register(OpDef(
-    name="_contrib_RROIAlign", input_names=_rroi_inputs, attrs=dict(RROI_ATTRS),
+    name="_contrib_RROIAlign", input_names=roi_inputs("_contrib_RROIAlign"), attrs=dict(RROI_ATTRS),
     infer_shape=_rroi_shape, infer_type=equal_types("_contrib_RROIAlign", ("data", "rois")),
     gradient=_rroi_grad, kernels=_kernels("rroi_align"), temp=TEMP, supports_add=True, dtypes=HALF_FLOATS,
     doc="ROIAlign over rotated regions of interest (no gradient, as in MXNet)."))

@@ -25,9 +25,10 @@ that reads ``data`` for its shape only.
 import math
 
 from ..errors import AttrError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 _LEN = {"use_sequence_length": Attr("bool", False,
                                     doc="Read per-sequence lengths from ``sequence_length``.")}
@@ -73,10 +74,9 @@ def last_shape(data, axis):
 
 def _same_shape(opname):
     def infer(attrs, in_shapes, out_shapes):
-        data = in_shapes[0] if in_shapes[0] is not None else out_shapes[0]
+        data = known_shape(in_shapes[0], out_shapes[0])
         if data is None:
             return in_shapes, out_shapes
-        data = tuple(data)
         _check_data(opname, attrs, data, in_shapes)
         if out_shapes[0] is not None and tuple(out_shapes[0]) != data:
             raise shape_error(opname, f"output shape {tuple(out_shapes[0])} does not match data "
@@ -90,10 +90,9 @@ def _same_shape(opname):
 
 def _last_shape(attrs, in_shapes, out_shapes):
     opname = "SequenceLast"
-    data = in_shapes[0]
+    data = known_shape(in_shapes[0])
     if data is None:
         return in_shapes, out_shapes
-    data = tuple(data)
     _check_data(opname, attrs, data, in_shapes)
     want = last_shape(data, attrs["axis"])
     if out_shapes[0] is not None and tuple(out_shapes[0]) != want:
@@ -147,21 +146,20 @@ def _no_len_grad(node):
 
 
 def _mask_grad(node, out_grads):
-    g = make_node("SequenceMask", [out_grads[0]] + _lens(node),
-                  {"use_sequence_length": node.attrs["use_sequence_length"], "value": 0.0,
-                   "axis": node.attrs["axis"]}, name=f"{node.name}_backward")
+    g = backward_node("SequenceMask", [out_grads[0]] + _lens(node), node,
+                      {"use_sequence_length": node.attrs["use_sequence_length"], "value": 0.0,
+                       "axis": node.attrs["axis"]})
     return [g.output(0)] + _no_len_grad(node)
 
 
 def _reverse_grad(node, out_grads):
-    g = make_node("SequenceReverse", [out_grads[0]] + _lens(node), dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("SequenceReverse", [out_grads[0]] + _lens(node), node)
     return [g.output(0)] + _no_len_grad(node)
 
 
 def _last_grad(node, out_grads):
-    g = make_node("_backward_SequenceLast", [out_grads[0]] + _lens(node) + [node.inputs[0]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_SequenceLast", [out_grads[0]] + _lens(node) + [node.inputs[0]],
+                      node)
     return [g.output(0)] + _no_len_grad(node)
 
 
@@ -173,8 +171,7 @@ register(OpDef(
     infer_shape=_same_shape("SequenceMask"), infer_type=_type,
     gradient=_mask_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.sequence:prepare_sequence_mask",
-             "cuda": "nbdl.kernels.cuda.sequence:prepare_sequence_mask"},
+    kernels=kernel_paths("sequence", "prepare_sequence_mask"),
     supports_add=True, int_inputs=(1,),
     doc="Set the steps at or after each sequence's length to ``value``."))
 
@@ -185,8 +182,7 @@ register(OpDef(
     attrs=dict(LAST_ATTRS),
     infer_shape=_last_shape, infer_type=_type,
     gradient=_last_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.sequence:prepare_sequence_last",
-             "cuda": "nbdl.kernels.cuda.sequence:prepare_sequence_last"},
+    kernels=kernel_paths("sequence", "prepare_sequence_last"),
     supports_add=True, int_inputs=(1,),
     doc="The last valid step of each sequence (the time axis removed)."))
 
@@ -196,8 +192,7 @@ register(OpDef(
     input_names=_input_names("SequenceLast", first=("out_grad",), last=("data",)),
     attrs=dict(LAST_ATTRS),
     infer_shape=_backward_last_shape, infer_type=_backward_last_type,
-    kernels={"cpu": "nbdl.kernels.cpu.sequence:prepare_sequence_last_backward",
-             "cuda": "nbdl.kernels.cuda.sequence:prepare_sequence_last_backward"},
+    kernels=kernel_paths("sequence", "prepare_sequence_last_backward"),
     supports_add=True, hidden=True, int_inputs=(1,),
     shape_inputs=lambda attrs: (2,) if attrs["use_sequence_length"] else (1,),
     doc="Scatter of SequenceLast's head gradient into a zero gradient of data."))
@@ -209,7 +204,6 @@ register(OpDef(
     attrs=dict(REVERSE_ATTRS),
     infer_shape=_same_shape("SequenceReverse"), infer_type=_type,
     gradient=_reverse_grad,
-    kernels={"cpu": "nbdl.kernels.cpu.sequence:prepare_sequence_reverse",
-             "cuda": "nbdl.kernels.cuda.sequence:prepare_sequence_reverse"},
+    kernels=kernel_paths("sequence", "prepare_sequence_reverse"),
     supports_add=True, int_inputs=(1,),
     doc="Reverse the first ``length`` steps of each sequence; padding stays in place."))

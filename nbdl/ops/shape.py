@@ -10,9 +10,10 @@ that one kernel per device walks."""
 import numpy as np
 
 from ..dtype import ALL as _ALL_DTYPES
-from .ir import make_node
-from .elemwise_unary import same_shape, same_type
+from .ir import backward_node
+from .elemwise_unary import same_shape
 from .registry import Attr, OpDef, register, shape_error
+from .rules import same_type, size_of
 
 # Data movement works for every dtype nbdl stores except float16 and bool
 # (no arithmetic happens, but Numba's CPU float16 support is partial).
@@ -24,13 +25,6 @@ KERNELS = "nbdl.kernels.{}.shape:{}"
 
 def kernels(prepare):
     return {"cpu": KERNELS.format("cpu", prepare), "cuda": KERNELS.format("cuda", prepare)}
-
-
-def size_of(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def c_strides(shape):
@@ -72,8 +66,7 @@ def strided_plan(out_shape, strides, base=0):
 def reshape_like_grad(node, out_grads):
     """Gradient of an op that only relabels the shape: reshape the head
     gradient back to the input's shape."""
-    return [make_node("reshape_like", [out_grads[0], node.inputs[0]],
-                      name=f"{node.name}_backward").output(0)]
+    return [backward_node("reshape_like", [out_grads[0], node.inputs[0]], node, {}).output(0)]
 
 
 # -- Flatten -------------------------------------------------------------------
@@ -190,8 +183,7 @@ def _reshape_like_type(attrs, in_types, out_types):
 
 
 def _reshape_like_grad(node, out_grads):
-    return [make_node("reshape_like", [out_grads[0], node.inputs[0]],
-                      name=f"{node.name}_backward").output(0), None]
+    return [backward_node("reshape_like", [out_grads[0], node.inputs[0]], node, {}).output(0), None]
 
 
 register(OpDef(
@@ -244,7 +236,7 @@ def _transpose_grad(node, out_grads):
         for i, a in enumerate(axes):
             inv[a % len(axes)] = i
         attrs["axes"] = tuple(inv)
-    return [make_node("transpose", [out_grads[0]], attrs, name=f"{node.name}_backward").output(0)]
+    return [backward_node("transpose", [out_grads[0]], node, attrs).output(0)]
 
 
 register(OpDef(
@@ -272,8 +264,7 @@ def _flip_shape(attrs, in_shapes, out_shapes):
 
 
 def _flip_grad(node, out_grads):
-    return [make_node("reverse", [out_grads[0]], {"axis": node.attrs["axis"]},
-                      name=f"{node.name}_backward").output(0)]
+    return [backward_node("reverse", [out_grads[0]], node, {"axis": node.attrs["axis"]}).output(0)]
 
 
 register(OpDef(
@@ -327,8 +318,7 @@ def _repeat_shape(attrs, in_shapes, out_shapes):
 def backward_with_data(op_name, attr_keys):
     def grad(node, out_grads):
         attrs = {k: node.attrs[k] for k in attr_keys}
-        return [make_node(op_name, [out_grads[0], node.inputs[0]], attrs,
-                          name=f"{node.name}_backward").output(0)]
+        return [backward_node(op_name, [out_grads[0], node.inputs[0]], node, attrs).output(0)]
     return grad
 
 
@@ -337,7 +327,7 @@ def forward_of_backward(op_name, attr_keys):
     out_grad: X applied to the incoming gradient (data gets none)."""
     def grad(node, out_grads):
         attrs = {k: node.attrs[k] for k in attr_keys}
-        return [make_node(op_name, [out_grads[0]], attrs, name=f"{node.name}_backward").output(0),
+        return [backward_node(op_name, [out_grads[0]], node, attrs).output(0),
                 None]
     return grad
 

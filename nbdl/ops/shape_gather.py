@@ -8,8 +8,9 @@ gathers (a diagonal walks ``stride(axis1) + stride(axis2)``, a broadcast axis
 walks stride 0) and their gradients the matching scatters; ``diag`` of a 1-D
 input is a scatter into a zero matrix, whose gradient is ``diag`` again.
 """
-from .ir import make_node
+from .ir import backward_node
 from .registry import Attr, OpDef, register, shape_error
+from .rules import known_shape
 from .shape import MOVE_DTYPES, forward_of_backward, grad_type, norm_axis, same_type
 
 KERNELS = "nbdl.kernels.{}.shape_gather:{}"
@@ -61,9 +62,8 @@ def _stack_shape(attrs, in_shapes, out_shapes):
 
 def _stack_grad(node, out_grads):
     n = node.attrs["num_args"]
-    g = make_node("SliceChannel", [out_grads[0]],
-                  {"num_outputs": n, "axis": node.attrs["axis"], "squeeze_axis": True},
-                  name=f"{node.name}_backward")
+    g = backward_node("SliceChannel", [out_grads[0]], node,
+                      {"num_outputs": n, "axis": node.attrs["axis"], "squeeze_axis": True})
     return [g.output(i) for i in range(n)]
 
 
@@ -125,14 +125,13 @@ def _diag_shape(attrs, in_shapes, out_shapes):
 def _diag_grad(node, out_grads):
     """1-D input: the gradient is the k-th diagonal of the head gradient;
     2-D+: the head gradient scattered back onto the diagonal."""
-    g = make_node("_backward_diag", [out_grads[0], node.inputs[0]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_diag", [out_grads[0], node.inputs[0]], node)
     return [g.output(0)]
 
 
 def _backward_diag_shape(attrs, in_shapes, out_shapes):
     og, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
     want = diag_out_shape(attrs, tuple(d), "_backward_diag")
@@ -185,22 +184,26 @@ def slice_like_shape(attrs, dshape, lshape, where="slice_like"):
     return tuple(out)
 
 
-def _slice_like_shape(attrs, in_shapes, out_shapes):
-    d, like = in_shapes
-    if d is None or like is None:
-        return in_shapes, out_shapes
-    return in_shapes, [slice_like_shape(attrs, tuple(d), tuple(like))]
+def _once_both_known(shape_of):
+    """The shape rule of an op of two inputs whose output shape is
+    ``shape_of(attrs, shape0, shape1)``, run once both are known."""
+    def infer_shape(attrs, in_shapes, out_shapes):
+        a, b = in_shapes
+        if a is None or b is None:
+            return in_shapes, out_shapes
+        return in_shapes, [shape_of(attrs, tuple(a), tuple(b))]
+    return infer_shape
 
 
 def _slice_like_grad(node, out_grads):
-    g = make_node("_backward_slice_like", [out_grads[0], node.inputs[0]],
-                  {"axes": node.attrs["axes"]}, name=f"{node.name}_backward")
+    g = backward_node("_backward_slice_like", [out_grads[0], node.inputs[0]], node,
+                      {"axes": node.attrs["axes"]})
     return [g.output(0), None]
 
 
 def _backward_slice_like_shape(attrs, in_shapes, out_shapes):
     og, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
     if og is not None:
@@ -211,15 +214,15 @@ def _backward_slice_like_shape(attrs, in_shapes, out_shapes):
 
 
 def _slice_like_grad_of_grad(node, out_grads):
-    g = make_node("slice_like", [out_grads[0], node.inputs[0]], {"axes": node.attrs["axes"]},
-                  name=f"{node.name}_backward")
+    g = backward_node("slice_like", [out_grads[0], node.inputs[0]], node,
+                      {"axes": node.attrs["axes"]})
     return [g.output(0), None]
 
 
 register(OpDef(
     name="slice_like", input_names=("data", "shape_like"), shape_inputs=(1,), int_inputs=(1,),
     attrs={"axes": Attr("tuple", ())},
-    infer_shape=_slice_like_shape, infer_type=_like_type,
+    infer_shape=_once_both_known(slice_like_shape), infer_type=_like_type,
     gradient=_slice_like_grad,
     half_mirrors=True,
     kernels=kernels("prepare_slice_like"), supports_add=True, dtypes=MOVE_DTYPES,
@@ -266,16 +269,8 @@ def broadcast_like_shape(attrs, lshape, rshape, where="broadcast_like"):
     return tuple(out)
 
 
-def _broadcast_like_shape(attrs, in_shapes, out_shapes):
-    lhs, rhs = in_shapes
-    if lhs is None or rhs is None:
-        return in_shapes, out_shapes
-    return in_shapes, [broadcast_like_shape(attrs, tuple(lhs), tuple(rhs))]
-
-
 def _broadcast_like_grad(node, out_grads):
-    g = make_node("_broadcast_backward", [out_grads[0], node.inputs[0]],
-                  name=f"{node.name}_backward")
+    g = backward_node("_broadcast_backward", [out_grads[0], node.inputs[0]], node, {})
     return [g.output(0), None]
 
 
@@ -283,7 +278,7 @@ register(OpDef(
     name="broadcast_like", input_names=("lhs", "rhs"), shape_inputs=(1,), int_inputs=(1,),
     attrs={"lhs_axes": Attr("tuple", None, optional=True),
            "rhs_axes": Attr("tuple", None, optional=True)},
-    infer_shape=_broadcast_like_shape, infer_type=_like_type,
+    infer_shape=_once_both_known(broadcast_like_shape), infer_type=_like_type,
     gradient=_broadcast_like_grad,
     half_mirrors=True,
     kernels=kernels("prepare_broadcast_like"), supports_add=True, dtypes=MOVE_DTYPES,

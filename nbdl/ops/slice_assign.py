@@ -12,7 +12,7 @@ gradient with the window zeroed for ``lhs`` / ``data``, the window of the
 head gradient for ``rhs``.
 """
 from .concat_slice import slice_ranges
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import Attr, OpDef, register, shape_error
 from .shape import MOVE_DTYPES, kernels, same_type
 
@@ -52,8 +52,8 @@ def _window_attrs(node):
 
 def _cleared(node, g):
     """The head gradient with the window zeroed."""
-    return make_node("_slice_assign_scalar", [g], dict(_window_attrs(node), scalar=0.0),
-                     name=f"{node.name}_backward").output(0)
+    return backward_node("_slice_assign_scalar", [g], node,
+                         dict(_window_attrs(node), scalar=0.0)).output(0)
 
 
 def _assign_grad(node, out_grads):

@@ -15,9 +15,9 @@ import math
 import numpy as np
 
 from ..errors import AttrError, DTypeError
-from .ir import make_node
+from .ir import backward_node, make_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 
 SOFTMAX_ATTRS = {
     "axis": Attr("int", -1, doc="The axis along which to compute softmax."),
@@ -132,8 +132,8 @@ def _cast_back(node, grad):
 def _gradient(backward_name):
     def gradient(node, out_grads):
         masked = use_length(node.attrs)
-        g = make_node(backward_name, [out_grads[0], node.output(0)] + node.inputs[1:],
-                      {k: node.attrs[k] for k in BACKWARD_ATTRS}, name=f"{node.name}_backward")
+        g = backward_node(backward_name, [out_grads[0], node.output(0)] + node.inputs[1:], node,
+                          {k: node.attrs[k] for k in BACKWARD_ATTRS})
         return [_cast_back(node, g.output(0))] + ([None] if masked else [])
     return gradient
 
@@ -172,10 +172,9 @@ _register("log_softmax", "log_softmax",
 
 def _softmin_grad(node, out_grads):
     t = node.attrs["temperature"]
-    g = make_node("_backward_softmax", [out_grads[0], node.output(0)] + node.inputs[1:],
-                  {"axis": node.attrs["axis"], "temperature": -(1.0 if t is None else t),
-                   "use_length": node.attrs["use_length"]},
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_softmax", [out_grads[0], node.output(0)] + node.inputs[1:], node,
+                      {"axis": node.attrs["axis"], "temperature": -(1.0 if t is None else t),
+                       "use_length": node.attrs["use_length"]})
     return [_cast_back(node, g.output(0))] + ([None] if use_length(node.attrs) else [])
 
 
@@ -185,7 +184,6 @@ register(OpDef(
     gradient=_softmin_grad,
     inplace=lambda attrs: [(0, 0)], int_inputs=(1,),
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.softmax:prepare_softmin",
-             "cuda": "nbdl.kernels.cuda.softmax:prepare_softmin"},
+    kernels=kernel_paths("softmax", "prepare_softmin"),
     doc="softmax(-data / temperature) along ``axis`` (MXNet's softmin), on the softmax "
         "kernels with the temperature negated."))

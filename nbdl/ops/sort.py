@@ -18,8 +18,8 @@ import numpy as np
 
 from ..errors import DTypeError
 from .attrs import Attr
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
 from .topk import topk_geometry
 
 SORT_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
@@ -77,14 +77,13 @@ def _argsort_type(attrs, in_types, out_types):
 
 
 def _sort_grad(node, out_grads):
-    g = make_node("_backward_topk", [out_grads[0], node.output(1), node.inputs[0]],
-                  as_topk_attrs("sort", node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_topk", [out_grads[0], node.output(1), node.inputs[0]], node,
+                      as_topk_attrs("sort", node.attrs))
     return [g.output(0)]
 
 
-_TEMP = {"cpu": "nbdl.kernels.cpu.topk:temp_sort", "cuda": "nbdl.kernels.cuda.topk:temp_sort"}
-_KERNELS = {"cpu": "nbdl.kernels.cpu.topk:prepare_sort",
-            "cuda": "nbdl.kernels.cuda.topk:prepare_sort"}
+_TEMP = kernel_paths("topk", "temp_sort")
+_KERNELS = kernel_paths("topk", "prepare_sort")
 
 register(OpDef(
     name="sort", attrs=dict(SORT_ATTRS),

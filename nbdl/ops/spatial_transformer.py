@@ -30,8 +30,9 @@ import numpy as np
 from ..errors import AttrError
 from .attrs import Attr
 from .elemwise_unary import equal_types
-from .ir import make_node
+from .ir import backward_node, make_node
 from .registry import OpDef, register, shape_error
+from .rules import known_shape
 
 HALF_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -75,10 +76,9 @@ def _grid_inputs(attrs):
 
 
 def _grid_shape(attrs, in_shapes, out_shapes):
-    d = in_shapes[0]
+    d = known_shape(in_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if attrs["transform_type"] == "affine":
         if len(d) != 2 or d[1] != 6:
             raise shape_error("GridGenerator", f"affine data must be (batch, 6) matrices, got "
@@ -91,16 +91,14 @@ def _grid_shape(attrs, in_shapes, out_shapes):
 
 
 def _grid_grad(node, out_grads):
-    g = make_node("_backward_GridGenerator", [out_grads[0]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_GridGenerator", [out_grads[0]], node)
     return [g.output(0)]
 
 
 def _backward_grid_shape(attrs, in_shapes, out_shapes):
-    og = in_shapes[0]
+    og = known_shape(in_shapes[0])
     if og is None:
         return in_shapes, out_shapes
-    og = tuple(og)
     if attrs["transform_type"] == "affine":
         return [og], [(og[0], 6)]
     return [og], [og]
@@ -142,8 +140,8 @@ def _sampler_shape(attrs, in_shapes, out_shapes):
 
 
 def _sampler_grad(node, out_grads):
-    g = make_node("_backward_BilinearSampler", [out_grads[0], node.inputs[0], node.inputs[1]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_BilinearSampler", [out_grads[0], node.inputs[0], node.inputs[1]],
+                      node)
     return [g.output(0), g.output(1)]
 
 

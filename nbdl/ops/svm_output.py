@@ -12,8 +12,9 @@ same conditions (``c`` = regularization_coefficient).  The label gets none."""
 import numpy as np
 
 from .attrs import Attr
-from .ir import make_node
-from .registry import OpDef, register, shape_error
+from .ir import backward_node
+from .registry import OpDef, kernel_paths, register, shape_error
+from .rules import data_type, known_shape
 
 SVM_ATTRS = {
     "margin": Attr("float", 1.0, doc="Outputs inside this margin are penalised."),
@@ -24,10 +25,9 @@ SVM_ATTRS = {
 
 def _svm_shape(attrs, in_shapes, out_shapes):
     d, lab = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
-    d = tuple(d)
     if len(d) < 2:
         raise shape_error("SVMOutput", f"data must have at least 2 dimensions (batch, classes), "
                           f"got {d}", in_shapes)
@@ -38,16 +38,8 @@ def _svm_shape(attrs, in_shapes, out_shapes):
     return [d, want], [d]
 
 
-def _svm_type(attrs, in_types, out_types):
-    d = in_types[0] if in_types[0] is not None else out_types[0]
-    if d is None:
-        return in_types, out_types
-    return [d, in_types[1] if in_types[1] is not None else d], [d]
-
-
 def _svm_grad(node, out_grads):
-    g = make_node("_backward_SVMOutput", [node.output(0), node.inputs[1]], dict(node.attrs),
-                  name=f"{node.name}_backward")
+    g = backward_node("_backward_SVMOutput", [node.output(0), node.inputs[1]], node)
     return [g.output(0), None]
 
 
@@ -68,19 +60,17 @@ def svm_rows(shape):
 
 register(OpDef(
     name="SVMOutput", input_names=("data", "label"), attrs=dict(SVM_ATTRS),
-    infer_shape=_svm_shape, infer_type=_svm_type, gradient=_svm_grad,
+    infer_shape=_svm_shape, infer_type=data_type, gradient=_svm_grad,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.svm_output:prepare_svm_forward",
-             "cuda": "nbdl.kernels.cuda.svm_output:prepare_svm_forward"},
+    kernels=kernel_paths("svm_output", "prepare_svm_forward"),
     loss_output=True, int_inputs=(1,),
     doc="Identity forward; backward the L2-SVM (or L1-SVM, ``use_linear``) loss gradient "
         "against the class labels, ignoring the head gradient."))
 
 register(OpDef(
     name="_backward_SVMOutput", input_names=("output", "label"), attrs=dict(SVM_ATTRS),
-    infer_shape=_svm_backward_shape, infer_type=_svm_type,
+    infer_shape=_svm_backward_shape, infer_type=data_type,
     inplace=lambda attrs: [(0, 0)],
-    kernels={"cpu": "nbdl.kernels.cpu.svm_output:prepare_svm_backward",
-             "cuda": "nbdl.kernels.cuda.svm_output:prepare_svm_backward"},
+    kernels=kernel_paths("svm_output", "prepare_svm_backward"),
     supports_add=True, hidden=True, int_inputs=(1,),
     doc="Gradient of SVMOutput from its output and label."))

@@ -7,9 +7,9 @@ MXNet's ``SwapAxis`` (alias ``swapaxes``) with attributes ``dim1`` and
 kernels are the transpose kernels, given the permutation once the input's
 rank is known at prepare time; the gradient is the same swap.
 """
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import OpDef, register, shape_error
+from .registry import OpDef, kernel_paths, register, shape_error
 from .shape import MOVE_DTYPES, same_type
 
 
@@ -41,9 +41,8 @@ def _swap_shape(attrs, in_shapes, out_shapes):
 
 
 def _swap_grad(node, out_grads):
-    return [make_node("SwapAxis", [out_grads[0]],
-                      {"dim1": node.attrs["dim1"], "dim2": node.attrs["dim2"]},
-                      name=f"{node.name}_backward").output(0)]
+    return [backward_node("SwapAxis", [out_grads[0]], node,
+                          {"dim1": node.attrs["dim1"], "dim2": node.attrs["dim2"]}).output(0)]
 
 
 register(OpDef(
@@ -53,7 +52,6 @@ register(OpDef(
     infer_shape=_swap_shape, infer_type=same_type,
     gradient=_swap_grad,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.swapaxis:prepare_swapaxis",
-             "cuda": "nbdl.kernels.cuda.swapaxis:prepare_swapaxis"},
+    kernels=kernel_paths("swapaxis", "prepare_swapaxis"),
     supports_add=True, dtypes=MOVE_DTYPES,
     doc="Exchange axes dim1 and dim2 (copies the data)."), aliases=("swapaxes",))

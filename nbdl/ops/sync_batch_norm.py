@@ -33,18 +33,14 @@ training, or with ``use_global_stats``, the moving statistics are used and
 nothing is reduced.
 """
 from .attrs import Attr
-from .batch_norm import (_inputs, bn_backward_shape_rule, bn_gradient_rule, bn_shape_rule,
-                         same_float_type)
-from .registry import OpDef, register, shape_error
+from .batch_norm import (BN_ATTRS, _inputs, bn_backward_shape_rule, bn_gradient_rule,
+                         bn_shape_rule, same_float_type)
+from .registry import OpDef, kernel_paths, register, shape_error
 
 _NAME = "_contrib_SyncBatchNorm"
 SBN_ATTRS = {
-    "eps": Attr("float", 1e-3, doc="Added to the variance before the square root."),
-    "momentum": Attr("float", 0.9, doc="Momentum of the moving statistics."),
-    "fix_gamma": Attr("bool", True, doc="Treat gamma as 1 (its gradient is 0)."),
-    "use_global_stats": Attr("bool", False, doc="Normalise with the moving statistics also "
-                                                "in training."),
-    "output_mean_var": Attr("bool", False, doc="Also output the mean and variance."),
+    **{k: BN_ATTRS[k] for k in ("eps", "momentum", "fix_gamma", "use_global_stats",
+                                "output_mean_var")},
     "ndev": Attr("int", 1, doc="MXNet's devices per process; recorded (one device per "
                                "rank here)."),
     "key": Attr("str", doc="MXNet's synchronisation key of the layer; recorded (the ranks "
@@ -90,8 +86,7 @@ register(OpDef(
     infer_shape=bn_shape_rule(_NAME, _channel_axis), infer_type=same_float_type,
     gradient=bn_gradient_rule("_backward_contrib_SyncBatchNorm", SBN_BACKWARD_ATTRS),
     temp=sbn_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.sync_batch_norm:prepare_sync_batch_norm",
-             "cuda": "nbdl.kernels.cuda.sync_batch_norm:prepare_sync_batch_norm"},
+    kernels=kernel_paths("sync_batch_norm", "prepare_sync_batch_norm"),
     inplace=_data_inplace,
     supports_add=True, train_aware=True, mutates_aux=True,
     input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'},
@@ -106,8 +101,7 @@ register(OpDef(
     attrs=dict(SBN_BACKWARD_ATTRS),
     infer_shape=bn_backward_shape_rule("_backward_contrib_SyncBatchNorm", _channel_axis, "var"),
     infer_type=same_float_type, temp=sbn_temp,
-    kernels={"cpu": "nbdl.kernels.cpu.sync_batch_norm:prepare_sync_batch_norm_backward",
-             "cuda": "nbdl.kernels.cuda.sync_batch_norm:prepare_sync_batch_norm_backward"},
+    kernels=kernel_paths("sync_batch_norm", "prepare_sync_batch_norm_backward"),
     supports_add=True, train_aware=True, hidden=True,
     doc="SyncBatchNorm's data gradient (with the ranks' totals) and this rank's gamma and "
         "beta gradients."))

@@ -20,9 +20,10 @@ shape only); positions and masks have none.
 import numpy as np
 
 from ..errors import DTypeError
-from .ir import make_node
+from .ir import backward_node
 from .attrs import Attr
-from .registry import FLOAT_DTYPES, OpDef, register, shape_error
+from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
+from .rules import known_shape
 
 _INT_DTYPES = tuple(np.dtype(t) for t in (np.int32, np.int64, np.uint8))
 TOPK_DTYPES = FLOAT_DTYPES + _INT_DTYPES + (np.dtype(np.float16),)
@@ -115,14 +116,13 @@ def _topk_type(attrs, in_types, out_types):
 def _topk_grad(node, out_grads):
     if node.attrs["ret_typ"] not in ("value", "both"):
         return [None]  # positions and masks are piecewise constant
-    g = make_node("_backward_topk", [out_grads[0], node.output(1), node.inputs[0]],
-                  dict(node.attrs), name=f"{node.name}_backward")
+    g = backward_node("_backward_topk", [out_grads[0], node.output(1), node.inputs[0]], node)
     return [g.output(0)]
 
 
 def _backward_shape(attrs, in_shapes, out_shapes):
     og, idx, d = in_shapes
-    d = d if d is not None else out_shapes[0]
+    d = known_shape(d, out_shapes[0])
     if d is None:
         return in_shapes, out_shapes
     *_, out = topk_geometry(attrs, d, in_shapes, "_backward_topk")
@@ -159,10 +159,9 @@ register(OpDef(
     attrs=dict(TOPK_ATTRS),
     infer_shape=_topk_shape, infer_type=_topk_type,
     gradient=_topk_grad,
-    temp={"cpu": "nbdl.kernels.cpu.topk:temp_topk", "cuda": "nbdl.kernels.cuda.topk:temp_topk"},
+    temp=kernel_paths("topk", "temp_topk"),
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.topk:prepare_topk",
-             "cuda": "nbdl.kernels.cuda.topk:prepare_topk"},
+    kernels=kernel_paths("topk", "prepare_topk"),
     dtypes=TOPK_DTYPES,
     doc="The k largest (is_ascend: smallest) elements along ``axis``: their positions, "
         "values, both, or a mask."))
@@ -173,7 +172,6 @@ register(OpDef(
     attrs=dict(TOPK_ATTRS),
     infer_shape=_backward_shape, infer_type=_backward_type,
     half_mirrors=True,
-    kernels={"cpu": "nbdl.kernels.cpu.topk:prepare_topk_backward",
-             "cuda": "nbdl.kernels.cuda.topk:prepare_topk_backward"},
+    kernels=kernel_paths("topk", "prepare_topk_backward"),
     supports_add=True, hidden=True, dtypes=TOPK_DTYPES, int_inputs=(1,), shape_inputs=(2,),
     doc="Scatter of topk's value gradient to the positions the values came from."))

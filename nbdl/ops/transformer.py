@@ -18,9 +18,9 @@ Each has a hidden ``_backward_interleaved_matmul_<x>`` op (MXNet's names);
 a projection an op does not read gets a zero gradient.
 """
 from .attrs import Attr
-from .ir import make_node
-from .matrix import same_type
+from .ir import backward_node
 from .registry import OpDef, register, shape_error
+from .rules import same_type
 
 _ATTRS = {"heads": Attr("int", doc="Set number of heads.")}
 _CPU = "nbdl.kernels.cpu.transformer:"
@@ -124,9 +124,9 @@ def _backward_rule(kind):
 
 def _gradient(kind):
     def gradient(node, out_grads):
-        back = make_node("_backward_interleaved_matmul_" + kind,
-                         [out_grads[0]] + list(node.inputs), {"heads": node.attrs["heads"]},
-                         name=f"{node.name}_backward")
+        back = backward_node("_backward_interleaved_matmul_" + kind,
+                             [out_grads[0]] + list(node.inputs), node,
+                             {"heads": node.attrs["heads"]})
         return [back.output(i) for i in range(back.num_outputs)]
     return gradient
 

@@ -12,8 +12,11 @@ import io
 import json
 import os
 import zipfile
+from contextlib import contextmanager
 
 import numpy as np
+
+from ..errors import NbdlError
 
 HEADER_KEY = "__header__"
 
@@ -89,6 +92,34 @@ def write_atomic(fname, data):
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+@contextmanager
+def restoring(label, error, what, container):
+    """Errors while a container's contents are restored become ``error``:
+    an nbdl error as ``'<label>: cannot restore <what> (...)'``, a missing
+    or malformed entry (``KeyError``, ``TypeError``, ...) as ``'<label>:
+    malformed <container> (...)'``; ``error`` itself passes.
+
+    Parameters
+    ----------
+    label : str
+        What messages call the source (a file name).
+    error : type
+        The error class raised (a subclass of NbdlError).
+    what : str
+        What is restored (``"the states"``).
+    container : str
+        What the source is (``"Updater state container"``).
+    """
+    try:
+        yield
+    except NbdlError as e:
+        if isinstance(e, error):
+            raise
+        raise error(f"{label}: cannot restore {what} ({e})") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise error(f"{label}: malformed {container} ({type(e).__name__}: {e})") from None
 
 
 def build_state(structure, arrays):

@@ -9,7 +9,6 @@ header, read without pickle), where MXNet pickles them.
 """
 import numpy as np
 
-from ..errors import NbdlError
 from ..ndarray.ndarray import NDArray
 from . import state_file
 from .optimizer import Optimizer, OptimizerError, from_config, get_config, state_structure
@@ -128,7 +127,7 @@ class Updater:
         """
         header, arrays = state_file.unpack(states, label, "optimizer state container",
                                            OptimizerError)
-        try:
+        with state_file.restoring(label, OptimizerError, "the states", "Updater state container"):
             if header.get("format") != _FORMAT or header.get("version") != _VERSION:
                 raise OptimizerError(f"{label}: not an Updater state container of version "
                                      f"{_VERSION} (format {header.get('format')!r}, version "
@@ -149,13 +148,6 @@ class Updater:
                         raise OptimizerError(f"{label}: array {name!r} of key {key!r} is missing")
                     flat.append(NDArray(np.ascontiguousarray(arrays[name])))
                 restored[key] = state_file.build_state(entry["structure"], iter(flat))
-        except NbdlError as e:
-            if isinstance(e, OptimizerError):
-                raise
-            raise OptimizerError(f"{label}: cannot restore the states ({e})") from None
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise OptimizerError(f"{label}: malformed Updater state container "
-                                 f"({type(e).__name__}: {e})") from None
         self.optimizer = optimizer
         self.states = restored
         self.states_synced = dict.fromkeys(restored, False)

@@ -13,10 +13,12 @@ signature: ``nbdl.runner.eager``) and the reference interpreter
 of one prepared call on given arrays."""
 import numpy as np
 
-from ..ops.registry import REQ_WRITE, Call, pick_args
+from .._docs import shared_doc
+from ..ops.registry import OP_AND_ATTRS, REQ_WRITE, Call, pick_args
 from .buffers import device_scope, prod
 
 
+@shared_doc(op_and_attrs=OP_AND_ATTRS)
 class PreparedCall:
     """One op call made ready: what ``prepare`` returns.
 
@@ -25,10 +27,7 @@ class PreparedCall:
     call : nbdl.ops.registry.Call
         What the op's rules were asked with (``is_train`` is the flag of
         the last launch made).
-    op : OpDef
-        The op.
-    attrs : dict
-        Its parsed attributes.
+    {op_and_attrs}
     out_shapes, out_dtypes : list
         The outputs' shapes (tuples) and dtypes (``np.dtype``).
     n_visible : int
@@ -101,16 +100,14 @@ class _Launch:
         self.args = args
 
 
+@shared_doc(op_and_attrs=OP_AND_ATTRS)
 def prepare(op, attrs, in_shapes, in_dtypes, out_shapes, out_dtypes, device, req=None,
             is_train=True, node_name="", node=None, states=None):
     """The ``PreparedCall`` of one call of ``op``.
 
     Parameters
     ----------
-    op : OpDef
-        The op.
-    attrs : dict
-        Its parsed attributes.
+    {op_and_attrs}
     in_shapes, in_dtypes, out_shapes, out_dtypes : sequence
         The inputs' (data, then aux) and outputs' shapes and dtypes.
     device : Device

@@ -88,15 +88,7 @@ def _positional_attrs(op, where, values, attrs, kwargs):
     """Attributes given by position after the inputs, into ``attrs``."""
     if any(isinstance(v, SymbolBase) for v in values):
         raise GraphError(f"{where}: Symbol inputs must come before attributes")
-    names = [k for k in op.attrs if k != op.key_var_num_args]
-    if len(values) > len(names):
-        raise GraphError(f"{where}: got {len(values)} positional attributes, the op has "
-                         f"{len(names)} ({', '.join(names) or 'none'})")
-    for k, v in zip(names, values):
-        if k in kwargs:
-            raise GraphError(f"{where}: attribute {k!r} given by position and by keyword")
-        if v is not None:
-            attrs[k] = v
+    attrs.update(op.positional_attrs(where, values, kwargs))
 
 
 def _inputs_with(op, where, values, attrs, kwargs):

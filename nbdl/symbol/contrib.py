@@ -3,11 +3,10 @@ builds a node of the op ``_contrib_X`` (``sym.contrib.index_copy`` is
 ``sym._contrib_index_copy``), except ``rand_zipfian``, which MXNet writes
 with other ops."""
 import math
-import sys
 
-from ..errors import UnknownOpError
-from ..ops.registry import get_op, list_ops
+from ..ops.registry import op_namespace
 from .construct import create
+from .prefixed import package_function
 
 PREFIX = "_contrib_"
 
@@ -63,18 +62,4 @@ def rand_zipfian(true_classes, num_sampled, range_max):
     return zipfian_from(rand, true_classes, num_sampled, range_max)
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        get_op(PREFIX + name)
-    except UnknownOpError:
-        raise AttributeError(f"nbdl.sym.contrib has no attribute or operator {name!r} "
-                             f"(no op {PREFIX + name!r})") from None
-    fn = getattr(sys.modules[__name__.rpartition(".")[0]], PREFIX + name)
-    globals()[name] = fn
-    return fn
-
-
-def __dir__():
-    return sorted(set(globals()) | {n[len(PREFIX):] for n in list_ops() if n.startswith(PREFIX)})
+__getattr__, __dir__ = op_namespace(PREFIX, "nbdl.sym.contrib", package_function, globals())

@@ -1,44 +1,46 @@
-"""Modules of prefixed op spellings (``nbdl.sym.linalg``, ``nbdl.sym.image``):
-attribute ``X`` builds a node of op ``<prefix>X``, named after ``X`` as MXNet
-names them (``sym.linalg.gemm2(a, b)`` is a ``_linalg_gemm2`` node ``gemm20``)."""
-from ..errors import UnknownOpError
+"""The functions of the modules of prefixed op spellings (``nbdl.sym.linalg``,
+``nbdl.sym.image``, ``nbdl.sym.contrib``, ``nbdl.sym.random``), made by
+``ops.registry.op_namespace``: in ``linalg`` and ``image`` attribute ``X``
+builds a node of op ``<prefix>X`` named after ``X`` as MXNet names them
+(``sym.linalg.gemm2(a, b)`` is a ``_linalg_gemm2`` node ``gemm20``); in
+``contrib`` and ``random`` it is ``nbdl.sym.<prefix>X``, named after the op."""
+import sys
+
 from ..name import NameManager, current
-from ..ops.registry import get_op, list_ops
+from ..ops.registry import get_op
 from .construct import create
 
 
-def prefixed_namespace(prefix, where, module_globals):
-    """``(__getattr__, __dir__)`` of such a module.
+def short_named(prefix):
+    """``make(op_name)`` for ``op_namespace``: the function building a node of
+    op ``op_name``, named after the op's name without ``prefix``.
 
     Parameters
     ----------
     prefix : str
         The ops' name prefix (``"_linalg_"``).
-    where : str
-        The module's public name, for error messages.
-    module_globals : dict
-        The module's globals, where each function is cached once made.
     """
-    def __getattr__(name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        try:
-            op = get_op(prefix + name)
-        except UnknownOpError:
-            raise AttributeError(f"{where} has no attribute or operator {name!r} "
-                                 f"(no op {prefix + name!r})") from None
+    def make(op_name):
+        op = get_op(op_name)
+        short = op_name[len(prefix):]
 
         def fn(*args, name=None, attr=None, **kwargs):
             if not name:   # counted under the short hint; create() adds any Prefix once
                 name = NameManager.get(current(), None, short)
             return create(op.name, *args, name=name, attr=attr, **kwargs)
-        short = name
-        fn.__name__ = fn.__qualname__ = name
+        fn.__name__ = fn.__qualname__ = short
         fn.__doc__ = op.doc
-        module_globals[name] = fn
         return fn
+    return make
 
-    def __dir__():
-        return sorted(set(module_globals)
-                      | {n[len(prefix):] for n in list_ops() if n.startswith(prefix)})
-    return __getattr__, __dir__
+
+def package_function(op_name):
+    """``nbdl.sym.<op_name>`` (its nodes are named after the op, as MXNet
+    names ``sym.contrib`` and ``sym.random`` nodes).
+
+    Parameters
+    ----------
+    op_name : str
+        The op's name.
+    """
+    return getattr(sys.modules[__name__.rpartition(".")[0]], op_name)

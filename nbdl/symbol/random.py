@@ -6,13 +6,12 @@ set of ``shape`` draws per parameter element); with numbers it builds a
 ``sym.random.uniform() + x``).  Other names of the ``_random_`` ops are here
 too (``sym.random.uniform_like``, ``sym.random.pdf_normal``).
 """
-import sys
-
 import numpy as np
 
-from ..errors import ArgumentError, UnknownOpError
-from ..ops.registry import get_op
+from ..errors import ArgumentError
+from ..ops.registry import op_namespace
 from .construct import create
+from .prefixed import package_function
 from .symbol import Symbol
 
 
@@ -97,13 +96,5 @@ def shuffle(data, **kwargs):
     return create("_shuffle", data, **kwargs)
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        get_op("_random_" + name)
-    except UnknownOpError:
-        raise AttributeError(f"nbdl.sym.random has no attribute or operator {name!r}") from None
-    fn = getattr(sys.modules[__name__.rpartition(".")[0]], "_random_" + name)
-    globals()[name] = fn
-    return fn
+__getattr__ = op_namespace("_random_", "nbdl.sym.random", package_function, globals(),
+                           name_the_op=False)[0]

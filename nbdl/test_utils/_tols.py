@@ -12,8 +12,13 @@ _EXACT = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
 
 
 class _Tolerances(dict):
-    """dtype -> tolerance; dtypes not listed fall back like their kind
-    (integers and bool exact, other floats as float64)."""
+    """dtype -> tolerance: the floating dtypes' given, integers and bool 0
+    (exact); dtypes not listed fall back like their kind (other floats as
+    float64)."""
+
+    def __init__(self, floats):
+        super().__init__(floats)
+        self.update({np.dtype(t): 0 for t in _EXACT})
 
     def __missing__(self, key):
         dt = np.dtype(key)
@@ -40,9 +45,7 @@ def default_rtols():
     -------
     dict of numpy.dtype to float
     """
-    d = _Tolerances(_FLOAT_RTOL)
-    d.update({np.dtype(t): 0 for t in _EXACT})
-    return d
+    return _Tolerances(_FLOAT_RTOL)
 
 
 def default_atols():
@@ -53,9 +56,7 @@ def default_atols():
     -------
     dict of numpy.dtype to float
     """
-    d = _Tolerances(_FLOAT_ATOL)
-    d.update({np.dtype(t): 0 for t in _EXACT})
-    return d
+    return _Tolerances(_FLOAT_ATOL)
 
 
 def default_numeric_eps():

@@ -130,6 +130,21 @@ def _host_list(x, what, where):
     return out
 
 
+def check_average(where, average):
+    """``average`` when it is ``'macro'`` or ``'micro'``, else a MetricError.
+
+    Parameters
+    ----------
+    where : str
+        The metric, for the message.
+    average : str
+        How a metric combines its updates.
+    """
+    if average not in ("macro", "micro"):
+        raise MetricError(f"{where}: average must be 'macro' or 'micro', got {average!r}")
+    return average
+
+
 def check_label_shapes(labels, preds, wrap=False, shape=False):
     """MXNet's helper: raise ``ShapeError`` unless ``labels`` and ``preds``
     have the same length (or, with ``shape``, the same shape); with ``wrap``
@@ -224,6 +239,33 @@ class EvalMetric(abc.ABC):
 
     def get_global_name_value(self):
         return _zip_name_value(*self.get_global())
+
+
+class KeptStats:
+    """Mixin of the metrics that keep statistics (``_new_stats()``: an object
+    with ``add``) since ``reset_local`` (``_local``) and since ``reset``
+    (``_global``), their totals the statistics' ``_weight`` and
+    ``_score * _weight``."""
+
+    def reset(self):
+        """Clear the local and the global statistics."""
+        super().reset()
+        self._local, self._global = self._new_stats(), self._new_stats()
+
+    def reset_local(self):
+        """Clear the local statistics only."""
+        super().reset_local()
+        self._local = self._new_stats()
+
+    def _add_stats(self, *batch):
+        """Add ``batch`` to the local and the global statistics and set the
+        totals from them."""
+        self._local.add(*batch)
+        self._global.add(*batch)
+        self.num_inst = self._weight(self._local)
+        self.sum_metric = self._score(self._local) * self.num_inst
+        self.global_num_inst = self._weight(self._global)
+        self.global_sum_metric = self._score(self._global) * self.global_num_inst
 
 
 def _zip_name_value(name, value):

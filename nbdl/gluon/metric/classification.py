@@ -5,7 +5,7 @@ import numpy
 
 from ...errors import ShapeError
 from ...ndarray import NDArray
-from .base import EvalMetric, MetricError, alias, register
+from .base import EvalMetric, KeptStats, MetricError, alias, check_average, register
 
 
 def _int_labels(label, where):
@@ -133,7 +133,7 @@ def _binary_values(flat, where):
     return flat == 1
 
 
-class _ConfusionMetric(EvalMetric):
+class _ConfusionMetric(KeptStats, EvalMetric):
     """F1 / MCC: per-class confusion counts accumulated over every update
     since ``reset`` (global) and since ``reset_local`` (local); ``get()`` is
     the score of the local counts, ``get_global()`` of the global ones.
@@ -157,10 +157,8 @@ class _ConfusionMetric(EvalMetric):
         if class_type not in CLASS_TYPES:
             raise MetricError(f"{where}: class_type must be one of "
                               f"{', '.join(map(repr, CLASS_TYPES))}, got {class_type!r}")
-        if average not in ("macro", "micro"):
-            raise MetricError(f"{where}: average must be 'macro' or 'micro', got {average!r}")
         self.class_type = class_type
-        self.average = average
+        self.average = check_average(where, average)
         self.threshold = self._check_threshold(threshold, class_type, where)
         self._num_classes = None
         super().__init__(name, class_type=class_type, threshold=threshold, average=average,
@@ -252,21 +250,18 @@ class _ConfusionMetric(EvalMetric):
             k = n
         self._num_classes = k
         for counts in batch:
-            self._local.add(*counts)
-            self._global.add(*counts)
-        self.num_inst = self._local.rows
-        self.sum_metric = self._score(self._local) * self.num_inst
-        self.global_num_inst = self._global.rows
-        self.global_sum_metric = self._score(self._global) * self.global_num_inst
+            self._add_stats(*counts)
 
     def reset(self):
-        super().reset()
         self._num_classes = None
-        self._local, self._global = _ClassCounts(), _ClassCounts()
+        super().reset()
 
-    def reset_local(self):
-        super().reset_local()
-        self._local = _ClassCounts(self._num_classes)
+    def _new_stats(self):
+        return _ClassCounts(self._num_classes)
+
+    @staticmethod
+    def _weight(counts):
+        return counts.rows
 
 
 @register

@@ -5,7 +5,7 @@ import math
 import numpy
 
 from ...errors import ShapeError
-from .base import EvalMetric, MetricError, alias, register
+from .base import EvalMetric, KeptStats, alias, check_average, register
 
 
 def _per_sample(metric, label, pred):
@@ -92,16 +92,13 @@ class _Moments:
 
 
 @alias("pearsonr")
-class PearsonCorrelation(EvalMetric):
+class PearsonCorrelation(KeptStats, EvalMetric):
     """Pearson correlation between labels and predictions (flattened).
     ``average='macro'`` averages the correlation of each label/prediction
     pair; ``'micro'`` is the correlation over all values seen."""
 
     def __init__(self, name="pearsonr", output_names=None, label_names=None, average="macro"):
-        if average not in ("macro", "micro"):
-            raise MetricError(f"PearsonCorrelation: average must be 'macro' or 'micro', got "
-                              f"{average!r}")
-        self.average = average
+        self.average = check_average("PearsonCorrelation", average)
         super().__init__(name, average=average, output_names=output_names,
                          label_names=label_names)
 
@@ -117,16 +114,14 @@ class PearsonCorrelation(EvalMetric):
                 one.add(x, y)
                 self._add(one.corr(), 1)
                 continue
-            self._local.add(x, y)
-            self._global.add(x, y)
-            self.sum_metric, self.num_inst = self._local.corr() * self._local.n, self._local.n
-            self.global_sum_metric = self._global.corr() * self._global.n
-            self.global_num_inst = self._global.n
+            self._add_stats(x, y)
 
-    def reset(self):
-        super().reset()
-        self._local, self._global = _Moments(), _Moments()
+    _new_stats = _Moments
 
-    def reset_local(self):
-        super().reset_local()
-        self._local = _Moments()
+    @staticmethod
+    def _score(moments):
+        return moments.corr()
+
+    @staticmethod
+    def _weight(moments):
+        return moments.n

@@ -9,21 +9,28 @@ from ..hybrid_block import HybridBlock
 from ..parameter import Parameter
 
 
-class LeakyReLU(HybridBlock):
+class _FixedSlope(HybridBlock):
+    """An activation of the ``LeakyReLU`` op (``_act_type``) with the fixed
+    slope ``self._alpha`` (shown as MXNet shows it: ``ELU(1.0)``)."""
+
+    def forward(self, x):
+        return call_op("LeakyReLU", [x], act_type=self._act_type, slope=self._alpha,
+                       name=self._fwd_name())
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._alpha})"
+
+
+class LeakyReLU(_FixedSlope):
     """``x`` where ``x >= 0``, ``alpha * x`` elsewhere."""
+
+    _act_type = "leaky"
 
     def __init__(self, alpha, **kwargs):
         super().__init__(**kwargs)
         if alpha < 0:
             raise NbdlError(f"LeakyReLU: alpha must be non-negative, got {alpha}")
         self._alpha = float(alpha)
-
-    def forward(self, x):
-        return call_op("LeakyReLU", [x], act_type="leaky", slope=self._alpha,
-                       name=self._fwd_name())
-
-    def __repr__(self):
-        return f"LeakyReLU({self._alpha})"
 
 
 class PReLU(HybridBlock):
@@ -47,19 +54,14 @@ class PReLU(HybridBlock):
         return f"PReLU(in_channels={self.alpha.shape[0]})"
 
 
-class ELU(HybridBlock):
+class ELU(_FixedSlope):
     """``x`` where ``x > 0``, ``alpha * (exp(x) - 1)`` elsewhere."""
+
+    _act_type = "elu"
 
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
         self._alpha = float(alpha)
-
-    def forward(self, x):
-        return call_op("LeakyReLU", [x], act_type="elu", slope=self._alpha,
-                       name=self._fwd_name())
-
-    def __repr__(self):
-        return f"ELU({self._alpha})"
 
 
 class SELU(HybridBlock):

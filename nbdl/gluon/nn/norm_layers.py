@@ -23,6 +23,12 @@ def _kwargs_repr(kwargs):
 
 
 class _NormBase(HybridBlock):
+    def _gamma_beta(self, in_channels, gamma_initializer, beta_initializer, scale, center,
+                    dtype):
+        """The per-channel ``gamma`` (trained when ``scale``) and ``beta`` (when ``center``)."""
+        self.gamma = _channel_param("gamma", int(in_channels), gamma_initializer, scale, dtype)
+        self.beta = _channel_param("beta", int(in_channels), beta_initializer, center, dtype)
+
     def __repr__(self):
         in_channels = self.gamma.shape[0] if self.gamma.shape else 0
         return (f"{type(self).__name__}({_kwargs_repr(self._kwargs)}, "
@@ -51,8 +57,7 @@ class BatchNorm(_NormBase):
         in_channels = int(in_channels)
         if in_channels:
             self.in_channels = in_channels
-        self.gamma = _channel_param("gamma", in_channels, gamma_initializer, scale, dtype)
-        self.beta = _channel_param("beta", in_channels, beta_initializer, center, dtype)
+        self._gamma_beta(in_channels, gamma_initializer, beta_initializer, scale, center, dtype)
         self.running_mean = _channel_param("running_mean", in_channels, running_mean_initializer,
                                            False, dtype)
         self.running_var = _channel_param("running_var", in_channels,
@@ -124,10 +129,8 @@ class InstanceNorm(_NormBase):
                  dtype="float32", **kwargs):
         super().__init__(**kwargs)
         self._axis = int(axis)
-        self._kwargs = {"eps": float(epsilon), "axis": int(axis), "center": center,
-                        "scale": scale}
-        self.gamma = _channel_param("gamma", int(in_channels), gamma_initializer, scale, dtype)
-        self.beta = _channel_param("beta", int(in_channels), beta_initializer, center, dtype)
+        self._kwargs = {"eps": float(epsilon), "axis": self._axis, "center": center, "scale": scale}
+        self._gamma_beta(in_channels, gamma_initializer, beta_initializer, scale, center, dtype)
 
     def forward(self, x):
         gamma, beta = self.gamma.data(), self.beta.data()
@@ -148,10 +151,8 @@ class LayerNorm(_NormBase):
                  dtype="float32", **kwargs):
         super().__init__(**kwargs)
         self._axis = int(axis)
-        self._kwargs = {"eps": float(epsilon), "axis": int(axis), "center": center,
-                        "scale": scale}
-        self.gamma = _channel_param("gamma", int(in_channels), gamma_initializer, scale, dtype)
-        self.beta = _channel_param("beta", int(in_channels), beta_initializer, center, dtype)
+        self._kwargs = {"eps": float(epsilon), "axis": self._axis, "center": center, "scale": scale}
+        self._gamma_beta(in_channels, gamma_initializer, beta_initializer, scale, center, dtype)
 
     def forward(self, x):
         return call_op("LayerNorm", [x, self.gamma.data(), self.beta.data()],
@@ -174,8 +175,7 @@ class GroupNorm(_NormBase):
                             f"{in_channels}")
         self._kwargs = {"eps": float(epsilon), "num_groups": int(num_groups), "center": center,
                         "scale": scale}
-        self.gamma = _channel_param("gamma", int(in_channels), gamma_initializer, scale, dtype)
-        self.beta = _channel_param("beta", int(in_channels), beta_initializer, center, dtype)
+        self._gamma_beta(in_channels, gamma_initializer, beta_initializer, scale, center, dtype)
 
     def forward(self, x):
         return call_op("GroupNorm", [x, self.gamma.data(), self.beta.data()],

@@ -2,6 +2,7 @@
 (``SequentialRNNCell``, ``HybridSequentialRNNCell``, ``ModifierCell``,
 ``ResidualCell``, ``BidirectionalCell``, ``ZoneoutCell``,
 ``VariationalDropoutCell``) and ``DropoutCell``."""
+from ..._docs import shared_doc
 from ...errors import NbdlError
 from .._trace import call_op
 from .cell_base import (HybridRecurrentCell, RecurrentCell, _check_valid_length, _mask_outputs,
@@ -9,6 +10,21 @@ from .cell_base import (HybridRecurrentCell, RecurrentCell, _check_valid_length,
 
 __all__ = ["SequentialRNNCell", "HybridSequentialRNNCell", "DropoutCell", "ModifierCell",
            "ResidualCell", "BidirectionalCell", "ZoneoutCell", "VariationalDropoutCell"]
+
+
+# the arguments of a modifier cell's unroll but valid_length
+_UNROLL = """
+length : int
+    The number of time steps.
+inputs : NDArray, Symbol or list of them
+    The sequence.
+begin_state : list, optional
+    The base cell's states.
+layout : str, default 'NTC'
+    The layout of merged inputs and outputs.
+merge_outputs : bool or None
+    Whether to return one merged output.
+"""
 
 
 class _SequentialMixin:
@@ -125,6 +141,7 @@ class ResidualCell(ModifierCell):
         out, states = self.base_cell(inputs, states)
         return call_op("elemwise_add", [out, inputs]), states
 
+    @shared_doc(unroll=_UNROLL)
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
                valid_length=None):
         """Unroll the base cell over the sequence, then add the inputs to its
@@ -133,16 +150,7 @@ class ResidualCell(ModifierCell):
 
         Parameters
         ----------
-        length : int
-            The number of time steps.
-        inputs : NDArray, Symbol or list of them
-            The sequence.
-        begin_state : list, optional
-            The base cell's states.
-        layout : str, default 'NTC'
-            The layout of merged inputs and outputs.
-        merge_outputs : bool or None
-            Whether to return one merged output.
+        {unroll}
         valid_length : NDArray or Symbol, optional
             Each sequence's length; inputs past it are not added.
         """
@@ -185,29 +193,28 @@ class BidirectionalCell(HybridRecurrentCell):
         nl = len(self.l_cell.state_info())
         if begin_state is None:
             begin_state = self.l_cell._zero_states(steps[0]) + self.r_cell._zero_states(steps[0])
-        if valid_length is None:
-            r_steps = steps[::-1]
-        else:
-            # reverse each sequence within its own length (Gluon: SequenceReverse)
-            rev = call_op("SequenceReverse", [_merge_time(steps, 0), valid_length],
-                          use_sequence_length=True, axis=0)
-            r_steps = _split_time(rev, length, "TNC")[0]
+        r_steps = _reversed_steps(steps, length, valid_length)
         l_out, l_st = self.l_cell.unroll(length, steps, begin_state[:nl], layout,
                                          merge_outputs=False, valid_length=valid_length)
         r_out, r_st = self.r_cell.unroll(length, r_steps, begin_state[nl:], layout,
                                          merge_outputs=False, valid_length=valid_length)
-        if valid_length is None:
-            r_out = r_out[::-1]
-        else:
-            rev = call_op("SequenceReverse", [_merge_time(r_out, 0), valid_length],
-                          use_sequence_length=True, axis=0)
-            r_out = _split_time(rev, length, "TNC")[0]
+        r_out = _reversed_steps(r_out, length, valid_length)
         outputs = [call_op("Concat", [a, b], dim=1, num_args=2,
                            name=f"{self._output_prefix}t{t}")
                    for t, (a, b) in enumerate(zip(l_out, r_out))]
         if merge_outputs or (merge_outputs is None and valid_length is not None):
             outputs = _merge_time(outputs, axis)
         return outputs, list(l_st) + list(r_st)
+
+
+def _reversed_steps(steps, length, valid_length):
+    """The time steps in reverse order; with ``valid_length`` each sequence is
+    reversed within its own length (Gluon: SequenceReverse)."""
+    if valid_length is None:
+        return steps[::-1]
+    rev = call_op("SequenceReverse", [_merge_time(steps, 0), valid_length],
+                  use_sequence_length=True, axis=0)
+    return _split_time(rev, length, "TNC")[0]
 
 
 def _check_rate(cls, name, p):
@@ -289,6 +296,7 @@ class VariationalDropoutCell(ModifierCell):
         super().reset()
         self.drop_inputs_mask = self.drop_states_mask = self.drop_outputs_mask = None
 
+    @shared_doc(unroll=_UNROLL)
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
                valid_length=None):
         """As ``RecurrentCell.unroll``; without ``drop_states`` and with
@@ -296,16 +304,7 @@ class VariationalDropoutCell(ModifierCell):
 
         Parameters
         ----------
-        length : int
-            The number of time steps.
-        inputs : NDArray, Symbol or list of them
-            The sequence.
-        begin_state : list, optional
-            The base cell's states.
-        layout : str, default 'NTC'
-            The layout of merged inputs and outputs.
-        merge_outputs : bool or None
-            Whether to return one merged output.
+        {unroll}
         valid_length : NDArray or Symbol, optional
             Each sequence's length.
         """
