@@ -58,3 +58,10 @@ def zero(a):
     """Zero the flat (1-d) device array ``a`` (a gradient before atomics add into it)."""
     if a.size:
         launcher(_fill_zero, a.size)(a)
+
+
+@cuda.jit(device=True, inline=True)
+def atomic_add(a, i, v):
+    """``cuda.atomic.add(a, i, v)`` as a device function: the scatter-add a
+    shared routine that scatters is built with (``kernels.shared.store``)."""
+    cuda.atomic.add(a, i, v)

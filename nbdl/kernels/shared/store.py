@@ -1,0 +1,20 @@
+"""The stores every kernel family writes, as plain functions both devices
+compile (``njit(inline="always")`` on the CPU, ``cuda.jit(device=True)`` on
+CUDA): ``py_put`` honours a write/add request, ``py_add_at`` is the serial
+scatter-add whose CUDA counterpart is ``cuda.atomic.add`` (a shared function
+that scatters takes the adder from its device module, see
+``kernels.shared.spatial_transformer.build_sampler_backward``)."""
+
+
+def py_put(a, i, v, add):
+    """``a[i] = v``, or ``a[i] += v`` when ``add`` (``i`` an index or a tuple
+    of indices)."""
+    if add:
+        a[i] += v
+    else:
+        a[i] = v
+
+
+def py_add_at(a, i, v):
+    """``a[i] += v`` (the CPU's serial scatter-add)."""
+    a[i] += v
