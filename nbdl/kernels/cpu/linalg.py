@@ -10,7 +10,7 @@ from ..shared.jit import njit
 from ...ops.linalg import NotPositiveDefinite
 from ...ops.registry import Launch
 from ..shared import linalg as _shared
-from ..shared.linalg_plan import all_null, plan
+from ..shared.linalg_plan import KERNEL_NAMES, all_null, plan
 
 _jit = njit(cache=True, error_model="numpy")
 _r = _shared.build(_jit)
@@ -271,18 +271,7 @@ def noop():
     return
 
 
-_KERNELS = {
-    "gemm": gemm_kernel, "gemm2": gemm2_kernel, "trmm": trmm_kernel, "trsm": trsm_kernel,
-    "syrk": syrk_kernel, "potrf": potrf_kernel, "potri": potri_kernel,
-    "inverse": inverse_kernel, "det": det_kernel, "slogdet": slogdet_kernel,
-    "sumlogdiag": sumlogdiag_kernel, "gelqf": gelqf_kernel, "syevd": syevd_kernel,
-    "potrf_backward": potrf_backward_kernel, "potri_backward": potri_backward_kernel,
-    "gelqf_backward": gelqf_backward_kernel, "syevd_backward": syevd_backward_kernel,
-    "sumlogdiag_backward": sumlogdiag_backward_kernel, "det_backward": det_backward_kernel,
-    "slogdet_backward": slogdet_backward_kernel, "extractdiag": extractdiag_kernel,
-    "makediag": makediag_kernel, "extracttrian": extracttrian_kernel,
-    "maketrian": maketrian_kernel,
-}
+_KERNELS = {name: globals()[name + "_kernel"] for name in KERNEL_NAMES}
 
 
 _BLAS = {"gemm": gemm_blas_kernel, "gemm2": gemm2_blas_kernel, "syrk": syrk_blas_kernel}

@@ -8,30 +8,11 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.topk import topk_temp
-from ..shared.topk import as_topk_call, topk_views
+from ..shared.topk import as_topk_call, build_first, topk_views
 from ._launch import launcher
 
 
-@cuda.jit(device=True)
-def _above(a, b):
-    return a > b or (a != a and b == b)
-
-
-@cuda.jit(device=True)
-def _first(x, o, i, p, q, asc):
-    a = x[o, p, i]
-    b = x[o, q, i]
-    if asc:
-        if _above(b, a):
-            return True
-        if _above(a, b):
-            return False
-    else:
-        if _above(a, b):
-            return True
-        if _above(b, a):
-            return False
-    return p < q
+_first = cuda.jit(device=True)(build_first(cuda.jit(device=True)))
 
 
 @cuda.jit(device=True)

@@ -13,6 +13,12 @@ import numpy as np
 from ...ops.linalg import batch, gemm_view
 from ...ops.registry import REQ_NULL
 
+# The routines both devices have a kernel for: ``<name>_kernel`` in each module.
+KERNEL_NAMES = ("gemm", "gemm2", "trmm", "trsm", "syrk", "potrf", "potri", "inverse", "det",
+                "slogdet", "sumlogdiag", "gelqf", "syevd", "potrf_backward", "potri_backward",
+                "gelqf_backward", "syevd_backward", "sumlogdiag_backward", "det_backward",
+                "slogdet_backward", "extractdiag", "makediag", "extracttrian", "maketrian")
+
 
 def mat(shape):
     """``(B, rows, cols)`` of a batch of matrices."""
