@@ -62,6 +62,7 @@ def _sampler_forward(data, grid, out, C, H, W, one, fh, fw, req):
         st.sample_channels(data, out, n, i, grid[n, 0, i], grid[n, 1, i], C, H, W, one, fh, fw,
                            req == REQ_ADD)
 
+
 _sampler_point_backward = cuda.jit(device=True)(st.build_sampler_backward(atomic_add))
 
 
