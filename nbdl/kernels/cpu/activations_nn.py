@@ -17,7 +17,8 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._elemwise_gen import map_kernel
 from ._parallel import twins as _twins, use_parallel
 from ..shared.elemwise_plan import size_of
-from ..shared.activations_nn import act_of, prelu_views, scalars_for, spec_for
+from ..shared.activations_nn import (act_of, leaky_relu_prepares, prelu_views, scalars_for,
+                                     spec_for)
 
 
 def prepare_act(call):
@@ -118,16 +119,8 @@ def prepare_prelu_backward(call):
                   views=[data, data, gamma, data, gamma])
 
 
-def prepare_leaky_relu(call):
-    if call.attrs["act_type"] == "prelu":
-        return prepare_prelu(call)
-    return prepare_act(call)
-
-
-def prepare_leaky_relu_backward(call):
-    if call.attrs["act_type"] == "prelu":
-        return prepare_prelu_backward(call)
-    return prepare_act(call)
+prepare_leaky_relu, prepare_leaky_relu_backward = leaky_relu_prepares(
+    prepare_prelu, prepare_prelu_backward, prepare_act)
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.

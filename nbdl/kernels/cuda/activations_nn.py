@@ -5,7 +5,8 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.elemwise_plan import size_of
-from ..shared.activations_nn import act_of, prelu_views, scalars_for, spec_for
+from ..shared.activations_nn import (act_of, leaky_relu_prepares, prelu_views, scalars_for,
+                                     spec_for)
 from ._elemwise_gen import launch, map_kernel
 from ._launch import launcher
 
@@ -105,13 +106,5 @@ def prepare_prelu_backward(call):
     return Launch(fn, (), views=[data, data, gamma, data, gamma])
 
 
-def prepare_leaky_relu(call):
-    if call.attrs["act_type"] == "prelu":
-        return prepare_prelu(call)
-    return prepare_act(call)
-
-
-def prepare_leaky_relu_backward(call):
-    if call.attrs["act_type"] == "prelu":
-        return prepare_prelu_backward(call)
-    return prepare_act(call)
+prepare_leaky_relu, prepare_leaky_relu_backward = leaky_relu_prepares(
+    prepare_prelu, prepare_prelu_backward, prepare_act)

@@ -73,3 +73,29 @@ def prelu_views(shape, gamma_shape):
     if len(shape) < 2:
         return (1, 1, math.prod(shape)), (int(math.prod(gamma_shape)),)
     return (shape[0], shape[1], math.prod(shape[2:])), (int(math.prod(gamma_shape)),)
+
+
+def leaky_relu_prepares(prepare_prelu, prepare_prelu_backward, prepare_act):
+    """LeakyReLU's ``(prepare, prepare_backward)`` on a device: PReLU's
+    kernels for ``act_type='prelu'`` (gamma an input), the elementwise
+    activation kernels otherwise.
+
+    Parameters
+    ----------
+    prepare_prelu, prepare_prelu_backward, prepare_act : callable
+        The device's prepares.
+
+    Returns
+    -------
+    tuple of callable
+    """
+    def prepare_leaky_relu(call):
+        if call.attrs["act_type"] == "prelu":
+            return prepare_prelu(call)
+        return prepare_act(call)
+
+    def prepare_leaky_relu_backward(call):
+        if call.attrs["act_type"] == "prelu":
+            return prepare_prelu_backward(call)
+        return prepare_act(call)
+    return prepare_leaky_relu, prepare_leaky_relu_backward
