@@ -8,15 +8,9 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_NULL, Launch
 from ._half import bits_launcher, h2f
 from ..shared.array_checks import py_close
+from ..shared.elemwise_plan import size_of as _size
 
 _close = njit(cache=True, inline="always")(py_close)
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
 
 
 @njit(cache=True)

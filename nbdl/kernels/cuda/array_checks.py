@@ -10,15 +10,9 @@ from numba import cuda
 from ...ops.registry import REQ_NULL, Launch
 from ..shared.array_checks import py_close
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
 
 _is_close = cuda.jit(device=True)(py_close)
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
 
 
 @cuda.jit

@@ -18,6 +18,7 @@ from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, 
 from ...ops.reduce import reduce_temp, select_mode
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
 
 
 @cuda.jit
@@ -170,13 +171,6 @@ def _skip_null(run, req, n):
         if req != REQ_NULL and n > 0:
             run(*args)
     return fn
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 # ---------------------------------------------------------------- prepare

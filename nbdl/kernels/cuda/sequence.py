@@ -9,6 +9,7 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.sequence import _with_lens, sequence_views
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
 
 
 @cuda.jit(device=True)
@@ -96,13 +97,6 @@ def _reverse(x, lens, out, use, add):
 
 def _noop(*args):
     pass
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _launch(call, kernel, n, views, scalars, data_at):

@@ -10,6 +10,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.topk import topk_temp
 from ..shared.topk import as_topk_call, build_first, topk_views
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
 
 
 _first = cuda.jit(device=True)(build_first(cuda.jit(device=True)))
@@ -75,13 +76,6 @@ def _backward(og, ind, grad):
 
 def _noop(*args):
     pass
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def prepare_topk(call):

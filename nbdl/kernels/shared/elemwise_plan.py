@@ -13,9 +13,10 @@ RANK = 6
 
 
 def size_of(shape):
+    """The number of elements of ``shape`` (a Python int)."""
     n = 1
     for d in shape:
-        n *= d
+        n *= int(d)
     return n
 
 
