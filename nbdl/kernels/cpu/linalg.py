@@ -10,7 +10,7 @@ from ..shared.jit import njit
 from ...ops.linalg import NotPositiveDefinite
 from ...ops.registry import Launch
 from ..shared import linalg as _shared
-from ..shared.linalg_plan import KERNEL_NAMES, all_null, plan
+from ..shared.linalg_plan import KERNEL_NAMES, all_null, prepares
 
 _jit = njit(cache=True, error_model="numpy")
 _r = _shared.build(_jit)
@@ -287,23 +287,18 @@ def _blas_views(name, views):
     return [(v[0], v[1], v[3]) for v in views]
 
 
-def _prepare(name):
-    def prepare(call):
-        views, scalars = plan(name, call)
-        if all_null(call):
-            return Launch(noop, (), views, args=())
-        if name in _BLAS:
-            blas = _blas_views(name, views)
-            if blas is not None:
-                return Launch(_BLAS[name], scalars, blas)
-        return Launch(_KERNELS[name], scalars, views)
-    prepare.__name__ = f"prepare_{name}"
-    prepare.__doc__ = f"Launch of the {name} kernel (views from linalg_plan.plan)."
-    return prepare
+def _launch(name, call, views, scalars):
+    if all_null(call):
+        return Launch(noop, (), views, args=())
+    if name in _BLAS:
+        blas = _blas_views(name, views)
+        if blas is not None:
+            return Launch(_BLAS[name], scalars, blas)
+    return Launch(_KERNELS[name], scalars, views)
 
 
-for _name in _KERNELS:
-    globals()[f"prepare_{_name}"] = _prepare(_name)
+# prepare_<name> for each routine of KERNEL_NAMES (the op table's names)
+globals().update(prepares(_launch))
 
 
 def prepare_khatri_rao(call):

@@ -12,7 +12,7 @@ from numba import cuda
 from ...ops.linalg import NotPositiveDefinite
 from ...ops.registry import Launch
 from ..shared import linalg as _shared
-from ..shared.linalg_plan import KERNEL_NAMES, all_null, plan
+from ..shared.linalg_plan import KERNEL_NAMES, all_null, prepares
 from ._launch import grid1d
 
 _r = _shared.build(cuda.jit(device=True))
@@ -259,28 +259,23 @@ def _noop(*args):
     return
 
 
-def _prepare(name):
-    def prepare(call):
-        views, scalars = plan(name, call)
-        if all_null(call):
-            return Launch(_noop, scalars, views)
-        kernel = _KERNELS[name]
-        blocks, threads = grid1d(_threads(name, views), 32)
+def _launch(name, call, views, scalars):
+    if all_null(call):
+        return Launch(_noop, scalars, views)
+    kernel = _KERNELS[name]
+    blocks, threads = grid1d(_threads(name, views), 32)
 
-        def fn(*args):
-            kernel[blocks, threads](*args)
-            if name == "potrf" and (args[2].copy_to_host() == 0).any():
-                raise NotPositiveDefinite("_linalg_potrf: argument 'A' holds a matrix that is "
-                                          "not positive definite (a pivot of its Cholesky "
-                                          "factorisation is <= 0)")
-        return Launch(fn, scalars, views)
-    prepare.__name__ = f"prepare_{name}"
-    prepare.__doc__ = f"Launch of the {name} kernel (views from linalg_plan.plan)."
-    return prepare
+    def fn(*args):
+        kernel[blocks, threads](*args)
+        if name == "potrf" and (args[2].copy_to_host() == 0).any():
+            raise NotPositiveDefinite("_linalg_potrf: argument 'A' holds a matrix that is "
+                                      "not positive definite (a pivot of its Cholesky "
+                                      "factorisation is <= 0)")
+    return Launch(fn, scalars, views)
 
 
-for _name in _KERNELS:
-    globals()[f"prepare_{_name}"] = _prepare(_name)
+# prepare_<name> for each routine of KERNEL_NAMES (the op table's names)
+globals().update(prepares(_launch))
 
 
 def prepare_khatri_rao(call):
