@@ -259,6 +259,19 @@ def lars_step(lr, w_sum_sq, g_sum_sq, wd, eta, eps, rescale):
 
 # -- prepare-time helpers (Python, used by both devices' ``prepare``) ---------------
 
+# op name -> the name of its kernel in each device's optimizer module (the
+# hidden nbdl ops drop their ``_nbdl_`` prefix; other ops' kernels carry
+# the op's name)
+KERNEL_OF_OP = {
+    "_adamw_update": "adamw_update",
+    "_nbdl_adagrad_update": "adagrad_update",
+    "_nbdl_adadelta_update": "adadelta_update",
+    "_nbdl_adamax_update": "adamax_update",
+    "_nbdl_nadam_update": "nadam_update",
+    "_nbdl_sgld_update": "sgld_update",
+}
+
+
 def flat_views(call):
     """Every input and output viewed flat: the update loops are 1-D."""
     shapes = list(call.in_shapes) + list(call.out_shapes)
