@@ -14,7 +14,7 @@ from ._elemwise_gen import broadcast_kernel, map_kernel, prepare_map  # noqa: F4
 from ._half import bits_launcher, f2h, h2f, is_half
 from ._parallel import twins as _twins, use_parallel
 from ..shared.elemwise_plan import (broadcast_scalars, gather_scalars, reduce_groups,
-                                    scatter_scalars, size_of)
+                                    reduce_sum_like_plan, scatter_scalars, size_of)
 
 
 def prepare_broadcast(call):
@@ -212,11 +212,7 @@ def _prepare_reduce_sum_like_half(call, data, like, nd, no, req, views):
 
 
 def prepare_reduce_sum_like(call):
-    data, like = (tuple(s) for s in call.in_shapes)
-    nd, nl = size_of(data), size_of(like)
-    no = size_of(call.out_shapes[0])
-    req = int(call.req[0])
-    views = [(nd,), (nl,), (no,)]
+    data, like, nd, no, req, views = reduce_sum_like_plan(call)
     if is_half(call.out_dtypes[0]):
         return _prepare_reduce_sum_like_half(call, data, like, nd, no, req, views)
     if no == 0 or nd == 0:

@@ -9,6 +9,7 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of
 
 
 @cuda.jit
@@ -76,13 +77,6 @@ def cast_like_to_half_kernel(x, like, out, req):
 _HALF = np.dtype(np.float16)
 
 
-def _n(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 def _kernel(call, like):
     if np.dtype(call.out_dtypes[0]) == _HALF:
         return cast_like_to_half_kernel if like else cast_to_half_kernel
@@ -92,12 +86,12 @@ def _kernel(call, like):
 
 
 def prepare_cast(call):
-    n = _n(call.out_shapes[0])
+    n = size_of(call.out_shapes[0])
     return Launch(launcher(_kernel(call, False), n), (int(call.req[0]),), views=[(n,), (n,)])
 
 
 def prepare_cast_like(call):
-    n = _n(call.out_shapes[0])
+    n = size_of(call.out_shapes[0])
     return Launch(launcher(_kernel(call, True), n), (int(call.req[0]),),
                   views=[(n,), (n,), (n,)])
 
@@ -112,7 +106,7 @@ class _MulticastCall:
 def prepare_multicast(call):
     """``amp_multicast``: one converting copy per input/output pair."""
     k = len(call.in_shapes)
-    sizes = [_n(s) for s in call.out_shapes]
+    sizes = [size_of(s) for s in call.out_shapes]
     fns = [launcher(_kernel(_MulticastCall(call.in_dtypes[i], call.out_dtypes[i]), False),
                     sizes[i]) for i in range(k)]
 

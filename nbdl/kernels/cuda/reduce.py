@@ -17,8 +17,11 @@ from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, 
                            reduce_plan)
 from ...ops.reduce import reduce_temp, select_mode
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.reduce import py_better
 from ._launch import launcher
 from ..shared.elemwise_plan import size_of as _size
+
+_better = cuda.jit(device=True)(py_better)
 
 
 @cuda.jit
@@ -156,11 +159,7 @@ def arg_kernel(x, out, is_min):
         idx = 0
         for j in range(1, n):
             v = x[o, j, i]
-            if is_min:
-                better = v < best or (v != v and best == best)
-            else:
-                better = v > best or (v != v and best == best)
-            if better:
+            if _better(v, best, is_min):
                 best = v
                 idx = j
         out[o, i] = idx

@@ -7,26 +7,13 @@ stands in for the lengths and is never read as such."""
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.sequence import _with_lens, sequence_views
+from ..shared.sequence import _with_lens, py_last_step, py_length, sequence_views
 from ._launch import launcher
 from ..shared.elemwise_plan import size_of as _size
 
 
-@cuda.jit(device=True)
-def _length(lens, use, bi, T):
-    if use:
-        return int(lens[bi])
-    return T
-
-
-@cuda.jit(device=True)
-def _last_step(lens, use, bi, T):
-    L = _length(lens, use, bi, T)
-    if L < 1:
-        L = 1
-    if L > T:
-        L = T
-    return L - 1
+_length = cuda.jit(device=True)(py_length)
+_last_step = cuda.jit(device=True)(py_last_step)
 
 
 @cuda.jit(device=True)

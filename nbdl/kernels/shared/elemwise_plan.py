@@ -104,6 +104,23 @@ def broadcast_scalars(lhs, rhs, out, what="broadcast"):
             + tuple(int(d[2]) for d in dims))
 
 
+def where_rows(cond_shape, data_shape):
+    """(rows, inner, n) of a ``where`` condition with one entry per row, each
+    covering ``inner`` consecutive elements of the data (inner == 1: same
+    shape; ``n`` the data's size)."""
+    rows, n = size_of(cond_shape), size_of(data_shape)
+    return rows, (n // rows if rows else 0), n
+
+
+def reduce_sum_like_plan(call):
+    """``(data shape, like shape, data size, output size, req, views)`` of a
+    ``_reduce_sum_like`` call (flat views of data, like and output)."""
+    data, like = (tuple(s) for s in call.in_shapes)
+    nd, nl = size_of(data), size_of(like)
+    no = size_of(call.out_shapes[0])
+    return data, like, nd, no, int(call.req[0]), [(nd,), (nl,), (no,)]
+
+
 def reduce_groups(data, like, what="_reduce_sum_like"):
     """Collapsed ``[(size, reduced)]`` of ``data`` summed down to ``like``."""
     nd = max(len(data), len(like))
