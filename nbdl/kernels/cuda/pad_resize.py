@@ -15,6 +15,7 @@ from ...ops.pad_resize import bilinear_geometry, upsampling_plan
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.pad_resize import (build, pad_layout, py_bilinear_dw, py_bilinear_dx,
                                  py_nearest_sum)
+from ..shared.store import py_put, py_unravel4
 from ._launch import launcher
 
 
@@ -25,35 +26,24 @@ _bilinear_at = cuda.jit(device=True)(_s.bilinear_at)
 _nearest_sum = cuda.jit(device=True)(py_nearest_sum)
 _bilinear_dx = cuda.jit(device=True)(py_bilinear_dx)
 _bilinear_dw = cuda.jit(device=True)(py_bilinear_dw)
+_put = cuda.jit(device=True)(py_put)
+_unravel4 = cuda.jit(device=True)(py_unravel4)
 
 
 @cuda.jit
 def _pad_forward(x, out, pd, ph, pw, mode, value, req):
     D, H, W = out.shape[1], out.shape[2], out.shape[3]
     for r in range(cuda.grid(1), out.shape[0] * D * H * W, cuda.gridsize(1)):
-        w = r % W
-        q = r // W
-        h = q % H
-        q = q // H
-        d = q % D
-        b = q // D
+        b, d, h, w = _unravel4(r, D, H, W)
         v = _pad_value(x, b, d, h, w, pd, ph, pw, mode, value)
-        if req == REQ_ADD:
-            out[b, d, h, w] += v
-        else:
-            out[b, d, h, w] = v
+        _put(out, (b, d, h, w), v, req == REQ_ADD)
 
 
 @cuda.jit
 def _pad_backward(og, dx, pd, ph, pw, mode, zero, req):
     D, H, W = dx.shape[1], dx.shape[2], dx.shape[3]
     for r in range(cuda.grid(1), dx.shape[0] * D * H * W, cuda.gridsize(1)):
-        w = r % W
-        q = r // W
-        h = q % H
-        q = q // H
-        d = q % D
-        b = q // D
+        b, d, h, w = _unravel4(r, D, H, W)
         s = zero
         # every output position whose source is (d, h, w): check each candidate
         for od in range(og.shape[1]):
@@ -65,10 +55,7 @@ def _pad_backward(og, dx, pd, ph, pw, mode, zero, req):
                 for ow in range(og.shape[3]):
                     if _source(ow, pw, W, mode) == w:
                         s += og[b, od, oh, ow]
-        if req == REQ_ADD:
-            dx[b, d, h, w] += s
-        else:
-            dx[b, d, h, w] = s
+        _put(dx, (b, d, h, w), s, req == REQ_ADD)
 
 
 def _noop(*args):
@@ -101,34 +88,18 @@ def prepare_pad_backward(call):
 def _nearest_into(x, out, c0, sh, sw, add):
     C, OH, OW = x.shape[1], out.shape[2], out.shape[3]
     for r in range(cuda.grid(1), x.shape[0] * C * OH * OW, cuda.gridsize(1)):
-        ox = r % OW
-        q = r // OW
-        oy = q % OH
-        q = q // OH
-        c = q % C
-        n = q // C
+        n, c, oy, ox = _unravel4(r, C, OH, OW)
         v = x[n, c, oy // sh, ox // sw]
-        if add:
-            out[n, c0 + c, oy, ox] += v
-        else:
-            out[n, c0 + c, oy, ox] = v
+        _put(out, (n, c0 + c, oy, ox), v, add)
 
 
 @cuda.jit
 def _nearest_backward(og, dx, c0, sh, sw, zero, req):
     C, H, W = dx.shape[1], dx.shape[2], dx.shape[3]
     for r in range(cuda.grid(1), dx.shape[0] * C * H * W, cuda.gridsize(1)):
-        ix = r % W
-        q = r // W
-        iy = q % H
-        q = q // H
-        c = q % C
-        n = q // C
+        n, c, iy, ix = _unravel4(r, C, H, W)
         s = _nearest_sum(og, n, c, c0, iy, ix, sh, sw, zero)
-        if req == REQ_ADD:
-            dx[n, c, iy, ix] += s
-        else:
-            dx[n, c, iy, ix] = s
+        _put(dx, (n, c, iy, ix), s, req == REQ_ADD)
 
 
 def prepare_upsampling(call):
@@ -172,34 +143,18 @@ def prepare_upsampling_backward(call):
 def _bilinear_forward(x, w, out, s, p, zero, req):
     C, OH, OW = out.shape[1], out.shape[2], out.shape[3]
     for r in range(cuda.grid(1), out.shape[0] * C * OH * OW, cuda.gridsize(1)):
-        ox = r % OW
-        q = r // OW
-        oy = q % OH
-        q = q // OH
-        c = q % C
-        n = q // C
+        n, c, oy, ox = _unravel4(r, C, OH, OW)
         acc = _bilinear_at(x, w, n, c, oy, ox, s, p, zero)
-        if req == REQ_ADD:
-            out[n, c, oy, ox] += acc
-        else:
-            out[n, c, oy, ox] = acc
+        _put(out, (n, c, oy, ox), acc, req == REQ_ADD)
 
 
 @cuda.jit
 def _bilinear_data_grad(og, w, dx, s, p, zero, req):
     C, H, W = dx.shape[1], dx.shape[2], dx.shape[3]
     for r in range(cuda.grid(1), dx.shape[0] * C * H * W, cuda.gridsize(1)):
-        ix = r % W
-        q = r // W
-        iy = q % H
-        q = q // H
-        c = q % C
-        n = q // C
+        n, c, iy, ix = _unravel4(r, C, H, W)
         acc = _bilinear_dx(og, w, n, c, iy, ix, s, p, zero)
-        if req == REQ_ADD:
-            dx[n, c, iy, ix] += acc
-        else:
-            dx[n, c, iy, ix] = acc
+        _put(dx, (n, c, iy, ix), acc, req == REQ_ADD)
 
 
 @cuda.jit
@@ -211,10 +166,7 @@ def _bilinear_weight_grad(og, x, dw, s, p, zero, req):
         ky = q % k
         c = q // k
         acc = _bilinear_dw(og, x, c, ky, kx, s, p, zero)
-        if req == REQ_ADD:
-            dw[c, 0, ky, kx] += acc
-        else:
-            dw[c, 0, ky, kx] = acc
+        _put(dw, (c, 0, ky, kx), acc, req == REQ_ADD)
 
 
 def _prepare_bilinear(call):

@@ -1,5 +1,5 @@
-"""The stores every kernel family writes, as plain functions both devices
-compile (``njit(inline="always")`` on the CPU, ``cuda.jit(device=True)`` on
+"""The stores and flat-index splits every kernel family writes, as plain
+functions both devices compile (``njit(inline="always")`` on the CPU, ``cuda.jit(device=True)`` on
 CUDA): ``py_put`` honours a write/add request, ``py_add_at`` is the serial
 scatter-add whose CUDA counterpart is ``cuda.atomic.add`` (a shared function
 that scatters takes the adder from its device module, see
@@ -18,3 +18,13 @@ def py_put(a, i, v, add):
 def py_add_at(a, i, v):
     """``a[i] += v`` (the CPU's serial scatter-add)."""
     a[i] += v
+
+
+def py_unravel4(r, B, C, D):
+    """(i0, i1, i2, i3) of flat position ``r`` of a C-ordered (A, B, C, D)
+    array (one thread per element of a 4-d output)."""
+    i3 = r % D
+    q = r // D
+    i2 = q % C
+    q = q // C
+    return q // B, q % B, i2, i3
