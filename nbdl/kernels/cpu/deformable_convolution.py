@@ -24,6 +24,8 @@ BLAS held to one thread (chunk ``t`` uses scratch row ``t``, so results do not
 depend on scheduling); weight-gradient partial sums are per thread and summed
 after.
 """
+from functools import partial
+
 import numpy as np
 from numba import prange
 
@@ -394,20 +396,10 @@ def _prepare(call, modulated, backward):
     return Launch(fn, tuple(req[:5]) + flags + (nt,) + geom["scalars"], views=views, args=pick)
 
 
-def prepare_deformableconvolution(call):
-    return _prepare(call, False, False)
-
-
-def prepare_modulateddeformableconvolution(call):
-    return _prepare(call, True, False)
-
-
-def prepare_deformableconvolution_backward(call):
-    return _prepare(call, False, True)
-
-
-def prepare_modulateddeformableconvolution_backward(call):
-    return _prepare(call, True, True)
+prepare_deformableconvolution = partial(_prepare, modulated=False, backward=False)
+prepare_modulateddeformableconvolution = partial(_prepare, modulated=True, backward=False)
+prepare_deformableconvolution_backward = partial(_prepare, modulated=False, backward=True)
+prepare_modulateddeformableconvolution_backward = partial(_prepare, modulated=True, backward=True)
 
 
 _twins((deform_forward_parallel, deform_forward), (deform_backward_parallel, deform_backward))

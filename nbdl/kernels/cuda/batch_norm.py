@@ -4,6 +4,7 @@ functions are compiled here as device functions): BatchNorm runs one thread
 per channel; InstanceNorm/GroupNorm one thread per ``(n, g)`` row for the
 output and data gradient and one per gamma/beta entry (a channel, or a group
 for GroupNorm's per-group form) for their gradients."""
+from functools import partial
 import math
 
 from numba import cuda
@@ -163,17 +164,7 @@ def _backward(call, is_std):
     return Launch(fn, (), views=views)
 
 
-def prepare_instance_norm(call):
-    return _forward(call, False)
-
-
-def prepare_instance_norm_backward(call):
-    return _backward(call, False)
-
-
-def prepare_group_norm(call):
-    return _forward(call, True)
-
-
-def prepare_group_norm_backward(call):
-    return _backward(call, True)
+prepare_instance_norm = partial(_forward, is_std=False)
+prepare_instance_norm_backward = partial(_backward, is_std=False)
+prepare_group_norm = partial(_forward, is_std=True)
+prepare_group_norm_backward = partial(_backward, is_std=True)

@@ -16,6 +16,7 @@ gradient ``(F, Cg, kh, kw)``, output / out_grad ``(N, F, OH, OW)``.
 The kernels are made per dtype (``T``: numba's float32 or float64, bound in
 the closure) so integer coordinates are cast to the data's precision.
 """
+from functools import partial
 import math
 
 import numpy as np
@@ -366,17 +367,7 @@ def temp_backward(call):
     return backward_temps(call, 0)
 
 
-def prepare_deformableconvolution(call):
-    return _prepare_forward(call, False)
-
-
-def prepare_modulateddeformableconvolution(call):
-    return _prepare_forward(call, True)
-
-
-def prepare_deformableconvolution_backward(call):
-    return _prepare_backward(call, False)
-
-
-def prepare_modulateddeformableconvolution_backward(call):
-    return _prepare_backward(call, True)
+prepare_deformableconvolution = partial(_prepare_forward, modulated=False)
+prepare_modulateddeformableconvolution = partial(_prepare_forward, modulated=True)
+prepare_deformableconvolution_backward = partial(_prepare_backward, modulated=False)
+prepare_modulateddeformableconvolution_backward = partial(_prepare_backward, modulated=True)
