@@ -66,7 +66,8 @@ def build(jit):
     Parameters
     ----------
     jit : callable
-        The device's decorator for the helpers.
+        Compiles ``py_source``, ``py_resize_point`` and
+        ``py_resize_scatter`` for the device.
 
     Returns
     -------

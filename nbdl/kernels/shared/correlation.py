@@ -79,11 +79,13 @@ def build_backward_point(add):
     Parameters
     ----------
     add : compiled function
-        The device's scatter-add.
+        Adds a tap's share into ``g1`` / ``g2`` (pixels of overlapping
+        windows are shared by many outputs).
 
     Returns
     -------
     function
+        ``point``, uncompiled.
     """
     def point(og, d1, d2, g1, g2, n, q, i, j, C, H, W, pad, K, md, radius, width, s1, s2, mult,
               se, zero, one, req1, req2):

@@ -36,7 +36,7 @@ def build(jit):
     Parameters
     ----------
     jit : callable
-        The device's decorator for the helpers.
+        Compiles ``py_store`` (every output's write/add) for the device.
 
     Returns
     -------

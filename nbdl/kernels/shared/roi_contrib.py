@@ -269,11 +269,13 @@ def build_deformable_backward(add):
     Parameters
     ----------
     add : compiled function
-        The device's scatter-add.
+        Adds into ``gdata`` and ``gtrans`` (bins of different rois
+        overlap).
 
     Returns
     -------
     function
+        The per-bin gradient ``point``, plain Python.
     """
     def point(og, data, rois, trans, gdata, gtrans, r, k, ph, pw, N, C, H, W, P, G, output_dim,
               scale, K, S, classes, trans_std, no_trans, req, req_trans):

@@ -133,11 +133,12 @@ def build_sampler_backward(add):
     Parameters
     ----------
     add : compiled function
-        The device's scatter-add.
+        Adds a point's four tap weights times its gradient into ``gdata``.
 
     Returns
     -------
     function
+        ``point`` (compiled by the caller).
     """
     def point(og, data, grid, gdata, ggrid, n, i, C, H, W, one, fh, fw, req_data, req_grid):
         zero = one - one
