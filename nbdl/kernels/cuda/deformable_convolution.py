@@ -17,62 +17,25 @@ The kernels are made per dtype (``T``: numba's float32 or float64, bound in
 the closure) so integer coordinates are cast to the data's precision.
 """
 from functools import partial
-import math
 
 import numpy as np
 from numba import cuda, float32, float64
 
 from ...ops.deformable_convolution import backward_temps, forward_temps, geometry
 from ...ops.registry import REQ_NULL, Launch
-from ._launch import launcher
+from ..shared.deformable_convolution import (build_scatter, py_blend, py_coord_terms, py_corners,
+                                             py_locate)
+from ._launch import atomic_add, launcher
+
+
+_locate = cuda.jit(device=True)(py_locate)
+_corners = cuda.jit(device=True)(py_corners)
+_blend = cuda.jit(device=True)(py_blend)
+_coord_terms = cuda.jit(device=True)(py_coord_terms)
+_scatter = cuda.jit(device=True)(build_scatter(atomic_add))
 
 
 def _make(T):
-    @cuda.jit(device=True)
-    def locate(y, x, h_n, w_n, v1):
-        """(inside, y0, x0, ly, lx, clamped_y, clamped_x); see the CPU kernels."""
-        zero = T(0)
-        if v1:
-            inside = y >= 0 and x >= 0 and y < h_n and x < w_n
-        else:
-            inside = y > -1 and x > -1 and y < h_n and x < w_n
-        if not inside:
-            return False, 0, 0, zero, zero, False, False
-        y0 = int(math.floor(y))
-        x0 = int(math.floor(x))
-        ly = y - T(y0)
-        lx = x - T(x0)
-        cy = False
-        cx = False
-        if v1 and y0 >= h_n - 1:
-            y0 = h_n - 1
-            ly = zero
-            cy = True
-        if v1 and x0 >= w_n - 1:
-            x0 = w_n - 1
-            lx = zero
-            cx = True
-        return True, y0, x0, ly, lx, cy, cx
-
-    @cuda.jit(device=True)
-    def corners(img, n, c, y0, x0):
-        h_n, w_n = img.shape[2], img.shape[3]
-        v00 = T(0)
-        v01 = T(0)
-        v10 = T(0)
-        v11 = T(0)
-        if y0 >= 0:
-            if x0 >= 0:
-                v00 = img[n, c, y0, x0]
-            if x0 + 1 < w_n:
-                v01 = img[n, c, y0, x0 + 1]
-        if y0 + 1 < h_n:
-            if x0 >= 0:
-                v10 = img[n, c, y0 + 1, x0]
-            if x0 + 1 < w_n:
-                v11 = img[n, c, y0 + 1, x0 + 1]
-        return v00, v01, v10, v11
-
     @cuda.jit(device=True)
     def point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw):
         oc = 2 * (d * kk_n + kk)
@@ -108,13 +71,11 @@ def _make(T):
                     for j in range(kw):
                         kk = i * kw + j
                         y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
-                        ok, y0, x0, ly, lx, cy, cx = locate(y, x, h_n, w_n, v1)
+                        ok, y0, x0, ly, lx, cy, cx = _locate(y, x, h_n, w_n, v1)
                         if not ok:
                             continue
-                        v00, v01, v10, v11 = corners(data, n, c, y0, x0)
-                        hy = one - ly
-                        hx = one - lx
-                        v = hy * hx * v00 + hy * lx * v01 + ly * hx * v10 + ly * lx * v11
+                        v00, v01, v10, v11 = _corners(data[n], c, y0, x0)
+                        v = _blend(v00, v01, v10, v11, ly, lx, one)
                         if has_mask:
                             v *= msk[n, d * kk_n + kk, oh, ow]
                         acc += w[f, cl, i, j] * v
@@ -160,24 +121,13 @@ def _make(T):
             j = kk - i * kw
             d = c // cpd
             y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
-            ok, y0, x0, ly, lx, cy, cx = locate(y, x, h_n, w_n, v1)
+            ok, y0, x0, ly, lx, cy, cx = _locate(y, x, h_n, w_n, v1)
             if not ok:
                 continue
             a = col_grad(og, w, n, c, i, j, cg, fg, oh, ow)
             if has_mask:
                 a *= msk[n, d * kk_n + kk, oh, ow]
-            hy = one - ly
-            hx = one - lx
-            if y0 >= 0:
-                if x0 >= 0:
-                    cuda.atomic.add(dx, (n, c, y0, x0), a * hy * hx)
-                if x0 + 1 < w_n:
-                    cuda.atomic.add(dx, (n, c, y0, x0 + 1), a * hy * lx)
-            if y0 + 1 < h_n:
-                if x0 >= 0:
-                    cuda.atomic.add(dx, (n, c, y0 + 1, x0), a * ly * hx)
-                if x0 + 1 < w_n:
-                    cuda.atomic.add(dx, (n, c, y0 + 1, x0 + 1), a * ly * lx)
+            _scatter(dx[n], c, y0, x0, ly, lx, a, one)
 
     @cuda.jit
     def coord_grad(og, data, off, msk, w, doff, dmsk, r_off, r_m, has_mask, v1,
@@ -204,7 +154,7 @@ def _make(T):
             oc = 2 * (d * kk_n + kk)
             mc = d * kk_n + kk
             y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
-            ok, y0, x0, ly, lx, cy, cx = locate(y, x, h_n, w_n, v1)
+            ok, y0, x0, ly, lx, cy, cx = _locate(y, x, h_n, w_n, v1)
             gy = T(0)
             gx = T(0)
             gm = T(0)
@@ -212,14 +162,13 @@ def _make(T):
             if ok:
                 if has_mask:
                     m = msk[n, mc, oh, ow]
-                hy = one - ly
-                hx = one - lx
                 for c in range(d * cpd, (d + 1) * cpd):
                     gv = col_grad(og, w, n, c, i, j, cg, fg, oh, ow)
-                    v00, v01, v10, v11 = corners(data, n, c, y0, x0)
-                    gm += gv * (hy * hx * v00 + hy * lx * v01 + ly * hx * v10 + ly * lx * v11)
-                    gy += gv * (hx * (v10 - v00) + lx * (v11 - v01))
-                    gx += gv * (hy * (v01 - v00) + ly * (v11 - v10))
+                    v00, v01, v10, v11 = _corners(data[n], c, y0, x0)
+                    tm, ty, tx = _coord_terms(gv, v00, v01, v10, v11, ly, lx, one)
+                    gm += tm
+                    gy += ty
+                    gx += tx
                 if cy:
                     gy = T(0)
                 if cx:
@@ -253,13 +202,11 @@ def _make(T):
                 for oh in range(oh_n):
                     for ow in range(ow_n):
                         y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
-                        ok, y0, x0, ly, lx, cy, cx = locate(y, x, h_n, w_n, v1)
+                        ok, y0, x0, ly, lx, cy, cx = _locate(y, x, h_n, w_n, v1)
                         if not ok:
                             continue
-                        v00, v01, v10, v11 = corners(data, n, c, y0, x0)
-                        hy = one - ly
-                        hx = one - lx
-                        v = hy * hx * v00 + hy * lx * v01 + ly * hx * v10 + ly * lx * v11
+                        v00, v01, v10, v11 = _corners(data[n], c, y0, x0)
+                        v = _blend(v00, v01, v10, v11, ly, lx, one)
                         if has_mask:
                             v *= msk[n, d * kk_n + kk, oh, ow]
                         acc += og[n, f, oh, ow] * v
