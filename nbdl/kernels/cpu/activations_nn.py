@@ -16,17 +16,12 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._elemwise_gen import map_kernel
 from ._parallel import twins as _twins, use_parallel
-from ..shared.elemwise_plan import size_of
-from ..shared.activations_nn import (act_of, leaky_relu_prepares, prelu_views, scalars_for,
-                                     spec_for)
+from ..shared.activations_nn import act_plan, leaky_relu_prepares, prelu_views, scalars_for
 
 
 def prepare_act(call):
     """Every elementwise activation and its backward: ``out[i] = f(...)``."""
-    act = act_of(call)
-    backward = call.op.name.startswith("_backward_")
-    spec = spec_for(act, backward)
-    n = size_of(call.out_shapes[0])
+    act, backward, spec, n = act_plan(call)
     fn = map_kernel(f"{'bwd' if backward else 'fwd'}_{act}", spec, use_parallel(n))
     return Launch(fn, scalars_for(call, act) + (int(call.req[0]),),
                   views=[(n,)] * (len(spec.args) + 1))

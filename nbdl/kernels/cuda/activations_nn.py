@@ -4,18 +4,13 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.elemwise_plan import size_of
-from ..shared.activations_nn import (act_of, leaky_relu_prepares, prelu_views, scalars_for,
-                                     spec_for)
+from ..shared.activations_nn import act_plan, leaky_relu_prepares, prelu_views, scalars_for
 from ._elemwise_gen import launch, map_kernel
 from ._launch import launcher
 
 
 def prepare_act(call):
-    act = act_of(call)
-    backward = call.op.name.startswith("_backward_")
-    spec = spec_for(act, backward)
-    n = size_of(call.out_shapes[0])
+    act, backward, spec, n = act_plan(call)
     fn = map_kernel(spec, call.out_dtypes[0])
     return Launch(launch(fn, n), scalars_for(call, act) + (int(call.req[0]),),
                   views=[(n,)] * (len(spec.args) + 1))

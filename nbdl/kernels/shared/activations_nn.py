@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from .elemwise_exprs import Spec
+from .elemwise_plan import size_of
 
 
 # SELU's constants (Klambauer et al.), as MXNet uses them.
@@ -59,6 +60,14 @@ def spec_for(act, backward):
     expr = (BACKWARD if backward else FORWARD)[act]
     scalars = ("s",) if act in _SCALAR_ATTR else ()
     return Spec(("g", "x") if backward else ("x",), expr, scalars)
+
+
+def act_plan(call):
+    """(activation, is backward, expression spec, element count) of an
+    elementwise activation call (or its backward)."""
+    act = act_of(call)
+    backward = call.op.name.startswith("_backward_")
+    return act, backward, spec_for(act, backward), size_of(call.out_shapes[0])
 
 
 def scalars_for(call, act):
