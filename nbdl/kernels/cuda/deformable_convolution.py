@@ -43,16 +43,30 @@ def _make(T):
         x = T(ow * sw - pw + j * dw) + off[n, oc + 1, oh, ow]
         return y, x
 
+    @cuda.jit(device=True)
+    def sample(data, off, msk, n, c, d, kk, kk_n, oh, ow, i, j, has_mask, v1, sh, sw, ph, pw,
+               dh, dw):
+        """Tap (i, j) of channel c at output (oh, ow) of image n: its bilinear
+        sample (times the mask for v2), 0 outside the image."""
+        y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
+        ok, y0, x0, ly, lx, cy, cx = _locate(y, x, data.shape[2], data.shape[3], v1)
+        if not ok:
+            return T(0)
+        v00, v01, v10, v11 = _corners(data[n], c, y0, x0)
+        v = _blend(v00, v01, v10, v11, ly, lx, T(1))
+        if has_mask:
+            v *= msk[n, d * kk_n + kk, oh, ow]
+        return v
+
     @cuda.jit
     def forward(data, off, msk, w, b, out, has_mask, has_bias, v1, req,
                 kh, kw, sh, sw, ph, pw, dh, dw, dg_n, g_n):
         n_n, f_n, oh_n, ow_n = out.shape
-        c_n, h_n, w_n = data.shape[1], data.shape[2], data.shape[3]
+        c_n = data.shape[1]
         cg = w.shape[1]
         fg = f_n // g_n
         cpd = c_n // dg_n
         kk_n = kh * kw
-        one = T(1)
         for idx in range(cuda.grid(1), n_n * f_n * oh_n * ow_n, cuda.gridsize(1)):
             ow = idx % ow_n
             r = idx // ow_n
@@ -70,15 +84,8 @@ def _make(T):
                 for i in range(kh):
                     for j in range(kw):
                         kk = i * kw + j
-                        y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
-                        ok, y0, x0, ly, lx, cy, cx = _locate(y, x, h_n, w_n, v1)
-                        if not ok:
-                            continue
-                        v00, v01, v10, v11 = _corners(data[n], c, y0, x0)
-                        v = _blend(v00, v01, v10, v11, ly, lx, one)
-                        if has_mask:
-                            v *= msk[n, d * kk_n + kk, oh, ow]
-                        acc += w[f, cl, i, j] * v
+                        acc += w[f, cl, i, j] * sample(data, off, msk, n, c, d, kk, kk_n, oh, ow,
+                                                       i, j, has_mask, v1, sh, sw, ph, pw, dh, dw)
             if req != REQ_NULL:
                 out[n, f, oh, ow] = acc
 
@@ -187,7 +194,6 @@ def _make(T):
         fg = f_n // g_n
         cpd = c_n // dg_n
         kk_n = kh * kw
-        one = T(1)
         for idx in range(cuda.grid(1), f_n * cg * kk_n, cuda.gridsize(1)):
             kk = idx % kk_n
             r = idx // kk_n
@@ -201,15 +207,9 @@ def _make(T):
             for n in range(n_n):
                 for oh in range(oh_n):
                     for ow in range(ow_n):
-                        y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
-                        ok, y0, x0, ly, lx, cy, cx = _locate(y, x, h_n, w_n, v1)
-                        if not ok:
-                            continue
-                        v00, v01, v10, v11 = _corners(data[n], c, y0, x0)
-                        v = _blend(v00, v01, v10, v11, ly, lx, one)
-                        if has_mask:
-                            v *= msk[n, d * kk_n + kk, oh, ow]
-                        acc += og[n, f, oh, ow] * v
+                        acc += og[n, f, oh, ow] * sample(data, off, msk, n, c, d, kk, kk_n, oh,
+                                                         ow, i, j, has_mask, v1, sh, sw, ph, pw,
+                                                         dh, dw)
             dwt[f, cl, i, j] = acc
 
     @cuda.jit
