@@ -9,16 +9,14 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._half import bits_launcher, f2h, h2f, is_half
 from ..shared.elemwise_plan import size_of
+from ..shared.store import py_copy
+
+_copy = njit(cache=True, inline="always")(py_copy)
 
 
 @njit(cache=True)
 def cast_kernel(x, out, req):
-    if req == REQ_ADD:
-        for i in range(x.size):
-            out[i] += x[i]
-    elif req != REQ_NULL:
-        for i in range(x.size):
-            out[i] = x[i]
+    _copy(x, out, req)
 
 
 @njit(cache=True)

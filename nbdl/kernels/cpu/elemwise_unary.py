@@ -17,16 +17,14 @@ from ._elemwise_gen import map_kernel, prepare_map  # noqa: F401  (prepare_map: 
 from ._half import is_half
 from ._parallel import twins as _twins, use_parallel
 from ..shared.elemwise_plan import grouped_sum, size_of, where_rows
+from ..shared.store import py_copy
+
+_copy = njit(cache=True, inline="always")(py_copy)
 
 
 @njit(cache=True)
 def copy_kernel(x, out, req):
-    if req == REQ_ADD:
-        for i in range(x.size):
-            out[i] += x[i]
-    elif req != REQ_NULL:
-        for i in range(x.size):
-            out[i] = x[i]
+    _copy(x, out, req)
 
 
 def prepare_copy(call):

@@ -23,6 +23,9 @@ from numba.extending import overload
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import shape_plan as _plan
 from ..shared.shape_walk import walk_offset as _walk_offset
+from ..shared.store import py_copy
+
+_copy = njit(cache=True, inline="always")(py_copy)
 
 _BLOCK = 32  # tile edge of the blocked transpose (32x32 float32 = 4 KiB)
 
@@ -31,14 +34,9 @@ _BLOCK = 32  # tile edge of the blocked transpose (32x32 float32 = 4 KiB)
 
 @njit(cache=True)
 def copy_kernel(x, out, req):
-    if req == REQ_NULL or (req != REQ_ADD and x.ctypes.data == out.ctypes.data):
+    if req != REQ_ADD and x.ctypes.data == out.ctypes.data:
         return
-    if req == REQ_ADD:
-        for i in range(x.size):
-            out[i] += x[i]
-    else:
-        for i in range(x.size):
-            out[i] = x[i]
+    _copy(x, out, req)
 
 
 @njit(cache=True)

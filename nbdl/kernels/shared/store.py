@@ -4,6 +4,8 @@ CUDA): ``py_put`` honours a write/add request, ``py_add_at`` is the serial
 scatter-add whose CUDA counterpart is ``cuda.atomic.add`` (a shared function
 that scatters takes the adder from its device module, see
 ``kernels.shared.spatial_transformer.build_sampler_backward``)."""
+from ...ops.registry import REQ_ADD, REQ_NULL
+
 
 
 def py_put(a, i, v, add):
@@ -13,6 +15,17 @@ def py_put(a, i, v, add):
         a[i] += v
     else:
         a[i] = v
+
+
+def py_copy(src, dst, req):
+    """Flat ``dst`` = ``src`` (same size), added to when ``req`` is
+    ``REQ_ADD``, untouched when it is ``REQ_NULL``."""
+    if req == REQ_ADD:
+        for i in range(dst.size):
+            dst[i] += src[i]
+    elif req != REQ_NULL:
+        for i in range(dst.size):
+            dst[i] = src[i]
 
 
 def py_add_at(a, i, v):
