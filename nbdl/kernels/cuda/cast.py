@@ -8,18 +8,8 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ._launch import launcher
+from ._launch import copy_kernel as cast_kernel, launcher
 from ..shared.elemwise_plan import size_of
-
-
-@cuda.jit
-def cast_kernel(x, out, req):
-    start = cuda.grid(1)
-    for i in range(start, x.size, cuda.gridsize(1)):
-        if req == REQ_ADD:
-            out[i] += x[i]
-        elif req != REQ_NULL:
-            out[i] = x[i]
 
 
 @cuda.jit

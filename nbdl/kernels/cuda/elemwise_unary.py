@@ -8,18 +8,8 @@ from ...ops.elemwise_unary import ADD_N_FUSED_MAX
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ..shared.elemwise_exprs import add_n
 from ..shared.elemwise_plan import grouped_sum, size_of, where_rows
+from ._launch import copy_kernel
 from ._elemwise_gen import launch, map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
-
-
-@cuda.jit
-def copy_kernel(x, out, req):
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for i in range(start, x.size, stride):
-        if req == REQ_ADD:
-            out[i] += x[i]
-        elif req != REQ_NULL:
-            out[i] = x[i]
 
 
 def prepare_copy(call):
