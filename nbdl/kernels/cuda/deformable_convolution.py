@@ -25,6 +25,7 @@ from ...ops.deformable_convolution import backward_temps, forward_temps, geometr
 from ...ops.registry import REQ_NULL, Launch
 from ..shared.deformable_convolution import (build_scatter, py_blend, py_coord_terms, py_corners,
                                              py_locate)
+from ..shared.store import py_unravel4
 from ._launch import atomic_add, launcher
 
 
@@ -33,6 +34,7 @@ _corners = cuda.jit(device=True)(py_corners)
 _blend = cuda.jit(device=True)(py_blend)
 _coord_terms = cuda.jit(device=True)(py_coord_terms)
 _scatter = cuda.jit(device=True)(build_scatter(atomic_add))
+_unravel4 = cuda.jit(device=True)(py_unravel4)
 
 
 def _make(T):
@@ -116,14 +118,9 @@ def _make(T):
         one = T(1)
         total = n_n * c_n * kk_n * oh_n * ow_n
         for idx in range(cuda.grid(1), total, cuda.gridsize(1)):
-            ow = idx % ow_n
-            r = idx // ow_n
-            oh = r % oh_n
-            r //= oh_n
-            kk = r % kk_n
-            r //= kk_n
-            c = r % c_n
-            n = r // c_n
+            nc, kk, oh, ow = _unravel4(idx, kk_n, oh_n, ow_n)
+            n = nc // c_n
+            c = nc - n * c_n
             i = kk // kw
             j = kk - i * kw
             d = c // cpd
@@ -148,14 +145,9 @@ def _make(T):
         one = T(1)
         total = n_n * dg_n * kk_n * oh_n * ow_n
         for idx in range(cuda.grid(1), total, cuda.gridsize(1)):
-            ow = idx % ow_n
-            r = idx // ow_n
-            oh = r % oh_n
-            r //= oh_n
-            kk = r % kk_n
-            r //= kk_n
-            d = r % dg_n
-            n = r // dg_n
+            nd, kk, oh, ow = _unravel4(idx, kk_n, oh_n, ow_n)
+            n = nd // dg_n
+            d = nd - n * dg_n
             i = kk // kw
             j = kk - i * kw
             oc = 2 * (d * kk_n + kk)
