@@ -108,3 +108,17 @@ def leaky_relu_prepares(prepare_prelu, prepare_prelu_backward, prepare_act):
             return prepare_prelu_backward(call)
         return prepare_act(call)
     return prepare_leaky_relu, prepare_leaky_relu_backward
+
+
+def py_prelu_at(s, x, gamma, out, o, c, i, add):
+    """``out[o, c, i]`` = (or +=) ``s[o, c, i]`` where ``x[o, c, i] > 0``,
+    else that times channel c's slope (a single gamma: one slope for all):
+    PReLU's forward with ``s = x``, its data gradient with ``s`` the head
+    gradient (plain Python compiled by both devices' kernels)."""
+    a = gamma[0] if gamma.shape[0] == 1 else gamma[c]
+    v = s[o, c, i]
+    y = v if x[o, c, i] > x.dtype.type(0) else a * v
+    if add:
+        out[o, c, i] += y
+    else:
+        out[o, c, i] = y
