@@ -16,16 +16,13 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._elemwise_gen import map_kernel
 from ._parallel import twins as _twins, use_parallel
-from ..shared.elemwise_plan import size_of
-from ..shared.activations_nn import act_of, prelu_views, scalars_for, spec_for
+from ..shared.activations_nn import (act_plan, leaky_relu_prepares, prelu_views, py_prelu_at,
+                                     scalars_for)
 
 
 def prepare_act(call):
     """Every elementwise activation and its backward: ``out[i] = f(...)``."""
-    act = act_of(call)
-    backward = call.op.name.startswith("_backward_")
-    spec = spec_for(act, backward)
-    n = size_of(call.out_shapes[0])
+    act, backward, spec, n = act_plan(call)
     fn = map_kernel(f"{'bwd' if backward else 'fwd'}_{act}", spec, use_parallel(n))
     return Launch(fn, scalars_for(call, act) + (int(call.req[0]),),
                   views=[(n,)] * (len(spec.args) + 1))
@@ -33,24 +30,17 @@ def prepare_act(call):
 
 # -- PReLU -------------------------------------------------------------------------------
 
+_prelu_at = njit(cache=True, inline="always")(py_prelu_at)
+
+
 @njit(cache=True)
 def prelu_forward(x, gamma, out, req):
     if req == REQ_NULL:
         return
-    C = x.shape[1]
-    inner = x.shape[2]
-    shared = gamma.shape[0] == 1
-    zero = x.dtype.type(0)
     for o in range(x.shape[0]):
-        for c in range(C):
-            a = gamma[0] if shared else gamma[c]
-            for i in range(inner):
-                v = x[o, c, i]
-                y = v if v > zero else a * v
-                if req == REQ_ADD:
-                    out[o, c, i] += y
-                else:
-                    out[o, c, i] = y
+        for c in range(x.shape[1]):
+            for i in range(x.shape[2]):
+                _prelu_at(x, x, gamma, out, o, c, i, req == REQ_ADD)
 
 
 @njit(cache=True, parallel=True)
@@ -58,20 +48,10 @@ def prelu_forward_parallel(x, gamma, out, req):
     if req == REQ_NULL:
         return
     C = x.shape[1]
-    inner = x.shape[2]
-    shared = gamma.shape[0] == 1
-    zero = x.dtype.type(0)
     for r in prange(x.shape[0] * C):
         o = r // C
-        c = r - o * C
-        a = gamma[0] if shared else gamma[c]
-        for i in range(inner):
-            v = x[o, c, i]
-            y = v if v > zero else a * v
-            if req == REQ_ADD:
-                out[o, c, i] += y
-            else:
-                out[o, c, i] = y
+        for i in range(x.shape[2]):
+            _prelu_at(x, x, gamma, out, o, r - o * C, i, req == REQ_ADD)
 
 
 @njit(cache=True)
@@ -84,13 +64,8 @@ def prelu_backward(og, x, gamma, dx, dgamma, r_x, r_g):
     if r_x != REQ_NULL:
         for o in range(x.shape[0]):
             for c in range(C):
-                a = gamma[0] if shared else gamma[c]
                 for i in range(inner):
-                    v = og[o, c, i] if x[o, c, i] > zero else og[o, c, i] * a
-                    if r_x == REQ_ADD:
-                        dx[o, c, i] += v
-                    else:
-                        dx[o, c, i] = v
+                    _prelu_at(og, x, gamma, dx, o, c, i, r_x == REQ_ADD)
     if r_g != REQ_NULL:
         if r_g != REQ_ADD:
             for k in range(dgamma.shape[0]):
@@ -118,16 +93,8 @@ def prepare_prelu_backward(call):
                   views=[data, data, gamma, data, gamma])
 
 
-def prepare_leaky_relu(call):
-    if call.attrs["act_type"] == "prelu":
-        return prepare_prelu(call)
-    return prepare_act(call)
-
-
-def prepare_leaky_relu_backward(call):
-    if call.attrs["act_type"] == "prelu":
-        return prepare_prelu_backward(call)
-    return prepare_act(call)
+prepare_leaky_relu, prepare_leaky_relu_backward = leaky_relu_prepares(
+    prepare_prelu, prepare_prelu_backward, prepare_act)
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.

@@ -7,13 +7,10 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ._half import bits_launcher, h2f
+from ..shared.array_checks import py_close
+from ..shared.elemwise_plan import size_of as _size
 
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
+_close = njit(cache=True, inline="always")(py_close)
 
 
 @njit(cache=True)
@@ -58,13 +55,7 @@ def allclose(a, b, out, rtol, atol, equal_nan, half, req):
         else:
             x = a[i]
             y = b[i]
-        xn = x != x
-        yn = y != y
-        if xn or yn:
-            ok = equal_nan and xn == yn
-        else:
-            ok = x == y or abs(x - y) <= atol + rtol * abs(y)
-        if not ok:
+        if not _close(x, y, rtol, atol, equal_nan):
             out[0] = 0
             return
 

@@ -19,6 +19,7 @@ second dimension and read ``gamma[g, j * pj]`` (``pj`` 1 or 0).
 The per-channel and per-row functions are plain Python so the CUDA module
 compiles the same code as device functions.  Constants come in as typed
 scalars (``one``, ``inv_m``) so float32 stays float32."""
+from functools import partial
 import math
 
 from numba import prange
@@ -224,20 +225,10 @@ def _group_backward(call, is_std):
                   views=[data, data, param, stat, stat, data, param, param])
 
 
-def prepare_instance_norm(call):
-    return _group_forward(call, False)
-
-
-def prepare_instance_norm_backward(call):
-    return _group_backward(call, False)
-
-
-def prepare_group_norm(call):
-    return _group_forward(call, True)
-
-
-def prepare_group_norm_backward(call):
-    return _group_backward(call, True)
+prepare_instance_norm = partial(_group_forward, is_std=False)
+prepare_instance_norm_backward = partial(_group_backward, is_std=False)
+prepare_group_norm = partial(_group_forward, is_std=True)
+prepare_group_norm_backward = partial(_group_backward, is_std=True)
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.

@@ -4,11 +4,11 @@ compiled here."""
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.bilinear_resize import py_resize_point, py_resize_scatter, py_source, resize_plan
+from ..shared.bilinear_resize import build, resize_call
 
-_source = njit(cache=True, inline="always")(py_source)
-_point = njit(cache=True, inline="always")(py_resize_point)
-_scatter = njit(cache=True, inline="always")(py_resize_scatter)
+_s = build(njit(cache=True, inline="always"))
+_value_at = njit(cache=True, inline="always")(_s.value_at)
+_scatter_plane = njit(cache=True, inline="always")(_s.scatter_plane)
 
 
 @njit(cache=True)
@@ -19,9 +19,7 @@ def resize_forward(x, out, P, H, W, OH, OW, sh, sw, align, half, req):
     for p in range(P):
         for oh in range(OH):
             for ow in range(OW):
-                h1, hp, hl = _source(sh, oh, H, align, half)
-                w1, wp, wl = _source(sw, ow, W, align, half)
-                v = _point(x, p, h1, hp, hl, w1, wp, wl, half + half)
+                v = _value_at(x, p, oh, ow, H, W, sh, sw, align, half)
                 if add:
                     out[p, oh, ow] += v
                 else:
@@ -37,29 +35,18 @@ def resize_forward_like(x, like, out, P, H, W, OH, OW, sh, sw, align, half, req)
 def resize_backward(og, data, dx, P, H, W, OH, OW, sh, sw, align, half, req):
     if req == REQ_NULL:
         return
-    if req != REQ_ADD:
-        dx[:] = half - half
     for p in range(P):
-        for oh in range(OH):
-            for ow in range(OW):
-                h1, hp, hl = _source(sh, oh, H, align, half)
-                w1, wp, wl = _source(sw, ow, W, align, half)
-                _scatter(og[p, oh, ow], dx, p, h1, hp, hl, w1, wp, wl, half + half)
+        _scatter_plane(og, dx, p, H, W, OH, OW, sh, sw, align, half, req == REQ_ADD)
 
 
 def prepare_resize(call):
-    plan = resize_plan(call.in_shapes[0], call.out_shapes[0], call.attrs["align_corners"],
-                       call.out_dtypes[0])
-    P, H, W, OH, OW = plan[:5]
+    plan, xv, ov = resize_call(call, call.in_shapes[0], call.out_shapes[0])
     like = len(call.in_shapes) == 2
-    views = [(P, H, W)] + ([None] if like else []) + [(P, OH, OW)]
+    views = [xv] + ([None] if like else []) + [ov]
     return Launch(resize_forward_like if like else resize_forward, plan + (call.req[0],),
                   views=views)
 
 
 def prepare_resize_backward(call):
-    plan = resize_plan(call.in_shapes[1], call.in_shapes[0], call.attrs["align_corners"],
-                       call.out_dtypes[0])
-    P, H, W, OH, OW = plan[:5]
-    return Launch(resize_backward, plan + (call.req[0],),
-                  views=[(P, OH, OW), (P, H, W), (P, H, W)])
+    plan, xv, ov = resize_call(call, call.in_shapes[1], call.in_shapes[0])
+    return Launch(resize_backward, plan + (call.req[0],), views=[ov, xv, xv])

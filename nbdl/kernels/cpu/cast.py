@@ -8,16 +8,15 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._half import bits_launcher, f2h, h2f, is_half
+from ..shared.elemwise_plan import size_of
+from ..shared.store import py_copy
+
+_copy = njit(cache=True, inline="always")(py_copy)
 
 
 @njit(cache=True)
 def cast_kernel(x, out, req):
-    if req == REQ_ADD:
-        for i in range(x.size):
-            out[i] += x[i]
-    elif req != REQ_NULL:
-        for i in range(x.size):
-            out[i] = x[i]
+    _copy(x, out, req)
 
 
 @njit(cache=True)
@@ -57,13 +56,6 @@ _KERNELS = {(False, False): cast_kernel, (True, False): cast_from_half_kernel,
             (False, True): cast_to_half_kernel, (True, True): copy_half_kernel}
 
 
-def _n(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 def cast_function(src, dst):
     """The kernel converting ``src`` to ``dst``: ``fn(x, out, req)``.  When
     either dtype is float16 it is a Python wrapper viewing float16 arrays as
@@ -80,13 +72,13 @@ def cast_function(src, dst):
 
 
 def prepare_cast(call):
-    n = _n(call.out_shapes[0])
+    n = size_of(call.out_shapes[0])
     fn = cast_function(call.in_dtypes[0], call.out_dtypes[0])
     return Launch(fn, (int(call.req[0]),), views=[(n,), (n,)])
 
 
 def prepare_cast_like(call):
-    n = _n(call.out_shapes[0])
+    n = size_of(call.out_shapes[0])
     fn = cast_function(call.in_dtypes[0], call.out_dtypes[0])
     # arrays: data, like (shape only), out: the cast's own kernel
     return Launch(fn, (int(call.req[0]),), views=[(n,), (n,), (n,)], args=(0, 2))
@@ -95,7 +87,7 @@ def prepare_cast_like(call):
 def prepare_multicast(call):
     """``amp_multicast``: one converting copy per input/output pair."""
     k = len(call.in_shapes)
-    sizes = [_n(s) for s in call.out_shapes]
+    sizes = [size_of(s) for s in call.out_shapes]
     fns = [cast_function(call.in_dtypes[i], call.out_dtypes[i]) for i in range(k)]
 
     def run(*args):

@@ -42,6 +42,8 @@ The variant (``mode``) and the scratch are chosen by ``conv_plan``; the
 column-side loops live in ``conv_im2col`` and the GEMM blocks in
 ``conv_blocks``.
 """
+from functools import partial
+
 from numba import prange
 
 from ..shared.jit import njit
@@ -330,25 +332,12 @@ def _conv_forward(call, geom):
     return Launch(fn, scal, views=views, args=pick)
 
 
-def prepare_convolution(call):
-    return _prepare(call, False, False)
-
-
-def prepare_deconvolution(call):
-    return _prepare(call, True, False)
-
-
-def prepare_fused_convolution(call):
-    """``_nbdl_fused_conv`` (``nbdl.graph.fuse``'s inference fusion)."""
-    return _prepare(call, False, False)
-
-
-def prepare_convolution_backward(call):
-    return _prepare(call, False, True)
-
-
-def prepare_deconvolution_backward(call):
-    return _prepare(call, True, True)
+prepare_convolution = partial(_prepare, transposed=False, backward=False)
+prepare_deconvolution = partial(_prepare, transposed=True, backward=False)
+# _nbdl_fused_conv (nbdl.graph.fuse's inference fusion) runs the convolution kernels
+prepare_fused_convolution = partial(_prepare, transposed=False, backward=False)
+prepare_convolution_backward = partial(_prepare, transposed=False, backward=True)
+prepare_deconvolution_backward = partial(_prepare, transposed=True, backward=True)
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.

@@ -9,6 +9,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import correlation as cr
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import host_copy
+from ..shared.store import py_add_at
 
 
 temp_plain = with_half(None)
@@ -31,6 +32,10 @@ def correlation_forward(d1, d2, out, C, H, W, pad, K, md, radius, width, s1, s2,
                         out[n, q, i, j] = v
 
 
+_backward_point = njit(cache=True, inline="always")(
+    cr.build_backward_point(njit(cache=True, inline="always")(py_add_at)))
+
+
 @njit(cache=True)
 def correlation_backward(og, d1, d2, g1, g2, C, H, W, pad, K, md, radius, width, s1, s2, mult,
                          se, zero, one, req1, req2):
@@ -42,18 +47,8 @@ def correlation_backward(og, d1, d2, g1, g2, C, H, W, pad, K, md, radius, width,
         for q in range(og.shape[1]):
             for i in range(og.shape[2]):
                 for j in range(og.shape[3]):
-                    y1, x1, y2, x2 = cr.py_positions(q, i, j, md, radius, width, s1, s2)
-                    g = og[n, q, i, j] / se
-                    for h in range(K):
-                        for w in range(K):
-                            for c in range(C):
-                                a, p1 = cr.py_padded(d1, n, c, y1 + h, x1 + w, C, H, W, pad, zero)
-                                b, p2 = cr.py_padded(d2, n, c, y2 + h, x2 + w, C, H, W, pad, zero)
-                                ga, gb = cr.py_pair_grads(a, b, g, mult, one)
-                                if p1 >= 0 and req1 != REQ_NULL:
-                                    g1[p1] += ga
-                                if p2 >= 0 and req2 != REQ_NULL:
-                                    g2[p2] += gb
+                    _backward_point(og, d1, d2, g1, g2, n, q, i, j, C, H, W, pad, K, md,
+                                    radius, width, s1, s2, mult, se, zero, one, req1, req2)
 
 
 def _prepare_correlation(call):

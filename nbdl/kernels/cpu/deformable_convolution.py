@@ -24,6 +24,8 @@ BLAS held to one thread (chunk ``t`` uses scratch row ``t``, so results do not
 depend on scheduling); weight-gradient partial sums are per thread and summed
 after.
 """
+from functools import partial
+
 import numpy as np
 from numba import prange
 
@@ -34,61 +36,16 @@ from ...ops.registry import REQ_NULL, Launch
 from ._parallel import threads as _threads
 from ._parallel import twins as _twins
 from ._blas_threads import BLAS_THREAD_CONTROL, blas_get_threads, blas_set_threads
+from ..shared.deformable_convolution import build_scatter, py_coord_terms, py_corners, py_locate
+from ..shared.store import py_add_at
 
 
 # -- sampling ---------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
-def _locate(y, x, h_n, w_n, v1):
-    """(inside, y0, x0, ly, lx, clamped_y, clamped_x) of a sampling point: the
-    top-left corner, the fractional parts, and whether v1 clamped a coordinate
-    to the last row/column (its derivative is then zero)."""
-    zero = y - y
-    if v1:
-        inside = y >= 0 and x >= 0 and y < h_n and x < w_n
-    else:
-        inside = y > -1 and x > -1 and y < h_n and x < w_n
-    if not inside:
-        return False, 0, 0, zero, zero, False, False
-    fy = np.floor(y)
-    fx = np.floor(x)
-    y0 = int(fy)
-    x0 = int(fx)
-    ly = y - fy
-    lx = x - fx
-    cy = False
-    cx = False
-    if v1 and y0 >= h_n - 1:
-        y0 = h_n - 1
-        ly = zero
-        cy = True
-    if v1 and x0 >= w_n - 1:
-        x0 = w_n - 1
-        lx = zero
-        cx = True
-    return True, y0, x0, ly, lx, cy, cx
-
-
-@njit(cache=True, inline="always")
-def _corners(img, c, y0, x0):
-    """The four neighbours img[c, y0 + a, x0 + b], zero outside the image."""
-    h_n, w_n = img.shape[1], img.shape[2]
-    zero = img.dtype.type(0)
-    v00 = zero
-    v01 = zero
-    v10 = zero
-    v11 = zero
-    if y0 >= 0:
-        if x0 >= 0:
-            v00 = img[c, y0, x0]
-        if x0 + 1 < w_n:
-            v01 = img[c, y0, x0 + 1]
-    if y0 + 1 < h_n:
-        if x0 >= 0:
-            v10 = img[c, y0 + 1, x0]
-        if x0 + 1 < w_n:
-            v11 = img[c, y0 + 1, x0 + 1]
-    return v00, v01, v10, v11
+_locate = njit(cache=True, inline="always")(py_locate)
+_corners = njit(cache=True, inline="always")(py_corners)
+_coord_terms = njit(cache=True, inline="always")(py_coord_terms)
+_scatter = njit(cache=True, inline="always")(build_scatter(njit(cache=True, inline="always")(py_add_at)))
 
 
 @njit(cache=True)
@@ -166,8 +123,6 @@ def deformable_col2im_grads(img, off, msk, cg, dimg, doff, dmsk, r_x, r_off, r_m
                                 dmsk[mc, oh, ow] = zero
                             continue
                         m = msk[mc, oh, ow] if has_mask else one
-                        hy = one - ly
-                        hx = one - lx
                         gy = zero
                         gx = zero
                         gm = zero
@@ -175,22 +130,12 @@ def deformable_col2im_grads(img, off, msk, cg, dimg, doff, dmsk, r_x, r_off, r_m
                             gv = cg[c * kk_n + kk, p]
                             if need_coord:
                                 v00, v01, v10, v11 = _corners(img, c, y0, x0)
-                                gm += gv * (hy * hx * v00 + hy * lx * v01 + ly * hx * v10
-                                            + ly * lx * v11)
-                                gy += gv * (hx * (v10 - v00) + lx * (v11 - v01))
-                                gx += gv * (hy * (v01 - v00) + ly * (v11 - v10))
+                                tm, ty, tx = _coord_terms(gv, v00, v01, v10, v11, ly, lx, one)
+                                gm += tm
+                                gy += ty
+                                gx += tx
                             if r_x != REQ_NULL:
-                                a = gv * m
-                                if y0 >= 0:
-                                    if x0 >= 0:
-                                        dimg[c, y0, x0] += a * hy * hx
-                                    if x0 + 1 < w_n:
-                                        dimg[c, y0, x0 + 1] += a * hy * lx
-                                if y0 + 1 < h_n:
-                                    if x0 >= 0:
-                                        dimg[c, y0 + 1, x0] += a * ly * hx
-                                    if x0 + 1 < w_n:
-                                        dimg[c, y0 + 1, x0 + 1] += a * ly * lx
+                                _scatter(dimg, c, y0, x0, ly, lx, gv * m, one)
                         if r_off != REQ_NULL:
                             doff[oc, oh, ow] = zero if cy else gy * m
                             doff[oc + 1, oh, ow] = zero if cx else gx * m
@@ -394,20 +339,10 @@ def _prepare(call, modulated, backward):
     return Launch(fn, tuple(req[:5]) + flags + (nt,) + geom["scalars"], views=views, args=pick)
 
 
-def prepare_deformableconvolution(call):
-    return _prepare(call, False, False)
-
-
-def prepare_modulateddeformableconvolution(call):
-    return _prepare(call, True, False)
-
-
-def prepare_deformableconvolution_backward(call):
-    return _prepare(call, False, True)
-
-
-def prepare_modulateddeformableconvolution_backward(call):
-    return _prepare(call, True, True)
+prepare_deformableconvolution = partial(_prepare, modulated=False, backward=False)
+prepare_modulateddeformableconvolution = partial(_prepare, modulated=True, backward=False)
+prepare_deformableconvolution_backward = partial(_prepare, modulated=False, backward=True)
+prepare_modulateddeformableconvolution_backward = partial(_prepare, modulated=True, backward=True)
 
 
 _twins((deform_forward_parallel, deform_forward), (deform_backward_parallel, deform_backward))

@@ -27,17 +27,6 @@ nms_batch = _K.nms_batch
 prior_location = _K.prior_location
 proposal_batch = _K.proposal_batch
 
-temp_box_nms = plan.with_half(plan.temp_box_nms)
-temp_box_nms_backward = plan.with_half(None)
-temp_box_iou = plan.with_half(None)
-temp_bipartite = plan.with_half(plan.temp_bipartite)
-temp_box_encode = plan.with_half(plan.temp_box_encode)
-temp_box_decode = plan.with_half(None)
-temp_multibox_prior = plan.with_half(None)
-temp_multibox_target = plan.with_half(plan.temp_multibox_target)
-temp_multibox_detection = plan.with_half(plan.temp_multibox_detection)
-temp_proposal = plan.with_half(plan.temp_proposal)
-
 
 @njit(cache=True, error_model="numpy")
 def box_nms_kernel(data, out, rec, order, tmp, scores, areas, out_s, rec_s, topk, vt, th, cs,
@@ -245,22 +234,5 @@ def _copy(dst, src):
     np.copyto(dst.reshape(-1), src.reshape(-1), casting="unsafe")
 
 
-def _with_half(prepare, rule):
-    """``prepare``, or for a float16 call the float32 kernel on mirrors."""
-    def prep(call):
-        if plan.has_half(call):
-            return plan.half_launch(call, prepare, _copy, rule)
-        return prepare(call)
-    return prep
-
-
-prepare_box_nms = _with_half(_prepare_box_nms, plan.temp_box_nms)
-prepare_box_nms_backward = _with_half(_prepare_box_nms_backward, None)
-prepare_box_iou = _with_half(_prepare_box_iou, None)
-prepare_bipartite = _with_half(_prepare_bipartite, plan.temp_bipartite)
-prepare_box_encode = _with_half(_prepare_box_encode, plan.temp_box_encode)
-prepare_box_decode = _with_half(_prepare_box_decode, None)
-prepare_multibox_prior = _with_half(_prepare_multibox_prior, None)
-prepare_multibox_target = _with_half(_prepare_multibox_target, plan.temp_multibox_target)
-prepare_multibox_detection = _with_half(_prepare_multibox_detection, plan.temp_multibox_detection)
-prepare_proposal = _with_half(_prepare_proposal, plan.temp_proposal)
+# temp_<op> and prepare_<op> of every detection op (the names the op table gives)
+globals().update(plan.device_table(globals(), _copy))

@@ -13,8 +13,11 @@ from ..shared.elemwise_exprs import spec_of, kernel_name
 from ._elemwise_gen import broadcast_kernel, map_kernel, prepare_map  # noqa: F401
 from ._half import bits_launcher, f2h, h2f, is_half
 from ._parallel import twins as _twins, use_parallel
+from ..shared.store import py_copy
 from ..shared.elemwise_plan import (broadcast_scalars, gather_scalars, reduce_groups,
-                                    scatter_scalars, size_of)
+                                    reduce_sum_like_plan, scatter_scalars, size_of)
+
+_copy = njit(cache=True, inline="always")(py_copy)
 
 
 def prepare_broadcast(call):
@@ -49,12 +52,7 @@ _CHUNK = 256   # output elements per task in the parallel scatter
 
 @njit(cache=True)
 def rsl_copy(x, like, out, req):
-    if req == REQ_ADD:
-        for i in range(out.size):
-            out[i] += x[i]
-    elif req != REQ_NULL:
-        for i in range(out.size):
-            out[i] = x[i]
+    _copy(x, out, req)
 
 
 @njit(cache=True)
@@ -212,11 +210,7 @@ def _prepare_reduce_sum_like_half(call, data, like, nd, no, req, views):
 
 
 def prepare_reduce_sum_like(call):
-    data, like = (tuple(s) for s in call.in_shapes)
-    nd, nl = size_of(data), size_of(like)
-    no = size_of(call.out_shapes[0])
-    req = int(call.req[0])
-    views = [(nd,), (nl,), (no,)]
+    data, like, nd, no, req, views = reduce_sum_like_plan(call)
     if is_half(call.out_dtypes[0]):
         return _prepare_reduce_sum_like_half(call, data, like, nd, no, req, views)
     if no == 0 or nd == 0:

@@ -16,17 +16,15 @@ from ..shared.elemwise_exprs import UNARY, add_n
 from ._elemwise_gen import map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
 from ._half import is_half
 from ._parallel import twins as _twins, use_parallel
-from ..shared.elemwise_plan import grouped_sum, size_of
+from ..shared.elemwise_plan import grouped_sum, size_of, where_rows
+from ..shared.store import py_copy
+
+_copy = njit(cache=True, inline="always")(py_copy)
 
 
 @njit(cache=True)
 def copy_kernel(x, out, req):
-    if req == REQ_ADD:
-        for i in range(x.size):
-            out[i] += x[i]
-    elif req != REQ_NULL:
-        for i in range(x.size):
-            out[i] = x[i]
+    _copy(x, out, req)
 
 
 def prepare_copy(call):
@@ -93,17 +91,10 @@ def where_rows_kernel_par(c, a, b, out, inner, req):
                 out[np.uintp(o + j)] = src[np.uintp(o + j)]
 
 
-def _rows(cond_shape, data_shape):
-    """(rows, inner, n): the condition has one entry per row, each covering
-    ``inner`` consecutive elements of the data (inner == 1: same shape)."""
-    rows, n = size_of(cond_shape), size_of(data_shape)
-    return rows, (n // rows if rows else 0), n
-
-
 def prepare_where(call):
     if tuple(call.in_shapes[0]) == tuple(call.in_shapes[1]):
         return prepare_map(call)
-    rows, inner, n = _rows(call.in_shapes[0], call.in_shapes[1])
+    rows, inner, n = where_rows(call.in_shapes[0], call.in_shapes[1])
     fn = where_rows_kernel_par if use_parallel(n) else where_rows_kernel
     return Launch(fn, (int(inner), int(call.req[0])), views=[(rows,), (n,), (n,), (n,)])
 
@@ -143,7 +134,7 @@ def where_backward_kernel_par(g, c, gx, gy, inner, req_x, req_y):
 
 
 def prepare_backward_where(call):
-    rows, inner, n = _rows(call.in_shapes[1], call.in_shapes[0])
+    rows, inner, n = where_rows(call.in_shapes[1], call.in_shapes[0])
     fn = where_backward_kernel_par if use_parallel(n) else where_backward_kernel
     return Launch(fn, (int(inner), int(call.req[0]), int(call.req[1])),
                   views=[(n,), (rows,), (n,), (n,)])

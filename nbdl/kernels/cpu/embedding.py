@@ -11,17 +11,10 @@ from ..shared.jit import njit
 
 from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.embedding import embedding_views
+from ..shared.embedding import embedding_views, py_row_of
 
 
-@njit(cache=True, inline="always")
-def row_of(v, n):
-    j = int(v)
-    if j < 0:
-        return 0
-    if j >= n:
-        return n - 1
-    return j
+row_of = njit(cache=True, inline="always")(py_row_of)
 
 
 @njit(cache=True, inline="always")

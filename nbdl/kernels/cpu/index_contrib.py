@@ -5,7 +5,9 @@ from ..shared.jit import njit
 from ...ops.indexing import IndexOutOfRange
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.index_contrib import (arange_scalars, index_array_scalars, index_array_views,
-                                    index_copy_backward_views, index_copy_views)
+                                    index_copy_backward_views, index_copy_views, py_old_grad)
+
+_old_grad = njit(cache=True, inline="always")(py_old_grad)
 
 
 @njit(cache=True)
@@ -68,13 +70,7 @@ def index_copy_backward_kernel(g, old, idx, new, dold, didx, dnew, copied, req_o
             copied[int(idx[i])] = 1
         for r in range(n):
             for c in range(g.shape[1]):
-                if copied[r] != 0:
-                    if req_old != REQ_ADD:
-                        dold[r, c] = 0
-                elif req_old == REQ_ADD:
-                    dold[r, c] += g[r, c]
-                else:
-                    dold[r, c] = g[r, c]
+                _old_grad(g, copied, dold, r, c, req_old)
     if req_idx != REQ_NULL and req_idx != REQ_ADD:
         didx[:] = 0
     if req_new != REQ_NULL:

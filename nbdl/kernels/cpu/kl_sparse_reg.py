@@ -6,20 +6,16 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.kl_sparse_reg import kl_scalars, kl_view, py_kl_channel
+from ..shared.store import py_copy
+
+_copy = njit(cache=True, inline="always")(py_copy)
 
 _channel = njit(cache=True, inline="always")(py_kl_channel)
 
 
 @njit(cache=True)
 def kl_forward(x, ma, out, req):
-    if req == REQ_NULL:
-        return
-    if req == REQ_ADD:
-        for i in range(x.size):
-            out[i] += x[i]
-    else:
-        for i in range(x.size):
-            out[i] = x[i]
+    _copy(x, out, req)
 
 
 @njit(cache=True)

@@ -1,11 +1,6 @@
-"""CPU kernels for LayerNorm and its gradient.
-
-The data is viewed as ``(outer, n, inner)`` with ``n`` the normalised axis;
-a row is one ``(outer, inner)`` pair, mean and std are ``(outer, inner)``,
-gamma/beta and their gradients ``(n,)``.  Mean and variance are two passes
-over the row (the variance of the centred values), in the data's dtype.
-Each output honours its own req; a null mean/std output is never written
-(the planner gives such an output no storage of its own)."""
+"""CPU kernels for LayerNorm and its gradient: (p)range loops over the rows
+(and the gamma/beta columns) running the per-row math of
+``nbdl.kernels.shared.layer_norm`` (layout there)."""
 import math
 
 import numpy as np
@@ -15,45 +10,13 @@ from ..shared.jit import njit
 
 from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.layer_norm import layer_norm_views
+from ..shared.layer_norm import build, layer_norm_views
 
 
-@njit(cache=True, inline="always")
-def _store(arr, o, i, v, req):
-    if req == REQ_ADD:
-        arr[o, i] += v
-    elif req != REQ_NULL:
-        arr[o, i] = v
-
-
-@njit(cache=True, inline="always")
-def _forward_row(x, gamma, beta, out, mean, std, o, i, eps, r_out, r_mean, r_std):
-    n = x.shape[1]
-    zero = x.dtype.type(0)
-    if n == 0:
-        nan = x.dtype.type(np.nan)   # numpy: the mean of nothing is nan
-        _store(mean, o, i, nan, r_mean)
-        _store(std, o, i, nan, r_std)
-        return
-    nf = x.dtype.type(n)   # dividing by an int would promote float32 to float64
-    s = zero
-    for k in range(n):
-        s += x[o, k, i]
-    m = s / nf
-    v = zero
-    for k in range(n):
-        d = x[o, k, i] - m
-        v += d * d
-    sd = np.sqrt(v / nf + eps)
-    inv = x.dtype.type(1) / sd
-    if r_out == REQ_ADD:
-        for k in range(n):
-            out[o, k, i] += (x[o, k, i] - m) * inv * gamma[k] + beta[k]
-    elif r_out != REQ_NULL:
-        for k in range(n):
-            out[o, k, i] = (x[o, k, i] - m) * inv * gamma[k] + beta[k]
-    _store(mean, o, i, m, r_mean)
-    _store(std, o, i, sd, r_std)
+_s = build(njit(cache=True, inline="always"))
+_forward_row = njit(cache=True, inline="always")(_s.forward_row)
+_data_grad_row = njit(cache=True, inline="always")(_s.data_grad_row)
+_param_grad = njit(cache=True, inline="always")(_s.param_grad)
 
 
 @njit(cache=True)
@@ -70,58 +33,6 @@ def layer_norm_forward_parallel(x, gamma, beta, out, mean, std, eps, r_out, r_me
     for r in prange(x.shape[0] * inner):
         o = r // inner
         _forward_row(x, gamma, beta, out, mean, std, o, r - o * inner, eps, r_out, r_mean, r_std)
-
-
-@njit(cache=True, inline="always")
-def _data_grad_row(og, x, gamma, mean, std, dx, o, i, add):
-    """dx = (g - mean(g) - xhat * mean(g * xhat)) / std with g = og * gamma."""
-    n = x.shape[1]
-    if n == 0:
-        return
-    m = mean[o, i]
-    inv = x.dtype.type(1) / std[o, i]
-    s1 = x.dtype.type(0)
-    s2 = x.dtype.type(0)
-    for k in range(n):
-        g = og[o, k, i] * gamma[k]
-        s1 += g
-        s2 += g * (x[o, k, i] - m) * inv
-    nf = x.dtype.type(n)
-    s1 /= nf
-    s2 /= nf
-    for k in range(n):
-        v = (og[o, k, i] * gamma[k] - s1 - (x[o, k, i] - m) * inv * s2) * inv
-        if add:
-            dx[o, k, i] += v
-        else:
-            dx[o, k, i] = v
-
-
-@njit(cache=True, inline="always")
-def _param_grad(og, x, mean, std, dgamma, dbeta, k, r_gamma, r_beta):
-    """gamma_grad[k] = sum over rows of og * xhat, beta_grad[k] = sum of og.
-
-    The sums run over every row (thousands): accumulated in float64, as
-    MXNet's compensated (Kahan) sum reducer keeps them accurate."""
-    inner = x.shape[2]
-    sg = np.float64(0)
-    sb = np.float64(0)
-    for r in range(x.shape[0] * inner):
-        o = r // inner
-        i = r - o * inner
-        g = og[o, k, i]
-        sb += g
-        sg += g * (x[o, k, i] - mean[o, i]) / std[o, i]
-    sg = dgamma.dtype.type(sg)
-    sb = dbeta.dtype.type(sb)
-    if r_gamma == REQ_ADD:
-        dgamma[k] += sg
-    elif r_gamma != REQ_NULL:
-        dgamma[k] = sg
-    if r_beta == REQ_ADD:
-        dbeta[k] += sb
-    elif r_beta != REQ_NULL:
-        dbeta[k] = sb
 
 
 @njit(cache=True)

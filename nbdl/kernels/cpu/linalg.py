@@ -10,7 +10,7 @@ from ..shared.jit import njit
 from ...ops.linalg import NotPositiveDefinite
 from ...ops.registry import Launch
 from ..shared import linalg as _shared
-from ..shared.linalg_plan import all_null, plan
+from ..shared.linalg_plan import KERNEL_NAMES, all_null, prepares
 
 _jit = njit(cache=True, error_model="numpy")
 _r = _shared.build(_jit)
@@ -271,18 +271,7 @@ def noop():
     return
 
 
-_KERNELS = {
-    "gemm": gemm_kernel, "gemm2": gemm2_kernel, "trmm": trmm_kernel, "trsm": trsm_kernel,
-    "syrk": syrk_kernel, "potrf": potrf_kernel, "potri": potri_kernel,
-    "inverse": inverse_kernel, "det": det_kernel, "slogdet": slogdet_kernel,
-    "sumlogdiag": sumlogdiag_kernel, "gelqf": gelqf_kernel, "syevd": syevd_kernel,
-    "potrf_backward": potrf_backward_kernel, "potri_backward": potri_backward_kernel,
-    "gelqf_backward": gelqf_backward_kernel, "syevd_backward": syevd_backward_kernel,
-    "sumlogdiag_backward": sumlogdiag_backward_kernel, "det_backward": det_backward_kernel,
-    "slogdet_backward": slogdet_backward_kernel, "extractdiag": extractdiag_kernel,
-    "makediag": makediag_kernel, "extracttrian": extracttrian_kernel,
-    "maketrian": maketrian_kernel,
-}
+_KERNELS = {name: globals()[name + "_kernel"] for name in KERNEL_NAMES}
 
 
 _BLAS = {"gemm": gemm_blas_kernel, "gemm2": gemm2_blas_kernel, "syrk": syrk_blas_kernel}
@@ -298,23 +287,18 @@ def _blas_views(name, views):
     return [(v[0], v[1], v[3]) for v in views]
 
 
-def _prepare(name):
-    def prepare(call):
-        views, scalars = plan(name, call)
-        if all_null(call):
-            return Launch(noop, (), views, args=())
-        if name in _BLAS:
-            blas = _blas_views(name, views)
-            if blas is not None:
-                return Launch(_BLAS[name], scalars, blas)
-        return Launch(_KERNELS[name], scalars, views)
-    prepare.__name__ = f"prepare_{name}"
-    prepare.__doc__ = f"Launch of the {name} kernel (views from linalg_plan.plan)."
-    return prepare
+def _launch(name, call, views, scalars):
+    if all_null(call):
+        return Launch(noop, (), views, args=())
+    if name in _BLAS:
+        blas = _blas_views(name, views)
+        if blas is not None:
+            return Launch(_BLAS[name], scalars, blas)
+    return Launch(_KERNELS[name], scalars, views)
 
 
-for _name in _KERNELS:
-    globals()[f"prepare_{_name}"] = _prepare(_name)
+# prepare_<name> for each routine of KERNEL_NAMES (the op table's names)
+globals().update(prepares(_launch))
 
 
 def prepare_khatri_rao(call):

@@ -16,14 +16,12 @@ that may itself be multi-threaded, and numba's threads must never nest
 around BLAS's.  (A ``prange`` over items with BLAS held to one thread would
 pay off for many small matrices; left for when a threadpool guard exists.)
 """
-from functools import partial
-
 import numpy as np
 from ..shared.jit import njit
 
-from ...ops import matrix as ops_matrix
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.matrix import temp_rules
 from ._blas_threads import hold_blas, hold_for, release_blas
 from ._gemm import gemm_c
 
@@ -214,9 +212,5 @@ def prepare_batch_dot_backward(call):
 
 # -- scratch rules: np.dot cannot accumulate, so ADD outputs get a buffer -----------
 
-temp_fc = partial(ops_matrix.fc_temp, gemm_adds=True)
-temp_fc_backward = partial(ops_matrix.fc_backward_temp, gemm_adds=True)
-temp_dot = partial(ops_matrix.dot_temp, gemm_adds=False)
-temp_dot_backward = partial(ops_matrix.dot_backward_temp, gemm_adds=False)
-temp_batch_dot = partial(ops_matrix.batch_dot_temp, gemm_adds=False)
-temp_batch_dot_backward = partial(ops_matrix.batch_dot_backward_temp, gemm_adds=False)
+(temp_fc, temp_fc_backward, temp_dot, temp_dot_backward, temp_batch_dot,
+ temp_batch_dot_backward) = temp_rules(dot_adds=False)

@@ -22,7 +22,7 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_INPLACE, REQ_NULL, Launch
 from ..shared import optimizer as _steps
-from ..shared.optimizer import (MULTI, flat_views, group_adagrad_plan, multi_scalars,
+from ..shared.optimizer import (KERNEL_OF_OP, MULTI, flat_views, group_adagrad_plan, multi_scalars,
                                 multi_tensor_scalars, update_scalars)
 from ._half import f2h, h2f
 
@@ -279,15 +279,7 @@ def sgld_update(w, g, noise, out, req, lr, wd, rescale, clip):
 
 # -- prepare -------------------------------------------------------------------------
 
-# op name -> kernel of this module (the hidden nbdl ops drop their ``_nbdl_`` prefix)
-_KERNELS = {
-    "_adamw_update": adamw_update,
-    "_nbdl_adagrad_update": adagrad_update,
-    "_nbdl_adadelta_update": adadelta_update,
-    "_nbdl_adamax_update": adamax_update,
-    "_nbdl_nadam_update": nadam_update,
-    "_nbdl_sgld_update": sgld_update,
-}
+_KERNELS = {op: globals()[name] for op, name in KERNEL_OF_OP.items()}
 
 
 def _half_bits(kernel):

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import optimizer as _steps
-from ..shared.optimizer import preloaded_plan
+from ..shared.optimizer import multi_sum_sq_run, preloaded_plan
 from ..shared.jit import njit
 from ._half import f2h, h2f
 
@@ -76,22 +76,16 @@ def _bits(a):
     return a.view(np.uint16) if a.dtype == np.float16 else a
 
 
-def prepare_multi_sum_sq(call):
-    n = len(call.in_shapes)
-    sizes = [int(np.prod(s, dtype=np.int64)) for s in call.in_shapes]
-    req = call.req[0]
+def _store_sum_sq(acc, out, req):
+    if req == REQ_ADD:
+        out += acc
+    else:
+        out[:] = acc
 
-    def run(*args):
-        out, acc = args[n], args[n + 1]
-        if req == REQ_NULL:
-            return
-        for i in range(n):
-            sum_sq(args[i].reshape(sizes[i]), acc, i)
-        if req == REQ_ADD:
-            out += acc
-        else:
-            out[:] = acc
-    return Launch(run, (), views=None)
+
+def prepare_multi_sum_sq(call):
+    return Launch(multi_sum_sq_run(call, lambda acc: None, sum_sq, _store_sum_sq), (),
+                  views=None)
 
 
 def prepare_multi_lars(call):

@@ -20,30 +20,25 @@ from ..shared.jit import njit
 from ._parallel import twins as _twins, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.pad_resize import bilinear_geometry, upsampling_plan
-from ..shared.pad_resize import pad_layout
+from ..shared.pad_resize import (build, pad_layout, py_bilinear_dw, py_bilinear_dx,
+                                 py_nearest_sum)
 
 
-@njit(cache=True, inline="always")
-def _source(o, before, n, mode):
-    i = o - before
-    if 0 <= i < n:
-        return i
-    if mode == 0:
-        return -1
-    if mode == 1:
-        return 0 if i < 0 else n - 1
-    return -i if i < 0 else 2 * (n - 1) - i
+_s = build(njit(cache=True, inline="always"))
+_source = _s.source
+_pad_value = njit(cache=True, inline="always")(_s.pad_value)
+_bilinear_at = njit(cache=True, inline="always")(_s.bilinear_at)
+_nearest_sum = njit(cache=True, inline="always")(py_nearest_sum)
+_bilinear_dx = njit(cache=True, inline="always")(py_bilinear_dx)
+_bilinear_dw = njit(cache=True, inline="always")(py_bilinear_dw)
 
 
 @njit(cache=True, inline="always")
 def _pad_plane(x, out, b, pd, ph, pw, mode, value, add):
     for d in range(out.shape[1]):
-        sd = _source(d, pd, x.shape[1], mode)
         for h in range(out.shape[2]):
-            sh = _source(h, ph, x.shape[2], mode)
             for w in range(out.shape[3]):
-                sw = _source(w, pw, x.shape[3], mode)
-                v = value if sd < 0 or sh < 0 or sw < 0 else x[b, sd, sh, sw]
+                v = _pad_value(x, b, d, h, w, pd, ph, pw, mode, value)
                 if add:
                     out[b, d, h, w] += v
                 else:
@@ -147,10 +142,7 @@ def nearest_backward(og, dx, c0, sh, sw, req):
         c = r - n * dx.shape[1]
         for iy in range(dx.shape[2]):
             for ix in range(dx.shape[3]):
-                s = dx.dtype.type(0)
-                for a in range(sh):
-                    for b in range(sw):
-                        s += og[n, c0 + c, iy * sh + a, ix * sw + b]
+                s = _nearest_sum(og, n, c, c0, iy, ix, sh, sw, dx.dtype.type(0))
                 if req == REQ_ADD:
                     dx[n, c, iy, ix] += s
                 else:
@@ -223,34 +215,15 @@ def prepare_upsampling_backward(call):
 
 
 # -- UpSampling (bilinear): a depthwise transposed convolution, as a gather --------------------
-# out[n, c, oy, ox] = sum of x[n, c, iy, ix] * w[c, 0, ky, kx] over oy = iy*s - p + ky
-# (likewise for x); the iy reaching oy are those with 0 <= oy + p - iy*s < k.
-
-@njit(cache=True, inline="always")
-def _first_tap(o, s, p, k):
-    """The smallest input index i with o + p - i*s < k (clipped at 0)."""
-    t = o + p - k + 1
-    i = (t + s - 1) // s if t > 0 else 0
-    return i
-
 
 @njit(cache=True, inline="always")
 def _bilinear_plane(x, w, out, r, s, p, add):
     C = x.shape[1]
     n = r // C
     c = r - n * C
-    k = w.shape[2]
     for oy in range(out.shape[2]):
-        y0 = _first_tap(oy, s, p, k)
-        y1 = min((oy + p) // s, x.shape[2] - 1)
         for ox in range(out.shape[3]):
-            x0 = _first_tap(ox, s, p, k)
-            x1 = min((ox + p) // s, x.shape[3] - 1)
-            acc = out.dtype.type(0)
-            for iy in range(y0, y1 + 1):
-                ky = oy + p - iy * s
-                for ix in range(x0, x1 + 1):
-                    acc += x[n, c, iy, ix] * w[c, 0, ky, ox + p - ix * s]
+            acc = _bilinear_at(x, w, n, c, oy, ox, s, p, out.dtype.type(0))
             if add:
                 out[n, c, oy, ox] += acc
             else:
@@ -283,14 +256,7 @@ def bilinear_backward(og, x, w, dx, dw, s, p, r_x, r_w):
             for c in range(x.shape[1]):
                 for iy in range(x.shape[2]):
                     for ix in range(x.shape[3]):
-                        acc = zero
-                        for ky in range(k):
-                            oy = iy * s - p + ky
-                            if 0 <= oy < og.shape[2]:
-                                for kx in range(k):
-                                    ox = ix * s - p + kx
-                                    if 0 <= ox < og.shape[3]:
-                                        acc += og[n, c, oy, ox] * w[c, 0, ky, kx]
+                        acc = _bilinear_dx(og, w, n, c, iy, ix, s, p, zero)
                         if r_x == REQ_ADD:
                             dx[n, c, iy, ix] += acc
                         else:
@@ -299,15 +265,7 @@ def bilinear_backward(og, x, w, dx, dw, s, p, r_x, r_w):
         for c in range(x.shape[1]):
             for ky in range(k):
                 for kx in range(k):
-                    acc = zero
-                    for n in range(x.shape[0]):
-                        for iy in range(x.shape[2]):
-                            oy = iy * s - p + ky
-                            if 0 <= oy < og.shape[2]:
-                                for ix in range(x.shape[3]):
-                                    ox = ix * s - p + kx
-                                    if 0 <= ox < og.shape[3]:
-                                        acc += og[n, c, oy, ox] * x[n, c, iy, ix]
+                    acc = _bilinear_dw(og, x, c, ky, kx, s, p, zero)
                     if r_w == REQ_ADD:
                         dw[c, 0, ky, kx] += acc
                     else:

@@ -16,8 +16,9 @@ Global pooling takes a fast path: the data is viewed as ``(A, S, B)``
 (``(N*C, S, 1)`` channels-first, ``(N, S, C)`` channels-last) and each
 ``(a, b)`` is one reduction over ``S``.
 
-The per-window functions below are plain Python so the CUDA module compiles
-the same code as device functions."""
+The per-window, per-plane and global per-(a, b) functions are
+``nbdl.kernels.shared.pooling``'s (``build``), which the CUDA module
+compiles as device functions."""
 import numpy as np
 from numba import prange
 
@@ -25,44 +26,28 @@ from ..shared.jit import njit
 
 from ._parallel import twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.pooling import (AVG, LP, MAX, pool_params, py_bounds, py_divisor, py_pad_zero,
-                              py_plane, py_pool_window, py_scatter_window)
+from ..shared.pooling import AVG, LP, MAX, build, pool_params
 
 
-# -- the per-window / per-channel math of kernels/shared, compiled for the CPU --
+# -- the per-window / per-plane math of kernels/shared, compiled for the CPU --
 
-_bounds = njit(cache=True)(py_bounds)
-_plane = njit(cache=True)(py_plane)
-_pool_window = njit(cache=True)(py_pool_window)
-_scatter_window = njit(cache=True)(py_scatter_window)
-_divisor = njit(cache=True)(py_divisor)
-_pad_zero = njit(cache=True)(py_pad_zero)
+_s = build(njit(cache=True))
+_bounds, _plane, _divisor, _pad_zero = _s.bounds, _s.plane, _s.divisor, _s.pad_zero
+_pool_window, _scatter_window = _s.pool_window, _s.scatter_window
+_pool_at = njit(cache=True, inline="always")(_s.pool_at)
+_scatter_plane = njit(cache=True)(_s.scatter_plane)
+_global_one = njit(cache=True)(_s.global_one)
+_global_back_one = njit(cache=True)(_s.global_back_one)
 
 
 @njit(cache=True)
 def _pool_plane(x, out, q, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, cl,
                 ptype, ip, inv_p, cip, zero, req):
-    n = q // C
-    c = q - n * C
-    xb, xu = _plane(n, c, C, D * H * W, cl)
-    ob, ou = _plane(n, c, C, OD * OH * OW, cl)
     for od in range(OD):
-        d0, d1, nd = _bounds(od, SD, PD, KD, D)
         for oh in range(OH):
-            h0, h1, nh = _bounds(oh, SH, PH, KH, H)
             for ow in range(OW):
-                w0, w1, nw = _bounds(ow, SW, PW, KW, W)
-                dn = (d1 - d0) * (h1 - h0) * (w1 - w0)
-                cnt = _divisor(cip, nd, nh, nw, dn, KD * KH * KW)
-                v = _pool_window(x, xb, xu, H, W, d0, d1, h0, h1, w0, w1, cnt, ptype, ip,
-                                 inv_p, zero)
-                if _pad_zero(cip, ptype, dn, KD * KH * KW) and v < zero:
-                    v = zero
-                i = ob + ((od * OH + oh) * OW + ow) * ou
-                if req == REQ_ADD:
-                    out[i] += v
-                else:
-                    out[i] = v
+                _pool_at(x, out, q, od, oh, ow, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW,
+                         PD, PH, PW, cl, ptype, ip, inv_p, cip, zero, req)
 
 
 @njit(cache=True)
@@ -86,35 +71,12 @@ def pool_forward_parallel(x, out, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH,
 
 
 @njit(cache=True)
-def _scatter_plane(og, x, y, dx, q, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH,
-                   PW, cl, ptype, ip, cip, zero, req):
-    n = q // C
-    c = q - n * C
-    xb, xu = _plane(n, c, C, D * H * W, cl)
-    ob, ou = _plane(n, c, C, OD * OH * OW, cl)
-    if req != REQ_ADD:
-        for k in range(D * H * W):
-            dx[xb + k * xu] = zero
-    for od in range(OD):
-        d0, d1, nd = _bounds(od, SD, PD, KD, D)
-        for oh in range(OH):
-            h0, h1, nh = _bounds(oh, SH, PH, KH, H)
-            for ow in range(OW):
-                w0, w1, nw = _bounds(ow, SW, PW, KW, W)
-                dn = (d1 - d0) * (h1 - h0) * (w1 - w0)
-                cnt = _divisor(cip, nd, nh, nw, dn, KD * KH * KW)
-                i = ob + ((od * OH + oh) * OW + ow) * ou
-                _scatter_window(x, y[i], og[i], dx, xb, xu, H, W, d0, d1, h0, h1, w0, w1, cnt,
-                                ptype, ip, zero, _pad_zero(cip, ptype, dn, KD * KH * KW))
-
-
-@njit(cache=True)
 def pool_backward(og, x, y, dx, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW,
                   cl, ptype, ip, inv_p, cip, zero, req):
     if req == REQ_NULL:
         return
     for q in range(N * C):
-        _scatter_plane(og, x, y, dx, q, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD,
+        _scatter_plane(og, x, y, dx, q, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD,
                        PH, PW, cl, ptype, ip, cip, zero, req)
 
 
@@ -124,43 +86,11 @@ def pool_backward_parallel(og, x, y, dx, N, C, D, H, W, OD, OH, OW, KD, KH, KW, 
     if req == REQ_NULL:
         return
     for q in prange(N * C):
-        _scatter_plane(og, x, y, dx, q, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD,
+        _scatter_plane(og, x, y, dx, q, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD,
                        PH, PW, cl, ptype, ip, cip, zero, req)
 
 
 # -- global pooling: x as (A, S, B), out as (A, B) ------------------------------
-
-@njit(cache=True)
-def _global_one(x, out, a, b, ptype, ip, inv_p, zero, req):
-    S = x.shape[1]
-    if S == 0:
-        v = zero
-    elif ptype == MAX:
-        v = x[a, 0, b]
-        for s in range(1, S):
-            if x[a, s, b] > v:
-                v = x[a, s, b]
-    else:
-        v = zero
-        if ptype == LP:
-            for s in range(S):
-                t = x[a, s, b]
-                u = t
-                for _ in range(ip - 1):
-                    u = u * t
-                v += u
-            if ip > 1:
-                v = v ** inv_p
-        else:
-            for s in range(S):
-                v += x[a, s, b]
-            if ptype == AVG:
-                v = v / x.dtype.type(S)
-    if req == REQ_ADD:
-        out[a, b] += v
-    else:
-        out[a, b] = v
-
 
 @njit(cache=True)
 def global_forward(x, out, ptype, ip, inv_p, zero, req):
@@ -180,42 +110,6 @@ def global_forward_parallel(x, out, ptype, ip, inv_p, zero, req):
     for r in prange(x.shape[0] * B):
         a = r // B
         _global_one(x, out, a, r - a * B, ptype, ip, inv_p, zero, req)
-
-
-@njit(cache=True)
-def _global_back_one(og, x, y, dx, a, b, ptype, ip, zero, add):
-    S = x.shape[1]
-    g = og[a, b]
-    if ptype == MAX:
-        arg = 0
-        for s in range(1, S):
-            if x[a, s, b] > x[a, arg, b]:
-                arg = s
-        for s in range(S):
-            v = g if s == arg else zero
-            if add:
-                dx[a, s, b] += v
-            else:
-                dx[a, s, b] = v
-        return
-    if ptype == AVG:
-        g = g / x.dtype.type(max(S, 1))
-    yv = y[a, b]
-    for s in range(S):
-        v = g
-        if ptype == LP and ip > 1:
-            if yv == zero:
-                v = zero
-            else:
-                r = x[a, s, b] / yv
-                t = r
-                for _ in range(ip - 2):
-                    t = t * r
-                v = g * t
-        if add:
-            dx[a, s, b] += v
-        else:
-            dx[a, s, b] = v
 
 
 @njit(cache=True)

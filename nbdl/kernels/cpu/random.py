@@ -15,9 +15,10 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ._half import bits_launcher, f2h, h2f
-from ..shared.random import (DIST_UNIFORM, draw, fit_uniform, key_from, multinomial_views, pick,
-                             randint, sample_code, sample_views, scalar_params, shuffle_views,
-                             uniform01, uniform_below, unique_zipfian_row)
+from ..shared.random import (DIST_UNIFORM, draw, fit_uniform, key_from, multinomial_views,
+                             permutation, pick, randint, sample_code, sample_views, scalar_params,
+                             shuffle_views, uniform01, unique_zipfian_row)
+from ..shared.elemwise_plan import size_of as _size
 
 _KEY_RANGE = 2 ** 62
 
@@ -156,27 +157,12 @@ def shuffle(data, out, perm, req):
     Fisher-Yates permutation drawn under a fresh key."""
     if req == REQ_NULL:
         return
-    key = launch_key()
-    n = perm.size
-    for i in range(n):
-        perm[i] = i
-    for i in range(n - 1, 0, -1):
-        j = uniform_below(i + 1, key, 0, i)
-        t = perm[i]
-        perm[i] = perm[j]
-        perm[j] = t
+    permutation(perm, launch_key())
     rows = data.shape[0]
     for i in range(rows):
         src = perm[i]
         for k in range(data.shape[1]):
             out[i, k] = data[src, k]
-
-
-def _size(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
 
 
 def _half(dtype):

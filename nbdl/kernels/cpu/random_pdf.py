@@ -13,7 +13,8 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_NULL, Launch
 from ._half import bits_launcher, f2h, h2f
 from ..shared.random import DIST_CODES
-from ..shared.random_pdf import dirichlet_lpdf, dist_of, log_pdf, pdf_grads, pdf_views, psi
+from ..shared.random_pdf import (dirichlet_backward_row, dirichlet_lpdf, dist_of, log_pdf,
+                                 pdf_grads, pdf_views)
 
 
 @njit(cache=True, inline="always")
@@ -100,23 +101,9 @@ def dirichlet_forward(sample, alpha, out, is_log, half, req):
 
 @njit(cache=True)
 def dirichlet_backward(og, sample, alpha, pdf, gs, ga, is_log, req_s, req_a):
-    n, s, k = sample.shape
-    for i in range(n):
-        sum_a = 0.0
-        for c in range(k):
-            sum_a += np.float64(alpha[i, c])
-        psi_sum = psi(sum_a)
-        for c in range(k):
-            ac = np.float64(alpha[i, c])
-            acc = 0.0
-            for j in range(s):
-                sc = np.float64(og[i, j]) if is_log else np.float64(og[i, j]) * np.float64(pdf[i, j])
-                x = np.float64(sample[i, j, c])
-                acc += sc * (math.log(x) + psi_sum - psi(ac))
-                if req_s != REQ_NULL:
-                    gs[i, j, c] = sc * (ac - 1.0) / x
-            if req_a != REQ_NULL:
-                ga[i, c] = acc
+    for i in range(sample.shape[0]):
+        dirichlet_backward_row(og, sample, alpha, pdf, gs, ga, i, is_log, req_s != REQ_NULL,
+                               req_a != REQ_NULL)
 
 
 def prepare_pdf(call):

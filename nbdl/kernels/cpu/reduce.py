@@ -24,8 +24,11 @@ from ...ops.reduce import (OP_ASUM, OP_CODES, OP_MAX, OP_MIN, OP_NANPROD, OP_NAN
                            reduce_plan)
 from ...ops.reduce import reduce_temp, select_mode
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.reduce import py_better
 
 _FASTMATH = {"reassoc", "contract"}  # lets the float64 sum loops vectorise; NaN/inf stay exact
+
+_better = njit(cache=True, inline="always")(py_better)
 
 
 @njit(cache=True, inline="always")
@@ -277,11 +280,7 @@ def arg_reduce(x, out, is_min, req):
             for i in range(n_inner):
                 best = x[o, int(out[o, i]), i]
                 v = x[o, j, i]
-                if is_min:
-                    better = v < best or (v != v and best == best)
-                else:
-                    better = v > best or (v != v and best == best)
-                if better:
+                if _better(v, best, is_min):
                     out[o, i] = j
 
 

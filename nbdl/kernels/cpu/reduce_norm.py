@@ -14,8 +14,11 @@ from ..shared.jit import njit
 from ...ops.reduce import OP_ASUM, OP_NRM2, reduce_plan
 from ...ops.reduce_norm import _axes, moments_temp, norm_temp
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
+from ..shared.store import py_copy
 from ._half import f2h, h2f
 from .reduce import reduce_kernel
+
+_copy = njit(cache=True, inline="always")(py_copy)
 
 
 @njit(cache=True)
@@ -72,14 +75,7 @@ def temp_norm(call):
 
 @njit(cache=True)
 def _store(acc, out, req):
-    a = acc.reshape(acc.size)
-    o = out.reshape(out.size)
-    if req == REQ_ADD:
-        for i in range(o.size):
-            o[i] += a[i]
-    else:
-        for i in range(o.size):
-            o[i] = a[i]
+    _copy(acc.reshape(acc.size), out.reshape(out.size), req)
 
 
 @njit(cache=True)

@@ -8,7 +8,7 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from .softmax import softmax_forward, softmax_forward_parallel, pick_variant
 from ._parallel import twins as _twins
-from ..shared.regression import (KIND_LINEAR, KIND_LOGISTIC, KIND_MAE, NORM_BATCH, NORM_VALID,
+from ..shared.regression import (KIND_LOGISTIC, KIND_MAE, NORM_BATCH, NORM_VALID, kind_prepares,
                                  regression_scale, softmax_output_backward_plan,
                                  softmax_output_views)
 
@@ -186,28 +186,8 @@ def _prepare_backward(call, kind):
                   views=[v, _flat(call.in_shapes[1]), v])
 
 
-def prepare_linear_forward(call):
-    return _prepare_forward(call, KIND_LINEAR)
-
-
-def prepare_logistic_forward(call):
-    return _prepare_forward(call, KIND_LOGISTIC)
-
-
-def prepare_mae_forward(call):
-    return _prepare_forward(call, KIND_MAE)
-
-
-def prepare_linear_backward(call):
-    return _prepare_backward(call, KIND_LINEAR)
-
-
-def prepare_logistic_backward(call):
-    return _prepare_backward(call, KIND_LOGISTIC)
-
-
-def prepare_mae_backward(call):
-    return _prepare_backward(call, KIND_MAE)
+(prepare_linear_forward, prepare_logistic_forward, prepare_mae_forward, prepare_linear_backward,
+ prepare_logistic_backward, prepare_mae_backward) = kind_prepares(_prepare_forward, _prepare_backward)
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.

@@ -44,7 +44,10 @@ from ._blas_threads import hold_blas, hold_for, release_blas
 from ._parallel import threads, twins as _twins, use_parallel, variant
 from .rnn_cells import (gru_backward, gru_forward, lstm_backward, lstm_forward, simple_backward,
                         simple_forward)
-from ..shared.rnn import GRU, LSTM, RNN_TANH, _layer_start, backward_views, forward_views, rnn_plan
+from ..shared.rnn import (GRU, LSTM, RNN_TANH, _layer_start, backward_views, forward_views,
+                          py_seq_len, rnn_plan)
+
+_seq_len = njit(cache=True, inline="always")(py_seq_len)
 
 
 # -- layout helpers -------------------------------------------------------------
@@ -141,14 +144,7 @@ def _pos(s, ln, d):
 def _fill_lens(dst, lens, use, T):
     """dst[n] = length of element n: int(lens[n]) clipped to [0, T], or T."""
     for n in range(dst.size):
-        v = T
-        if use:
-            v = int(lens[n])
-            if v < 0:
-                v = 0
-            if v > T:
-                v = T
-        dst[n] = v
+        dst[n] = _seq_len(lens, n, use, T)
 
 
 # -- forward --------------------------------------------------------------------

@@ -10,6 +10,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import roi_contrib as rc
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import host_copy
+from ..shared.store import py_add_at
 
 temp_plain = with_half(None)
 
@@ -84,6 +85,10 @@ def deformable_forward(data, rois, trans, out, N, C, H, W, P, G, output_dim, sca
                         out[r, k, ph, pw] = v
 
 
+_deformable_point = njit(cache=True, inline="always")(
+    rc.build_deformable_backward(njit(cache=True, inline="always")(py_add_at)))
+
+
 @njit(cache=True)
 def deformable_backward(og, data, rois, trans, gdata, gtrans, N, C, H, W, P, G, output_dim,
                         scale, K, S, classes, trans_std, no_trans, req, req_trans):
@@ -96,46 +101,13 @@ def deformable_backward(og, data, rois, trans, gdata, gtrans, N, C, H, W, P, G, 
         for k in range(og.shape[1]):
             for ph in range(P):
                 for pw in range(P):
-                    b, x0, y0, bw, bh, rw, rh, ti = rc.deformable_start(
-                        rois, trans, r, k, ph, pw, P, K, classes, scale, trans_std, no_trans,
-                        output_dim, data)
-                    count = rc.deformable_count(x0, y0, bw, bh, S, H, W, data)
-                    if b < 0 or b >= N or count == 0:
-                        continue
-                    g = og[r, k, ph, pw] / t(count)
-                    gh, gw = rc.ps_group(ph, pw, P, G, data)
-                    base = (b * C + (k * G + gh) * G + gw) * H * W
-                    for ih in range(S):
-                        for iw in range(S):
-                            inside, x, y = rc.deformable_sample(x0 + t(iw) * (bw / t(S)),
-                                                                y0 + t(ih) * (bh / t(S)), H, W,
-                                                                data)
-                            if not inside:
-                                continue
-                            p00, p01, p10, p11, dx, dy = rc.deformable_taps(x, y, W)
-                            if req != REQ_NULL:
-                                q00, q01, q10, q11 = rc.deformable_weights(dx, dy, data)
-                                gdata[base + p00] += q00 * g
-                                gdata[base + p01] += q01 * g
-                                gdata[base + p10] += q10 * g
-                                gdata[base + p11] += q11 * g
-                            if ti >= 0 and req_trans != REQ_NULL:
-                                gx, gy = rc.deformable_trans_grads(data, base, p00, p01, p10, p11,
-                                                                   dx, dy, g, trans_std, rw, rh)
-                                gtrans[ti] += gx
-                                gtrans[ti + K * K] += gy
-
-
-def _deformable_parts(call, data_i):
-    shapes = call.in_shapes
-    trans_shape = None if call.attrs["no_trans"] else shapes[data_i + 2]
-    s = rc.deformable_scalars(call, shapes[data_i], trans_shape)
-    n = math.prod(shapes[data_i])
-    return s, n, (math.prod(trans_shape) if trans_shape is not None else 0)
+                    _deformable_point(og, data, rois, trans, gdata, gtrans, r, k, ph, pw, N, C, H,
+                                      W, P, G, output_dim, scale, K, S, classes, trans_std,
+                                      no_trans, req, req_trans)
 
 
 def _prepare_deformable_psroi_pooling(call):
-    s, n, m = _deformable_parts(call, 0)
+    s, n, m = rc.deformable_parts(call, 0)
     if call.attrs["no_trans"]:
         return Launch(deformable_forward_no_trans, s + (call.req[0],),
                       views=[(n,), None, None])
@@ -157,7 +129,7 @@ def deformable_backward_no_trans(og, data, rois, gdata, N, C, H, W, P, G, output
 
 
 def _prepare_deformable_psroi_pooling_backward(call):
-    s, n, m = _deformable_parts(call, 1)
+    s, n, m = rc.deformable_parts(call, 1)
     if call.attrs["no_trans"]:
         return Launch(deformable_backward_no_trans, s + (call.req[0],),
                       views=[None, (n,), None, (n,)])

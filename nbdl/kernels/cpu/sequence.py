@@ -11,14 +11,11 @@ import numpy as np
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.sequence import _with_lens, sequence_views
+from ..shared.sequence import _with_lens, py_last_step, py_length, sequence_views
 
 
-@njit(cache=True, inline="always")
-def _length(lens, use, bi, T):
-    if use:
-        return int(lens[bi])
-    return T
+_length = njit(cache=True, inline="always")(py_length)
+_last_step = njit(cache=True, inline="always")(py_last_step)
 
 
 # -- SequenceMask ---------------------------------------------------------------------
@@ -42,16 +39,6 @@ def sequence_mask(x, lens, out, use, value, req):
 
 
 # -- SequenceLast ---------------------------------------------------------------------
-
-@njit(cache=True, inline="always")
-def _last_step(lens, use, bi, T):
-    L = _length(lens, use, bi, T)
-    if L < 1:
-        L = 1
-    if L > T:
-        L = T
-    return L - 1
-
 
 @njit(cache=True)
 def sequence_last(x, lens, out, use, req):

@@ -23,6 +23,9 @@ from numba.extending import overload
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import shape_plan as _plan
 from ..shared.shape_walk import walk_offset as _walk_offset
+from ..shared.store import py_copy
+
+_copy = njit(cache=True, inline="always")(py_copy)
 
 _BLOCK = 32  # tile edge of the blocked transpose (32x32 float32 = 4 KiB)
 
@@ -31,14 +34,9 @@ _BLOCK = 32  # tile edge of the blocked transpose (32x32 float32 = 4 KiB)
 
 @njit(cache=True)
 def copy_kernel(x, out, req):
-    if req == REQ_NULL or (req != REQ_ADD and x.ctypes.data == out.ctypes.data):
+    if req != REQ_ADD and x.ctypes.data == out.ctypes.data:
         return
-    if req == REQ_ADD:
-        for i in range(x.size):
-            out[i] += x[i]
-    else:
-        for i in range(x.size):
-            out[i] = x[i]
+    _copy(x, out, req)
 
 
 @njit(cache=True)
@@ -48,13 +46,12 @@ def copy_like_kernel(x, like, out, req):
 
 # -- strided gather / scatter --------------------------------------------------------------
 
-@njit(cache=True)
-def gather_kernel(x, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
-                  s0, s1, s2, s3, s4, s5, s6, s7, req):
-    """out (flat, C order over n0..n7) = x[base + sum i_d * s_d]."""
-    if req == REQ_NULL:
-        return
-    add = req == REQ_ADD
+@njit(cache=True, inline="always")
+def _strided_copy(src, dst, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                  s0, s1, s2, s3, s4, s5, s6, s7, add, to_strided):
+    """The walk over n0..n7 (C order) of the strided positions ``base + sum
+    i_d * s_d``: their elements of ``src`` copied (added) into flat ``dst``,
+    or, ``to_strided``, flat ``src`` copied (added) onto them in ``dst``."""
     k = 0
     for i0 in range(n0):
         o0 = base + i0 * s0
@@ -70,13 +67,30 @@ def gather_kernel(x, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
                             o5 = o4 + i5 * s5
                             for i6 in range(n6):
                                 o6 = o5 + i6 * s6
-                                if add:
+                                if to_strided:
+                                    if add:
+                                        for i7 in range(n7):
+                                            dst[o6 + i7 * s7] += src[k + i7]
+                                    else:
+                                        for i7 in range(n7):
+                                            dst[o6 + i7 * s7] = src[k + i7]
+                                elif add:
                                     for i7 in range(n7):
-                                        out[k + i7] += x[o6 + i7 * s7]
+                                        dst[k + i7] += src[o6 + i7 * s7]
                                 else:
                                     for i7 in range(n7):
-                                        out[k + i7] = x[o6 + i7 * s7]
+                                        dst[k + i7] = src[o6 + i7 * s7]
                                 k += n7
+
+
+@njit(cache=True)
+def gather_kernel(x, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
+                  s0, s1, s2, s3, s4, s5, s6, s7, req):
+    """out (flat, C order over n0..n7) = x[base + sum i_d * s_d]."""
+    if req == REQ_NULL:
+        return
+    _strided_copy(x, out, base, n0, n1, n2, n3, n4, n5, n6, n7, s0, s1, s2, s3, s4, s5, s6, s7,
+                  req == REQ_ADD, False)
 
 
 @njit(cache=True)
@@ -90,29 +104,8 @@ def scatter_kernel(g, like, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
     if req != REQ_ADD:
         for i in range(out.size):
             out[i] = 0
-    add = req == REQ_ADD or overlap != 0
-    k = 0
-    for i0 in range(n0):
-        o0 = base + i0 * s0
-        for i1 in range(n1):
-            o1 = o0 + i1 * s1
-            for i2 in range(n2):
-                o2 = o1 + i2 * s2
-                for i3 in range(n3):
-                    o3 = o2 + i3 * s3
-                    for i4 in range(n4):
-                        o4 = o3 + i4 * s4
-                        for i5 in range(n5):
-                            o5 = o4 + i5 * s5
-                            for i6 in range(n6):
-                                o6 = o5 + i6 * s6
-                                if add:
-                                    for i7 in range(n7):
-                                        out[o6 + i7 * s7] += g[k + i7]
-                                else:
-                                    for i7 in range(n7):
-                                        out[o6 + i7 * s7] = g[k + i7]
-                                k += n7
+    _strided_copy(g, out, base, n0, n1, n2, n3, n4, n5, n6, n7, s0, s1, s2, s3, s4, s5, s6, s7,
+                  req == REQ_ADD or overlap != 0, True)
 
 
 @njit(cache=True)

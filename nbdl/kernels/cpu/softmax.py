@@ -7,6 +7,7 @@ before it is written, which keeps the kernels correct when the output buffer
 is the input buffer (the planner's inplace pairs).
 """
 import dataclasses
+from functools import partial
 import math
 
 from numba import prange
@@ -127,20 +128,10 @@ def prepare_softmin(call):
     return prepare_softmax(dataclasses.replace(call, attrs=softmin_attrs(call.attrs)))
 
 
-def prepare_softmax(call):
-    return _prepare_forward(call, False)
-
-
-def prepare_log_softmax(call):
-    return _prepare_forward(call, True)
-
-
-def prepare_softmax_backward(call):
-    return _prepare_backward(call, False)
-
-
-def prepare_log_softmax_backward(call):
-    return _prepare_backward(call, True)
+prepare_softmax = partial(_prepare_forward, log=False)
+prepare_log_softmax = partial(_prepare_forward, log=True)
+prepare_softmax_backward = partial(_prepare_backward, log=False)
+prepare_log_softmax_backward = partial(_prepare_backward, log=True)
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.

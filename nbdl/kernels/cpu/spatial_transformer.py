@@ -9,6 +9,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import spatial_transformer as st
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import host_copy
+from ..shared.store import py_add_at
 
 temp_plain = with_half(None)
 
@@ -63,37 +64,18 @@ def sampler_forward(data, grid, out, C, H, W, one, fh, fw, req):
                                fw, req == REQ_ADD)
 
 
+_sampler_point_backward = njit(cache=True, inline="always")(
+    st.build_sampler_backward(njit(cache=True, inline="always")(py_add_at)))
+
+
 @njit(cache=True)
 def sampler_backward(og, data, grid, gdata, ggrid, C, H, W, one, fh, fw, req_data, req_grid):
-    zero = one - one
     if req_data != REQ_NULL and req_data != REQ_ADD:
-        gdata[:] = zero
+        gdata[:] = one - one
     for n in range(og.shape[0]):
         for i in range(og.shape[2]):
-            x0, y0, wx, wy = st.py_taps(grid[n, 0, i], grid[n, 1, i], one, fh, fw)
-            w00, w01, w10, w11 = st.py_tap_weights(wx, wy, one)
-            gx = zero
-            gy = zero
-            for c in range(C):
-                base = (n * C + c) * H * W
-                g = og[n, c, i]
-                v00, v01, v10, v11 = st.py_corners(data, base, x0, y0, H, W, zero)
-                dx, dy = st.py_blend_grads(v00, v01, v10, v11, wx, wy, g, one, fh, fw)
-                gx += dx
-                gy += dy
-                if req_data == REQ_NULL:
-                    continue
-                p = base + y0 * W + x0           # the four taps, where inside the image
-                if 0 <= y0 < H and 0 <= x0 < W:
-                    gdata[p] += g * w00
-                if 0 <= y0 < H and 0 <= x0 + 1 < W:
-                    gdata[p + 1] += g * w01
-                if 0 <= y0 + 1 < H and 0 <= x0 < W:
-                    gdata[p + W] += g * w10
-                if 0 <= y0 + 1 < H and 0 <= x0 + 1 < W:
-                    gdata[p + W + 1] += g * w11
-            if req_grid != REQ_NULL:
-                st.store_pair(ggrid, n, i, gx, gy, req_grid == REQ_ADD)
+            _sampler_point_backward(og, data, grid, gdata, ggrid, n, i, C, H, W, one, fh, fw,
+                                    req_data, req_grid)
 
 
 def _prepare_bilinear_sampler(call):

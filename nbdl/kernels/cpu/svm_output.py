@@ -6,20 +6,16 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.svm_output import py_svm_grad, svm_scalars, svm_views
+from ..shared.store import py_copy
+
+_copy = njit(cache=True, inline="always")(py_copy)
 
 _svm_grad = njit(cache=True, inline="always")(py_svm_grad)
 
 
 @njit(cache=True)
 def svm_forward(x, label, out, req):
-    if req == REQ_NULL:
-        return
-    if req == REQ_ADD:
-        for i in range(x.size):
-            out[i] += x[i]
-    else:
-        for i in range(x.size):
-            out[i] = x[i]
+    _copy(x, out, req)
 
 
 @njit(cache=True)

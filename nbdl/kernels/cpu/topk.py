@@ -12,31 +12,10 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.topk import topk_temp
-from ..shared.topk import as_topk_call, topk_views
+from ..shared.topk import as_topk_call, build_first, topk_views
 
 
-@njit(cache=True, inline="always")
-def _above(a, b):
-    """a ranks above b when selecting the largest (NaN above numbers)."""
-    return a > b or (a != a and b == b)
-
-
-@njit(cache=True, inline="always")
-def _first(x, o, i, p, q, asc):
-    """Position p comes before position q in the result."""
-    a = x[o, p, i]
-    b = x[o, q, i]
-    if asc:
-        if _above(b, a):
-            return True
-        if _above(a, b):
-            return False
-    else:
-        if _above(a, b):
-            return True
-        if _above(b, a):
-            return False
-    return p < q
+_first = njit(cache=True, inline="always")(build_first(njit(cache=True, inline="always")))
 
 
 @njit(cache=True)

@@ -8,6 +8,8 @@ can shrink ``MAX_BLOCKS`` to make tiny arrays take several turns of the
 grid-stride loops that only arrays of millions of elements take on a GPU."""
 from numba import cuda
 
+from ...ops.registry import REQ_ADD, REQ_NULL
+
 THREADS = 128
 MAX_BLOCKS = 65535       # a grid's x extent; grid-stride loops cover what is past it
 RNG_MAX_BLOCKS = 256     # launches with a random state per thread (dropout): states made per bind
@@ -58,3 +60,33 @@ def zero(a):
     """Zero the flat (1-d) device array ``a`` (a gradient before atomics add into it)."""
     if a.size:
         launcher(_fill_zero, a.size)(a)
+
+
+@cuda.jit(device=True, inline=True)
+def atomic_add(a, i, v):
+    """``cuda.atomic.add(a, i, v)`` as a device function: the scatter-add a
+    shared routine that scatters is built with (``kernels.shared.store``)."""
+    cuda.atomic.add(a, i, v)
+
+
+@cuda.jit
+def copy_kernel(x, out, req):
+    """Flat ``out`` = ``x`` (same size; converted to ``out``'s dtype), added to
+    when ``req`` is ``REQ_ADD``, untouched when it is ``REQ_NULL``: one thread
+    per element."""
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        if req == REQ_ADD:
+            out[i] += x[i]
+        elif req != REQ_NULL:
+            out[i] = x[i]
+
+
+def copy_skipping_one(n):
+    """``fn(x, unread, out, req)``: the launch of ``copy_kernel`` over ``n``
+    elements for an identity forward whose second input is not read (the
+    label of SVMOutput, the moving average of IdentityAttachKLSparseReg)."""
+    run = launcher(copy_kernel, n)
+
+    def fn(x, unread, out, req):
+        run(x, out, req)
+    return fn

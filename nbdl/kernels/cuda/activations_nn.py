@@ -4,57 +4,31 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.elemwise_plan import size_of
-from ..shared.activations_nn import act_of, prelu_views, scalars_for, spec_for
+from ..shared.activations_nn import (act_plan, leaky_relu_prepares, prelu_views, py_prelu_at,
+                                     scalars_for)
+from ..shared.store import py_unravel4
 from ._elemwise_gen import launch, map_kernel
 from ._launch import launcher
 
 
 def prepare_act(call):
-    act = act_of(call)
-    backward = call.op.name.startswith("_backward_")
-    spec = spec_for(act, backward)
-    n = size_of(call.out_shapes[0])
+    act, backward, spec, n = act_plan(call)
     fn = map_kernel(spec, call.out_dtypes[0])
     return Launch(launch(fn, n), scalars_for(call, act) + (int(call.req[0]),),
                   views=[(n,)] * (len(spec.args) + 1))
 
 
-@cuda.jit
-def _prelu_forward(x, gamma, out, req):
-    C = x.shape[1]
-    inner = x.shape[2]
-    n = x.shape[0] * C * inner
-    for r in range(cuda.grid(1), n, cuda.gridsize(1)):
-        i = r % inner
-        q = r // inner
-        c = q % C
-        o = q // C
-        a = gamma[0] if gamma.shape[0] == 1 else gamma[c]
-        v = x[o, c, i]
-        y = v if v > 0 else a * v
-        if req == REQ_ADD:
-            out[o, c, i] += y
-        else:
-            out[o, c, i] = y
+_prelu_at = cuda.jit(device=True)(py_prelu_at)
+_unravel4 = cuda.jit(device=True)(py_unravel4)
 
 
 @cuda.jit
-def _prelu_data_grad(og, x, gamma, dx, req):
-    C = x.shape[1]
-    inner = x.shape[2]
-    n = x.shape[0] * C * inner
-    for r in range(cuda.grid(1), n, cuda.gridsize(1)):
-        i = r % inner
-        q = r // inner
-        c = q % C
-        o = q // C
-        a = gamma[0] if gamma.shape[0] == 1 else gamma[c]
-        v = og[o, c, i] if x[o, c, i] > 0 else og[o, c, i] * a
-        if req == REQ_ADD:
-            dx[o, c, i] += v
-        else:
-            dx[o, c, i] = v
+def _prelu_apply(s, x, gamma, out, req):
+    """PReLU's forward (``s`` = x) or data gradient (``s`` = the head
+    gradient): one thread per element."""
+    for r in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        _, o, c, i = _unravel4(r, x.shape[0], x.shape[1], x.shape[2])
+        _prelu_at(s, x, gamma, out, o, c, i, req == REQ_ADD)
 
 
 @cuda.jit
@@ -86,7 +60,11 @@ def prepare_prelu(call):
     n = data[0] * data[1] * data[2]
     if n == 0 or call.req[0] == REQ_NULL:
         return Launch(_noop, (), views=[data, gamma, data])
-    return Launch(launcher(_prelu_forward, n), (int(call.req[0]),), views=[data, gamma, data])
+    run = launcher(_prelu_apply, n)
+
+    def fn(x, gamma_, out, req):
+        run(x, x, gamma_, out, req)
+    return Launch(fn, (int(call.req[0]),), views=[data, gamma, data])
 
 
 def prepare_prelu_backward(call):
@@ -94,7 +72,7 @@ def prepare_prelu_backward(call):
     r_x, r_g = (int(r) for r in call.req)
     n = data[0] * data[1] * data[2]
     zero = np.dtype(call.out_dtypes[0]).type(0)
-    run_x = launcher(_prelu_data_grad, n) if r_x != REQ_NULL and n else None
+    run_x = launcher(_prelu_apply, n) if r_x != REQ_NULL and n else None
     run_g = launcher(_prelu_gamma_grad, gamma[0]) if r_g != REQ_NULL and gamma[0] else None
 
     def fn(og, x, g, dx, dg):
@@ -105,13 +83,5 @@ def prepare_prelu_backward(call):
     return Launch(fn, (), views=[data, data, gamma, data, gamma])
 
 
-def prepare_leaky_relu(call):
-    if call.attrs["act_type"] == "prelu":
-        return prepare_prelu(call)
-    return prepare_act(call)
-
-
-def prepare_leaky_relu_backward(call):
-    if call.attrs["act_type"] == "prelu":
-        return prepare_prelu_backward(call)
-    return prepare_act(call)
+prepare_leaky_relu, prepare_leaky_relu_backward = leaky_relu_prepares(
+    prepare_prelu, prepare_prelu_backward, prepare_act)

@@ -8,14 +8,11 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_NULL, Launch
+from ..shared.array_checks import py_close
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
 
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
+_is_close = cuda.jit(device=True)(py_close)
 
 
 @cuda.jit
@@ -40,15 +37,7 @@ def _finite(x, out):
 @cuda.jit
 def _close(a, b, out, rtol, atol, equal_nan):
     for i in range(cuda.grid(1), a.size, cuda.gridsize(1)):
-        x = a[i]
-        y = b[i]
-        xn = x != x
-        yn = y != y
-        if xn or yn:
-            ok = equal_nan and xn == yn
-        else:
-            ok = x == y or abs(x - y) <= atol + rtol * abs(y)
-        if not ok:
+        if not _is_close(a[i], b[i], rtol, atol, equal_nan):
             out[0] = 0
 
 

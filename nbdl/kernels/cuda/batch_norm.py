@@ -4,6 +4,7 @@ functions are compiled here as device functions): BatchNorm runs one thread
 per channel; InstanceNorm/GroupNorm one thread per ``(n, g)`` row for the
 output and data gradient and one per gamma/beta entry (a channel, or a group
 for GroupNorm's per-group form) for their gradients."""
+from functools import partial
 import math
 
 from numba import cuda
@@ -12,7 +13,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.batch_norm import (bn_apply_scalars, bn_scalars, bn_views, group_scalars,
                                  group_views, py_bn_backward_channel, py_bn_forward_channel,
                                  py_group_backward_row, py_group_forward_row, py_group_param)
-from ._launch import launcher
+from ._launch import copy_kernel, launcher
 
 _bn_fwd_c = cuda.jit(device=True)(py_bn_forward_channel)
 _bn_bwd_c = cuda.jit(device=True)(py_bn_backward_channel)
@@ -44,15 +45,6 @@ def _bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m, 
     for c in range(cuda.grid(1), x.shape[1], cuda.gridsize(1)):
         _bn_bwd_c(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
                   use_batch, stored_var, relu, r_x, r_g, r_b)
-
-
-@cuda.jit
-def _copy_kernel(src, dst, req):
-    for i in range(cuda.grid(1), dst.size, cuda.gridsize(1)):
-        if req == REQ_ADD:
-            dst[i] += src[i]
-        else:
-            dst[i] = src[i]
 
 
 @cuda.jit
@@ -100,7 +92,7 @@ def prepare_batch_norm(call):
     head, reqs = scalars[:7], scalars[7:10]
     n = math.prod(data)
     r_ws = call.req[3] if relu else REQ_NULL
-    copy = launcher(_copy_kernel, n) if n else None
+    copy = launcher(copy_kernel, n) if n else None
 
     def fn(x, gamma, beta, mm, mv, out, mean, var, *ws):
         run(x, gamma, beta, mm, mv, out, mean, var, *head, relu, *reqs)
@@ -163,17 +155,7 @@ def _backward(call, is_std):
     return Launch(fn, (), views=views)
 
 
-def prepare_instance_norm(call):
-    return _forward(call, False)
-
-
-def prepare_instance_norm_backward(call):
-    return _backward(call, False)
-
-
-def prepare_group_norm(call):
-    return _forward(call, True)
-
-
-def prepare_group_norm_backward(call):
-    return _backward(call, True)
+prepare_instance_norm = partial(_forward, is_std=False)
+prepare_instance_norm_backward = partial(_backward, is_std=False)
+prepare_group_norm = partial(_forward, is_std=True)
+prepare_group_norm_backward = partial(_backward, is_std=True)

@@ -4,12 +4,12 @@ output forward, one per (n, c) plane for the scattering gradient."""
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.bilinear_resize import py_resize_point, py_resize_scatter, py_source, resize_plan
+from ..shared.bilinear_resize import build, resize_call
 from ._launch import launcher
 
-_source = cuda.jit(device=True)(py_source)
-_point = cuda.jit(device=True)(py_resize_point)
-_scatter = cuda.jit(device=True)(py_resize_scatter)
+_s = build(cuda.jit(device=True))
+_value_at = cuda.jit(device=True)(_s.value_at)
+_scatter_plane = cuda.jit(device=True)(_s.scatter_plane)
 
 
 def _noop(*args):
@@ -23,9 +23,7 @@ def _forward(x, out, P, H, W, OH, OW, sh, sw, align, half, req):
         r = t // OW
         oh = r % OH
         p = r // OH
-        h1, hp, hl = _source(sh, oh, H, align, half)
-        w1, wp, wl = _source(sw, ow, W, align, half)
-        v = _point(x, p, h1, hp, hl, w1, wp, wl, half + half)
+        v = _value_at(x, p, oh, ow, H, W, sh, sw, align, half)
         if req == REQ_ADD:
             out[p, oh, ow] += v
         else:
@@ -35,24 +33,14 @@ def _forward(x, out, P, H, W, OH, OW, sh, sw, align, half, req):
 @cuda.jit
 def _backward(og, dx, P, H, W, OH, OW, sh, sw, align, half, req):
     for p in range(cuda.grid(1), P, cuda.gridsize(1)):
-        if req != REQ_ADD:
-            for i in range(H):
-                for j in range(W):
-                    dx[p, i, j] = half - half
-        for oh in range(OH):
-            for ow in range(OW):
-                h1, hp, hl = _source(sh, oh, H, align, half)
-                w1, wp, wl = _source(sw, ow, W, align, half)
-                _scatter(og[p, oh, ow], dx, p, h1, hp, hl, w1, wp, wl, half + half)
+        _scatter_plane(og, dx, p, H, W, OH, OW, sh, sw, align, half, req == REQ_ADD)
 
 
 def prepare_resize(call):
-    plan = resize_plan(call.in_shapes[0], call.out_shapes[0], call.attrs["align_corners"],
-                       call.out_dtypes[0])
-    P, H, W, OH, OW = plan[:5]
+    plan, xv, ov = resize_call(call, call.in_shapes[0], call.out_shapes[0])
     like = len(call.in_shapes) == 2
-    views = [(P, H, W)] + ([None] if like else []) + [(P, OH, OW)]
-    n = P * OH * OW
+    views = [xv] + ([None] if like else []) + [ov]
+    n = plan[0] * plan[3] * plan[4]
     if n == 0 or call.req[0] == REQ_NULL:
         return Launch(_noop, (), views=views)
     run = launcher(_forward, n)
@@ -65,10 +53,9 @@ def prepare_resize(call):
 
 
 def prepare_resize_backward(call):
-    plan = resize_plan(call.in_shapes[1], call.in_shapes[0], call.attrs["align_corners"],
-                       call.out_dtypes[0])
-    P, H, W, OH, OW = plan[:5]
-    views = [(P, OH, OW), (P, H, W), (P, H, W)]
+    plan, xv, ov = resize_call(call, call.in_shapes[1], call.in_shapes[0])
+    P, H, W = xv
+    views = [ov, xv, xv]
     if P * H * W == 0 or call.req[0] == REQ_NULL:
         return Launch(_noop, (), views=views)
     run = launcher(_backward, P)

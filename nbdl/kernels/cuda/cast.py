@@ -8,17 +8,8 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ._launch import launcher
-
-
-@cuda.jit
-def cast_kernel(x, out, req):
-    start = cuda.grid(1)
-    for i in range(start, x.size, cuda.gridsize(1)):
-        if req == REQ_ADD:
-            out[i] += x[i]
-        elif req != REQ_NULL:
-            out[i] = x[i]
+from ._launch import copy_kernel as cast_kernel, launcher
+from ..shared.elemwise_plan import size_of
 
 
 @cuda.jit
@@ -43,63 +34,30 @@ def cast_to_half_kernel(x, out, req):
             out[i] = np.float32(x[i])
 
 
-@cuda.jit
-def cast_like_kernel(x, like, out, req):
-    start = cuda.grid(1)
-    for i in range(start, x.size, cuda.gridsize(1)):
-        if req == REQ_ADD:
-            out[i] += x[i]
-        elif req != REQ_NULL:
-            out[i] = x[i]
-
-
-@cuda.jit
-def cast_like_from_half_kernel(x, like, out, req):
-    start = cuda.grid(1)
-    for i in range(start, x.size, cuda.gridsize(1)):
-        if req == REQ_ADD:
-            out[i] += np.float32(x[i])
-        elif req != REQ_NULL:
-            out[i] = np.float32(x[i])
-
-
-@cuda.jit
-def cast_like_to_half_kernel(x, like, out, req):
-    start = cuda.grid(1)
-    for i in range(start, x.size, cuda.gridsize(1)):
-        if req == REQ_ADD:
-            out[i] = np.float32(out[i]) + np.float32(x[i])
-        elif req != REQ_NULL:
-            out[i] = np.float32(x[i])
-
-
 _HALF = np.dtype(np.float16)
 
 
-def _n(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-def _kernel(call, like):
+def _kernel(call):
     if np.dtype(call.out_dtypes[0]) == _HALF:
-        return cast_like_to_half_kernel if like else cast_to_half_kernel
+        return cast_to_half_kernel
     if np.dtype(call.in_dtypes[0]) == _HALF:
-        return cast_like_from_half_kernel if like else cast_from_half_kernel
-    return cast_like_kernel if like else cast_kernel
+        return cast_from_half_kernel
+    return cast_kernel
 
 
 def prepare_cast(call):
-    n = _n(call.out_shapes[0])
-    return Launch(launcher(_kernel(call, False), n), (int(call.req[0]),), views=[(n,), (n,)])
+    n = size_of(call.out_shapes[0])
+    return Launch(launcher(_kernel(call), n), (int(call.req[0]),), views=[(n,), (n,)])
 
 
 def prepare_cast_like(call):
-    n = _n(call.out_shapes[0])
-    return Launch(launcher(_kernel(call, True), n), (int(call.req[0]),),
-                  views=[(n,), (n,), (n,)])
+    """The cast of the first input to the second's dtype (the second is not read)."""
+    n = size_of(call.out_shapes[0])
+    run = launcher(_kernel(call), n)
+
+    def fn(x, like, out, req):
+        run(x, out, req)
+    return Launch(fn, (int(call.req[0]),), views=[(n,), (n,), (n,)])
 
 
 class _MulticastCall:
@@ -112,8 +70,8 @@ class _MulticastCall:
 def prepare_multicast(call):
     """``amp_multicast``: one converting copy per input/output pair."""
     k = len(call.in_shapes)
-    sizes = [_n(s) for s in call.out_shapes]
-    fns = [launcher(_kernel(_MulticastCall(call.in_dtypes[i], call.out_dtypes[i]), False),
+    sizes = [size_of(s) for s in call.out_shapes]
+    fns = [launcher(_kernel(_MulticastCall(call.in_dtypes[i], call.out_dtypes[i])),
                     sizes[i]) for i in range(k)]
 
     def run(*args):

@@ -302,21 +302,8 @@ temp_convolution_backward = partial(_temps, backward=True, transposed=False)
 temp_deconvolution_backward = partial(_temps, backward=True, transposed=True)
 
 
-def prepare_convolution(call):
-    return _prepare_forward(call, False)
-
-
-def prepare_deconvolution(call):
-    return _prepare_forward(call, True)
-
-
-def prepare_fused_convolution(call):
-    return _prepare_forward(call, False)
-
-
-def prepare_convolution_backward(call):
-    return _prepare_backward(call, False)
-
-
-def prepare_deconvolution_backward(call):
-    return _prepare_backward(call, True)
+prepare_convolution = partial(_prepare_forward, transposed=False)
+prepare_deconvolution = partial(_prepare_forward, transposed=True)
+prepare_fused_convolution = partial(_prepare_forward, transposed=False)
+prepare_convolution_backward = partial(_prepare_backward, transposed=False)
+prepare_deconvolution_backward = partial(_prepare_backward, transposed=True)

@@ -11,7 +11,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import correlation as cr
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import device_copy
-from ._launch import launcher, noop, zero
+from ._launch import atomic_add, launcher, noop, zero
 
 
 temp_plain = with_half(None)
@@ -33,6 +33,9 @@ def _forward(d1, d2, out, C, H, W, pad, K, md, radius, width, s1, s2, mult, se, 
             out[n, q, i, j] = v
 
 
+_backward_point = cuda.jit(device=True)(cr.build_backward_point(atomic_add))
+
+
 @cuda.jit
 def _backward(og, d1, d2, g1, g2, C, H, W, pad, K, md, radius, width, s1, s2, mult, se, zero,
               one, req1, req2):
@@ -42,18 +45,8 @@ def _backward(og, d1, d2, g1, g2, C, H, W, pad, K, md, radius, width, s1, s2, mu
         i = (t // TW) % TH
         q = (t // (TW * TH)) % Q
         n = t // (TW * TH * Q)
-        y1, x1, y2, x2 = cr.py_positions(q, i, j, md, radius, width, s1, s2)
-        g = og[n, q, i, j] / se
-        for h in range(K):
-            for w in range(K):
-                for c in range(C):
-                    a, p1 = cr.py_padded(d1, n, c, y1 + h, x1 + w, C, H, W, pad, zero)
-                    b, p2 = cr.py_padded(d2, n, c, y2 + h, x2 + w, C, H, W, pad, zero)
-                    ga, gb = cr.py_pair_grads(a, b, g, mult, one)
-                    if p1 >= 0 and req1 != REQ_NULL:
-                        cuda.atomic.add(g1, p1, ga)
-                    if p2 >= 0 and req2 != REQ_NULL:
-                        cuda.atomic.add(g2, p2, gb)
+        _backward_point(og, d1, d2, g1, g2, n, q, i, j, C, H, W, pad, K, md, radius, width, s1,
+                        s2, mult, se, zero, one, req1, req2)
 
 
 def _prepare_correlation(call):

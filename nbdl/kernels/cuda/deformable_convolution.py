@@ -16,62 +16,28 @@ gradient ``(F, Cg, kh, kw)``, output / out_grad ``(N, F, OH, OW)``.
 The kernels are made per dtype (``T``: numba's float32 or float64, bound in
 the closure) so integer coordinates are cast to the data's precision.
 """
-import math
+from functools import partial
 
 import numpy as np
 from numba import cuda, float32, float64
 
 from ...ops.deformable_convolution import backward_temps, forward_temps, geometry
 from ...ops.registry import REQ_NULL, Launch
-from ._launch import launcher
+from ..shared.deformable_convolution import (build_scatter, py_blend, py_coord_terms, py_corners,
+                                             py_locate)
+from ..shared.store import py_unravel4
+from ._launch import atomic_add, launcher
+
+
+_locate = cuda.jit(device=True)(py_locate)
+_corners = cuda.jit(device=True)(py_corners)
+_blend = cuda.jit(device=True)(py_blend)
+_coord_terms = cuda.jit(device=True)(py_coord_terms)
+_scatter = cuda.jit(device=True)(build_scatter(atomic_add))
+_unravel4 = cuda.jit(device=True)(py_unravel4)
 
 
 def _make(T):
-    @cuda.jit(device=True)
-    def locate(y, x, h_n, w_n, v1):
-        """(inside, y0, x0, ly, lx, clamped_y, clamped_x); see the CPU kernels."""
-        zero = T(0)
-        if v1:
-            inside = y >= 0 and x >= 0 and y < h_n and x < w_n
-        else:
-            inside = y > -1 and x > -1 and y < h_n and x < w_n
-        if not inside:
-            return False, 0, 0, zero, zero, False, False
-        y0 = int(math.floor(y))
-        x0 = int(math.floor(x))
-        ly = y - T(y0)
-        lx = x - T(x0)
-        cy = False
-        cx = False
-        if v1 and y0 >= h_n - 1:
-            y0 = h_n - 1
-            ly = zero
-            cy = True
-        if v1 and x0 >= w_n - 1:
-            x0 = w_n - 1
-            lx = zero
-            cx = True
-        return True, y0, x0, ly, lx, cy, cx
-
-    @cuda.jit(device=True)
-    def corners(img, n, c, y0, x0):
-        h_n, w_n = img.shape[2], img.shape[3]
-        v00 = T(0)
-        v01 = T(0)
-        v10 = T(0)
-        v11 = T(0)
-        if y0 >= 0:
-            if x0 >= 0:
-                v00 = img[n, c, y0, x0]
-            if x0 + 1 < w_n:
-                v01 = img[n, c, y0, x0 + 1]
-        if y0 + 1 < h_n:
-            if x0 >= 0:
-                v10 = img[n, c, y0 + 1, x0]
-            if x0 + 1 < w_n:
-                v11 = img[n, c, y0 + 1, x0 + 1]
-        return v00, v01, v10, v11
-
     @cuda.jit(device=True)
     def point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw):
         oc = 2 * (d * kk_n + kk)
@@ -79,16 +45,30 @@ def _make(T):
         x = T(ow * sw - pw + j * dw) + off[n, oc + 1, oh, ow]
         return y, x
 
+    @cuda.jit(device=True)
+    def sample(data, off, msk, n, c, d, kk, kk_n, oh, ow, i, j, has_mask, v1, sh, sw, ph, pw,
+               dh, dw):
+        """Tap (i, j) of channel c at output (oh, ow) of image n: its bilinear
+        sample (times the mask for v2), 0 outside the image."""
+        y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
+        ok, y0, x0, ly, lx, cy, cx = _locate(y, x, data.shape[2], data.shape[3], v1)
+        if not ok:
+            return T(0)
+        v00, v01, v10, v11 = _corners(data[n], c, y0, x0)
+        v = _blend(v00, v01, v10, v11, ly, lx, T(1))
+        if has_mask:
+            v *= msk[n, d * kk_n + kk, oh, ow]
+        return v
+
     @cuda.jit
     def forward(data, off, msk, w, b, out, has_mask, has_bias, v1, req,
                 kh, kw, sh, sw, ph, pw, dh, dw, dg_n, g_n):
         n_n, f_n, oh_n, ow_n = out.shape
-        c_n, h_n, w_n = data.shape[1], data.shape[2], data.shape[3]
+        c_n = data.shape[1]
         cg = w.shape[1]
         fg = f_n // g_n
         cpd = c_n // dg_n
         kk_n = kh * kw
-        one = T(1)
         for idx in range(cuda.grid(1), n_n * f_n * oh_n * ow_n, cuda.gridsize(1)):
             ow = idx % ow_n
             r = idx // ow_n
@@ -106,17 +86,8 @@ def _make(T):
                 for i in range(kh):
                     for j in range(kw):
                         kk = i * kw + j
-                        y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
-                        ok, y0, x0, ly, lx, cy, cx = locate(y, x, h_n, w_n, v1)
-                        if not ok:
-                            continue
-                        v00, v01, v10, v11 = corners(data, n, c, y0, x0)
-                        hy = one - ly
-                        hx = one - lx
-                        v = hy * hx * v00 + hy * lx * v01 + ly * hx * v10 + ly * lx * v11
-                        if has_mask:
-                            v *= msk[n, d * kk_n + kk, oh, ow]
-                        acc += w[f, cl, i, j] * v
+                        acc += w[f, cl, i, j] * sample(data, off, msk, n, c, d, kk, kk_n, oh, ow,
+                                                       i, j, has_mask, v1, sh, sw, ph, pw, dh, dw)
             if req != REQ_NULL:
                 out[n, f, oh, ow] = acc
 
@@ -147,36 +118,20 @@ def _make(T):
         one = T(1)
         total = n_n * c_n * kk_n * oh_n * ow_n
         for idx in range(cuda.grid(1), total, cuda.gridsize(1)):
-            ow = idx % ow_n
-            r = idx // ow_n
-            oh = r % oh_n
-            r //= oh_n
-            kk = r % kk_n
-            r //= kk_n
-            c = r % c_n
-            n = r // c_n
+            nc, kk, oh, ow = _unravel4(idx, kk_n, oh_n, ow_n)
+            n = nc // c_n
+            c = nc - n * c_n
             i = kk // kw
             j = kk - i * kw
             d = c // cpd
             y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
-            ok, y0, x0, ly, lx, cy, cx = locate(y, x, h_n, w_n, v1)
+            ok, y0, x0, ly, lx, cy, cx = _locate(y, x, h_n, w_n, v1)
             if not ok:
                 continue
             a = col_grad(og, w, n, c, i, j, cg, fg, oh, ow)
             if has_mask:
                 a *= msk[n, d * kk_n + kk, oh, ow]
-            hy = one - ly
-            hx = one - lx
-            if y0 >= 0:
-                if x0 >= 0:
-                    cuda.atomic.add(dx, (n, c, y0, x0), a * hy * hx)
-                if x0 + 1 < w_n:
-                    cuda.atomic.add(dx, (n, c, y0, x0 + 1), a * hy * lx)
-            if y0 + 1 < h_n:
-                if x0 >= 0:
-                    cuda.atomic.add(dx, (n, c, y0 + 1, x0), a * ly * hx)
-                if x0 + 1 < w_n:
-                    cuda.atomic.add(dx, (n, c, y0 + 1, x0 + 1), a * ly * lx)
+            _scatter(dx[n], c, y0, x0, ly, lx, a, one)
 
     @cuda.jit
     def coord_grad(og, data, off, msk, w, doff, dmsk, r_off, r_m, has_mask, v1,
@@ -190,20 +145,15 @@ def _make(T):
         one = T(1)
         total = n_n * dg_n * kk_n * oh_n * ow_n
         for idx in range(cuda.grid(1), total, cuda.gridsize(1)):
-            ow = idx % ow_n
-            r = idx // ow_n
-            oh = r % oh_n
-            r //= oh_n
-            kk = r % kk_n
-            r //= kk_n
-            d = r % dg_n
-            n = r // dg_n
+            nd, kk, oh, ow = _unravel4(idx, kk_n, oh_n, ow_n)
+            n = nd // dg_n
+            d = nd - n * dg_n
             i = kk // kw
             j = kk - i * kw
             oc = 2 * (d * kk_n + kk)
             mc = d * kk_n + kk
             y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
-            ok, y0, x0, ly, lx, cy, cx = locate(y, x, h_n, w_n, v1)
+            ok, y0, x0, ly, lx, cy, cx = _locate(y, x, h_n, w_n, v1)
             gy = T(0)
             gx = T(0)
             gm = T(0)
@@ -211,14 +161,13 @@ def _make(T):
             if ok:
                 if has_mask:
                     m = msk[n, mc, oh, ow]
-                hy = one - ly
-                hx = one - lx
                 for c in range(d * cpd, (d + 1) * cpd):
                     gv = col_grad(og, w, n, c, i, j, cg, fg, oh, ow)
-                    v00, v01, v10, v11 = corners(data, n, c, y0, x0)
-                    gm += gv * (hy * hx * v00 + hy * lx * v01 + ly * hx * v10 + ly * lx * v11)
-                    gy += gv * (hx * (v10 - v00) + lx * (v11 - v01))
-                    gx += gv * (hy * (v01 - v00) + ly * (v11 - v10))
+                    v00, v01, v10, v11 = _corners(data[n], c, y0, x0)
+                    tm, ty, tx = _coord_terms(gv, v00, v01, v10, v11, ly, lx, one)
+                    gm += tm
+                    gy += ty
+                    gx += tx
                 if cy:
                     gy = T(0)
                 if cx:
@@ -237,7 +186,6 @@ def _make(T):
         fg = f_n // g_n
         cpd = c_n // dg_n
         kk_n = kh * kw
-        one = T(1)
         for idx in range(cuda.grid(1), f_n * cg * kk_n, cuda.gridsize(1)):
             kk = idx % kk_n
             r = idx // kk_n
@@ -251,17 +199,9 @@ def _make(T):
             for n in range(n_n):
                 for oh in range(oh_n):
                     for ow in range(ow_n):
-                        y, x = point(off, n, d, kk, kk_n, oh, ow, i, j, sh, sw, ph, pw, dh, dw)
-                        ok, y0, x0, ly, lx, cy, cx = locate(y, x, h_n, w_n, v1)
-                        if not ok:
-                            continue
-                        v00, v01, v10, v11 = corners(data, n, c, y0, x0)
-                        hy = one - ly
-                        hx = one - lx
-                        v = hy * hx * v00 + hy * lx * v01 + ly * hx * v10 + ly * lx * v11
-                        if has_mask:
-                            v *= msk[n, d * kk_n + kk, oh, ow]
-                        acc += og[n, f, oh, ow] * v
+                        acc += og[n, f, oh, ow] * sample(data, off, msk, n, c, d, kk, kk_n, oh,
+                                                         ow, i, j, has_mask, v1, sh, sw, ph, pw,
+                                                         dh, dw)
             dwt[f, cl, i, j] = acc
 
     @cuda.jit
@@ -366,17 +306,7 @@ def temp_backward(call):
     return backward_temps(call, 0)
 
 
-def prepare_deformableconvolution(call):
-    return _prepare_forward(call, False)
-
-
-def prepare_modulateddeformableconvolution(call):
-    return _prepare_forward(call, True)
-
-
-def prepare_deformableconvolution_backward(call):
-    return _prepare_backward(call, False)
-
-
-def prepare_modulateddeformableconvolution_backward(call):
-    return _prepare_backward(call, True)
+prepare_deformableconvolution = partial(_prepare_forward, modulated=False)
+prepare_modulateddeformableconvolution = partial(_prepare_forward, modulated=True)
+prepare_deformableconvolution_backward = partial(_prepare_backward, modulated=False)
+prepare_modulateddeformableconvolution_backward = partial(_prepare_backward, modulated=True)

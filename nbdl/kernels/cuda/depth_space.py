@@ -5,7 +5,10 @@ import math
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.store import py_unravel4
 from ._launch import launcher
+
+_unravel4 = cuda.jit(device=True)(py_unravel4)
 
 
 @cuda.jit
@@ -16,12 +19,7 @@ def _shuffle(deep, shallow, b, to_shallow, req):
     c_s = shallow.shape[1]
     total = deep.shape[0] * kk * hh * ww
     for r in range(cuda.grid(1), total, cuda.gridsize(1)):
-        w = r % ww
-        q = r // ww
-        h = q % hh
-        q = q // hh
-        k = q % kk
-        n = q // kk
+        n, k, h, w = _unravel4(r, kk, hh, ww)
         blk = k // c_s
         c = k - blk * c_s
         i = blk // b

@@ -16,6 +16,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.dropout import broadcast_views, dropout_plan
 from ..shared.random_state import draw_seed
 from ._launch import launcher, rng_grid
+from ..shared.elemwise_plan import size_of as _size
 
 
 @cuda.jit
@@ -62,13 +63,6 @@ def _apply(x, mask, out, add):
             out[i0, i1, i2, i3, i4, i5] += v
         else:
             out[i0, i1, i2, i3, i4, i5] = v
-
-
-def _size(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _make_states(n):

@@ -7,7 +7,8 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.elemwise_exprs import spec_of
-from ..shared.elemwise_plan import broadcast_scalars, gather_scalars, reduce_groups, size_of
+from ..shared.elemwise_plan import (broadcast_scalars, gather_scalars, reduce_groups,
+                                    reduce_sum_like_plan, size_of)
 from ._elemwise_gen import broadcast_kernel, launch, map_kernel, prepare_map  # noqa: F401
 from .elemwise_unary import copy_kernel
 
@@ -60,11 +61,7 @@ def rsl_zero(x, like, out, req):
 
 
 def prepare_reduce_sum_like(call):
-    data, like = (tuple(s) for s in call.in_shapes)
-    nd, nl = size_of(data), size_of(like)
-    no = size_of(call.out_shapes[0])
-    req = int(call.req[0])
-    views = [(nd,), (nl,), (no,)]
+    data, like, nd, no, req, views = reduce_sum_like_plan(call)
     if no == 0 or nd == 0:
         return Launch(launch(rsl_zero, no), (req,), views=views)
     if nd == no:

@@ -7,19 +7,9 @@ from numba import cuda
 from ...ops.elemwise_unary import ADD_N_FUSED_MAX
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ..shared.elemwise_exprs import add_n
-from ..shared.elemwise_plan import grouped_sum, size_of
+from ..shared.elemwise_plan import grouped_sum, size_of, where_rows
+from ._launch import copy_kernel
 from ._elemwise_gen import launch, map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
-
-
-@cuda.jit
-def copy_kernel(x, out, req):
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for i in range(start, x.size, stride):
-        if req == REQ_ADD:
-            out[i] += x[i]
-        elif req != REQ_NULL:
-            out[i] = x[i]
 
 
 def prepare_copy(call):
@@ -53,15 +43,10 @@ def where_rows_kernel(c, a, b, out, inner, req):
             out[i] = v
 
 
-def _rows(cond_shape, data_shape):
-    rows, n = size_of(cond_shape), size_of(data_shape)
-    return rows, (n // rows if rows else 0), n
-
-
 def prepare_where(call):
     if tuple(call.in_shapes[0]) == tuple(call.in_shapes[1]):
         return prepare_map(call)
-    rows, inner, n = _rows(call.in_shapes[0], call.in_shapes[1])
+    rows, inner, n = where_rows(call.in_shapes[0], call.in_shapes[1])
     return Launch(launch(where_rows_kernel, n), (int(inner), int(call.req[0])),
                   views=[(rows,), (n,), (n,), (n,)])
 
@@ -86,7 +71,7 @@ def where_backward_kernel(g, c, gx, gy, zero, inner, req_x, req_y):
 
 
 def prepare_backward_where(call):
-    rows, inner, n = _rows(call.in_shapes[1], call.in_shapes[0])
+    rows, inner, n = where_rows(call.in_shapes[1], call.in_shapes[0])
     zero = np.dtype(call.out_dtypes[0]).type(0)
     return Launch(launch(where_backward_kernel, n),
                   (zero, int(inner), int(call.req[0]), int(call.req[1])),

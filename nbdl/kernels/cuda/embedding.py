@@ -4,18 +4,11 @@ scatter-added with atomics because ids may repeat."""
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.embedding import embedding_views
+from ..shared.embedding import embedding_views, py_row_of
 from ._launch import launcher
 
 
-@cuda.jit(device=True)
-def row_of(v, n):
-    j = int(v)
-    if j < 0:
-        return 0
-    if j >= n:
-        return n - 1
-    return j
+row_of = cuda.jit(device=True)(py_row_of)
 
 
 @cuda.jit

@@ -142,11 +142,8 @@ def _prepare_resize(call):
     return launch(_resize, math.prod(views[1]), scalars, views, call.req[0])
 
 
-prepare_to_tensor = half(_prepare_to_tensor)
-prepare_normalize = half(_prepare_normalize)
-prepare_normalize_backward = half(_prepare_normalize_backward)
-prepare_crop = half(_prepare_crop)
-prepare_crop_backward = half(_prepare_crop_backward)
-prepare_flip = half(_prepare_flip)
-prepare_adjust_lighting = half(_prepare_adjust_lighting)
+(prepare_to_tensor, prepare_normalize, prepare_normalize_backward, prepare_crop,
+ prepare_crop_backward, prepare_flip, prepare_adjust_lighting) = map(half, (
+    _prepare_to_tensor, _prepare_normalize, _prepare_normalize_backward, _prepare_crop,
+    _prepare_crop_backward, _prepare_flip, _prepare_adjust_lighting))
 prepare_resize = _prepare_resize

@@ -155,9 +155,6 @@ def _prepare_jitter(call):
 
 prepare_random_flip_left_right = half(_prepare_flip)
 prepare_random_flip_top_bottom = half(_prepare_flip)
-prepare_random_brightness = _color(im.MODE_BRIGHTNESS)
-prepare_random_contrast = _color(im.MODE_CONTRAST)
-prepare_random_saturation = _color(im.MODE_SATURATION)
-prepare_random_hue = _color(im.MODE_HUE)
-prepare_random_lighting = _color(im.MODE_LIGHTING)
+(prepare_random_brightness, prepare_random_contrast, prepare_random_saturation, prepare_random_hue,
+ prepare_random_lighting) = map(_color, im.COLOR_MODES)
 prepare_random_color_jitter = half(_prepare_jitter, _means_rule)

@@ -8,9 +8,11 @@ from ...ops.indexing import IndexOutOfRange
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.shape import size_of
 from ..shared.index_contrib import (arange_scalars, index_array_scalars, index_array_views,
-                                    index_copy_backward_views, index_copy_views)
+                                    index_copy_backward_views, index_copy_views, py_old_grad)
 from ._launch import grid1d
 from .gather_nd import pick8
+
+_old_grad_at = cuda.jit(device=True)(py_old_grad)
 
 
 def _run(kernel, n, *args):
@@ -61,14 +63,7 @@ def _old_grad(g, copied, dold, req):
     m = g.shape[1]
     for e in range(cuda.grid(1), g.size, cuda.gridsize(1)):
         r = e // m
-        c = e - r * m
-        if copied[r] != 0:
-            if req != REQ_ADD:
-                dold[r, c] = 0
-        elif req == REQ_ADD:
-            dold[r, c] += g[r, c]
-        else:
-            dold[r, c] = g[r, c]
+        _old_grad_at(g, copied, dold, r, e - r * m, req)
 
 
 @cuda.jit

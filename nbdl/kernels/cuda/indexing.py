@@ -9,6 +9,7 @@ from ...ops.indexing import IndexOutOfRange
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.indexing import MODE_CODES, MODE_RAISE, MODE_WRAP, pick_views, take_views
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
 
 
 @cuda.jit(device=True)
@@ -31,13 +32,6 @@ def fix_index(j, n, mode):
 
 def _noop(*args):
     pass
-
-
-def _size(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 # -- one_hot -----------------------------------------------------------------------

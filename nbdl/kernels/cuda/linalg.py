@@ -12,7 +12,7 @@ from numba import cuda
 from ...ops.linalg import NotPositiveDefinite
 from ...ops.registry import Launch
 from ..shared import linalg as _shared
-from ..shared.linalg_plan import all_null, plan
+from ..shared.linalg_plan import KERNEL_NAMES, all_null, prepares
 from ._launch import grid1d
 
 _r = _shared.build(cuda.jit(device=True))
@@ -243,18 +243,7 @@ def copy2_kernel(a, out):
         out[t // n, t % n] = a[t // n, t % n]
 
 
-_KERNELS = {
-    "gemm": gemm_kernel, "gemm2": gemm2_kernel, "trmm": trmm_kernel, "trsm": trsm_kernel,
-    "syrk": syrk_kernel, "potrf": potrf_kernel, "potri": potri_kernel,
-    "inverse": inverse_kernel, "det": det_kernel, "slogdet": slogdet_kernel,
-    "sumlogdiag": sumlogdiag_kernel, "gelqf": gelqf_kernel, "syevd": syevd_kernel,
-    "potrf_backward": potrf_backward_kernel, "potri_backward": potri_backward_kernel,
-    "gelqf_backward": gelqf_backward_kernel, "syevd_backward": syevd_backward_kernel,
-    "sumlogdiag_backward": sumlogdiag_backward_kernel, "det_backward": det_backward_kernel,
-    "slogdet_backward": slogdet_backward_kernel, "extractdiag": extractdiag_kernel,
-    "makediag": makediag_kernel, "extracttrian": extracttrian_kernel,
-    "maketrian": maketrian_kernel,
-}
+_KERNELS = {name: globals()[name + "_kernel"] for name in KERNEL_NAMES}
 
 
 def _threads(name, views):
@@ -270,28 +259,23 @@ def _noop(*args):
     return
 
 
-def _prepare(name):
-    def prepare(call):
-        views, scalars = plan(name, call)
-        if all_null(call):
-            return Launch(_noop, scalars, views)
-        kernel = _KERNELS[name]
-        blocks, threads = grid1d(_threads(name, views), 32)
+def _launch(name, call, views, scalars):
+    if all_null(call):
+        return Launch(_noop, scalars, views)
+    kernel = _KERNELS[name]
+    blocks, threads = grid1d(_threads(name, views), 32)
 
-        def fn(*args):
-            kernel[blocks, threads](*args)
-            if name == "potrf" and (args[2].copy_to_host() == 0).any():
-                raise NotPositiveDefinite("_linalg_potrf: argument 'A' holds a matrix that is "
-                                          "not positive definite (a pivot of its Cholesky "
-                                          "factorisation is <= 0)")
-        return Launch(fn, scalars, views)
-    prepare.__name__ = f"prepare_{name}"
-    prepare.__doc__ = f"Launch of the {name} kernel (views from linalg_plan.plan)."
-    return prepare
+    def fn(*args):
+        kernel[blocks, threads](*args)
+        if name == "potrf" and (args[2].copy_to_host() == 0).any():
+            raise NotPositiveDefinite("_linalg_potrf: argument 'A' holds a matrix that is "
+                                      "not positive definite (a pivot of its Cholesky "
+                                      "factorisation is <= 0)")
+    return Launch(fn, scalars, views)
 
 
-for _name in _KERNELS:
-    globals()[f"prepare_{_name}"] = _prepare(_name)
+# prepare_<name> for each routine of KERNEL_NAMES (the op table's names)
+globals().update(prepares(_launch))
 
 
 def prepare_khatri_rao(call):

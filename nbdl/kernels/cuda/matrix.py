@@ -8,14 +8,13 @@ and each thread owns one output element.  Both accumulate in place, so
 ``REQ_ADD`` needs no temp on the GPU, and add FullyConnected's bias.
 """
 import math
-from functools import partial
 
 import numpy as np
 from numba import cuda, float32, float64
 
-from ...ops import matrix as ops_matrix
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.matrix import temp_rules
 from . import _cublas
 from ._launch import launcher
 
@@ -217,9 +216,5 @@ def prepare_batch_dot_backward(call):
 
 # -- scratch rules: the GEMM kernels accumulate themselves --------------------------
 
-temp_fc = partial(ops_matrix.fc_temp, gemm_adds=True)
-temp_fc_backward = partial(ops_matrix.fc_backward_temp, gemm_adds=True)
-temp_dot = partial(ops_matrix.dot_temp, gemm_adds=True)
-temp_dot_backward = partial(ops_matrix.dot_backward_temp, gemm_adds=True)
-temp_batch_dot = partial(ops_matrix.batch_dot_temp, gemm_adds=True)
-temp_batch_dot_backward = partial(ops_matrix.batch_dot_backward_temp, gemm_adds=True)
+(temp_fc, temp_fc_backward, temp_dot, temp_dot_backward, temp_batch_dot,
+ temp_batch_dot_backward) = temp_rules(dot_adds=True)

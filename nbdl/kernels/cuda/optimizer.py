@@ -14,7 +14,7 @@ from numba import cuda, float32
 
 from ...ops.registry import REQ_INPLACE, REQ_NULL, Launch
 from ..shared import optimizer as _steps
-from ..shared.optimizer import (MULTI, flat_views, group_adagrad_plan, multi_scalars,
+from ..shared.optimizer import (KERNEL_OF_OP, MULTI, flat_views, group_adagrad_plan, multi_scalars,
                                 multi_tensor_scalars, update_scalars)
 from ._launch import grid1d
 
@@ -290,14 +290,7 @@ def group_adagrad_update(w, g, history, out, req, row_len, lr, rescale, clip, ep
 
 # -- prepare ---------------------------------------------------------------------
 
-_KERNELS = {
-    "_adamw_update": adamw_update,
-    "_nbdl_adagrad_update": adagrad_update,
-    "_nbdl_adadelta_update": adadelta_update,
-    "_nbdl_adamax_update": adamax_update,
-    "_nbdl_nadam_update": nadam_update,
-    "_nbdl_sgld_update": sgld_update,
-}
+_KERNELS = {op: globals()[name] for op, name in KERNEL_OF_OP.items()}
 
 
 def _launcher(kernel, n):

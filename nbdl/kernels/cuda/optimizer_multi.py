@@ -7,7 +7,7 @@ from numba import cuda, float32
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import optimizer as _steps
-from ..shared.optimizer import preloaded_plan
+from ..shared.optimizer import multi_sum_sq_run, preloaded_plan
 from ._launch import grid1d
 
 _sgd_mom = cuda.jit(device=True)(_steps.sgd_mom_step)
@@ -74,19 +74,15 @@ def _preloaded(w, g, mom, w32, out, lrs, wds, k, req, momentum, rescale, clip, h
 
 
 def prepare_multi_sum_sq(call):
-    n = len(call.in_shapes)
-    sizes = [int(np.prod(s, dtype=np.int64)) for s in call.in_shapes]
-    req = call.req[0]
+    def begin(acc):
+        _run(_zero, acc.size, acc)
 
-    def run(*args):
-        out, acc = args[n], args[n + 1]
-        if req == REQ_NULL:
-            return
-        _run(_zero, n, acc)
-        for i in range(n):
-            _run(_sum_sq, sizes[i], args[i].reshape(sizes[i]), acc, i)
-        _run(_store, n, acc, out, req)
-    return Launch(run, (), views=None)
+    def add_array(x, acc, i):
+        _run(_sum_sq, x.size, x, acc, i)
+
+    def finish(acc, out, req):
+        _run(_store, acc.size, acc, out, req)
+    return Launch(multi_sum_sq_run(call, begin, add_array, finish), (), views=None)
 
 
 def prepare_multi_lars(call):

@@ -1,6 +1,7 @@
-"""CUDA kernels for Pad and nearest UpSampling (layouts as in
-``nbdl.kernels.cpu.pad_resize``): one thread per output element; Pad's
-gradient gathers instead of scattering (no atomics, deterministic): one
+"""CUDA kernels for Pad and UpSampling (layouts as in
+``nbdl.kernels.cpu.pad_resize``; the per-element math of
+``nbdl.kernels.shared.pad_resize`` compiled as device functions): one thread
+per output element; Pad's gradient gathers instead of scattering (no atomics, deterministic): one
 thread per input element scans the output positions along each axis and
 sums those whose source is that element (plain but correct; Pad's gradient
 is not a hot path)."""
@@ -12,52 +13,37 @@ from numba import cuda
 
 from ...ops.pad_resize import bilinear_geometry, upsampling_plan
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.pad_resize import pad_layout
+from ..shared.pad_resize import (build, pad_layout, py_bilinear_dw, py_bilinear_dx,
+                                 py_nearest_sum)
+from ..shared.store import py_put, py_unravel4
 from ._launch import launcher
 
 
-@cuda.jit(device=True)
-def _source(o, before, n, mode):
-    i = o - before
-    if 0 <= i < n:
-        return i
-    if mode == 0:
-        return -1
-    if mode == 1:
-        return 0 if i < 0 else n - 1
-    return -i if i < 0 else 2 * (n - 1) - i
+_s = build(cuda.jit(device=True))
+_source = _s.source
+_pad_value = cuda.jit(device=True)(_s.pad_value)
+_bilinear_at = cuda.jit(device=True)(_s.bilinear_at)
+_nearest_sum = cuda.jit(device=True)(py_nearest_sum)
+_bilinear_dx = cuda.jit(device=True)(py_bilinear_dx)
+_bilinear_dw = cuda.jit(device=True)(py_bilinear_dw)
+_put = cuda.jit(device=True)(py_put)
+_unravel4 = cuda.jit(device=True)(py_unravel4)
 
 
 @cuda.jit
 def _pad_forward(x, out, pd, ph, pw, mode, value, req):
     D, H, W = out.shape[1], out.shape[2], out.shape[3]
     for r in range(cuda.grid(1), out.shape[0] * D * H * W, cuda.gridsize(1)):
-        w = r % W
-        q = r // W
-        h = q % H
-        q = q // H
-        d = q % D
-        b = q // D
-        sd = _source(d, pd, x.shape[1], mode)
-        sh = _source(h, ph, x.shape[2], mode)
-        sw = _source(w, pw, x.shape[3], mode)
-        v = value if sd < 0 or sh < 0 or sw < 0 else x[b, sd, sh, sw]
-        if req == REQ_ADD:
-            out[b, d, h, w] += v
-        else:
-            out[b, d, h, w] = v
+        b, d, h, w = _unravel4(r, D, H, W)
+        v = _pad_value(x, b, d, h, w, pd, ph, pw, mode, value)
+        _put(out, (b, d, h, w), v, req == REQ_ADD)
 
 
 @cuda.jit
 def _pad_backward(og, dx, pd, ph, pw, mode, zero, req):
     D, H, W = dx.shape[1], dx.shape[2], dx.shape[3]
     for r in range(cuda.grid(1), dx.shape[0] * D * H * W, cuda.gridsize(1)):
-        w = r % W
-        q = r // W
-        h = q % H
-        q = q // H
-        d = q % D
-        b = q // D
+        b, d, h, w = _unravel4(r, D, H, W)
         s = zero
         # every output position whose source is (d, h, w): check each candidate
         for od in range(og.shape[1]):
@@ -69,10 +55,7 @@ def _pad_backward(og, dx, pd, ph, pw, mode, zero, req):
                 for ow in range(og.shape[3]):
                     if _source(ow, pw, W, mode) == w:
                         s += og[b, od, oh, ow]
-        if req == REQ_ADD:
-            dx[b, d, h, w] += s
-        else:
-            dx[b, d, h, w] = s
+        _put(dx, (b, d, h, w), s, req == REQ_ADD)
 
 
 def _noop(*args):
@@ -105,37 +88,18 @@ def prepare_pad_backward(call):
 def _nearest_into(x, out, c0, sh, sw, add):
     C, OH, OW = x.shape[1], out.shape[2], out.shape[3]
     for r in range(cuda.grid(1), x.shape[0] * C * OH * OW, cuda.gridsize(1)):
-        ox = r % OW
-        q = r // OW
-        oy = q % OH
-        q = q // OH
-        c = q % C
-        n = q // C
+        n, c, oy, ox = _unravel4(r, C, OH, OW)
         v = x[n, c, oy // sh, ox // sw]
-        if add:
-            out[n, c0 + c, oy, ox] += v
-        else:
-            out[n, c0 + c, oy, ox] = v
+        _put(out, (n, c0 + c, oy, ox), v, add)
 
 
 @cuda.jit
 def _nearest_backward(og, dx, c0, sh, sw, zero, req):
     C, H, W = dx.shape[1], dx.shape[2], dx.shape[3]
     for r in range(cuda.grid(1), dx.shape[0] * C * H * W, cuda.gridsize(1)):
-        ix = r % W
-        q = r // W
-        iy = q % H
-        q = q // H
-        c = q % C
-        n = q // C
-        s = zero
-        for a in range(sh):
-            for b in range(sw):
-                s += og[n, c0 + c, iy * sh + a, ix * sw + b]
-        if req == REQ_ADD:
-            dx[n, c, iy, ix] += s
-        else:
-            dx[n, c, iy, ix] = s
+        n, c, iy, ix = _unravel4(r, C, H, W)
+        s = _nearest_sum(og, n, c, c0, iy, ix, sh, sw, zero)
+        _put(dx, (n, c, iy, ix), s, req == REQ_ADD)
 
 
 def prepare_upsampling(call):
@@ -178,51 +142,19 @@ def prepare_upsampling_backward(call):
 @cuda.jit
 def _bilinear_forward(x, w, out, s, p, zero, req):
     C, OH, OW = out.shape[1], out.shape[2], out.shape[3]
-    k = w.shape[2]
     for r in range(cuda.grid(1), out.shape[0] * C * OH * OW, cuda.gridsize(1)):
-        ox = r % OW
-        q = r // OW
-        oy = q % OH
-        q = q // OH
-        c = q % C
-        n = q // C
-        acc = zero
-        for iy in range(x.shape[2]):
-            ky = oy + p - iy * s
-            if 0 <= ky < k:
-                for ix in range(x.shape[3]):
-                    kx = ox + p - ix * s
-                    if 0 <= kx < k:
-                        acc += x[n, c, iy, ix] * w[c, 0, ky, kx]
-        if req == REQ_ADD:
-            out[n, c, oy, ox] += acc
-        else:
-            out[n, c, oy, ox] = acc
+        n, c, oy, ox = _unravel4(r, C, OH, OW)
+        acc = _bilinear_at(x, w, n, c, oy, ox, s, p, zero)
+        _put(out, (n, c, oy, ox), acc, req == REQ_ADD)
 
 
 @cuda.jit
 def _bilinear_data_grad(og, w, dx, s, p, zero, req):
     C, H, W = dx.shape[1], dx.shape[2], dx.shape[3]
-    k = w.shape[2]
     for r in range(cuda.grid(1), dx.shape[0] * C * H * W, cuda.gridsize(1)):
-        ix = r % W
-        q = r // W
-        iy = q % H
-        q = q // H
-        c = q % C
-        n = q // C
-        acc = zero
-        for ky in range(k):
-            oy = iy * s - p + ky
-            if 0 <= oy < og.shape[2]:
-                for kx in range(k):
-                    ox = ix * s - p + kx
-                    if 0 <= ox < og.shape[3]:
-                        acc += og[n, c, oy, ox] * w[c, 0, ky, kx]
-        if req == REQ_ADD:
-            dx[n, c, iy, ix] += acc
-        else:
-            dx[n, c, iy, ix] = acc
+        n, c, iy, ix = _unravel4(r, C, H, W)
+        acc = _bilinear_dx(og, w, n, c, iy, ix, s, p, zero)
+        _put(dx, (n, c, iy, ix), acc, req == REQ_ADD)
 
 
 @cuda.jit
@@ -233,19 +165,8 @@ def _bilinear_weight_grad(og, x, dw, s, p, zero, req):
         q = r // k
         ky = q % k
         c = q // k
-        acc = zero
-        for n in range(x.shape[0]):
-            for iy in range(x.shape[2]):
-                oy = iy * s - p + ky
-                if 0 <= oy < og.shape[2]:
-                    for ix in range(x.shape[3]):
-                        ox = ix * s - p + kx
-                        if 0 <= ox < og.shape[3]:
-                            acc += og[n, c, oy, ox] * x[n, c, iy, ix]
-        if req == REQ_ADD:
-            dw[c, 0, ky, kx] += acc
-        else:
-            dw[c, 0, ky, kx] = acc
+        acc = _bilinear_dw(og, x, c, ky, kx, s, p, zero)
+        _put(dw, (c, 0, ky, kx), acc, req == REQ_ADD)
 
 
 def _prepare_bilinear(call):

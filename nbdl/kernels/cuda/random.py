@@ -16,11 +16,12 @@ from numba import cuda
 
 from ...errors import DTypeError
 from ...ops.registry import REQ_NULL, Launch
-from ..shared.random import (DIST_UNIFORM, draw, fit_uniform, multinomial_views, pick, randint,
-                             sample_code, sample_views, scalar_params, shuffle_views, uniform01,
-                             uniform_below, unique_zipfian_row)
+from ..shared.random import (DIST_UNIFORM, draw, fit_uniform, multinomial_views, permutation, pick,
+                             randint, sample_code, sample_views, scalar_params, shuffle_views,
+                             uniform01, unique_zipfian_row)
 from ..shared.random_state import next_key
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
 
 if numba_config.ENABLE_CUDASIM:
     # The simulator runs the generator's uint64 arithmetic on numpy scalars,
@@ -81,16 +82,8 @@ def _multinomial_backward(pgrad, data, sample, grad):
 
 @cuda.jit
 def _permutation(perm, key):
-    if cuda.grid(1) != 0:
-        return
-    n = perm.size
-    for i in range(n):
-        perm[i] = i
-    for i in range(n - 1, 0, -1):
-        j = uniform_below(i + 1, key, 0, i)
-        t = perm[i]
-        perm[i] = perm[j]
-        perm[j] = t
+    if cuda.grid(1) == 0:
+        permutation(perm, key)
 
 
 @cuda.jit
@@ -100,13 +93,6 @@ def _gather_rows(data, out, perm):
         i = e // rest
         k = e - i * rest
         out[i, k] = data[perm[i], k]
-
-
-def _size(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
 
 
 def _nothing(*arrays):

@@ -9,8 +9,10 @@ from numba import cuda
 from ...errors import DTypeError
 from ...ops.registry import REQ_NULL, Launch
 from ..shared.random import DIST_CODES
-from ..shared.random_pdf import dirichlet_lpdf, dist_of, log_pdf, pdf_grads, pdf_views, psi
+from ..shared.random_pdf import (dirichlet_backward_row, dirichlet_lpdf, dist_of, log_pdf,
+                                 pdf_grads, pdf_views)
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
 
 
 @cuda.jit
@@ -58,37 +60,12 @@ def _dirichlet(sample, alpha, out, is_log):
 
 @cuda.jit
 def _dirichlet_backward(og, sample, alpha, pdf, gs, ga, is_log, want_s, want_a):
-    s = sample.shape[1]
-    k = sample.shape[2]
     for i in range(cuda.grid(1), sample.shape[0], cuda.gridsize(1)):
-        sum_a = 0.0
-        for c in range(k):
-            sum_a += np.float64(alpha[i, c])
-        psi_sum = psi(sum_a)
-        for c in range(k):
-            ac = np.float64(alpha[i, c])
-            acc = 0.0
-            for j in range(s):
-                sc = np.float64(og[i, j])
-                if not is_log:
-                    sc = sc * np.float64(pdf[i, j])
-                x = np.float64(sample[i, j, c])
-                acc += sc * (math.log(x) + psi_sum - psi(ac))
-                if want_s:
-                    gs[i, j, c] = sc * (ac - 1.0) / x
-            if want_a:
-                ga[i, c] = acc
+        dirichlet_backward_row(og, sample, alpha, pdf, gs, ga, i, is_log, want_s, want_a)
 
 
 def _nothing(*arrays):
     return None
-
-
-def _size(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
 
 
 def prepare_pdf(call):

@@ -17,7 +17,11 @@ from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, 
                            reduce_plan)
 from ...ops.reduce import reduce_temp, select_mode
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.reduce import py_better
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
+
+_better = cuda.jit(device=True)(py_better)
 
 
 @cuda.jit
@@ -155,11 +159,7 @@ def arg_kernel(x, out, is_min):
         idx = 0
         for j in range(1, n):
             v = x[o, j, i]
-            if is_min:
-                better = v < best or (v != v and best == best)
-            else:
-                better = v > best or (v != v and best == best)
-            if better:
+            if _better(v, best, is_min):
                 best = v
                 idx = j
         out[o, i] = idx
@@ -170,13 +170,6 @@ def _skip_null(run, req, n):
         if req != REQ_NULL and n > 0:
             run(*args)
     return fn
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 # ---------------------------------------------------------------- prepare

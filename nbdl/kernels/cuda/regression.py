@@ -7,7 +7,7 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.regression import (KIND_LINEAR, KIND_LOGISTIC, KIND_MAE, NORM_BATCH, NORM_VALID,
+from ..shared.regression import (KIND_LOGISTIC, KIND_MAE, NORM_BATCH, NORM_VALID, kind_prepares,
                                  regression_scale, softmax_output_backward_plan,
                                  softmax_output_views)
 from ._launch import launcher
@@ -188,25 +188,5 @@ def _prepare_backward(call, kind):
                   views=views)
 
 
-def prepare_linear_forward(call):
-    return _prepare_forward(call, KIND_LINEAR)
-
-
-def prepare_logistic_forward(call):
-    return _prepare_forward(call, KIND_LOGISTIC)
-
-
-def prepare_mae_forward(call):
-    return _prepare_forward(call, KIND_MAE)
-
-
-def prepare_linear_backward(call):
-    return _prepare_backward(call, KIND_LINEAR)
-
-
-def prepare_logistic_backward(call):
-    return _prepare_backward(call, KIND_LOGISTIC)
-
-
-def prepare_mae_backward(call):
-    return _prepare_backward(call, KIND_MAE)
+(prepare_linear_forward, prepare_logistic_forward, prepare_mae_forward, prepare_linear_backward,
+ prepare_logistic_backward, prepare_mae_backward) = kind_prepares(_prepare_forward, _prepare_backward)

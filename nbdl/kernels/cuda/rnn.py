@@ -23,9 +23,11 @@ from numba.cuda.random import xoroshiro128p_uniform_float64
 from ...ops.registry import REQ_NULL, Launch
 from ...ops.rnn import backward_temp_call_sizes, forward_temp_sizes
 from ..shared.rnn import (GRU, LSTM, RNN_TANH, _layer_start, backward_views, forward_views,
-                          rnn_plan)
+                          py_seq_len, rnn_plan)
 from ._launch import launcher, rng_grid
 from .dropout import _make_states
+
+_seq_len = cuda.jit(device=True)(py_seq_len)
 
 
 def _weights(params, l, d, L, D, G, H, I, P):
@@ -82,14 +84,7 @@ def _pos(s, ln, d):
 @cuda.jit
 def _fill_lens(dst, lens, use, T):
     for n in range(cuda.grid(1), dst.size, cuda.gridsize(1)):
-        v = T
-        if use:
-            v = int(lens[n])
-            if v < 0:
-                v = 0
-            if v > T:
-                v = T
-        dst[n] = v
+        dst[n] = _seq_len(lens, n, use, T)
 
 
 @cuda.jit

@@ -8,14 +8,13 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.roi import (py_align_box, py_align_channel, py_bilinear, py_pool_bin,
-                          roi_align_scalars, roi_scalars)
-from ._launch import launcher
+from ..shared.roi import build, roi_align_scalars, roi_scalars
+from ._launch import atomic_add, launcher
 
-_pool_bin = cuda.jit(device=True)(py_pool_bin)
-_align_box = cuda.jit(device=True)(py_align_box)
-_bilinear = cuda.jit(device=True)(py_bilinear)
-_align_channel = cuda.jit(device=True)(py_align_channel)
+_s = build(cuda.jit(device=True), atomic_add)
+_pool_max = cuda.jit(device=True)(_s.pool_max)
+_align_value = cuda.jit(device=True)(_s.align_value)
+_align_scatter = cuda.jit(device=True)(_s.align_scatter)
 
 
 def _noop(*args):
@@ -35,17 +34,7 @@ def _pool_forward(x, rois, out, idx, N, C, H, W, PH, PW, scale, zero, w_out, w_i
         ph = (t // PW) % PH
         c = (t // (PW * PH)) % C
         r = t // (PW * PH * C)
-        b, h0, h1, w0, w1 = _pool_bin(rois, r, ph, pw, N, H, W, PH, PW, scale)
-        best = zero
-        arg = -1
-        if b >= 0:
-            base = (b * C + c) * H * W
-            for h in range(h0, h1):
-                for w in range(w0, w1):
-                    v = x[base + h * W + w]
-                    if arg < 0 or v > best:
-                        best = v
-                        arg = base + h * W + w
+        best, arg = _pool_max(x, rois, r, c, ph, pw, N, C, H, W, PH, PW, scale, zero)
         if w_out:
             out[r, c, ph, pw] = best
         if w_idx:
@@ -98,19 +87,8 @@ def _align_forward(x, rois, out, N, C_in, H, W, PH, PW, scale, zero, ratio, sens
         ph = (t // PW) % PH
         c = (t // (PW * PH)) % C
         r = t // (PW * PH * C)
-        b, y0, x0, dy, dx_, gh, gw = _align_box(rois, r, ph, pw, PH, PW, scale, offset, ratio)
-        v = zero
-        if b >= 0 and gh * gw > 0:
-            base = (b * C_in + _align_channel(c, ph, pw, C_in, PH, PW, sens)) * H * W
-            acc = zero
-            for iy in range(gh):
-                for ix in range(gw):
-                    inside, yl, yh, xl, xh, w1, w2, w3, w4 = _bilinear(y0 + iy * dy,
-                                                                       x0 + ix * dx_, H, W)
-                    if inside:
-                        acc += (w1 * x[base + yl * W + xl] + w2 * x[base + yl * W + xh]
-                                + w3 * x[base + yh * W + xl] + w4 * x[base + yh * W + xh])
-            v = acc / (gh * gw)
+        v = _align_value(x, rois, r, c, ph, pw, C_in, H, W, PH, PW, scale, offset, ratio, sens,
+                         zero)
         if req == REQ_ADD:
             out[r, c, ph, pw] += v
         else:
@@ -125,20 +103,8 @@ def _align_backward(og, rois, dx, N, C_in, H, W, PH, PW, scale, zero, ratio, sen
         ph = (t // PW) % PH
         c = (t // (PW * PH)) % C
         r = t // (PW * PH * C)
-        b, y0, x0, dy, dx_, gh, gw = _align_box(rois, r, ph, pw, PH, PW, scale, offset, ratio)
-        if b < 0 or gh * gw == 0:
-            continue
-        base = (b * C_in + _align_channel(c, ph, pw, C_in, PH, PW, sens)) * H * W
-        g = og[r, c, ph, pw] / (gh * gw)
-        for iy in range(gh):
-            for ix in range(gw):
-                inside, yl, yh, xl, xh, w1, w2, w3, w4 = _bilinear(y0 + iy * dy, x0 + ix * dx_,
-                                                                   H, W)
-                if inside:
-                    cuda.atomic.add(dx, base + yl * W + xl, w1 * g)
-                    cuda.atomic.add(dx, base + yl * W + xh, w2 * g)
-                    cuda.atomic.add(dx, base + yh * W + xl, w3 * g)
-                    cuda.atomic.add(dx, base + yh * W + xh, w4 * g)
+        _align_scatter(og[r, c, ph, pw], dx, rois, r, c, ph, pw, C_in, H, W, PH, PW, scale,
+                       offset, ratio, sens)
 
 
 def prepare_roi_align(call):

@@ -11,7 +11,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import roi_contrib as rc
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import device_copy
-from ._launch import launcher, noop, zero
+from ._launch import atomic_add, launcher, noop, zero
 
 temp_plain = with_half(None)
 
@@ -97,50 +97,20 @@ def _deformable_forward(data, rois, trans, out, N, C, H, W, P, G, output_dim, sc
         _store(out, r, k, ph, pw, v, req)
 
 
+_deformable_point = cuda.jit(device=True)(rc.build_deformable_backward(atomic_add))
+
+
 @cuda.jit
 def _deformable_backward(og, data, rois, trans, gdata, gtrans, N, C, H, W, P, G, output_dim,
                          scale, K, S, classes, trans_std, no_trans, req, req_trans):
-    ty = data.dtype.type
     for t in range(cuda.grid(1), og.size, cuda.gridsize(1)):
         r, k, ph, pw = _unravel(t, og.shape[1], P, P)
-        b, x0, y0, bw, bh, rw, rh, ti = rc.deformable_start(rois, trans, r, k, ph, pw, P, K,
-                                                            classes, scale, trans_std, no_trans,
-                                                            output_dim, data)
-        count = rc.deformable_count(x0, y0, bw, bh, S, H, W, data)
-        if b < 0 or b >= N or count == 0:
-            continue
-        g = og[r, k, ph, pw] / ty(count)
-        gh, gw = rc.ps_group(ph, pw, P, G, data)
-        base = (b * C + (k * G + gh) * G + gw) * H * W
-        for ih in range(S):
-            for iw in range(S):
-                inside, x, y = rc.deformable_sample(x0 + ty(iw) * (bw / ty(S)),
-                                                    y0 + ty(ih) * (bh / ty(S)), H, W, data)
-                if not inside:
-                    continue
-                p00, p01, p10, p11, dx, dy = rc.deformable_taps(x, y, W)
-                if req != REQ_NULL:
-                    q00, q01, q10, q11 = rc.deformable_weights(dx, dy, data)
-                    cuda.atomic.add(gdata, base + p00, q00 * g)
-                    cuda.atomic.add(gdata, base + p01, q01 * g)
-                    cuda.atomic.add(gdata, base + p10, q10 * g)
-                    cuda.atomic.add(gdata, base + p11, q11 * g)
-                if ti >= 0 and req_trans != REQ_NULL:
-                    gx, gy = rc.deformable_trans_grads(data, base, p00, p01, p10, p11, dx, dy, g,
-                                                       trans_std, rw, rh)
-                    cuda.atomic.add(gtrans, ti, gx)
-                    cuda.atomic.add(gtrans, ti + K * K, gy)
-
-
-def _deformable_parts(call, data_i):
-    shapes = call.in_shapes
-    trans_shape = None if call.attrs["no_trans"] else shapes[data_i + 2]
-    s = rc.deformable_scalars(call, shapes[data_i], trans_shape)
-    return s, math.prod(shapes[data_i]), (math.prod(trans_shape) if trans_shape else 0)
+        _deformable_point(og, data, rois, trans, gdata, gtrans, r, k, ph, pw, N, C, H, W, P, G,
+                          output_dim, scale, K, S, classes, trans_std, no_trans, req, req_trans)
 
 
 def _prepare_deformable_psroi_pooling(call):
-    s, n, m = _deformable_parts(call, 0)
+    s, n, m = rc.deformable_parts(call, 0)
     if not call.attrs["no_trans"]:
         return _forward_launch(_deformable_forward, call, s, [(n,), None, (m,), None])
     fwd = _forward_launch(_deformable_forward, call, s, [(n,), None, None])
@@ -153,7 +123,7 @@ def _prepare_deformable_psroi_pooling(call):
 
 
 def _prepare_deformable_psroi_pooling_backward(call):
-    s, n, m = _deformable_parts(call, 1)
+    s, n, m = rc.deformable_parts(call, 1)
     no_trans = call.attrs["no_trans"]
     req = call.req[0]
     req_trans = REQ_NULL if no_trans else call.req[1]

@@ -7,43 +7,22 @@ stands in for the lengths and is never read as such."""
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.sequence import _with_lens, sequence_views
+from ..shared.sequence import _with_lens, py_last_step, py_length, sequence_views
+from ..shared.store import py_unravel4
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
 
 
-@cuda.jit(device=True)
-def _length(lens, use, bi, T):
-    if use:
-        return int(lens[bi])
-    return T
-
-
-@cuda.jit(device=True)
-def _last_step(lens, use, bi, T):
-    L = _length(lens, use, bi, T)
-    if L < 1:
-        L = 1
-    if L > T:
-        L = T
-    return L - 1
-
-
-@cuda.jit(device=True)
-def _unravel(e, T, B, inner):
-    i = e % inner
-    r = e // inner
-    b = r % B
-    r = r // B
-    t = r % T
-    a = r // T
-    return a, t, b, i
+_length = cuda.jit(device=True)(py_length)
+_last_step = cuda.jit(device=True)(py_last_step)
+_unravel4 = cuda.jit(device=True)(py_unravel4)
 
 
 @cuda.jit
 def _mask(x, lens, out, use, value, add):
     A, T, B, inner = x.shape
     for e in range(cuda.grid(1), A * T * B * inner, cuda.gridsize(1)):
-        a, t, b, i = _unravel(e, T, B, inner)
+        a, t, b, i = _unravel4(e, T, B, inner)
         v = x[a, t, b, i] if t < _length(lens, use, a * B + b, T) else value
         if add:
             out[a, t, b, i] += v
@@ -70,7 +49,7 @@ def _last(x, lens, out, use, add):
 def _last_backward(og, lens, grad, use, add):
     A, T, B, inner = grad.shape
     for e in range(cuda.grid(1), A * T * B * inner, cuda.gridsize(1)):
-        a, t, b, i = _unravel(e, T, B, inner)
+        a, t, b, i = _unravel4(e, T, B, inner)
         hit = t == _last_step(lens, use, a * B + b, T)
         if add:
             if hit:
@@ -85,7 +64,7 @@ def _last_backward(og, lens, grad, use, add):
 def _reverse(x, lens, out, use, add):
     A, T, B, inner = x.shape
     for e in range(cuda.grid(1), A * T * B * inner, cuda.gridsize(1)):
-        a, t, b, i = _unravel(e, T, B, inner)
+        a, t, b, i = _unravel4(e, T, B, inner)
         L = min(max(_length(lens, use, a * B + b, T), 0), T)
         s = L - 1 - t if t < L else t
         if add:
@@ -96,13 +75,6 @@ def _reverse(x, lens, out, use, add):
 
 def _noop(*args):
     pass
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _launch(call, kernel, n, views, scalars, data_at):

@@ -7,18 +7,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.shape import size_of
 from ..shared import shape_plan as _plan
 from ..shared.shape_walk import walk_offset
-from ._launch import grid1d, launcher
-
-
-@cuda.jit
-def copy_kernel(x, out, req):
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for i in range(start, x.size, stride):
-        if req == REQ_ADD:
-            out[i] += x[i]
-        else:
-            out[i] = x[i]
+from ._launch import copy_kernel, grid1d, launcher
 
 
 @cuda.jit

@@ -1,6 +1,7 @@
 """CUDA kernels for softmax / log_softmax and their gradients: one thread per
 row of the ``(outer, n, inner)`` view (see ``nbdl.kernels.cpu.softmax``)."""
 import dataclasses
+from functools import partial
 
 from numba import cuda
 
@@ -76,17 +77,7 @@ def prepare_softmin(call):
     return prepare_softmax(dataclasses.replace(call, attrs=softmin_attrs(call.attrs)))
 
 
-def prepare_softmax(call):
-    return _prepare(call, softmax_forward, False, 2)
-
-
-def prepare_log_softmax(call):
-    return _prepare(call, softmax_forward, True, 2)
-
-
-def prepare_softmax_backward(call):
-    return _prepare(call, softmax_backward, False, 3)
-
-
-def prepare_log_softmax_backward(call):
-    return _prepare(call, softmax_backward, True, 3)
+prepare_softmax = partial(_prepare, kernel=softmax_forward, log=False, n_arrays=2)
+prepare_log_softmax = partial(_prepare, kernel=softmax_forward, log=True, n_arrays=2)
+prepare_softmax_backward = partial(_prepare, kernel=softmax_backward, log=False, n_arrays=3)
+prepare_log_softmax_backward = partial(_prepare, kernel=softmax_backward, log=True, n_arrays=3)

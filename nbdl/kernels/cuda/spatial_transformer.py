@@ -10,7 +10,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import spatial_transformer as st
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import device_copy
-from ._launch import launcher, noop, zero
+from ._launch import atomic_add, launcher, noop, zero
 
 temp_plain = with_half(None)
 
@@ -63,37 +63,16 @@ def _sampler_forward(data, grid, out, C, H, W, one, fh, fw, req):
                            req == REQ_ADD)
 
 
+_sampler_point_backward = cuda.jit(device=True)(st.build_sampler_backward(atomic_add))
+
+
 @cuda.jit
 def _sampler_backward(og, data, grid, gdata, ggrid, C, H, W, one, fh, fw, req_data, req_grid):
-    zero_ = one - one
     m = og.shape[2]
     for t in range(cuda.grid(1), og.shape[0] * m, cuda.gridsize(1)):
         n = t // m
-        i = t - n * m
-        x0, y0, wx, wy = st.py_taps(grid[n, 0, i], grid[n, 1, i], one, fh, fw)
-        w00, w01, w10, w11 = st.py_tap_weights(wx, wy, one)
-        gx = zero_
-        gy = zero_
-        for c in range(C):
-            base = (n * C + c) * H * W
-            g = og[n, c, i]
-            v00, v01, v10, v11 = st.py_corners(data, base, x0, y0, H, W, zero_)
-            dx, dy = st.py_blend_grads(v00, v01, v10, v11, wx, wy, g, one, fh, fw)
-            gx += dx
-            gy += dy
-            if req_data == REQ_NULL:
-                continue
-            p = base + y0 * W + x0               # the four taps, where inside the image
-            if 0 <= y0 < H and 0 <= x0 < W:
-                cuda.atomic.add(gdata, p, g * w00)
-            if 0 <= y0 < H and 0 <= x0 + 1 < W:
-                cuda.atomic.add(gdata, p + 1, g * w01)
-            if 0 <= y0 + 1 < H and 0 <= x0 < W:
-                cuda.atomic.add(gdata, p + W, g * w10)
-            if 0 <= y0 + 1 < H and 0 <= x0 + 1 < W:
-                cuda.atomic.add(gdata, p + W + 1, g * w11)
-        if req_grid != REQ_NULL:
-            st.store_pair(ggrid, n, i, gx, gy, req_grid == REQ_ADD)
+        _sampler_point_backward(og, data, grid, gdata, ggrid, n, t - n * m, C, H, W, one, fh, fw,
+                                req_data, req_grid)
 
 
 def _prepare_bilinear_sampler(call):

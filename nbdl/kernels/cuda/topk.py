@@ -8,30 +8,12 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.topk import topk_temp
-from ..shared.topk import as_topk_call, topk_views
+from ..shared.topk import as_topk_call, build_first, topk_views
 from ._launch import launcher
+from ..shared.elemwise_plan import size_of as _size
 
 
-@cuda.jit(device=True)
-def _above(a, b):
-    return a > b or (a != a and b == b)
-
-
-@cuda.jit(device=True)
-def _first(x, o, i, p, q, asc):
-    a = x[o, p, i]
-    b = x[o, q, i]
-    if asc:
-        if _above(b, a):
-            return True
-        if _above(a, b):
-            return False
-    else:
-        if _above(a, b):
-            return True
-        if _above(b, a):
-            return False
-    return p < q
+_first = cuda.jit(device=True)(build_first(cuda.jit(device=True)))
 
 
 @cuda.jit(device=True)
@@ -94,13 +76,6 @@ def _backward(og, ind, grad):
 
 def _noop(*args):
     pass
-
-
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def prepare_topk(call):

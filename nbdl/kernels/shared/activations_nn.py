@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from .elemwise_exprs import Spec
+from .elemwise_plan import size_of
 
 
 # SELU's constants (Klambauer et al.), as MXNet uses them.
@@ -61,6 +62,14 @@ def spec_for(act, backward):
     return Spec(("g", "x") if backward else ("x",), expr, scalars)
 
 
+def act_plan(call):
+    """(activation, is backward, expression spec, element count) of an
+    elementwise activation call (or its backward)."""
+    act = act_of(call)
+    backward = call.op.name.startswith("_backward_")
+    return act, backward, spec_for(act, backward), size_of(call.out_shapes[0])
+
+
 def scalars_for(call, act):
     t = np.dtype(call.out_dtypes[0]).type
     attr = _SCALAR_ATTR.get(act)
@@ -73,3 +82,43 @@ def prelu_views(shape, gamma_shape):
     if len(shape) < 2:
         return (1, 1, math.prod(shape)), (int(math.prod(gamma_shape)),)
     return (shape[0], shape[1], math.prod(shape[2:])), (int(math.prod(gamma_shape)),)
+
+
+def leaky_relu_prepares(prepare_prelu, prepare_prelu_backward, prepare_act):
+    """LeakyReLU's ``(prepare, prepare_backward)`` on a device: PReLU's
+    kernels for ``act_type='prelu'`` (gamma an input), the elementwise
+    activation kernels otherwise.
+
+    Parameters
+    ----------
+    prepare_prelu, prepare_prelu_backward, prepare_act : callable
+        The device's prepares.
+
+    Returns
+    -------
+    tuple of callable
+    """
+    def prepare_leaky_relu(call):
+        if call.attrs["act_type"] == "prelu":
+            return prepare_prelu(call)
+        return prepare_act(call)
+
+    def prepare_leaky_relu_backward(call):
+        if call.attrs["act_type"] == "prelu":
+            return prepare_prelu_backward(call)
+        return prepare_act(call)
+    return prepare_leaky_relu, prepare_leaky_relu_backward
+
+
+def py_prelu_at(s, x, gamma, out, o, c, i, add):
+    """``out[o, c, i]`` = (or +=) ``s[o, c, i]`` where ``x[o, c, i] > 0``,
+    else that times channel c's slope (a single gamma: one slope for all):
+    PReLU's forward with ``s = x``, its data gradient with ``s`` the head
+    gradient (plain Python compiled by both devices' kernels)."""
+    a = gamma[0] if gamma.shape[0] == 1 else gamma[c]
+    v = s[o, c, i]
+    y = v if x[o, c, i] > x.dtype.type(0) else a * v
+    if add:
+        out[o, c, i] += y
+    else:
+        out[o, c, i] = y

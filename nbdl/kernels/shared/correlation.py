@@ -6,6 +6,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ...ops.correlation import corr_geometry
+from ...ops.registry import REQ_NULL
 
 
 def corr_scalars(call, shape):
@@ -66,3 +67,38 @@ def py_pair_grads(a, b, g, mult, one):
         return g * b, g * a
     s = one if a >= b else -one
     return g * s, -g * s
+
+
+def build_backward_point(add):
+    """Correlation's gradient of output (n, q, i, j), its two data gradients
+    scattered through ``add(a, index, value)`` (a serial add on the CPU,
+    ``cuda.atomic.add`` on CUDA): the plain function ``point(og, d1, d2, g1,
+    g2, n, q, i, j, C, H, W, pad, K, md, radius, width, s1, s2, mult, se,
+    zero, one, req1, req2)`` for the caller to compile.
+
+    Parameters
+    ----------
+    add : compiled function
+        Adds a tap's share into ``g1`` / ``g2`` (pixels of overlapping
+        windows are shared by many outputs).
+
+    Returns
+    -------
+    function
+        ``point``, uncompiled.
+    """
+    def point(og, d1, d2, g1, g2, n, q, i, j, C, H, W, pad, K, md, radius, width, s1, s2, mult,
+              se, zero, one, req1, req2):
+        y1, x1, y2, x2 = py_positions(q, i, j, md, radius, width, s1, s2)
+        g = og[n, q, i, j] / se
+        for h in range(K):
+            for w in range(K):
+                for c in range(C):
+                    a, p1 = py_padded(d1, n, c, y1 + h, x1 + w, C, H, W, pad, zero)
+                    b, p2 = py_padded(d2, n, c, y2 + h, x2 + w, C, H, W, pad, zero)
+                    ga, gb = py_pair_grads(a, b, g, mult, one)
+                    if p1 >= 0 and req1 != REQ_NULL:
+                        add(g1, p1, ga)
+                    if p2 >= 0 and req2 != REQ_NULL:
+                        add(g2, p2, gb)
+    return point

@@ -164,3 +164,37 @@ has_half = half_mirror.has_half
 as_f32 = half_mirror.as_f32
 with_half = half_mirror.with_half
 half_launch = half_mirror.half_launch
+
+
+# op (its kernels' suffix) -> its float32 temp rule (None: no scratch)
+_RULES = {
+    "box_nms": temp_box_nms, "box_nms_backward": None, "box_iou": None,
+    "bipartite": temp_bipartite, "box_encode": temp_box_encode, "box_decode": None,
+    "multibox_prior": None, "multibox_target": temp_multibox_target,
+    "multibox_detection": temp_multibox_detection, "proposal": temp_proposal,
+}
+
+
+def device_table(module_globals, copy):
+    """The names a device's detection module gives the op table:
+    ``temp_<op>`` (the temp rule, with float32 mirrors for float16 calls)
+    and ``prepare_<op>`` (the module's ``_prepare_<op>``, a float16 call
+    running the float32 kernel on the mirrors) for every detection op.
+
+    Parameters
+    ----------
+    module_globals : dict
+        The device module's namespace (its ``_prepare_<op>`` functions).
+    copy : callable
+        The device's converting copy ``copy(dst, src)``.
+
+    Returns
+    -------
+    dict
+    """
+    out = {}
+    for op, rule in _RULES.items():
+        out[f"temp_{op}"] = with_half(rule)
+        out[f"prepare_{op}"] = half_mirror.with_half_prepare(module_globals[f"_prepare_{op}"],
+                                                             rule, copy)
+    return out

@@ -13,9 +13,10 @@ RANK = 6
 
 
 def size_of(shape):
+    """The number of elements of ``shape`` (a Python int)."""
     n = 1
     for d in shape:
-        n *= d
+        n *= int(d)
     return n
 
 
@@ -101,6 +102,23 @@ def broadcast_scalars(lhs, rhs, out, what="broadcast"):
     dims = broadcast_dims(lhs, rhs, out, what)
     return (tuple(int(d[0]) for d in dims) + tuple(int(d[1]) for d in dims)
             + tuple(int(d[2]) for d in dims))
+
+
+def where_rows(cond_shape, data_shape):
+    """(rows, inner, n) of a ``where`` condition with one entry per row, each
+    covering ``inner`` consecutive elements of the data (inner == 1: same
+    shape; ``n`` the data's size)."""
+    rows, n = size_of(cond_shape), size_of(data_shape)
+    return rows, (n // rows if rows else 0), n
+
+
+def reduce_sum_like_plan(call):
+    """``(data shape, like shape, data size, output size, req, views)`` of a
+    ``_reduce_sum_like`` call (flat views of data, like and output)."""
+    data, like = (tuple(s) for s in call.in_shapes)
+    nd, nl = size_of(data), size_of(like)
+    no = size_of(call.out_shapes[0])
+    return data, like, nd, no, int(call.req[0]), [(nd,), (nl,), (no,)]
 
 
 def reduce_groups(data, like, what="_reduce_sum_like"):

@@ -16,6 +16,9 @@ MODE_CONTRAST = 1
 MODE_SATURATION = 2
 MODE_HUE = 3
 MODE_LIGHTING = 4
+# the colour modes in the order of the _image_random_{brightness, contrast,
+# saturation, hue, lighting} ops
+COLOR_MODES = (MODE_BRIGHTNESS, MODE_CONTRAST, MODE_SATURATION, MODE_HUE, MODE_LIGHTING)
 
 _F = np.float32
 # MXNet's luma coefficients and AlexNet's PCA (eigenvalue times eigenvector),

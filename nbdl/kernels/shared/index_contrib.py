@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 
 from ...ops.index_contrib import index_array_axes
+from ...ops.registry import REQ_ADD
 from ...ops.shape import MAX_RANK, c_strides, size_of
 
 
@@ -42,3 +43,16 @@ def index_copy_backward_views(call):
     dnew (K, inner), the row mask (N,)."""
     old, idx, new, _ = index_copy_views(dataclasses.replace(call, in_shapes=call.in_shapes[1:]))
     return [old, old, idx, new, old, idx, new, None]
+
+
+def py_old_grad(g, copied, dold, r, c, req):
+    """_contrib_index_copy's gradient to ``old`` at (r, c): the head gradient,
+    or 0 where row ``r`` was replaced (``copied[r]``), honouring ``req``
+    (plain Python compiled by both devices' kernels)."""
+    if copied[r] != 0:
+        if req != REQ_ADD:
+            dold[r, c] = 0
+    elif req == REQ_ADD:
+        dold[r, c] += g[r, c]
+    else:
+        dold[r, c] = g[r, c]

@@ -13,6 +13,38 @@ import numpy as np
 from ...ops.linalg import batch, gemm_view
 from ...ops.registry import REQ_NULL
 
+# The routines both devices have a kernel for: ``<name>_kernel`` in each module.
+KERNEL_NAMES = ("gemm", "gemm2", "trmm", "trsm", "syrk", "potrf", "potri", "inverse", "det",
+                "slogdet", "sumlogdiag", "gelqf", "syevd", "potrf_backward", "potri_backward",
+                "gelqf_backward", "syevd_backward", "sumlogdiag_backward", "det_backward",
+                "slogdet_backward", "extractdiag", "makediag", "extracttrian", "maketrian")
+
+
+def prepares(launch):
+    """``{"prepare_<name>": prepare}`` for every routine of ``KERNEL_NAMES``:
+    ``prepare(call)`` plans the call's views and scalars (``plan``) and
+    returns ``launch(name, call, views, scalars)``, the device's Launch.
+
+    Parameters
+    ----------
+    launch : callable
+        The device's ``launch(name, call, views, scalars)``.
+
+    Returns
+    -------
+    dict
+        The prepare functions by the names the op table gives them.
+    """
+    out = {}
+    for name in KERNEL_NAMES:
+        def prepare(call, name=name):
+            views, scalars = plan(name, call)
+            return launch(name, call, views, scalars)
+        prepare.__name__ = prepare.__qualname__ = f"prepare_{name}"
+        prepare.__doc__ = f"Launch of the {name} kernel (views from linalg_plan.plan)."
+        out[prepare.__name__] = prepare
+    return out
+
 
 def mat(shape):
     """``(B, rows, cols)`` of a batch of matrices."""

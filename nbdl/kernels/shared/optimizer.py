@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from ...ops.registry import REQ_NULL
+
 
 def sgd_step(w, g, lr, wd, rescale, clip):
     x = rescale * g
@@ -257,6 +259,19 @@ def lars_step(lr, w_sum_sq, g_sum_sq, wd, eta, eps, rescale):
 
 # -- prepare-time helpers (Python, used by both devices' ``prepare``) ---------------
 
+# op name -> the name of its kernel in each device's optimizer module (the
+# hidden nbdl ops drop their ``_nbdl_`` prefix; other ops' kernels carry
+# the op's name)
+KERNEL_OF_OP = {
+    "_adamw_update": "adamw_update",
+    "_nbdl_adagrad_update": "adagrad_update",
+    "_nbdl_adadelta_update": "adadelta_update",
+    "_nbdl_adamax_update": "adamax_update",
+    "_nbdl_nadam_update": "nadam_update",
+    "_nbdl_sgld_update": "sgld_update",
+}
+
+
 def flat_views(call):
     """Every input and output viewed flat: the update loops are 1-D."""
     shapes = list(call.in_shapes) + list(call.out_shapes)
@@ -343,3 +358,35 @@ def preloaded_plan(call):
                             args[per * n + 2 + k].reshape(sizes[k]), reqs[k]))
         return momentum, rescale, clip, args[per * n], args[per * n + 1], weights
     return mp, has_mom, (tuple(int(r) for r in call.req),) + vals, unpack
+
+
+def multi_sum_sq_run(call, begin, add_array, finish):
+    """The host function of a ``multi_sum_sq`` launch, ``run(*arrays, out,
+    acc)``: ``begin(acc)``, then ``add_array(flat array i, acc, i)`` for each
+    input (its sum of squares into the float64 accumulator ``acc[i]``), then
+    ``finish(acc, out, req)``; nothing when the output's req is null.
+
+    Parameters
+    ----------
+    call : Call
+        The ``multi_sum_sq`` call.
+    begin, add_array, finish : callable
+        The device's steps (``begin`` may do nothing).
+
+    Returns
+    -------
+    callable
+    """
+    n = len(call.in_shapes)
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in call.in_shapes]
+    req = call.req[0]
+
+    def run(*args):
+        out, acc = args[n], args[n + 1]
+        if req == REQ_NULL:
+            return
+        begin(acc)
+        for i in range(n):
+            add_array(args[i].reshape(sizes[i]), acc, i)
+        finish(acc, out, req)
+    return run

@@ -1,8 +1,13 @@
 """Pooling's codes, scalars and per-window functions (plain Python: compiled by
-``njit`` in ``kernels.cpu.pooling``, by ``cuda.jit`` in ``kernels.cuda.pooling``)."""
+``njit`` in ``kernels.cpu.pooling``, by ``cuda.jit`` in ``kernels.cuda.pooling``),
+and, through ``build(jit)``, the per-output, per-plane and global-pooling
+functions both devices' kernels loop over."""
+from types import SimpleNamespace
+
 import numpy as np
 
 from ...ops.pooling import channels_last, geometry
+from ...ops.registry import REQ_ADD
 
 
 MAX, AVG, SUM, LP = 0, 1, 2, 3
@@ -128,6 +133,153 @@ def py_scatter_window(x, yv, gv, dx, base, unit, H, W, d0, d1, h0, h1, w0, w1, c
                     dx[i] += gv * t
                 else:
                     dx[i] += g
+
+
+def build(jit):  # noqa: C901  (one closure per function)
+    """Compile the per-window functions above with ``jit`` and return them
+    with the plain (uncompiled) functions built on them, which the caller
+    compiles (``njit`` on the CPU, ``cuda.jit(device=True)`` on CUDA): the
+    loops around them (a plane per (p)range iteration, an output per
+    thread) are the device modules' own.
+
+    Parameters
+    ----------
+    jit : callable
+        The decorator applied to ``py_bounds``, ``py_plane``,
+        ``py_pool_window``, ``py_scatter_window``, ``py_divisor`` and
+        ``py_pad_zero``.
+
+    Returns
+    -------
+    SimpleNamespace
+        ``bounds``, ``plane``, ``pool_window``, ``scatter_window``,
+        ``divisor``, ``pad_zero`` (compiled); ``pool_at`` (one output of
+        the flat 3-D layout, honouring ``req``), ``scatter_plane`` (one
+        ``(n, c)`` plane's data gradient), ``global_one`` and
+        ``global_back_one`` (one ``(a, b)`` reduction of global pooling and
+        its gradient), plain.
+    """
+    bounds = jit(py_bounds)
+    plane = jit(py_plane)
+    pool_window = jit(py_pool_window)
+    scatter_window = jit(py_scatter_window)
+    divisor = jit(py_divisor)
+    pad_zero = jit(py_pad_zero)
+
+    def pool_at(x, out, q, od, oh, ow, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH,
+                PW, cl, ptype, ip, inv_p, cip, zero, req):
+        """Output (od, oh, ow) of plane ``q = n * C + c``."""
+        n = q // C
+        c = q - n * C
+        xb, xu = plane(n, c, C, D * H * W, cl)
+        ob, ou = plane(n, c, C, OD * OH * OW, cl)
+        d0, d1, nd = bounds(od, SD, PD, KD, D)
+        h0, h1, nh = bounds(oh, SH, PH, KH, H)
+        w0, w1, nw = bounds(ow, SW, PW, KW, W)
+        dn = (d1 - d0) * (h1 - h0) * (w1 - w0)
+        cnt = divisor(cip, nd, nh, nw, dn, KD * KH * KW)
+        v = pool_window(x, xb, xu, H, W, d0, d1, h0, h1, w0, w1, cnt, ptype, ip, inv_p, zero)
+        if pad_zero(cip, ptype, dn, KD * KH * KW) and v < zero:
+            v = zero
+        i = ob + ((od * OH + oh) * OW + ow) * ou
+        if req == REQ_ADD:
+            out[i] += v
+        else:
+            out[i] = v
+
+    def scatter_plane(og, x, y, dx, q, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH,
+                      PW, cl, ptype, ip, cip, zero, req):
+        """Plane ``q``'s data gradient: zeroed (unless ``req`` adds), then
+        every output's gradient scattered onto its window."""
+        n = q // C
+        c = q - n * C
+        xb, xu = plane(n, c, C, D * H * W, cl)
+        ob, ou = plane(n, c, C, OD * OH * OW, cl)
+        if req != REQ_ADD:
+            for k in range(D * H * W):
+                dx[xb + k * xu] = zero
+        for od in range(OD):
+            d0, d1, nd = bounds(od, SD, PD, KD, D)
+            for oh in range(OH):
+                h0, h1, nh = bounds(oh, SH, PH, KH, H)
+                for ow in range(OW):
+                    w0, w1, nw = bounds(ow, SW, PW, KW, W)
+                    dn = (d1 - d0) * (h1 - h0) * (w1 - w0)
+                    cnt = divisor(cip, nd, nh, nw, dn, KD * KH * KW)
+                    i = ob + ((od * OH + oh) * OW + ow) * ou
+                    scatter_window(x, y[i], og[i], dx, xb, xu, H, W, d0, d1, h0, h1, w0, w1,
+                                   cnt, ptype, ip, zero, pad_zero(cip, ptype, dn, KD * KH * KW))
+
+    def global_one(x, out, a, b, ptype, ip, inv_p, zero, req):
+        """out[a, b]: the pooling of x[a, :, b]."""
+        S = x.shape[1]
+        if S == 0:
+            v = zero
+        elif ptype == MAX:
+            v = x[a, 0, b]
+            for s in range(1, S):
+                if x[a, s, b] > v:
+                    v = x[a, s, b]
+        else:
+            v = zero
+            if ptype == LP:
+                for s in range(S):
+                    t = x[a, s, b]
+                    u = t
+                    for _ in range(ip - 1):
+                        u = u * t
+                    v += u
+                if ip > 1:
+                    v = v ** inv_p
+            else:
+                for s in range(S):
+                    v += x[a, s, b]
+                if ptype == AVG:
+                    v = v / x.dtype.type(S)
+        if req == REQ_ADD:
+            out[a, b] += v
+        else:
+            out[a, b] = v
+
+    def global_back_one(og, x, y, dx, a, b, ptype, ip, zero, add):
+        """dx[a, :, b] from og[a, b] (added when ``add``)."""
+        S = x.shape[1]
+        g = og[a, b]
+        if ptype == MAX:
+            arg = 0
+            for s in range(1, S):
+                if x[a, s, b] > x[a, arg, b]:
+                    arg = s
+            for s in range(S):
+                v = g if s == arg else zero
+                if add:
+                    dx[a, s, b] += v
+                else:
+                    dx[a, s, b] = v
+            return
+        if ptype == AVG:
+            g = g / x.dtype.type(max(S, 1))
+        yv = y[a, b]
+        for s in range(S):
+            v = g
+            if ptype == LP and ip > 1:
+                if yv == zero:
+                    v = zero
+                else:
+                    r = x[a, s, b] / yv
+                    t = r
+                    for _ in range(ip - 2):
+                        t = t * r
+                    v = g * t
+            if add:
+                dx[a, s, b] += v
+            else:
+                dx[a, s, b] = v
+
+    return SimpleNamespace(bounds=bounds, plane=plane, pool_window=pool_window,
+                           scatter_window=scatter_window, divisor=divisor, pad_zero=pad_zero,
+                           pool_at=pool_at, scatter_plane=scatter_plane, global_one=global_one,
+                           global_back_one=global_back_one)
 
 
 def pool_params(call, shape, out_shape):

@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 from numba.extending import register_jitable
+from .elemwise_plan import size_of as _size
 
 DIST_UNIFORM = 0
 DIST_NORMAL = 1
@@ -187,6 +188,20 @@ def uniform_below(n, key, idx, j):
 
 
 @register_jitable
+def permutation(perm, key):
+    """``perm`` = a Fisher-Yates permutation of ``range(perm.size)`` drawn
+    under ``key``."""
+    n = perm.size
+    for i in range(n):
+        perm[i] = i
+    for i in range(n - 1, 0, -1):
+        j = uniform_below(i + 1, key, 0, i)
+        t = perm[i]
+        perm[i] = perm[j]
+        perm[j] = t
+
+
+@register_jitable
 def fit_uniform(v, a, b):
     """``v`` (a uniform sample rounded to the output dtype) kept inside
     [low, high): rounding to float32 can land on ``high``."""
@@ -236,13 +251,6 @@ _PARAM_NAMES = {"uniform": ("low", "high"), "normal": ("loc", "scale"),
                 "gamma": ("alpha", "beta"), "exponential": ("lam",), "poisson": ("lam",),
                 "negative_binomial": ("k", "p"),
                 "generalized_negative_binomial": ("mu", "alpha")}
-
-
-def _size(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
 
 
 def sample_views(call):

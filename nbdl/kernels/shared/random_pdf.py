@@ -9,11 +9,14 @@ Gamma(a)``, where ``_random_gamma``'s beta is a scale).  Codes are
 """
 import math
 
+import numpy as np
+
 from numba.extending import register_jitable
 
 from . import special
 from .random import (DIST_EXPONENTIAL, DIST_GAMMA, DIST_NEGATIVE_BINOMIAL, DIST_NORMAL,
                      DIST_POISSON, DIST_UNIFORM)
+from .elemwise_plan import size_of as _size
 
 psi = register_jitable(special.digamma)
 _LOG_SQRT_2PI = 0.9189385332046727       # log(sqrt(2 pi))
@@ -89,11 +92,31 @@ def dirichlet_lpdf(sample, alpha, n, s):
     return acc + math.lgamma(sum_a)
 
 
-def _size(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
+@register_jitable
+def dirichlet_backward_row(og, sample, alpha, pdf, gs, ga, i, is_log, want_s, want_a):
+    """Row ``i`` of the Dirichlet pdf's gradients (float64 inside): to the
+    samples ``gs[i]`` (when ``want_s``) and to alpha ``ga[i]`` (when
+    ``want_a``); ``og`` scales the log pdf, or the pdf (``pdf``) unless
+    ``is_log``."""
+    s = sample.shape[1]
+    k = sample.shape[2]
+    sum_a = 0.0
+    for c in range(k):
+        sum_a += np.float64(alpha[i, c])
+    psi_sum = psi(sum_a)
+    for c in range(k):
+        ac = np.float64(alpha[i, c])
+        acc = 0.0
+        for j in range(s):
+            sc = np.float64(og[i, j])
+            if not is_log:
+                sc = sc * np.float64(pdf[i, j])
+            x = np.float64(sample[i, j, c])
+            acc += sc * (math.log(x) + psi_sum - psi(ac))
+            if want_s:
+                gs[i, j, c] = sc * (ac - 1.0) / x
+        if want_a:
+            ga[i, c] = acc
 
 
 def pdf_views(sample_shape, param_shape, vector):

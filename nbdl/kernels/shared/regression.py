@@ -50,3 +50,31 @@ def regression_scale(call):
     lsize = int(np.prod(lshape, dtype=np.int64))
     per_row = lsize // lshape[0] if len(lshape) and lshape[0] else 1
     return float(call.attrs["grad_scale"]) / max(per_row, 1)
+
+
+def kind_prepares(prepare_forward, prepare_backward):
+    """The regression outputs' prepares, each a device's
+    ``prepare_forward(call, kind)`` / ``prepare_backward(call, kind)`` with
+    its kind code bound.
+
+    Parameters
+    ----------
+    prepare_forward, prepare_backward : callable
+        The device's prepares taking ``(call, kind)``.
+
+    Returns
+    -------
+    tuple
+        ``prepare_{linear,logistic,mae}_forward`` then
+        ``prepare_{linear,logistic,mae}_backward`` (the names the op table
+        gives them).
+    """
+    out = []
+    for way, prep in (("forward", prepare_forward), ("backward", prepare_backward)):
+        for name, kind in (("linear", KIND_LINEAR), ("logistic", KIND_LOGISTIC),
+                           ("mae", KIND_MAE)):
+            def fn(call, _prep=prep, _kind=kind):
+                return _prep(call, _kind)
+            fn.__name__ = fn.__qualname__ = f"prepare_{name}_{way}"
+            out.append(fn)
+    return tuple(out)

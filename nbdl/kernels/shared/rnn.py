@@ -8,6 +8,19 @@ from ...ops.rnn import MODE_IDS, geometry, param_size, rec_size, reserve_size
 RNN_RELU, RNN_TANH, LSTM, GRU = 0, 1, 2, 3
 
 
+def py_seq_len(lens, n, use, T):
+    """Element ``n``'s sequence length: ``int(lens[n])`` clipped to [0, T]
+    when ``use``, else T (plain Python compiled by both devices' kernels)."""
+    if not use:
+        return T
+    v = int(lens[n])
+    if v < 0:
+        return 0
+    if v > T:
+        return T
+    return v
+
+
 @njit(cache=True)
 def _layer_start(l, T, N, D, G, H, R, extra, hasq, drop):
     off = 0

@@ -1,8 +1,9 @@
 """ROIPooling's and ROIAlign's scalars and per-bin math (plain Python:
 compiled by ``njit`` in ``kernels.cpu.roi``, by ``cuda.jit(device=True)`` in
-``kernels.cuda.roi``).  The data are seen as (N, C, H, W), the outputs as
-(R, C_out, PH, PW)."""
+``kernels.cuda.roi``; ``build(jit, add)`` for the per-bin routines that call
+them).  The data are seen as (N, C, H, W), the outputs as (R, C_out, PH, PW)."""
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -107,3 +108,83 @@ def py_align_channel(c, ph, pw, C, PH, PW, sensitive):
     if sensitive:
         return (c * PH + ph) * PW + pw
     return c
+
+
+def build(jit, add):
+    """Compile the per-bin functions above with ``jit`` and return them with
+    the plain per-output routines built on them (the caller compiles those).
+
+    Parameters
+    ----------
+    jit : callable
+        The decorator applied to ``py_pool_bin``, ``py_align_box``,
+        ``py_bilinear`` and ``py_align_channel``.
+    add : compiled function
+        The device's scatter-add ``add(a, index, value)`` (serial on the
+        CPU, atomic on CUDA).
+
+    Returns
+    -------
+    SimpleNamespace
+        ``pool_max(x, rois, r, c, ph, pw, N, C, H, W, PH, PW, scale, zero)``:
+        ROIPooling's (max, flat index of it or -1) of one output;
+        ``align_value(x, rois, r, c, ph, pw, C_in, H, W, PH, PW, scale, offset,
+        ratio, sens, zero)``: ROIAlign's output; ``align_scatter(g, dx, rois,
+        r, c, ph, pw, C_in, H, W, PH, PW, scale, offset, ratio, sens)``: the
+        output gradient ``g`` added to the data gradient.
+    """
+    pool_bin = jit(py_pool_bin)
+    align_box = jit(py_align_box)
+    bilinear = jit(py_bilinear)
+    align_channel = jit(py_align_channel)
+
+    def pool_max(x, rois, r, c, ph, pw, N, C, H, W, PH, PW, scale, zero):
+        b, h0, h1, w0, w1 = pool_bin(rois, r, ph, pw, N, H, W, PH, PW, scale)
+        best = zero
+        arg = -1
+        if b >= 0:
+            base = (b * C + c) * H * W
+            for h in range(h0, h1):
+                for w in range(w0, w1):
+                    v = x[base + h * W + w]
+                    if arg < 0 or v > best:
+                        best = v
+                        arg = base + h * W + w
+        return best, arg
+
+    def align_value(x, rois, r, c, ph, pw, C_in, H, W, PH, PW, scale, offset, ratio, sens,
+                    zero):
+        b, y0, x0, dy, dx_, gh, gw = align_box(rois, r, ph, pw, PH, PW, scale, offset, ratio)
+        if b < 0 or gh * gw == 0:
+            return zero
+        base = (b * C_in + align_channel(c, ph, pw, C_in, PH, PW, sens)) * H * W
+        acc = zero
+        for iy in range(gh):
+            for ix in range(gw):
+                inside, yl, yh, xl, xh, w1, w2, w3, w4 = bilinear(y0 + iy * dy, x0 + ix * dx_,
+                                                                  H, W)
+                if inside:
+                    acc += (w1 * x[base + yl * W + xl] + w2 * x[base + yl * W + xh]
+                            + w3 * x[base + yh * W + xl] + w4 * x[base + yh * W + xh])
+        return acc / (gh * gw)
+
+    def align_scatter(g, dx, rois, r, c, ph, pw, C_in, H, W, PH, PW, scale, offset, ratio,
+                      sens):
+        b, y0, x0, dy, dx_, gh, gw = align_box(rois, r, ph, pw, PH, PW, scale, offset, ratio)
+        if b < 0 or gh * gw == 0:
+            return
+        base = (b * C_in + align_channel(c, ph, pw, C_in, PH, PW, sens)) * H * W
+        g = g / (gh * gw)
+        for iy in range(gh):
+            for ix in range(gw):
+                inside, yl, yh, xl, xh, w1, w2, w3, w4 = bilinear(y0 + iy * dy, x0 + ix * dx_,
+                                                                  H, W)
+                if inside:
+                    add(dx, base + yl * W + xl, w1 * g)
+                    add(dx, base + yl * W + xh, w2 * g)
+                    add(dx, base + yh * W + xl, w3 * g)
+                    add(dx, base + yh * W + xh, w4 * g)
+
+    return SimpleNamespace(pool_bin=pool_bin, align_box=align_box, bilinear=bilinear,
+                           align_channel=align_channel, pool_max=pool_max,
+                           align_value=align_value, align_scatter=align_scatter)

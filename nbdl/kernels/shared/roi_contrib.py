@@ -10,6 +10,7 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
+from ...ops.registry import REQ_NULL
 from ...ops.roi_contrib import group_of, part_of
 from .roi import py_bilinear
 
@@ -246,3 +247,64 @@ def deformable_trans_grads(data, base, p00, p01, p10, p11, dx, dy, g, trans_std,
     gx = (u11 * dy + u10 * (one - dy) - u01 * dy - u00 * (one - dy)) * trans_std * g * rw
     gy = (u11 * dx + u01 * (one - dx) - u10 * dx - u00 * (one - dx)) * trans_std * g * rh
     return gx, gy
+
+
+def deformable_parts(call, data_i):
+    """(scalars of ``deformable_scalars``, data size, trans size (0 without
+    trans)) of a DeformablePSROIPooling call whose data is input ``data_i``."""
+    shapes = call.in_shapes
+    trans_shape = None if call.attrs["no_trans"] else shapes[data_i + 2]
+    s = deformable_scalars(call, shapes[data_i], trans_shape)
+    return s, math.prod(shapes[data_i]), (math.prod(trans_shape) if trans_shape else 0)
+
+
+def build_deformable_backward(add):
+    """DeformablePSROIPooling's gradient of output (r, k, ph, pw), scattered
+    into the data and trans gradients through ``add(a, index, value)`` (a
+    serial add on the CPU, ``cuda.atomic.add`` on CUDA): the plain function
+    ``point(og, data, rois, trans, gdata, gtrans, r, k, ph, pw, N, C, H, W,
+    P, G, output_dim, scale, K, S, classes, trans_std, no_trans, req,
+    req_trans)`` for the caller to compile.
+
+    Parameters
+    ----------
+    add : compiled function
+        Adds into ``gdata`` and ``gtrans`` (bins of different rois
+        overlap).
+
+    Returns
+    -------
+    function
+        The per-bin gradient ``point``, plain Python.
+    """
+    def point(og, data, rois, trans, gdata, gtrans, r, k, ph, pw, N, C, H, W, P, G, output_dim,
+              scale, K, S, classes, trans_std, no_trans, req, req_trans):
+        t = data.dtype.type
+        b, x0, y0, bw, bh, rw, rh, ti = deformable_start(rois, trans, r, k, ph, pw, P, K, classes,
+                                                         scale, trans_std, no_trans, output_dim,
+                                                         data)
+        count = deformable_count(x0, y0, bw, bh, S, H, W, data)
+        if b < 0 or b >= N or count == 0:
+            return
+        g = og[r, k, ph, pw] / t(count)
+        gh, gw = ps_group(ph, pw, P, G, data)
+        base = (b * C + (k * G + gh) * G + gw) * H * W
+        for ih in range(S):
+            for iw in range(S):
+                inside, x, y = deformable_sample(x0 + t(iw) * (bw / t(S)),
+                                                 y0 + t(ih) * (bh / t(S)), H, W, data)
+                if not inside:
+                    continue
+                p00, p01, p10, p11, dx, dy = deformable_taps(x, y, W)
+                if req != REQ_NULL:
+                    q00, q01, q10, q11 = deformable_weights(dx, dy, data)
+                    add(gdata, base + p00, q00 * g)
+                    add(gdata, base + p01, q01 * g)
+                    add(gdata, base + p10, q10 * g)
+                    add(gdata, base + p11, q11 * g)
+                if ti >= 0 and req_trans != REQ_NULL:
+                    gx, gy = deformable_trans_grads(data, base, p00, p01, p10, p11, dx, dy, g,
+                                                    trans_std, rw, rh)
+                    add(gtrans, ti, gx)
+                    add(gtrans, ti + K * K, gy)
+    return point

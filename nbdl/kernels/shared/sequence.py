@@ -19,3 +19,22 @@ def _with_lens(call, views, lens_view_at):
         views = list(views)
         views.insert(lens_view_at, None)
     return views
+
+
+def py_length(lens, use, bi, T):
+    """Sequence ``bi``'s length: ``int(lens[bi])`` when ``use``, else T
+    (plain Python compiled by both devices' kernels)."""
+    if use:
+        return int(lens[bi])
+    return T
+
+
+def py_last_step(lens, use, bi, T):
+    """SequenceLast's time step of sequence ``bi``: its length - 1, the
+    length clipped to [1, T]."""
+    L = int(lens[bi]) if use else T
+    if L < 1:
+        L = 1
+    if L > T:
+        L = T
+    return L - 1

@@ -12,6 +12,8 @@ outside the image counts as 0."""
 import numpy as np
 from numba.extending import register_jitable
 
+from ...ops.registry import REQ_ADD, REQ_NULL
+
 
 def sampler_scalars(call, data_shape):
     """(C, H, W, one, H - 1, W - 1) of sampling data of ``data_shape`` (in the
@@ -117,6 +119,54 @@ def store_pair(out, n, i, a, b, add):
     else:
         out[n, 0, i] = a
         out[n, 1, i] = b
+
+
+def build_sampler_backward(add):
+    """BilinearSampler's gradient at point ``i`` of image ``n``, with the
+    data gradient scattered through ``add(gdata, index, value)`` (a serial
+    add on the CPU, ``cuda.atomic.add`` on CUDA, where the points of an
+    image run in parallel).  The caller compiles the returned plain function
+    ``point(og, data, grid, gdata, ggrid, n, i, C, H, W, one, fh, fw,
+    req_data, req_grid)``; the data gradient must be zeroed before (unless
+    added to).
+
+    Parameters
+    ----------
+    add : compiled function
+        Adds a point's four tap weights times its gradient into ``gdata``.
+
+    Returns
+    -------
+    function
+        ``point`` (compiled by the caller).
+    """
+    def point(og, data, grid, gdata, ggrid, n, i, C, H, W, one, fh, fw, req_data, req_grid):
+        zero = one - one
+        x0, y0, wx, wy = py_taps(grid[n, 0, i], grid[n, 1, i], one, fh, fw)
+        w00, w01, w10, w11 = py_tap_weights(wx, wy, one)
+        gx = zero
+        gy = zero
+        for c in range(C):
+            base = (n * C + c) * H * W
+            g = og[n, c, i]
+            v00, v01, v10, v11 = py_corners(data, base, x0, y0, H, W, zero)
+            dx, dy = py_blend_grads(v00, v01, v10, v11, wx, wy, g, one, fh, fw)
+            gx += dx
+            gy += dy
+            if req_data == REQ_NULL:
+                continue
+            p = base + y0 * W + x0           # the four taps, where inside the image
+            if 0 <= y0 < H and 0 <= x0 < W:
+                add(gdata, p, g * w00)
+            if 0 <= y0 < H and 0 <= x0 + 1 < W:
+                add(gdata, p + 1, g * w01)
+            if 0 <= y0 + 1 < H and 0 <= x0 < W:
+                add(gdata, p + W, g * w10)
+            if 0 <= y0 + 1 < H and 0 <= x0 + 1 < W:
+                add(gdata, p + W + 1, g * w11)
+        if req_grid != REQ_NULL:
+            store_pair(ggrid, n, i, gx, gy, req_grid == REQ_ADD)
+    return point
 
 
 @register_jitable
