@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from ...ops.activations_nn import gamma_axes
 from .elemwise_exprs import Spec
 
 
@@ -68,8 +69,11 @@ def scalars_for(call, act):
 
 
 def prelu_views(shape, gamma_shape):
-    """``(outer, C, inner)`` of the data (channel axis 1) and gamma's ``(g,)``."""
-    shape = tuple(shape)
-    if len(shape) < 2:
-        return (1, 1, math.prod(shape)), (int(math.prod(gamma_shape)),)
-    return (shape[0], shape[1], math.prod(shape[2:])), (int(math.prod(gamma_shape)),)
+    """``(A, B, inner)`` of the data (its axes 0 and 1 and the rest; 1-D data is
+    ``(N, 1, 1)``) and gamma's ``(g0, g1)``: gamma broadcast as MXNet's
+    ``expand_shape`` (``ops.activations_nn.gamma_axes``) over axes 0 and 1, each
+    extent either the data's or 1."""
+    shape = tuple(int(d) for d in shape)
+    lead = (shape + (1, 1))[:2]
+    g = gamma_axes(gamma_shape, shape) or (1,)
+    return (lead[0], lead[1], math.prod(shape[2:])), (g + (1, 1))[:2]
