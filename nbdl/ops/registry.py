@@ -184,6 +184,10 @@ class OpDef:
     # what recomputing it costs; None: one per element read or written
     flops: Callable = None
     eager_only: bool = False              # output shape depends on values: no kernels (docs/ops.md)
+    # the attribute (``"shape"``) whose 0 dims MXNet 1.x reads as unknown in a
+    # graph outside NumPy-shape mode (fills, samplers: ``zeros(shape=(0, H))``);
+    # graph inference hands the shape rule ``-1`` for them (ops/partial_shape.py)
+    legacy_unknown_dims: str = None
     # input name -> the ``__init__`` (initializer JSON) that a variable feeding that input
     # gets when composed without one (MXNet's FSetInputVarAttrOnCompose: prelu gamma 0.25)
     input_var_init: dict = field(default_factory=dict)
