@@ -5,8 +5,9 @@ nbdl.kernels.*.activations_nn).
 prelu (a learnt slope ``gamma`` per channel, axis 1, of shape ``(C,)`` --
 or ``(1,)``, one slope for all channels, as Gluon's ``nn.PReLU()`` makes
 it; any gamma that MXNet's ``expand_shape`` broadcasts over axes 0 and 1,
-such as ``(N, C)``, its gradient summed over the broadcast axes), elu (``slope * (e**x - 1)`` below zero), selu, gelu (the exact erf
-form, as MXNet computes it) and gelu_tanh (the tanh approximation, MXNet
+such as ``(N, C)``, its gradient summed over the broadcast axes), elu
+(``slope * (e**x - 1)`` below zero), selu, gelu (the exact erf form, as
+MXNet computes it) and gelu_tanh (the tanh approximation, MXNet
 2's ``act_type='gelu_tanh'``).  ``rrelu`` (a random slope in training) is
 rejected with ``AttrError``: nbdl does not implement it.  The gradient is
 one hidden op, ``_backward_LeakyReLU(out_grad, data[, gamma]) ->

@@ -35,27 +35,31 @@ def accepts_partial(rule):
 
 
 def is_full(shape):
-    """Whether ``shape`` is known with every dim (not None, no ``UNKNOWN``)."""
+    """Whether ``shape`` is known with every dim (not None, no ``UNKNOWN``).
+
+    Parameters
+    ----------
+    shape : tuple of int or None
+        A shape, ``-1`` for an unknown dim.
+    """
     return shape is not None and all(d >= 0 for d in shape)
 
 
-def is_partial(shape):
-    """Whether ``shape`` is known in rank but has an unknown dim."""
-    return shape is not None and any(d < 0 for d in shape)
-
-
-def dim_known(d):
-    return d >= 0
-
-
 def compatible(a, b):
-    """Whether two partial shapes can be one shape (same rank, known dims equal)."""
+    """Whether two partial shapes can be one shape (same rank, known dims equal).
+
+    Parameters
+    ----------
+    a, b : tuple of int
+        The shapes, ``-1`` for an unknown dim.
+    """
     return len(a) == len(b) and all(x < 0 or y < 0 or x == y for x, y in zip(a, b))
 
 
 def merge(a, b, where="", name="an entry"):
     """Two partial shapes of one entry merged dim by dim (MXNet's
-    ``shape_assign``); ``None`` is a shape not known at all.
+    ``shape_assign``); ``None`` is a shape not known at all.  Raises
+    ``ShapeError`` when they disagree.
 
     Parameters
     ----------
@@ -77,7 +81,17 @@ def merge(a, b, where="", name="an entry"):
 
 
 def merge_all(shapes, where="", names=None):
-    """One partial shape merged from all of ``shapes`` (None where none is known)."""
+    """One partial shape merged from all of ``shapes`` (None where none is known).
+
+    Parameters
+    ----------
+    shapes : list of (tuple of int or None)
+        The shapes of one entry.
+    where : str
+        The op, for the message.
+    names : list of str, optional
+        The entries' names, for the message.
+    """
     out = None
     for i, s in enumerate(shapes):
         if s is not None:
@@ -86,7 +100,13 @@ def merge_all(shapes, where="", names=None):
 
 
 def prod(dims):
-    """The product of ``dims``, ``UNKNOWN`` when one of them is unknown."""
+    """The product of ``dims``, ``UNKNOWN`` when one of them is unknown.
+
+    Parameters
+    ----------
+    dims : tuple of int
+        Dims, ``-1`` for an unknown one.
+    """
     dims = tuple(dims)
     return UNKNOWN if any(d < 0 for d in dims) else math.prod(dims)
 
@@ -94,7 +114,15 @@ def prod(dims):
 def fill_one_unknown(shape, size):
     """``shape`` with its single unknown dim set so that it holds ``size``
     elements (MXNet's ``ReverseReshapeInferShape``); unchanged when it has
-    none, more than one, or the known dims do not divide ``size``."""
+    none, more than one, or the known dims do not divide ``size``.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        A partial shape.
+    size : int
+        The number of elements it must hold.
+    """
     unknown = [i for i, d in enumerate(shape) if d < 0]
     if len(unknown) != 1 or size < 0:
         return tuple(shape)
@@ -107,7 +135,14 @@ def fill_one_unknown(shape, size):
 
 
 def show(shape):
-    """``shape`` for a message (unknown dims as ``?``)."""
+    """``shape`` for a message, unknown dims as ``?`` (``(?, 3)``).
+
+    Parameters
+    ----------
+    shape : tuple of int or None
+        A partial shape (None: ``?``).
+    """
     if shape is None:
         return "?"
-    return "(" + ", ".join("?" if d < 0 else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    dims = ", ".join("?" if d < 0 else str(d) for d in shape)
+    return f"({dims},)" if len(shape) == 1 else f"({dims})"
