@@ -63,6 +63,6 @@ register(OpDef(
     infer_shape=_shape, infer_type=_type,
     kernels={"cpu": "nbdl.kernels.cpu.histogram:prepare_histogram",
              "cuda": "nbdl.kernels.cuda.histogram:prepare_histogram"},
-    dtypes=FLOATS + INTEGERS + (np.dtype(np.int64),),
+    dtypes=FLOATS + INTEGERS + (np.dtype(np.int64),), half_mirrors=True,
     doc="Counts per bin (int64) and the bin edges: bin_cnt equal bins over range, or the "
         "edges given as bins."), aliases=("_npi_histogram",))

@@ -283,9 +283,15 @@ class OpDef:
             allowed = tuple(allowed) + (HALF,)
         for i, dt in enumerate(list(call.in_dtypes) + list(call.out_dtypes)):
             if dt is not None and np.dtype(dt) not in allowed and not _dtype_exempt(self, call, i):
+                names = (self.list_inputs(call.attrs) + self.list_aux(call.attrs)
+                         + self.list_outputs(call.attrs))
+                n_in = len(call.in_dtypes)
+                arg = names[i] if len(names) == n_in + len(call.out_dtypes) else (
+                    f"input {i}" if i < n_in else f"output {i - n_in}")
                 raise DTypeError(
-                    f"{call.where()}: dtype {np.dtype(dt)} is not supported "
-                    f"(supported: {', '.join(str(d) for d in allowed)}); "
+                    f"{call.where()}: {'argument' if i < n_in else 'output'} {arg!r} has dtype "
+                    f"{np.dtype(dt)}, which the op does not support (supported: "
+                    f"{', '.join(str(d) for d in allowed)}); "
                     f"input dtypes {[str(np.dtype(d)) for d in call.in_dtypes]}")
         if self.half_mirrors and has_half(call):
             copy = self._device_fn(self._prepared, "float16 conversion", _HALF_COPY, call,

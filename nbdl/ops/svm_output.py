@@ -72,7 +72,7 @@ register(OpDef(
     inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.svm_output:prepare_svm_forward",
              "cuda": "nbdl.kernels.cuda.svm_output:prepare_svm_forward"},
-    loss_output=True, int_inputs=(1,),
+    loss_output=True, int_inputs=(1,), half_mirrors=True,
     doc="Identity forward; backward the L2-SVM (or L1-SVM, ``use_linear``) loss gradient "
         "against the class labels, ignoring the head gradient."))
 
@@ -82,5 +82,5 @@ register(OpDef(
     inplace=lambda attrs: [(0, 0)],
     kernels={"cpu": "nbdl.kernels.cpu.svm_output:prepare_svm_backward",
              "cuda": "nbdl.kernels.cuda.svm_output:prepare_svm_backward"},
-    supports_add=True, hidden=True, int_inputs=(1,),
+    supports_add=True, hidden=True, int_inputs=(1,), half_mirrors=True,
     doc="Gradient of SVMOutput from its output and label."))
