@@ -12,6 +12,7 @@ from .._docs import shared_doc
 from ..dtype import from_flag
 from ..errors import DTypeError, ShapeError
 from ..ops.attrs import _parse_tuple
+from ..ops.partial_shape import UNKNOWN, is_full, merge, show
 from ..ops.registry import OP_AND_ATTRS, shapes_str
 from ..util import is_np_shape
 from .signature import attr_key, bounded_put, node_attr_key
@@ -53,14 +54,20 @@ _SEQ = (list, tuple)
 _NONES = repeat(None)
 
 
-def _run(order, table, rule_attr, what, err, partial):
+def _run(order, table, rule_attr, what, err, partial_dims=False, attrs_of=None):
     """Sweep the op nodes alternately forward and backward until a sweep learns
     nothing.  A node whose rule ran with its inputs and outputs all known is
     finished for good (entries are never forgotten), so each sweep visits
     only the nodes the previous one left unfinished, and a graph that one
     forward sweep settles costs one visit a node: linear in its size.  A rule's answer is
     remembered per (rule, attributes, known values): repeating nodes cost a
-    dictionary lookup."""
+    dictionary lookup.
+
+    ``partial_dims``: the table may hold partial shapes (``-1`` dims, see
+    ``nbdl.ops.partial_shape``): a rule marked ``accepts_partial`` sees them,
+    another sees ``None`` for them, and an answer is merged dim by dim into
+    what the table holds.  ``attrs_of``: {node: attrs} replacing some nodes'
+    attributes for their rules (a fill's ``shape`` with unknown dims)."""
     pending = [(n, n.inputs, n.outputs(), getattr(n.op, rule_attr)) for n in order
                if n.op is not None]
     get = table.get
@@ -74,10 +81,17 @@ def _run(order, table, rule_attr, what, err, partial):
             node, in_es, out_es, rule = item
             ins = list(map(get, in_es))
             outs = list(map(get, out_es))
-            # a node whose entries its neighbours all set still runs its rule
-            # once: that is what checks them against each other
             attrs = node.attrs
             akey = node_attr_key(node)
+            if partial_dims:
+                if attrs_of and node in attrs_of:
+                    attrs = attrs_of[node]
+                    akey = attr_key(attrs)
+                if not getattr(rule, "partial_shapes", False):
+                    ins = [v if v is None or is_full(v) else None for v in ins]
+                    outs = [v if v is None or is_full(v) else None for v in outs]
+            # a node whose entries its neighbours all set still runs its rule
+            # once: that is what checks them against each other
             if akey is None:
                 key = res = None
             else:
@@ -91,6 +105,11 @@ def _run(order, table, rule_attr, what, err, partial):
                 if key is not None and type(res[0]) in _SEQ and type(res[1]) in _SEQ:
                     bounded_put(memo, key, res)
             new_in, new_out = res
+            if partial_dims:
+                changed = _merge_partial(table, node, in_es, new_in, out_es, new_out) or changed
+                if not all(map(is_full, map(get, in_es))) or not all(map(is_full, map(get, out_es))):
+                    still.append(item)
+                continue
             # ``o``: the entry's value before this visit; an entry listed
             # twice may have been set by its first listing meanwhile.
             done = len(new_in) >= len(ins) and len(new_out) >= len(outs)
@@ -121,155 +140,88 @@ def _run(order, table, rule_attr, what, err, partial):
     return table
 
 
-def infer_shapes(order, known, partial=True):
-    """``known``: {Entry: shape}.  Returns {Entry: shape} for every entry that
-    could be inferred.  Raises ``ShapeError`` on conflicts; the caller decides
-    what incomplete inference means."""
-    table = {}
-    for node in order:
-        if node.op is None and "__shape__" in node.user_attrs:
-            shp = _parse_tuple(node.user_attrs["__shape__"])
-            if shp and all(d is not None and d > 0 for d in shp):
-                table[node.output(0)] = shp
-    # A shape given for a variable replaces the one it was declared with
-    # (``var('a', shape=...)``), as in MXNet's infer_shape and simple_bind.
-    for e, s in known.items():
-        if s is not None:
-            table[e] = tuple(int(d) for d in s)
-    fills = [] if is_np_shape() else _partial_fills(order)
-    if fills:
-        table = _resolve_partial_fills(order, table, fills)
-    return _run(order, table, "infer_shape", "shape", ShapeError, partial)
+def _merge_partial(table, node, in_es, new_in, out_es, new_out):
+    """A rule's answer merged dim by dim into ``table``; whether it changed."""
+    changed = False
+    for e, v in list(zip(in_es, new_in)) + list(zip(out_es, new_out)):
+        if v is None:
+            continue
+        v = tuple(v)
+        old = table.get(e)
+        m = merge(old, v, _where(node), repr(e.name))
+        if m != old:
+            table[e] = m
+            changed = True
+    return changed
 
 
-def _partial_fills(order):
-    """The nodes without inputs whose ``shape`` attribute holds a ``0``
-    (``_zeros``, ``_ones``, ``_full``, the samplers): outside NumPy-shape
-    mode MXNet 1.x reads those dims as unknown, to be found from the
-    consumers (``mx.rnn``'s ``begin_state`` makes ``zeros(shape=(0, H))``)."""
-    return [n for n in order if n.op is not None and not n.inputs and "shape" in n.op.attrs
-            and 0 in tuple(n.attrs.get("shape") or ())]
-
-
-# probe sizes standing in for a partial fill's unknown dims: far from the
-# sizes a graph computes
-_FILL_PROBE = 1_000_003
-
-
-def _resolve_partial_fills(order, table, fills):
-    """Shapes for the outputs of ``fills`` (see ``_partial_fills``) found from
-    the rest of the graph.
-
-    The graph without the fills is inferred from what is known; a fill whose
-    consumer then knows its output (an elementwise op) is settled. For one
-    that is not, the same graph is inferred from that fill alone, its
-    unknown dims set to probe sizes; an entry both inferences reach tells
-    the size each probe stands for (an LSTM's ``h2h`` FullyConnected output
-    (probe, 4H) meets the ``i2h`` output (batch, 4H) at their sum). This is
-    repeated while it settles fills; what stays unknown is left to the
-    fills' own rules (the zeros read as sizes)."""
-    fill_set = set(fills)
-    rest = [n for n in order if n not in fill_set]
-    while True:
-        table = _run(rest, table, "infer_shape", "shape", ShapeError, True)
-        for node in fills:
-            if table.get(node.output(0)) is None:
-                shape = _probe_fill(rest, table, node)
-                if shape is not None:
-                    table[node.output(0)] = shape
-                    break
-        else:
-            return table    # the fills' rules then check what was found
-
-
-def _probe_fill(rest, table, node):
-    """The shape of partial fill ``node``'s output that the graph implies, or None."""
-    shape = tuple(int(d) for d in node.attrs["shape"])
-    probed = tuple(_FILL_PROBE + k if d == 0 else d for k, d in enumerate(shape))
-    try:
-        ptable = _run(rest, {node.output(0): probed}, "infer_shape", "shape", ShapeError, True)
-    except ShapeError:
+def _declared(node, legacy):
+    """A variable's declared ``shape=`` as a partial shape (None when it has
+    none): outside NumPy-shape mode (``legacy``) a 0 dim is unknown, inside
+    it a -1 is, as in MXNet."""
+    if "__shape__" not in node.user_attrs:
         return None
-    probes = {p for p, d in zip(probed, shape) if d == 0}
-    found = {}
-    for e, pshape in ptable.items():
-        real = table.get(e)
-        if real is not None and len(real) == len(pshape):
-            for a, b in zip(pshape, real):
-                if a in probes:
-                    found.setdefault(a, b)
-    if not probes <= set(found):
+    shp = _parse_tuple(node.user_attrs["__shape__"])
+    if not shp or any(d is None for d in shp):
         return None
-    return tuple(found.get(d, d) for d in probed)
+    return tuple(UNKNOWN if (d == 0 and legacy) or d < 0 else int(d) for d in shp)
 
 
-# two sizes standing in for the unknown dims of partial shapes (see
-# ``infer_shapes_unknown_zero``): primes, unlikely to arise from known dims
-_PROBES = (7919, 7927)
-
-
-def _declared_partial(order):
-    """{Entry: shape} of the variables declared with a shape holding a 0."""
+def _fill_attrs(order, legacy):
+    """{node: attrs} for the ops whose ``legacy_unknown_dims`` attribute holds
+    an unknown dim (``_zeros(shape=(0, H))`` outside NumPy-shape mode, ``-1``
+    inside it): that attribute with ``-1`` for those dims."""
     out = {}
-    for node in order:
-        if node.op is None and "__shape__" in node.user_attrs:
-            shp = _parse_tuple(node.user_attrs["__shape__"])
-            if shp and any(d == 0 for d in shp) and all(d is not None for d in shp):
-                out[node.output(0)] = tuple(int(d) for d in shp)
+    for n in order:
+        name = n.op is not None and n.op.legacy_unknown_dims
+        if not name:
+            continue
+        shape = n.attrs.get(name)
+        if shape and any(d is not None and (d < 0 or (d == 0 and legacy)) for d in shape):
+            out[n] = dict(n.attrs, **{name: tuple(
+                UNKNOWN if d is not None and (d < 0 or (d == 0 and legacy)) else d
+                for d in shape)})
     return out
 
 
-def infer_shapes_unknown_zero(order, known):
-    """Partial inference reading a ``0`` dim as unknown (MXNet 1.x's legacy
-    shapes): ``known`` and the variables' declared shapes may hold zeros.
-
-    The inference runs twice, the unknown dims set to one and then another
-    probe size; a dim that comes out the same both times is known, one that
-    differs depends on an unknown dim and is reported as ``0``.  When an op
-    rule rejects the probe sizes (dims it requires to match, or divide), the
-    partial shapes are left out instead: the entries that only they would
-    have given stay unknown, and the partial shapes given are reported for
-    their own variables.
+def infer_shapes(order, known, legacy=None, keep_partial=False):
+    """``known``: {Entry: shape}, a ``-1`` dim unknown.  Returns {Entry: shape}
+    for every entry that could be inferred.  Raises ``ShapeError`` on
+    conflicts; the caller decides what incomplete inference means.
 
     Parameters
     ----------
     order : list of Node
         The graph in topological order.
     known : dict
-        {Entry: shape} given by the caller; a ``0`` dim is unknown.
-
-    Returns
-    -------
-    dict
-        {Entry: shape}, with ``0`` for the dims that stay unknown.
+        {Entry: shape} given by the caller; replaces a variable's declared shape.
+    legacy : bool, optional
+        Read 0 dims of the variables' declared shapes and of the fills'
+        ``shape`` as unknown (MXNet 1.x outside NumPy-shape mode); default
+        ``not is_np_shape()``.  A ``-1`` there is unknown in both modes.
+    keep_partial : bool
+        Keep the entries known only in part (with ``-1`` dims) in the result;
+        by default they are left out (unknown).
     """
-    partial = {e: s for e, s in _declared_partial(order).items() if e not in known}
-    full = {}
+    if legacy is None:
+        legacy = not is_np_shape()
+    table = {}
+    for node in order:
+        if node.op is None:
+            shp = _declared(node, legacy)
+            if shp:
+                table[node.output(0)] = shp
+    # A shape given for a variable replaces the one it was declared with
+    # (``var('a', shape=...)``), as in MXNet's infer_shape and simple_bind.
     for e, s in known.items():
-        if s is None:
-            continue
-        s = tuple(int(d) for d in s)
-        (partial if 0 in s else full)[e] = s
-    if not partial:
-        return infer_shapes(order, full)
-    tables = []
-    try:
-        for p in _PROBES:
-            probe = dict(full)
-            probe.update({e: tuple(p if d == 0 else d for d in s) for e, s in partial.items()})
-            tables.append(infer_shapes(order, probe))
-    except ShapeError:
-        table = infer_shapes(order, full)
-        for e, s in partial.items():
-            table.setdefault(e, s)
-        return table
-    first, second = tables
-    out = {}
-    for e, a in first.items():
-        b = second.get(e)
-        if b is not None and len(a) == len(b):
-            out[e] = tuple(x if x == y else 0 for x, y in zip(a, b))
-    return out
+        if s is not None:
+            table[e] = tuple(int(d) for d in s)
+    fills = _fill_attrs(order, legacy)
+    partial_dims = bool(fills) or any(min(s, default=0) < 0 for s in table.values())
+    table = _run(order, table, "infer_shape", "shape", ShapeError, partial_dims, fills)
+    if partial_dims and not keep_partial:
+        table = {e: s for e, s in table.items() if is_full(s)}
+    return table
 
 
 def infer_types(order, known):
@@ -280,7 +232,7 @@ def infer_types(order, known):
     for e, t in known.items():
         if t is not None:
             table[e] = np.dtype(t)
-    return _run(order, table, "infer_type", "dtype", DTypeError, True)
+    return _run(order, table, "infer_type", "dtype", DTypeError)
 
 
 @shared_doc(op_and_attrs=OP_AND_ATTRS)
@@ -334,9 +286,14 @@ def infer_call(op, attrs, given, n_out, names, what):
                           f"expects {_one(v, what)}; input {what}s {_list(given, what)}")
         outs = [None if v is None else _norm(v, what) for v in new_out]
         if all(v is not None for v in outs):
+            if what == "shape" and not all(map(is_full, outs)):
+                break
             return outs
     if what == "dtype":  # an op without inputs that says nothing: MXNet's default
         return [np.dtype(np.float32) if v is None else v for v in outs]
+    if any(v is not None and not is_full(v) for v in outs):
+        raise ShapeError(f"{op.name}: output shapes {', '.join(map(show, outs))} have unknown "
+                         f"(-1) dims; an array needs every dim known")
     raise ShapeError(f"{op.name}: output shapes could not be inferred from input shapes "
                      f"{shapes_str(given)}")
 

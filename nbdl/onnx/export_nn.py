@@ -8,6 +8,7 @@ are the ONNX names of ``node.inputs``.  An attribute ONNX cannot express
 raises ``OnnxError`` naming the op, node and attribute."""
 import numpy as np
 
+from ..ops.activations_nn import gamma_axes
 from ._common import OnnxError, exporter
 
 
@@ -242,10 +243,13 @@ def leaky_relu(ctx, node, inputs):
         slope = (float(a["lower_bound"]) + float(a["upper_bound"])) / 2
         return ctx.node("LeakyRelu", [x], name=node.name, outputs=out, alpha=slope)
     if kind == "prelu":
-        rank = ctx.rank(node.inputs[0])
         slope = inputs[1]
-        if rank > 2 and ctx.shape(node.inputs[1]) != (1,):
-            slope = ctx.unsqueeze(slope, list(range(1, rank - 1)), name=node.name)
+        gshape = tuple(ctx.shape(node.inputs[1]))
+        expanded = gamma_axes(gshape, ctx.shape(node.inputs[0]))
+        trailing = expanded[next((i for i, e in enumerate(expanded) if e != 1), len(expanded)):]
+        if gshape != (1,) and trailing != gshape:
+            # gamma laid on the data axes MXNet broadcasts it over (0 and 1)
+            slope = ctx.reshape(slope, expanded, name=node.name)
         return ctx.node("PRelu", [x, slope], name=node.name, outputs=out)
     _refuse(node, f"act_type={kind!r}")
 

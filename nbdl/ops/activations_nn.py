@@ -4,8 +4,10 @@ nbdl.kernels.*.activations_nn).
 ``LeakyReLU`` is MXNet's op: ``act_type`` leaky (``x`` or ``slope * x``),
 prelu (a learnt slope ``gamma`` per channel, axis 1, of shape ``(C,)`` --
 or ``(1,)``, one slope for all channels, as Gluon's ``nn.PReLU()`` makes
-it), elu (``slope * (e**x - 1)`` below zero), selu, gelu (the exact erf
-form, as MXNet computes it) and gelu_tanh (the tanh approximation, MXNet
+it; any gamma that MXNet's ``expand_shape`` broadcasts over axes 0 and 1,
+such as ``(N, C)``, its gradient summed over the broadcast axes), elu
+(``slope * (e**x - 1)`` below zero), selu, gelu (the exact erf form, as
+MXNet computes it) and gelu_tanh (the tanh approximation, MXNet
 2's ``act_type='gelu_tanh'``).  ``rrelu`` (a random slope in training) is
 rejected with ``AttrError``: nbdl does not implement it.  The gradient is
 one hidden op, ``_backward_LeakyReLU(out_grad, data[, gamma]) ->
@@ -54,15 +56,39 @@ def _is_prelu(attrs):
     return attrs["act_type"] == "prelu"
 
 
+def gamma_axes(gamma, data):
+    """MXNet's ``expand_shape``: gamma's shape broadcast against the data's.
+
+    Gamma's axes are matched from its last one against the data's axes 1 and 0
+    only (the later axes get 1): an axis takes gamma's extent when that equals
+    the data's or is 1, else the data axis gets 1 and the same gamma axis is
+    tried on the axis before.  Returns the expanded shape (the data's ndim), or
+    ``None`` when gamma's axes are not all used (MXNet's "Cannot broadcast gamma
+    to data")."""
+    gamma, data = tuple(int(g) for g in gamma), tuple(int(d) for d in data)
+    out = [1] * len(data)
+    s = len(gamma) - 1
+    for i in range(min(len(data), 2) - 1, -1, -1):
+        if s >= 0 and (data[i] == gamma[s] or gamma[s] == 1):
+            out[i] = gamma[s]
+            s -= 1
+    return tuple(out) if s == -1 else None
+
+
 def gamma_shape(opname, data, gamma, in_shapes):
-    """PReLU's gamma: ``(C,)`` with C = data.shape[1] (1 for 1-D data), or ``(1,)``."""
+    """PReLU's gamma: ``(C,)`` (C = data.shape[1], 1 for 1-D data) when unknown;
+    a given gamma must broadcast against the data as MXNet's ``expand_shape``
+    does (``(C,)``, ``(1,)``, ``(N, C)``, ``(N, 1)``, ``(N,)`` on axis 0 when
+    N differs from C, ...)."""
     c = int(data[1]) if len(data) >= 2 else 1
     if gamma is None:
         return (c,)
     gamma = tuple(gamma)
-    if gamma not in ((c,), (1,)):
-        raise shape_error(opname, f"argument 'gamma' has shape {gamma}, expected ({c},) (one "
-                          f"slope per channel of data {tuple(data)}) or (1,)", in_shapes)
+    if gamma_axes(gamma, data) is None:
+        raise shape_error(opname, f"argument 'gamma' has shape {gamma}, which does not "
+                          f"broadcast over axes 0 and 1 of data {tuple(data)} (expected "
+                          f"({c},), one slope per channel, (1,), or a shape such as "
+                          f"{tuple(data[:2])})", in_shapes)
     return gamma
 
 

@@ -28,6 +28,9 @@ ANY_DTYPES = FLOAT_DTYPES + tuple(np.dtype(t) for t in (np.int32, np.int64, np.i
 # shape_array / size_array read no values: float16 too (through half_mirrors)
 SHAPE_DTYPES = ANY_DTYPES + (np.dtype(np.float16),)
 ALLCLOSE_DTYPES = FLOAT_DTYPES + tuple(np.dtype(t) for t in (np.int32, np.int64, np.float16))
+# all_finite / multi_all_finite: float16 through float32 mirrors (exact: the
+# conversion keeps inf and NaN)
+FINITE_DTYPES = FLOAT_DTYPES + (np.dtype(np.float16),)
 INT64 = np.dtype(np.int64)
 FLOAT32 = np.dtype(np.float32)
 
@@ -83,7 +86,7 @@ _FINITE_DOC = ("1.0 (float32, shape (1,)) when every element of {what} is finite
 register(OpDef(
     name="all_finite", attrs={"init_output": Attr("bool", True)},
     infer_shape=_fixed_shape(lambda s: (1,)),
-    infer_type=_fixed_type(FLOAT32, FLOAT_DTYPES, "all_finite"),
+    infer_type=_fixed_type(FLOAT32, FINITE_DTYPES, "all_finite"), half_mirrors=True,
     kernels=kernel_paths("array_checks", "prepare_all_finite"),
     doc=_FINITE_DOC.format(what="``data``", params="data : NDArray\n    The array.\n")))
 
@@ -99,7 +102,7 @@ register(OpDef(
     name="multi_all_finite", input_names=_multi_inputs, key_var_num_args="num_arrays",
     attrs={"num_arrays": Attr("int", 1), "init_output": Attr("bool", True)},
     infer_shape=_fixed_shape(lambda s: (1,)),
-    infer_type=_fixed_type(FLOAT32, FLOAT_DTYPES, "multi_all_finite"),
+    infer_type=_fixed_type(FLOAT32, FINITE_DTYPES, "multi_all_finite"), half_mirrors=True,
     kernels=kernel_paths("array_checks", "prepare_multi_all_finite"),
     doc=_FINITE_DOC.format(what="every array", params="array_0, ... : NDArray\n"
                            "    The arrays.\nnum_arrays : int\n    How many.\n")))

@@ -8,6 +8,7 @@ extra inputs for their *shapes* only (a gradient rule is built before shapes
 are known); the kernels never read them."""
 from ..errors import ArgumentError
 from .ir import backward_node, make_node
+from .partial_shape import UNKNOWN, accepts_partial, merge
 from .registry import Attr, OpDef, register, shape_error
 from .shape import (MOVE_DTYPES, c_strides, forward_of_backward, grad_type, kernels,
                     like_data_shape, norm_axis, same_type)
@@ -15,7 +16,41 @@ from .shape import (MOVE_DTYPES, c_strides, forward_of_backward, grad_type, kern
 
 # -- Concat -------------------------------------------------------------------------
 
+def _concat_partial(attrs, in_shapes, out_shapes):
+    """Concat on partial shapes (MXNet's ConcatShape): the dims outside
+    ``dim`` merged over the inputs and the output; the output's ``dim`` the
+    sum once every input's is known, else one input's from the output's."""
+    ref = next(s for s in list(in_shapes) + list(out_shapes) if s is not None)
+    d = norm_axis(attrs["dim"], len(ref), "Concat", "dim", in_shapes)
+
+    def outside(s):
+        return None if s is None else tuple(s[:d]) + (UNKNOWN,) + tuple(s[d + 1:])
+    common = None
+    for i, s in enumerate(list(in_shapes) + list(out_shapes)):
+        if s is not None and len(s) != len(ref):
+            raise shape_error("Concat", f"shapes {tuple(ref)} and {tuple(s)} differ in rank",
+                              in_shapes)
+        common = merge(common, outside(s), "Concat", "the dims outside 'dim'")
+    ins = [merge(s, common, "Concat", f"arg{i}") for i, s in enumerate(in_shapes)]
+    out = merge(out_shapes[0], common, "Concat", "the output")
+    sizes = [s[d] for s in ins]
+    unknown = [i for i, n in enumerate(sizes) if n < 0]
+    if not unknown:
+        out = out[:d] + (sum(sizes),) + out[d + 1:]
+    elif len(unknown) == 1 and out[d] >= 0:
+        rest = out[d] - sum(n for n in sizes if n >= 0)
+        if rest < 0:
+            raise shape_error("Concat", f"the inputs add up to more than the output's "
+                              f"{out[d]} along dim {d}", in_shapes)
+        i = unknown[0]
+        ins[i] = ins[i][:d] + (rest,) + ins[i][d + 1:]
+    return ins, [merge(out_shapes[0], out, "Concat", "the output")]
+
+
+@accepts_partial
 def _concat_shape(attrs, in_shapes, out_shapes):
+    if any(s is not None and min(s, default=0) < 0 for s in list(in_shapes) + list(out_shapes)):
+        return _concat_partial(attrs, in_shapes, out_shapes)
     out = out_shapes[0]
     known = [s for s in in_shapes if s is not None]
     ref = known[0] if known else out
@@ -281,10 +316,15 @@ def slice_gather(attrs, dshape):
             base)
 
 
+@accepts_partial
 def _slice_shape(attrs, in_shapes, out_shapes):
-    if in_shapes[0] is None:
+    # an unknown input dim gives an unknown output dim (MXNet's SliceOpShape)
+    d = in_shapes[0]
+    if d is None:
         return in_shapes, out_shapes
-    return in_shapes, [tuple(c for _, _, c in slice_ranges(attrs, in_shapes[0]))]
+    counts = slice_ranges(attrs, tuple(max(n, 0) for n in d))
+    out = tuple(UNKNOWN if n < 0 else c for n, (_, _, c) in zip(d, counts))
+    return in_shapes, [merge(out, out_shapes[0], "slice", "the output")]
 
 
 _SLICE_ATTRS = {"begin": Attr("tuple"), "end": Attr("tuple"), "step": Attr("tuple", ())}
@@ -333,12 +373,17 @@ def slice_axis_range(attrs, dshape, where="slice_axis"):
     return a, b, e
 
 
+@accepts_partial
 def _slice_axis_shape(attrs, in_shapes, out_shapes):
+    # an unknown axis stays unknown; the other dims pass, known or not
     d = in_shapes[0]
     if d is None:
         return in_shapes, out_shapes
-    a, b, e = slice_axis_range(attrs, d)
-    return in_shapes, [tuple(d[:a]) + (e - b,) + tuple(d[a + 1:])]
+    a = norm_axis(attrs["axis"], len(d), "slice_axis", in_shapes=[d])
+    if d[a] >= 0:
+        a, b, e = slice_axis_range(attrs, d)
+        d = tuple(d[:a]) + (e - b,) + tuple(d[a + 1:])
+    return in_shapes, [merge(d, out_shapes[0], "slice_axis", "the output")]
 
 
 _SLICE_AXIS_ATTRS = {"axis": Attr("int"), "begin": Attr("int"), "end": Attr("int", None, optional=True)}

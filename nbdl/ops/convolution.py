@@ -29,6 +29,7 @@ import math
 from ..errors import AttrError
 from .ir import backward_node
 from .attrs import Attr
+from .partial_shape import UNKNOWN, accepts_partial, is_full, merge, show
 from .registry import OpDef, register, shape_error
 from .rules import check_arg_shape, known_shape, same_type
 
@@ -150,13 +151,47 @@ def deconv_out_spatial(opname, attrs, xs, in_shapes):
     return out
 
 
+def _conv_partial(where, attrs, ins, outs, in_shapes):
+    """Convolution on partial shapes, as MXNet's ConvolutionShape: the weight
+    from the data's channels, each output dim from its data dim where known;
+    back from the output, the batch and (stride 1) the spatial dims."""
+    k, s, d, p = spatial_params(where, attrs)
+    f, g = attrs["num_filter"], attrs["num_group"]
+    data = tuple(ins[0])
+    if len(data) != len(k) + 2:
+        raise shape_error(where, f"argument 'data' has shape {show(data)}, expected "
+                          f"{len(k) + 2} axes (N, C, *spatial)", in_shapes)
+    c = data[1]
+    if c >= 0 and c % g:
+        raise shape_error(where, f"argument 'data' has {c} channels, not divisible by "
+                          f"num_group={g}", in_shapes)
+    ins[1] = merge((f, c // g if c >= 0 else UNKNOWN) + k, ins[1], where, "argument 'weight'")
+    # an unknown spatial dim stands in as the dilated kernel (always valid), then unknown
+    xs = tuple(x if x >= 0 else d[i] * (k[i] - 1) + 1 for i, x in enumerate(data[2:]))
+    ys = tuple(y if x >= 0 else UNKNOWN
+               for x, y in zip(data[2:], conv_out_spatial(where, attrs, xs, in_shapes)))
+    outs[0] = merge((data[0], f) + ys, outs[0], where, "the output")
+    back = [outs[0][0], c] + [o + d[i] * (k[i] - 1) - 2 * p[i] if o >= 0 and s[i] == 1
+                              else UNKNOWN for i, o in enumerate(outs[0][2:])]
+    ins[0] = merge(data, tuple(back), where, "argument 'data'")
+    return ins, outs
+
+
 def _infer(opname, transposed):
+    @accepts_partial
     def rule(attrs, in_shapes, out_shapes):
         k = spatial_params(opname, attrs)[0]
         nd = len(k)
         ins, outs = list(in_shapes), list(out_shapes)
         f, g = attrs["num_filter"], attrs["num_group"]
         where = f"{opname} (kernel={k}, num_filter={f}, num_group={g})"
+        if any(v is not None and not is_full(v) for v in ins + outs):
+            if not transposed and ins[0] is not None:
+                if not attrs["no_bias"]:
+                    ins[2] = merge((f,), ins[2], where, "argument 'bias'")
+                return _conv_partial(where, attrs, ins, outs, in_shapes)
+            ins = [v if v is None or is_full(v) else None for v in ins]
+            outs = [v if v is None or is_full(v) else None for v in outs]
         if not attrs["no_bias"]:
             check_arg_shape(where, "bias", ins[2], (f,), in_shapes)
             ins[2] = (f,)

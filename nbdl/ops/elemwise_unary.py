@@ -14,13 +14,19 @@ from ..dtype import COMPUTE, FLOATING, HALF, NUMERIC
 from ..errors import DTypeError
 from .elemwise_grad2 import DERIVATIVES, second_order
 from .ir import backward_node, make_node
+from .partial_shape import accepts_partial, compatible, is_full, merge_all, show
 from .registry import REQ_ADD, Attr, OpDef, register, shape_error, shapes_str
 from .rules import same_type  # noqa: F401  (the family's type rule; docs/ops.md imports it here)
 
 
+@accepts_partial
 def same_shape(attrs, in_shapes, out_shapes):
-    """Elementwise shape rule: every input and output has one shape."""
-    known = next((s for s in list(in_shapes) + list(out_shapes) if s is not None), None)
+    """Elementwise shape rule: every input and output has one shape (partial
+    shapes merged dim by dim, ``nbdl.ops.partial_shape``)."""
+    given = [s for s in list(in_shapes) + list(out_shapes) if s is not None]
+    known = given[0] if given else None
+    if known is not None and not all(map(is_full, given)):
+        known = merge_all(given)
     return [known] * len(in_shapes), [known] * len(out_shapes)
 
 
@@ -28,13 +34,14 @@ def same_shape(attrs, in_shapes, out_shapes):
 def equal_shapes(opname, names):
     """Shape rule of an op whose inputs (named ``names``) and outputs must all
     have one shape; a disagreement names the op and both shapes."""
+    @accepts_partial
     def rule(attrs, in_shapes, out_shapes):
         known = [(n, s) for n, s in zip(list(names) + ["output"] * len(out_shapes),
                                         list(in_shapes) + list(out_shapes)) if s is not None]
         for n, s in known[1:]:
-            if tuple(s) != tuple(known[0][1]):
-                raise shape_error(opname, f"shape of {known[0][0]} {tuple(known[0][1])} and of "
-                                  f"{n} {tuple(s)} must be equal", in_shapes)
+            if tuple(s) != tuple(known[0][1]) and not compatible(s, known[0][1]):
+                raise shape_error(opname, f"shape of {known[0][0]} {show(known[0][1])} and of "
+                                  f"{n} {show(s)} must be equal", in_shapes)
         return same_shape(attrs, in_shapes, out_shapes)
     return rule
 
@@ -218,15 +225,23 @@ register(OpDef(
 
 # -- where ---------------------------------------------------------------------------------
 
+@accepts_partial
 def _where_shape(attrs, in_shapes, out_shapes):
+    # as MXNet's WhereOpShape, a condition known only in part infers nothing
     cond = in_shapes[0]
+    if cond is not None and not is_full(cond):
+        return in_shapes, out_shapes
     _, data = equal_shapes("where", ("x", "y"))(attrs, in_shapes[1:], out_shapes)
     shape = data[0]
     if cond is not None and shape is not None:
         cond, shape = tuple(cond), tuple(shape)
-        if cond != shape and not (len(cond) == 1 and len(shape) >= 1 and cond[0] == shape[0]):
+        if compatible(cond, shape):
+            shape = cond
+        elif len(cond) == 1 and len(shape) > 1 and compatible(cond, shape[:1]):
+            shape = cond + shape[1:]
+        else:
             raise shape_error("where", f"condition shape {cond} must equal the shape of x and "
-                              f"y {shape} or be ({shape[0] if shape else '?'},)", in_shapes)
+                              f"y {show(shape)} or be ({shape[0] if shape else '?'},)", in_shapes)
     return [cond, shape, shape], [shape]
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import AttrError
 from .ir import backward_node
 from .attrs import Attr
+from .partial_shape import UNKNOWN, accepts_partial, compatible, is_full, merge, show
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 from .rules import checked_inputs
 
@@ -55,21 +56,26 @@ def _check_weight(opname, attrs, w, in_shapes):
     return want
 
 
+@accepts_partial
 def _embedding_shape(attrs, in_shapes, out_shapes):
+    # partial shapes: data's dims, known or not, lead the output's (MXNet's
+    # EmbeddingOpShape), and come back from a known output
     d, w = in_shapes
     o = out_shapes[0]
-    w = _check_weight("Embedding", attrs, w, in_shapes)
+    w = merge(w, _check_weight("Embedding", attrs, w if w is None or is_full(w) else None,
+                               in_shapes), "Embedding", "argument 'weight'")
     if d is not None:
         want = tuple(d) + (attrs["output_dim"],)
-        if o is not None and tuple(o) != want:
-            raise shape_error("Embedding", f"output shape {tuple(o)} does not match "
-                              f"data.shape + (output_dim,) = {want}", in_shapes)
-        return [tuple(d), w], [want]
+        if o is not None and not compatible(o, want):
+            raise shape_error("Embedding", f"output shape {show(o)} does not match "
+                              f"data.shape + (output_dim,) = {show(want)}", in_shapes)
+        want = merge(want, o)
+        return [want[:-1], w], [want]
     if o is not None:
-        if len(o) == 0 or o[-1] != attrs["output_dim"]:
-            raise shape_error("Embedding", f"output shape {tuple(o)} must end in "
+        if len(o) == 0 or o[-1] not in (attrs["output_dim"], UNKNOWN):
+            raise shape_error("Embedding", f"output shape {show(o)} must end in "
                               f"output_dim={attrs['output_dim']}", in_shapes)
-        return [tuple(o[:-1]), w], [tuple(o)]
+        return [tuple(o[:-1]), w], [tuple(o[:-1]) + (attrs["output_dim"],)]
     return [d, w], out_shapes
 
 

@@ -99,6 +99,7 @@ register(OpDef(
     infer_shape=_shape, infer_type=_type, gradient=_gradient,
     temp=lambda call: [((2,) + tuple(call.in_shapes[0]), call.out_dtypes[0])],
     kernels=_kernels("prepare_hawkesll"), supports_add=True, int_inputs=(5,),
+    half_mirrors=True,
     doc="Log likelihood of univariate Hawkes processes on ragged point sequences "
         "(see the module docstring)."))
 
@@ -110,4 +111,5 @@ register(OpDef(
     temp=lambda call: [((6,) + tuple(call.in_shapes[2]), call.out_dtypes[0])],
     kernels=_kernels("prepare_hawkesll_backward"), supports_add=True, int_inputs=(7,),
     dtypes=FLOAT_DTYPES + (_I32,),          # marks_grad is int32, as marks
+    half_mirrors=True,
     doc="Gradients of _contrib_hawkesll for lda, alpha and beta (MXNet's backward op)."))

@@ -62,6 +62,6 @@ register(OpDef(
     name="_histogram", input_names=_inputs, attrs=_ATTRS, num_outputs=2,
     infer_shape=_shape, infer_type=_type,
     kernels=kernel_paths("histogram", "prepare_histogram"),
-    dtypes=FLOATS + INTEGERS + (np.dtype(np.int64),),
+    dtypes=FLOATS + INTEGERS + (np.dtype(np.int64),), half_mirrors=True,
     doc="Counts per bin (int64) and the bin edges: bin_cnt equal bins over range, or the "
         "edges given as bins."), aliases=("_npi_histogram",))

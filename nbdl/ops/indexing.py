@@ -12,6 +12,7 @@ from ..dtype import INTEGERS
 from ..errors import AttrError, NbdlError
 from .ir import backward_node
 from .attrs import Attr
+from .partial_shape import accepts_partial, is_full, merge
 from .registry import FLOAT_DTYPES, OpDef, kernel_paths, register, shape_error
 from .rules import data_axis, data_type, known_shape
 
@@ -114,12 +115,20 @@ def _pick_index_shape(attrs, d, idx, in_shapes, opname="pick"):
     return want
 
 
+@accepts_partial
 def _pick_shape(attrs, in_shapes, out_shapes):
     d, idx = in_shapes
     o = out_shapes[0]
     if d is None:
         return in_shapes, out_shapes
     d = tuple(d)
+    if not all(s is None or is_full(s) for s in (d, idx, o)):
+        # partial shapes: data's other dims, known or not, give the output and index
+        out = merge(_pick_out_shape(attrs, d, in_shapes), o, "pick", "the output")
+        if idx is not None:
+            idx = merge(idx, _pick_out_shape(attrs, d, in_shapes, keepdims=len(idx) == len(d)),
+                        "pick", "argument 'index'")
+        return [d, out if idx is None else idx], [out]
     want = _pick_out_shape(attrs, d, in_shapes)
     if o is not None and tuple(o) != want:
         raise shape_error("pick", f"output shape {tuple(o)} does not match data shape {d} with "

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import AttrError
 from .attrs import Attr
+from .partial_shape import accepts_partial, show
 from .registry import OpDef, register, shape_error
 
 FILL_DTYPES = ("float32", "float64", "uint8", "int8", "int32", "int64", "bool")
@@ -56,33 +57,37 @@ def shape_attr_output(opname, shape, out_shape):
     """The output shape of an op with no inputs and a ``shape`` attribute.
 
     An empty ``shape`` takes the consumer's (``out_shape``), as MXNet's. A
-    ``0`` in ``shape`` is MXNet 1.x's unknown dim outside NumPy-shape mode:
-    the graph's inference (``nbdl.graph.infer``) finds it from the consumers
-    and passes it in ``out_shape``, which must then agree with the other
-    dims; with no ``out_shape`` the zero stays a size (a zero-size array).
+    ``-1`` in ``shape`` is an unknown dim: graph inference passes MXNet 1.x's
+    ``0`` dims (outside NumPy-shape mode) as ``-1`` (``OpDef.legacy_unknown_dims``),
+    and finds them from the consumers, which pass them in ``out_shape``; the
+    result is ``shape`` and ``out_shape`` merged, partial while a dim stays
+    unknown (an eager call then fails: its outputs must be known).
 
     Parameters
     ----------
     opname : str
         For messages.
     shape : tuple of int
-        The attribute.
+        The attribute (``-1`` for an unknown dim).
     out_shape : tuple of int or None
-        What the inference knows of the output.
+        What the inference knows of the output (``-1`` for an unknown dim).
     """
-    if any(s is None or s < 0 for s in shape):
+    if any(s is None or s < -1 for s in shape):
         raise shape_error(opname, f"shape={shape} must hold non-negative sizes")
     if not shape:
         return None if out_shape is None else tuple(out_shape)
-    if out_shape is not None and tuple(out_shape) != shape:
-        if len(out_shape) != len(shape) or any(s and s != o for s, o in zip(shape, out_shape)):
-            raise shape_error(opname, f"output shape {tuple(out_shape)} differs from "
-                              f"shape={shape}")
-        return tuple(out_shape)
-    return shape
+    if out_shape is None:
+        return shape
+    out_shape = tuple(out_shape)
+    if len(out_shape) != len(shape) or any(s >= 0 and o >= 0 and s != o
+                                           for s, o in zip(shape, out_shape)):
+        raise shape_error(opname, f"output shape {show(out_shape)} differs from "
+                          f"shape={show(shape)}")
+    return tuple(s if s >= 0 else o for s, o in zip(shape, out_shape))
 
 
 def _filled_shape(opname):
+    @accepts_partial
     def rule(attrs, in_shapes, out_shapes):
         return in_shapes, [shape_attr_output(opname, tuple(attrs["shape"]), out_shapes[0])]
     return rule
@@ -147,6 +152,7 @@ for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
         infer_shape=_filled_shape(_name), infer_type=_typed(_name), gradient=_no_grad,
         kernels=_kernels("prepare_zeros" if _value == 0 else "prepare_ones"),
         dtypes=tuple(np.dtype(d) for d in FILL_DTYPES), half_mirrors=True,
+        legacy_unknown_dims="shape",
         doc=f"An array of {'zeros' if _value == 0 else 'ones'} of ``shape``."),
         aliases=(_name[1:],))
 
@@ -156,7 +162,7 @@ register(OpDef(
                ctx=_CTX),
     infer_shape=_filled_shape("_full"), infer_type=_typed("_full"), gradient=_no_grad,
     kernels=_kernels("prepare_full"), dtypes=tuple(np.dtype(d) for d in FILL_DTYPES),
-    half_mirrors=True,
+    half_mirrors=True, legacy_unknown_dims="shape",
     doc="An array of ``shape`` filled with ``value``."), aliases=("full",))
 
 register(OpDef(

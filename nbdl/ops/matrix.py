@@ -13,6 +13,8 @@ import math
 from ..errors import AttrError
 from .ir import backward_node, make_node
 from .attrs import Attr
+from .partial_shape import accepts_partial, is_full, merge, show
+from .partial_shape import prod as prod_dims
 from .registry import REQ_ADD, OpDef, kernel_paths, register, shape_error
 from .rules import output_shape, same_type, size_of
 
@@ -53,8 +55,34 @@ def _fc_check_attrs(attrs):
         raise AttrError(f"FullyConnected: num_hidden must be >= 1, got {attrs['num_hidden']}")
 
 
+def _fc_partial_shape(attrs, in_shapes, out_shapes, where):
+    """FullyConnected on partial shapes, as MXNet's FullyConnectedShape: the
+    weight from data's known feature dims, the output from data's batch dim
+    (and the data's batch dim from the output's)."""
+    ins, outs = list(in_shapes), list(out_shapes)
+    n = attrs["num_hidden"]
+    data = tuple(ins[0])
+    if not data:
+        raise shape_error(where, "argument 'data' must have at least one axis", in_shapes)
+    k = prod_dims(data[1:]) if attrs["flatten"] else data[-1]
+    ins[1] = merge((n, k), ins[1], where, "argument 'weight'")
+    if not attrs["no_bias"] and ins[2] is None:
+        ins[2] = (n,)
+    out = (data[0], n) if attrs["flatten"] else data[:-1] + (n,)
+    outs[0] = merge(out, outs[0], where, "the output")
+    ins[0] = merge(data, (outs[0][0],) + (-1,) * (len(data) - 1), where, "argument 'data'")
+    return ins, outs
+
+
+@accepts_partial
 def fc_infer_shape(attrs, in_shapes, out_shapes):
     _fc_check_attrs(attrs)
+    if any(s is not None and not is_full(s) for s in list(in_shapes) + list(out_shapes)):
+        if in_shapes[0] is not None:
+            where = f"FullyConnected (num_hidden={attrs['num_hidden']}, flatten={attrs['flatten']})"
+            return _fc_partial_shape(attrs, in_shapes, out_shapes, where)
+        in_shapes = [s if s is None or is_full(s) else None for s in in_shapes]
+        out_shapes = [s if s is None or is_full(s) else None for s in out_shapes]
     ins, outs = list(in_shapes), list(out_shapes)
     n = attrs["num_hidden"]
     where = f"FullyConnected (num_hidden={n}, flatten={attrs['flatten']})"
@@ -221,11 +249,43 @@ def batch_dot_dims(lshape, rshape, ta, tb, where="batch_dot"):
     return size_of(lshape[:-2]), m, k, n, lshape[:-2] + (m, n)
 
 
+def _partial_dot_out(opname, lshape, rshape, ta, tb):
+    """The output shape of dot / batch_dot on partial shapes (unknown dims
+    pass to the output; the inner dims are compared where both are known),
+    as MXNet's DotShape / BatchDotShape; None where MXNet infers nothing
+    (batch_dot with lhs's last or rhs's second-last dim unknown)."""
+    lshape, rshape = tuple(lshape), tuple(rshape)
+    if opname == "batch_dot":
+        if len(lshape) < 3 or len(lshape) != len(rshape):
+            batch_dot_dims(lshape, rshape, ta, tb)      # raises the full rule's error
+        if lshape[-1] < 0 or rshape[-2] < 0:
+            return None
+        lead = merge(lshape[:-2], rshape[:-2], opname, "the batch axes")
+        m, k = (lshape[-1], lshape[-2]) if ta else (lshape[-2], lshape[-1])
+        n, k2 = (rshape[-2], rshape[-1]) if tb else (rshape[-1], rshape[-2])
+        out = lead + (m, n)
+    elif len(lshape) == 1 and len(rshape) == 1:
+        k, k2, out = lshape[0], rshape[0], (1,)
+    else:
+        l_keep, k = (lshape[1:], lshape[0]) if ta else (lshape[:-1], lshape[-1])
+        r_keep, k2 = (rshape[:-1], rshape[-1]) if tb else (rshape[1:], rshape[0])
+        out = (l_keep if len(lshape) > 1 else ()) + (r_keep if len(rshape) > 1 else ())
+    if k >= 0 and k2 >= 0 and k != k2:
+        raise shape_error(opname, f"inner dimensions disagree: lhs {show(lshape)} X rhs "
+                          f"{show(rshape)} (transpose_a={bool(ta)}, transpose_b={bool(tb)})")
+    return out
+
+
 def _dot_infer_shape(dims, opname):
+    @accepts_partial
     def rule(attrs, in_shapes, out_shapes):
         ins, outs = list(in_shapes), list(out_shapes)
         if ins[0] is None or ins[1] is None:
             return ins, outs
+        if not (is_full(ins[0]) and is_full(ins[1]) and (outs[0] is None or is_full(outs[0]))):
+            oshape = _partial_dot_out(opname, ins[0], ins[1], attrs["transpose_a"],
+                                      attrs["transpose_b"])
+            return ins, [merge(oshape, outs[0], opname, "the output")]
         oshape = dims(ins[0], ins[1], attrs["transpose_a"], attrs["transpose_b"])[-1]
         return ins, output_shape(opname, outs, oshape, in_shapes)
     return rule

@@ -316,6 +316,7 @@ def register_multi(name, group, mp, attrs, extra_inputs=(), infer_shape=None, in
         mutates=lambda a: tuple(per * k + m for k in range(a["num_weights"]) for m in mut),
         scalar_attrs=tuple(k for k in attrs if k != "num_weights"),
         dtypes=(_F16, _F32) if mp else None,
+        half_mirrors=not mp,   # float16 weights and states, float32 math (as _update)
         kernels=kernels or {"cpu": _CPU + "prepare_multi", "cuda": _CUDA + "prepare_multi"},
         doc=doc))
 

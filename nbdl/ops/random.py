@@ -34,6 +34,7 @@ from .attrs import Attr
 from .elemwise_unary import same_shape
 from .ir import backward_node
 from .init_ops import shape_attr_output
+from .partial_shape import accepts_partial
 from .registry import OpDef, register, shape_error
 from .rules import same_type
 
@@ -104,6 +105,7 @@ def _checked_inputs(opname, dist, names=()):
 
 
 def _zero_input_shape(opname, dist):
+    @accepts_partial
     def rule(attrs, in_shapes, out_shapes):
         if dist == "randint":
             if not attrs["low"] < attrs["high"]:
@@ -154,6 +156,7 @@ for _dist in DISTRIBUTIONS:
         infer_shape=_zero_input_shape(_name, _dist),
         infer_type=_zero_input_type(_name, "float32", SAMPLE_DTYPE_CHOICES[1:]),
         gradient=_no_grad, kernels=_kernels("prepare_random"), dtypes=HALF_FLOATS, recompute=False,
+        legacy_unknown_dims="shape",
         doc=f"Samples of the {_dist.replace('_', ' ')} distribution with parameters "
             f"{', '.join(n for n, _, _ in DISTRIBUTIONS[_dist])} (attributes), of shape "
             f"``shape``."), aliases=_aliases)
@@ -190,6 +193,7 @@ register(OpDef(
     infer_shape=_zero_input_shape("_random_randint", "randint"),
     infer_type=_zero_input_type("_random_randint", "int32", ("int32", "int64")),
     gradient=_no_grad, kernels=_kernels("prepare_randint"), dtypes=INTS, recompute=False,
+    legacy_unknown_dims="shape",
     doc="Uniform integers in [low, high) of shape ``shape``."),
     aliases=("random_randint",))
 

@@ -184,6 +184,10 @@ class OpDef:
     # what recomputing it costs; None: one per element read or written
     flops: Callable = None
     eager_only: bool = False              # output shape depends on values: no kernels (docs/ops.md)
+    # the attribute (``"shape"``) whose 0 dims MXNet 1.x reads as unknown in a
+    # graph outside NumPy-shape mode (fills, samplers: ``zeros(shape=(0, H))``);
+    # graph inference hands the shape rule ``-1`` for them (ops/partial_shape.py)
+    legacy_unknown_dims: str = None
     # input name -> the ``__init__`` (initializer JSON) that a variable feeding that input
     # gets when composed without one (MXNet's FSetInputVarAttrOnCompose: prelu gamma 0.25)
     input_var_init: dict = field(default_factory=dict)
@@ -301,9 +305,15 @@ class OpDef:
             allowed = tuple(allowed) + (HALF,)
         for i, dt in enumerate(list(call.in_dtypes) + list(call.out_dtypes)):
             if dt is not None and np.dtype(dt) not in allowed and not _dtype_exempt(self, call, i):
+                names = (self.list_inputs(call.attrs) + self.list_aux(call.attrs)
+                         + self.list_outputs(call.attrs))
+                n_in = len(call.in_dtypes)
+                arg = names[i] if len(names) == n_in + len(call.out_dtypes) else (
+                    f"input {i}" if i < n_in else f"output {i - n_in}")
                 raise DTypeError(
-                    f"{call.where()}: dtype {np.dtype(dt)} is not supported "
-                    f"(supported: {', '.join(str(d) for d in allowed)}); "
+                    f"{call.where()}: {'argument' if i < n_in else 'output'} {arg!r} has dtype "
+                    f"{np.dtype(dt)}, which the op does not support (supported: "
+                    f"{', '.join(str(d) for d in allowed)}); "
                     f"input dtypes {[str(np.dtype(d)) for d in call.in_dtypes]}")
         if self.half_mirrors and has_half(call):
             copy = self._device_fn(self._prepared, "float16 conversion", _HALF_COPY, call,

@@ -2,6 +2,7 @@
 ``target_shape``) and _npx_reshape (MXNet 2's npx.reshape codes): rules only,
 the kernel is the flat copy of ``nbdl.kernels.*.shape`` (element order is
 kept, so it may run in place)."""
+from .partial_shape import UNKNOWN, accepts_partial, fill_one_unknown, is_full, merge
 from .registry import Attr, OpDef, register, shape_error
 from .rules import same_type, size_of
 from .shape import MOVE_DTYPES, kernels, reshape_like_grad
@@ -43,7 +44,8 @@ def _apply_reshape_codes(codes, dshape, reverse, where):
         elif c == -3:
             if src + 1 >= len(dims):
                 raise bad(f"code -3 at position {i} needs two input dims")
-            out.append(dims[src] * dims[src + 1])
+            a, b = dims[src], dims[src + 1]
+            out.append(UNKNOWN if a < 0 or b < 0 else a * b)
             src += 2
         elif c == -4:
             if i + 2 >= len(spec):
@@ -58,11 +60,11 @@ def _apply_reshape_codes(codes, dshape, reverse, where):
                 raise bad(f"split dims after -4 must be positive or -1, got {d1}, {d2}")
             if d1 == -1 and d2 == -1:
                 raise bad("split dims after -4 cannot both be -1")
-            if d1 == -1:
+            if d1 == -1 and d0 >= 0:
                 d1 = d0 // d2
-            if d2 == -1:
+            if d2 == -1 and d0 >= 0:
                 d2 = d0 // d1
-            if d1 * d2 != d0:
+            if d0 >= 0 and d1 * d2 != d0:
                 raise bad(f"split dims {d1}, {d2} do not multiply to input dim {d0}")
             out.extend([d1, d2])
         elif c > 0:
@@ -71,15 +73,17 @@ def _apply_reshape_codes(codes, dshape, reverse, where):
         else:
             raise bad(f"unknown code {c}")
         i += 1
+    full = is_full(dshape)
     if infer_at >= 0:
+        # unknown while an input dim is (MXNet's InferReshapeShape)
         known = size_of(out)
-        if known == 0:
+        if full and known == 0:
             raise bad("-1 cannot be inferred next to a zero-size dim")
-        out[infer_at] = size_of(dshape) // known
+        out[infer_at] = size_of(dshape) // known if full else UNKNOWN
     if reverse:
         out.reverse()
     out = tuple(out)
-    if size_of(out) != size_of(dshape):
+    if full and size_of(out) != size_of(dshape):
         raise bad(f"the result {out} has {size_of(out)} elements, the input has {size_of(dshape)}")
     return out
 
@@ -121,10 +125,23 @@ def reshape_output_shape(attrs, dshape, where="Reshape"):
     return _apply_reshape_codes(shape, tuple(dshape), attrs["reverse"], where)
 
 
+@accepts_partial
 def _reshape_shape(attrs, in_shapes, out_shapes):
-    if in_shapes[0] is None:
+    # partial shapes as MXNet's ReshapeShape: the codes copy unknown dims, a
+    # -1 next to one stays unknown; a known output then gives the input's
+    # single unknown dim (ReverseReshapeInferShape)
+    d = in_shapes[0]
+    if d is None:
         return in_shapes, out_shapes
-    return in_shapes, [reshape_output_shape(attrs, in_shapes[0])]
+    if is_full(d):
+        out = reshape_output_shape(attrs, d)
+        return in_shapes, [merge(out, out_shapes[0], "Reshape", "the output")]
+    out = out_shapes[0]
+    if not attrs["target_shape"]:
+        out = merge(reshape_output_shape(attrs, d), out, "Reshape", "the output")
+    if is_full(out):
+        d = fill_one_unknown(d, size_of(out))
+    return [d], [out]
 
 
 register(OpDef(
@@ -194,7 +211,8 @@ def npx_reshape_output_shape(newshape, dshape, reverse, where="_npx_reshape"):
         elif c == -5:
             if src + 1 >= len(dims):
                 raise bad(f"code -5 at position {i} needs two input dims to merge")
-            out.append(dims[src] * dims[src + 1])
+            a, b = dims[src], dims[src + 1]
+            out.append(UNKNOWN if a < 0 or b < 0 else a * b)
             src += 2
         elif c == -6:
             if i + 2 >= len(spec):

@@ -12,6 +12,7 @@ import numpy as np
 from ..dtype import ALL as _ALL_DTYPES
 from .ir import backward_node
 from .elemwise_unary import same_shape
+from .partial_shape import accepts_partial, merge
 from .registry import Attr, OpDef, register, shape_error
 from .rules import same_type, size_of
 
@@ -214,18 +215,19 @@ def transpose_axes(axes, ndim, where="transpose", in_shapes=None):
     return norm
 
 
+@accepts_partial
 def _transpose_shape(attrs, in_shapes, out_shapes):
+    # both ways, dim by dim: a partial input and a partial output fill each other
     d, o = in_shapes[0], out_shapes[0]
-    if d is not None:
-        axes = transpose_axes(attrs["axes"], len(d), in_shapes=in_shapes)
-        return in_shapes, [tuple(d[a] for a in axes)]
-    if o is not None:
-        axes = transpose_axes(attrs["axes"], len(o), in_shapes=in_shapes)
-        src = [0] * len(o)
-        for i, a in enumerate(axes):
-            src[a] = o[i]
-        return [tuple(src)], out_shapes
-    return in_shapes, out_shapes
+    if d is None and o is None:
+        return in_shapes, out_shapes
+    axes = transpose_axes(attrs["axes"], len(d if d is not None else o), in_shapes=in_shapes)
+    fwd = None if d is None else tuple(d[a] for a in axes)
+    out = merge(fwd, o, "transpose", "the output")
+    src = [0] * len(out)
+    for i, a in enumerate(axes):
+        src[a] = out[i]
+    return [tuple(src)], [out]
 
 
 def _transpose_grad(node, out_grads):

@@ -63,7 +63,7 @@ register(OpDef(
     infer_shape=_svm_shape, infer_type=data_type, gradient=_svm_grad,
     inplace=lambda attrs: [(0, 0)],
     kernels=kernel_paths("svm_output", "prepare_svm_forward"),
-    loss_output=True, int_inputs=(1,),
+    loss_output=True, int_inputs=(1,), half_mirrors=True,
     doc="Identity forward; backward the L2-SVM (or L1-SVM, ``use_linear``) loss gradient "
         "against the class labels, ignoring the head gradient."))
 
@@ -72,5 +72,5 @@ register(OpDef(
     infer_shape=_svm_backward_shape, infer_type=data_type,
     inplace=lambda attrs: [(0, 0)],
     kernels=kernel_paths("svm_output", "prepare_svm_backward"),
-    supports_add=True, hidden=True, int_inputs=(1,),
+    supports_add=True, hidden=True, int_inputs=(1,), half_mirrors=True,
     doc="Gradient of SVMOutput from its output and label."))

@@ -7,6 +7,7 @@ A Symbol holds entries (node outputs) of the shared graph IR
 """
 import numbers
 import warnings
+from functools import partial
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from ..dtype import as_dtype
 from ..errors import ArgumentError, AttrError, DTypeError, GraphError, ShapeError, UnknownOpError
 from ..executor import bind as _bind, simple_bind as _simple_bind
 from ..executor.debug import symbol_debug_str
-from ..graph.infer import infer_shapes, infer_shapes_unknown_zero, infer_types
+from ..graph.infer import infer_shapes, infer_types
 from ..ops.attrs import attr_to_str, is_user_attr
 from ..ops.ir import Entry, Node, classify_variables, make_node, topo_order
 from ..ops.registry import get_op
@@ -279,7 +280,9 @@ class Symbol(SymbolBase):
         self._outputs = [replace.get(id(e.node), e) for e in self._outputs]
 
     # -- inference --------------------------------------------------------
-    def _known(self, args, kwargs, what):
+    def _known(self, args, kwargs, what, unknown_zero=False):
+        """The shapes (``what="shape"``) or dtypes given, as {Entry: value};
+        ``unknown_zero``: a 0 dim of a shape is unknown (``-1``)."""
         err = ShapeError if what == "shape" else DTypeError
         order = self._order()
         arg_nodes, aux_nodes = classify_variables(order)
@@ -287,7 +290,7 @@ class Symbol(SymbolBase):
         if len(args) > len(arg_nodes):
             raise err(f"infer_{what}: {len(args)} positional {what}s for "
                       f"{len(arg_nodes)} arguments {names}")
-        convert = _as_shape if what == "shape" else _as_type
+        convert = partial(_as_shape, unknown_zero=unknown_zero) if what == "shape" else _as_type
         known = {}
         for node, v in zip(arg_nodes, args):
             v = convert(v, node.name)
@@ -308,10 +311,9 @@ class Symbol(SymbolBase):
         return order, arg_nodes, aux_nodes, known
 
     def infer_shape_partial(self, *args, **kwargs):
-        """As ``infer_shape``, with ``()`` for every shape that stays unknown.
-        Outside NumPy-shape mode a ``0`` dim (given here or in a variable's
-        declared ``shape=``) is unknown, as in MXNet 1.x: the dims that depend
-        on it come back as ``0`` (``(64, 0, 7, 7)``), the others are inferred.
+        """As ``infer_shape``, reporting what stays unknown: outside NumPy-shape
+        mode a ``0`` dim is unknown (MXNet 1.x) and comes back as ``0``, an
+        unknown shape as ``()``; in NumPy-shape mode ``-1`` and ``None``.
 
         Parameters
         ----------
@@ -320,24 +322,33 @@ class Symbol(SymbolBase):
         **kwargs : tuple
             Shapes by argument or auxiliary-state name.
         """
-        return self._infer_shape_partial(args, kwargs, zero_unknown=not is_np_shape())
+        return self._infer_shape_partial(args, kwargs, zero_unknown=not is_np_shape(),
+                                         report_partial=True)
 
-    def _infer_shape_partial(self, args, kwargs, zero_unknown):
-        """``infer_shape_partial``; ``zero_unknown=False`` reads a 0 dim as a
-        zero size (what Gluon's deferred initialisation needs)."""
-        order, arg_nodes, aux_nodes, known = self._known(args, kwargs, "shape")
-        table = (infer_shapes_unknown_zero if zero_unknown else infer_shapes)(order, known)
+    def _infer_shape_partial(self, args, kwargs, zero_unknown, report_partial=False):
+        """``zero_unknown=False`` reads a 0 dim given here as a size; without
+        ``report_partial`` only full shapes are reported, ``()`` for the others
+        (what Gluon's deferred initialisation needs)."""
+        np_shape = is_np_shape() and report_partial
+        order, arg_nodes, aux_nodes, known = self._known(args, kwargs, "shape",
+                                                         unknown_zero=zero_unknown)
+        table = infer_shapes(order, known, keep_partial=report_partial)
 
         def get(e):
-            return table.get(e) if table.get(e) is not None else ()
+            s = table.get(e)
+            if s is None:
+                return None if np_shape else ()
+            return tuple(d if d >= 0 or np_shape else 0 for d in s)
         return ([get(n.output(0)) for n in arg_nodes], [get(e) for e in self._outputs],
                 [get(n.output(0)) for n in aux_nodes])
 
     def infer_shape(self, *args, **kwargs):
         """``(arg_shapes, out_shapes, aux_shapes)`` from the shapes given (by
         position in ``list_arguments()`` order, or by name); ``(None, None,
-        None)`` with a warning when they are not enough, as MXNet."""
-        order, arg_nodes, aux_nodes, known = self._known(args, kwargs, "shape")
+        None)`` with a warning when they are not enough, as MXNet (a ``0`` dim
+        is unknown outside NumPy-shape mode, a ``-1`` inside it)."""
+        order, arg_nodes, aux_nodes, known = self._known(args, kwargs, "shape",
+                                                         unknown_zero=not is_np_shape())
         table = infer_shapes(order, known)
         return _complete(table, arg_nodes, aux_nodes, self._outputs, "shape")
 
@@ -495,14 +506,17 @@ def _copy_graph(outputs):
     return [Entry(new[id(e.node)], e.index) for e in outputs]
 
 
-def _as_shape(v, name):
+def _as_shape(v, name, unknown_zero=False):
+    """A shape given to infer_shape: ``-1`` dims unknown, and ``0`` dims too
+    when ``unknown_zero``; ``()`` means not known at all, as in MXNet."""
     if v is None:
         return None
     if isinstance(v, np.ndarray) or not isinstance(v, (tuple, list)):
         raise ShapeError(f"shape of {name!r} must be a tuple of ints, got {v!r}")
-    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in v):
-        raise ShapeError(f"shape of {name!r} must be a tuple of non-negative ints, got {v!r}")
-    return tuple(int(d) for d in v) or None   # () means unknown, as in MXNet
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= -1 for d in v):
+        raise ShapeError(f"shape of {name!r} must be a tuple of non-negative ints (-1 or, "
+                         f"outside NumPy-shape mode, 0 for an unknown dim), got {v!r}")
+    return tuple(-1 if d < 0 or (unknown_zero and d == 0) else int(d) for d in v) or None
 
 
 def _as_type(v, name):

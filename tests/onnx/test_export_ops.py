@@ -107,6 +107,14 @@ def test_nn_layers(rng):
     roundtrip(sym, {"x": rng.randn(2, 4, 6, 6).astype(np.float32)}, params)
 
 
+@pytest.mark.parametrize("gshape", [(4,), (1,), (2, 4), (2,)])
+def test_prelu_gamma_broadcast(gshape, rng):
+    # gamma on data axes 0 and 1 as MXNet broadcasts it: (C,), (1,), (N, C), (N,)
+    y = S.LeakyReLU(S.var("x"), S.var("g"), act_type="prelu")
+    roundtrip(y, {"x": rng.randn(2, 4, 3, 3).astype(np.float32)},
+              {"g": rng.rand(*gshape).astype(np.float32)})
+
+
 @pytest.mark.parametrize("opset", [13, 17, 18, 19, 20, 21])
 def test_opsets_and_dynamic_batch(opset, rng):
     x = S.var("data")

@@ -1,4 +1,5 @@
 import math
+import re
 
 import numpy as np
 import pytest
@@ -45,11 +46,13 @@ def np_act_grad(act, x, og, slope=0.25, beta=1.0, h=1e-6):
     return og * d
 
 
-def np_prelu(x, gamma):
-    shp = [1] * x.ndim
-    if gamma.size > 1:
-        shp[1] = gamma.size
-    g = gamma.reshape(shp)
+def np_prelu(x, gamma, expanded=None):
+    """PReLU with gamma reshaped to ``expanded`` (by default (C,) on axis 1, or (1,))."""
+    if expanded is None:
+        expanded = [1] * x.ndim
+        if gamma.size > 1:
+            expanded[1] = gamma.size
+    g = gamma.reshape(expanded)
     return np.where(x > 0, x, g * x)
 
 
@@ -129,26 +132,67 @@ def prelu(**kw):
     return nbdl.sym.LeakyReLU(nbdl.sym.var("x"), nbdl.sym.var("g"), act_type="prelu", **kw)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape,gshape", [((2, 3, 4), (3,)), ((2, 3), (3,)), ((2, 3, 2, 2), (1,)),
-                                          ((1, 1), (1,)), ((4,), (1,)), ((0, 3), (3,))])
-def test_prelu_forward_backward(shape, gshape, dtype, rng):
-    x = rng.uniform(-2, 2, shape).astype(dtype)
-    g = rng.uniform(0.05, 0.5, gshape).astype(dtype)
-    outs = check_symbolic_forward(prelu(), {"x": x, "g": g}, [np_prelu(x, g)], **tol(dtype))
-    assert outs[0].dtype == dtype
-    og = rng.normal(size=shape).astype(dtype)
-    shp = [1] * x.ndim
-    if g.size > 1:
-        shp[1] = g.size
-    gb = np.broadcast_to(g.reshape(shp), shape)
+# (data shape, gamma shape, gamma as MXNet broadcasts it): gamma's axes are laid
+# from its last one on data axes 1 then 0, an extent that is not the data's (and
+# not 1) skipping to the axis before
+PRELU_CASES = [((2, 3, 4), (3,), (1, 3, 1)), ((2, 3), (3,), (1, 3)),
+               ((2, 3, 2, 2), (1,), (1, 1, 1, 1)), ((1, 1), (1,), (1, 1)), ((4,), (1,), (1,)),
+               ((0, 3), (3,), (1, 3)), ((2, 3, 4), (2, 3), (2, 3, 1)),
+               ((2, 3, 2, 2), (2, 1), (2, 1, 1, 1)), ((2, 3, 4), (1, 3), (1, 3, 1)),
+               ((2, 3, 4), (2,), (2, 1, 1)), ((3, 3, 2), (3,), (1, 3, 1)), ((2, 3), (2, 3), (2, 3)),
+               ((4,), (4,), (4,)), ((2, 3, 4), (1, 1), (1, 1, 1))]
+
+
+def prelu_grads(x, g, expanded, og):
+    """dx and dgamma of PReLU: dgamma sums og * x (x <= 0) over the broadcast axes."""
+    gb = np.broadcast_to(g.reshape(expanded), x.shape)
     dx = np.where(x > 0, og, og * gb)
     contrib = np.where(x > 0, 0, og * x)
-    if g.size == 1:
-        dg = np.array([contrib.sum()])
-    else:
-        dg = contrib.sum(axis=tuple(i for i in range(x.ndim) if i != 1))
+    axes = tuple(i for i, e in enumerate(expanded) if e == 1)
+    return dx, contrib.sum(axis=axes, keepdims=True).reshape(g.shape)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,gshape,expanded", PRELU_CASES)
+def test_prelu_forward_backward(shape, gshape, expanded, dtype, rng):
+    x = rng.uniform(-2, 2, shape).astype(dtype)
+    g = rng.uniform(0.05, 0.5, gshape).astype(dtype)
+    outs = check_symbolic_forward(prelu(), {"x": x, "g": g}, [np_prelu(x, g, expanded)],
+                                  **tol(dtype))
+    assert outs[0].dtype == dtype
+    og = rng.normal(size=shape).astype(dtype)
+    dx, dg = prelu_grads(x, g, expanded, og)
     check_symbolic_backward(prelu(), {"x": x, "g": g}, [og], {"x": dx, "g": dg}, **tol(dtype))
+
+
+@pytest.mark.parametrize("shape,gshape", [((2, 3, 4), (2, 3)), ((2, 3, 4), (2,)),
+                                          ((3, 2), (3, 2))])
+def test_prelu_broadcast_gamma_numeric_gradient(shape, gshape, rng):
+    loc = {"x": away_from_zero(rng, shape), "g": rng.uniform(0.1, 0.5, gshape)}
+    check_numeric_gradient(prelu(), loc)
+
+
+def test_prelu_float16_is_float32_rounded_once(rng):
+    # float16 through the float32 kernel: every output and gradient equals the
+    # float32 call on the same (float16-valued) numbers, rounded once
+    x = rng.uniform(-2, 2, (2, 3, 4)).astype(np.float16)
+    g = rng.uniform(0.05, 0.5, (2, 3)).astype(np.float16)
+    og = rng.normal(size=(2, 3, 4)).astype(np.float16)
+    got = {}
+    for dt in (np.float16, np.float32):
+        args = [nbdl.nd.array(v, dtype=dt) for v in (x, g)]
+        for a in args:
+            a.attach_grad()
+        with nbdl.autograd.record():
+            y = nbdl.nd.LeakyReLU(*args, act_type="prelu")
+        y.backward(nbdl.nd.array(og, dtype=dt))
+        got[dt] = [y.asnumpy()] + [a.grad.asnumpy() for a in args]
+    for h, f in zip(got[np.float16], got[np.float32]):
+        assert h.dtype == np.float16
+        np.testing.assert_array_equal(h, f.astype(np.float16))
+    np.testing.assert_allclose(got[np.float32][0],
+                               np_prelu(x.astype(np.float64), g.astype(np.float64), (2, 3, 1)),
+                               rtol=1e-6)
 
 
 @pytest.mark.parametrize("gshape", [(3,), (1,)])
@@ -166,9 +210,12 @@ def test_prelu_inference_and_names():
     assert args[1] == (1,)
 
 
-def test_prelu_gamma_shape_error():
-    with pytest.raises(nbdl.ShapeError, match=r"LeakyReLU.*gamma.*\(4,\).*\(3,\)"):
-        prelu().infer_shape(x=(2, 3, 5), g=(4,))
+@pytest.mark.parametrize("gshape", [(4,), (3, 1), (1, 1, 1), (2, 3, 5)])
+def test_prelu_gamma_shape_error(gshape):
+    # gamma must broadcast over data axes 0 and 1 as MXNet's expand_shape does
+    with pytest.raises(nbdl.ShapeError, match=r"LeakyReLU.*gamma.*%s.*\(2, 3, 5\)"
+                       % re.escape(str(gshape))):
+        prelu().infer_shape(x=(2, 3, 5), g=gshape)
 
 
 
@@ -209,7 +256,7 @@ def test_cuda_matches_cpu(act, rng):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("gshape", [(3,), (1,)])
+@pytest.mark.parametrize("gshape", [(3,), (1,), (2, 3), (2, 1)])
 def test_cuda_prelu(gshape, rng):
     loc = {"x": rng.uniform(-2, 2, (2, 3, 2)).astype(np.float32),
            "g": rng.uniform(0.1, 0.5, gshape).astype(np.float32)}

@@ -174,7 +174,7 @@ def test_box_nms_errors():
         nd.contrib.box_nms(nd.zeros((2, 6)), score_index=3)
     with pytest.raises(ShapeError, match="_contrib_box_nms: data must have at least 2 dims"):
         nd.contrib.box_nms(nd.zeros((6,)))
-    with pytest.raises(DTypeError, match="_contrib_box_nms: dtype int32 is not supported"):
+    with pytest.raises(DTypeError, match="_contrib_box_nms.*argument 'data' has dtype int32"):
         nd.contrib.box_nms(nd.zeros((2, 6), dtype=np.int32))
 
 

@@ -101,15 +101,22 @@ def test_infer_shape_partial_reads_zero_dims_as_unknown():
     fc = nbdl.sym.FullyConnected(nbdl.sym.var("x"), num_hidden=5)
     arg, out, _ = fc.infer_shape_partial(x=(0, 3))
     assert arg == [(0, 3), (5, 3), (5,)] and out == [(0, 5)]
-    # probes an op rejects: the partial shape is reported for its own variable only
+    # two partial shapes of one entry complete each other, dim by dim
     add = nbdl.sym.var("a") + nbdl.sym.var("b")
     arg, out, _ = add.infer_shape_partial(a=(0, 3), b=(2, 0))
-    assert arg == [(0, 3), (2, 0)] and out == [()]
-    # infer_shape and NumPy-shape mode read a 0 as a zero size
-    assert fc.infer_shape(x=(0, 3))[1] == [(0, 5)]
+    assert arg == [(2, 3), (2, 3)] and out == [(2, 3)]
+    assert add.infer_shape(a=(0, 3), b=(2, 0))[1] == [(2, 3)]
+    # infer_shape reads a 0 as unknown too: not enough, None with a warning
+    with pytest.warns(UserWarning, match="x"):
+        assert fc.infer_shape(x=(0, 3)) == (None, None, None)
+    # NumPy-shape mode: a 0 is a size, -1 unknown (reported as -1, None when
+    # nothing is known)
     with nbdl.util.np_shape(True):
         assert fc.infer_shape_partial(x=(4, 0))[0] == [(4, 0), (5, 0), (5,)]
         assert add.infer_shape_partial(a=(0, 3))[1] == [(0, 3)]
+        arg, out, _ = fc.infer_shape_partial(x=(-1, 3))
+        assert arg == [(-1, 3), (5, 3), (5,)] and out == [(-1, 5)]
+        assert add.infer_shape_partial() == ([None, None], [None], [])
 
 
 def test_infer_shape_errors_name_the_argument():

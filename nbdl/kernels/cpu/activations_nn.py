@@ -5,8 +5,9 @@ The elementwise forms are one expression each, compiled by the elementwise
 generator (``_elemwise_gen.map_kernel``); their backward ops read the head
 gradient ``g`` and the forward *input* ``x``.  ``s`` is the op's one scalar
 (LeakyReLU's slope, swish's beta).  PReLU has its own loops: the data is
-viewed as ``(outer, C, inner)`` with ``C`` the channel axis (axis 1) and
-gamma as ``(C,)`` or ``(1,)`` (one slope shared by every channel)."""
+viewed as ``(N, C, inner)`` (axes 0, 1 and the rest) and gamma as
+``(g0, g1)``, each extent the data's or 1 (``(1, C)`` per channel, ``(1, 1)``
+one slope shared by all, ``(N, C)`` one per sample and channel)."""
 import math
 
 from numba import prange
@@ -56,10 +57,12 @@ def prelu_forward_parallel(x, gamma, out, req):
 
 @njit(cache=True)
 def prelu_backward(og, x, gamma, dx, dgamma, r_x, r_g):
-    """dx = og where x > 0 else og * gamma; dgamma = sum of og * x where x <= 0."""
+    """dx = og where x > 0 else og * gamma; dgamma = the sum of og * x where
+    x <= 0 over the axes gamma is broadcast along."""
     C = x.shape[1]
     inner = x.shape[2]
-    shared = gamma.shape[0] == 1
+    per_o = gamma.shape[0] > 1
+    per_c = gamma.shape[1] > 1
     zero = x.dtype.type(0)
     if r_x != REQ_NULL:
         for o in range(x.shape[0]):
@@ -68,16 +71,14 @@ def prelu_backward(og, x, gamma, dx, dgamma, r_x, r_g):
                     _prelu_at(og, x, gamma, dx, o, c, i, r_x == REQ_ADD)
     if r_g != REQ_NULL:
         if r_g != REQ_ADD:
-            for k in range(dgamma.shape[0]):
-                dgamma[k] = zero
+            dgamma[:, :] = zero
         for o in range(x.shape[0]):
             for c in range(C):
-                k = 0 if shared else c
                 s = zero
                 for i in range(inner):
                     if not x[o, c, i] > zero:
                         s += og[o, c, i] * x[o, c, i]
-                dgamma[k] += s
+                dgamma[o if per_o else 0, c if per_c else 0] += s
 
 
 def prepare_prelu(call):

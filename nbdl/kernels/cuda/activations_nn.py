@@ -33,22 +33,28 @@ def _prelu_apply(s, x, gamma, out, req):
 
 @cuda.jit
 def _prelu_gamma_grad(og, x, dgamma, zero, req):
-    """One thread per gamma entry (a shared gamma sums every channel)."""
+    """One thread per gamma entry ``(k0, k1)``, summing the data entries it
+    is broadcast over (every ``o`` when ``g0 == 1``, every ``c`` when
+    ``g1 == 1``)."""
     C = x.shape[1]
     inner = x.shape[2]
-    shared = dgamma.shape[0] == 1
-    for k in range(cuda.grid(1), dgamma.shape[0], cuda.gridsize(1)):
+    g0 = dgamma.shape[0]
+    g1 = dgamma.shape[1]
+    for k in range(cuda.grid(1), g0 * g1, cuda.gridsize(1)):
+        k0 = k // g1
+        k1 = k - k0 * g1
         s = zero
         for o in range(x.shape[0]):
-            for c in range(C):
-                if shared or c == k:
-                    for i in range(inner):
-                        if not x[o, c, i] > 0:
-                            s += og[o, c, i] * x[o, c, i]
+            if g0 == 1 or o == k0:
+                for c in range(C):
+                    if g1 == 1 or c == k1:
+                        for i in range(inner):
+                            if not x[o, c, i] > 0:
+                                s += og[o, c, i] * x[o, c, i]
         if req == REQ_ADD:
-            dgamma[k] += s
+            dgamma[k0, k1] += s
         else:
-            dgamma[k] = s
+            dgamma[k0, k1] = s
 
 
 def _noop(*args):
@@ -73,7 +79,8 @@ def prepare_prelu_backward(call):
     n = data[0] * data[1] * data[2]
     zero = np.dtype(call.out_dtypes[0]).type(0)
     run_x = launcher(_prelu_apply, n) if r_x != REQ_NULL and n else None
-    run_g = launcher(_prelu_gamma_grad, gamma[0]) if r_g != REQ_NULL and gamma[0] else None
+    ng = gamma[0] * gamma[1]
+    run_g = launcher(_prelu_gamma_grad, ng) if r_g != REQ_NULL and ng else None
 
     def fn(og, x, g, dx, dg):
         if run_x is not None:

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from ...ops.activations_nn import gamma_axes
 from .elemwise_exprs import Spec
 from .elemwise_plan import size_of
 
@@ -77,11 +78,14 @@ def scalars_for(call, act):
 
 
 def prelu_views(shape, gamma_shape):
-    """``(outer, C, inner)`` of the data (channel axis 1) and gamma's ``(g,)``."""
-    shape = tuple(shape)
-    if len(shape) < 2:
-        return (1, 1, math.prod(shape)), (int(math.prod(gamma_shape)),)
-    return (shape[0], shape[1], math.prod(shape[2:])), (int(math.prod(gamma_shape)),)
+    """``(A, B, inner)`` of the data (its axes 0 and 1 and the rest; 1-D data is
+    ``(N, 1, 1)``) and gamma's ``(g0, g1)``: gamma broadcast as MXNet's
+    ``expand_shape`` (``ops.activations_nn.gamma_axes``) over axes 0 and 1, each
+    extent either the data's or 1."""
+    shape = tuple(int(d) for d in shape)
+    lead = (shape + (1, 1))[:2]
+    g = gamma_axes(gamma_shape, shape) or (1,)
+    return (lead[0], lead[1], math.prod(shape[2:])), (g + (1, 1))[:2]
 
 
 def leaky_relu_prepares(prepare_prelu, prepare_prelu_backward, prepare_act):
@@ -112,10 +116,11 @@ def leaky_relu_prepares(prepare_prelu, prepare_prelu_backward, prepare_act):
 
 def py_prelu_at(s, x, gamma, out, o, c, i, add):
     """``out[o, c, i]`` = (or +=) ``s[o, c, i]`` where ``x[o, c, i] > 0``,
-    else that times channel c's slope (a single gamma: one slope for all):
+    else that times gamma at ``(o, c)`` (gamma's 2-D view of ``prelu_views``,
+    an extent of 1 broadcast):
     PReLU's forward with ``s = x``, its data gradient with ``s`` the head
     gradient (plain Python compiled by both devices' kernels)."""
-    a = gamma[0] if gamma.shape[0] == 1 else gamma[c]
+    a = gamma[o if gamma.shape[0] > 1 else 0, c if gamma.shape[1] > 1 else 0]
     v = s[o, c, i]
     y = v if x[o, c, i] > x.dtype.type(0) else a * v
     if add:
