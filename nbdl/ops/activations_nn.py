@@ -64,7 +64,15 @@ def gamma_axes(gamma, data):
     the data's or is 1, else the data axis gets 1 and the same gamma axis is
     tried on the axis before.  Returns the expanded shape (the data's ndim), or
     ``None`` when gamma's axes are not all used (MXNet's "Cannot broadcast gamma
-    to data")."""
+    to data").
+
+    Parameters
+    ----------
+    gamma : tuple of int
+        Gamma's shape.
+    data : tuple of int
+        The data's shape.
+    """
     gamma, data = tuple(int(g) for g in gamma), tuple(int(d) for d in data)
     out = [1] * len(data)
     s = len(gamma) - 1
@@ -79,7 +87,19 @@ def gamma_shape(opname, data, gamma, in_shapes):
     """PReLU's gamma: ``(C,)`` (C = data.shape[1], 1 for 1-D data) when unknown;
     a given gamma must broadcast against the data as MXNet's ``expand_shape``
     does (``(C,)``, ``(1,)``, ``(N, C)``, ``(N, 1)``, ``(N,)`` on axis 0 when
-    N differs from C, ...)."""
+    N differs from C, ...).
+
+    Parameters
+    ----------
+    opname : str
+        For messages.
+    data : tuple of int
+        The data's shape.
+    gamma : tuple of int or None
+        Gamma's shape, None when unknown.
+    in_shapes : list
+        The op's input shapes, for messages.
+    """
     c = int(data[1]) if len(data) >= 2 else 1
     if gamma is None:
         return (c,)

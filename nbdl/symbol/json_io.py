@@ -201,6 +201,13 @@ class _Reader:
         self.doc = doc
         self.nodes = []
         self.version = _version(doc)
+        # a legacy graph (no is_np_shape attribute) read in NumPy-shape mode:
+        # its variables' 0 dims are unknown, written -1 (MXNet's
+        # ConvertShapeAttrToNumPyCompatible)
+        flag = doc.get("attrs", {}).get("is_np_shape") if isinstance(doc.get("attrs"), dict) \
+            else None
+        self.unknown_zero = _util.is_np_shape() and not (
+            isinstance(flag, list) and len(flag) == 2 and str(flag[1]) not in ("0", ""))
 
     def heads(self):
         doc = self.doc
@@ -239,6 +246,10 @@ class _Reader:
             if inputs:
                 raise GraphError(f"{where}: a variable (op 'null') cannot have inputs")
             _check_variable_attrs(attrs, where)
+            if self.unknown_zero and "__shape__" in attrs:
+                shape = _parse_tuple(attrs["__shape__"])
+                attrs = dict(attrs, __shape__=attr_to_str(tuple(-1 if d == 0 else d
+                                                                  for d in shape)))
             return make_variable(name, attrs)
         try:
             op = get_op(op_name)

@@ -158,3 +158,16 @@ def test_numpy_shape_mode_reports_minus_one_and_none():
         assert net.infer_shape_partial(x=(0, 3))[1] == [(3, 0)]
     assert net.infer_shape_partial() == ([()], [()], [])
     assert S.transpose(x).infer_shape(x=(4, 2))[1] == [(2, 4)]
+
+
+def test_legacy_symbol_file_read_in_numpy_shape_mode():
+    # a file written outside NumPy-shape mode (no is_np_shape attribute): its
+    # variables' 0 dims stay unknown when it is read inside the mode, as MXNet
+    # converts them; a file written inside the mode keeps 0 as a size
+    net = S.FullyConnected(S.var("x"), S.var("w", shape=(5, 0)), num_hidden=5)
+    legacy = net.tojson()
+    with nbdl.np_shape(True):
+        args, _, _ = S.load_json(legacy).infer_shape(x=(2, 7))
+        assert args[1] == (5, 7)
+        with pytest.raises(ShapeError, match=r"weight.*\(5, 0\)"):
+            S.load_json(net.tojson()).infer_shape(x=(2, 7))

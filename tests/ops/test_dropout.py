@@ -29,7 +29,8 @@ def run(sym, x, is_train, device=None, out_grad=None):
     if out_grad is None:
         outs, _, _ = run_symbol(both, {"x": x}, device=device, is_train=is_train)
         return outs[0], outs[1], None
-    mshape = both.infer_shape(x=x.shape)[1][1]
+    with nbdl.np_shape(True):       # a 0 dim is a size, not unknown
+        mshape = both.infer_shape(x=x.shape)[1][1]
     outs, grads, _ = run_symbol(both, {"x": x}, out_grads=[out_grad, np.zeros(mshape, x.dtype)],
                                 device=device, is_train=is_train)
     return outs[0], outs[1], grads["x"]
