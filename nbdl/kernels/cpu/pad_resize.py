@@ -17,7 +17,7 @@ from numba import prange
 
 from ..shared.jit import njit
 
-from ._parallel import twins as _twins, use_parallel
+from ._parallel import serial_and_parallel, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.pad_resize import bilinear_geometry, upsampling_plan
 from ..shared.pad_resize import (build, pad_layout, py_bilinear_dw, py_bilinear_dx,
@@ -45,20 +45,14 @@ def _pad_plane(x, out, b, pd, ph, pw, mode, value, add):
                     out[b, d, h, w] = v
 
 
-@njit(cache=True)
 def pad_forward(x, out, pd, ph, pw, mode, value, req):
-    if req == REQ_NULL:
-        return
-    for b in range(out.shape[0]):
-        _pad_plane(x, out, b, pd, ph, pw, mode, value, req == REQ_ADD)
-
-
-@njit(cache=True, parallel=True)
-def pad_forward_parallel(x, out, pd, ph, pw, mode, value, req):
     if req == REQ_NULL:
         return
     for b in prange(out.shape[0]):
         _pad_plane(x, out, b, pd, ph, pw, mode, value, req == REQ_ADD)
+
+
+pad_forward, pad_forward_parallel = serial_and_parallel(pad_forward)
 
 
 @njit(cache=True, inline="always")
@@ -82,20 +76,14 @@ def _unpad_plane(og, dx, b, pd, ph, pw, mode, add):
                     dx[b, sd, sh, sw] += og[b, d, h, w]
 
 
-@njit(cache=True)
 def pad_backward(og, dx, pd, ph, pw, mode, req):
-    if req == REQ_NULL:
-        return
-    for b in range(dx.shape[0]):
-        _unpad_plane(og, dx, b, pd, ph, pw, mode, req == REQ_ADD)
-
-
-@njit(cache=True, parallel=True)
-def pad_backward_parallel(og, dx, pd, ph, pw, mode, req):
     if req == REQ_NULL:
         return
     for b in prange(dx.shape[0]):
         _unpad_plane(og, dx, b, pd, ph, pw, mode, req == REQ_ADD)
+
+
+pad_backward, pad_backward_parallel = serial_and_parallel(pad_backward)
 
 
 def _parallel(shape):
@@ -230,20 +218,14 @@ def _bilinear_plane(x, w, out, r, s, p, add):
                 out[n, c, oy, ox] = acc
 
 
-@njit(cache=True)
 def bilinear_forward(x, w, out, s, p, req):
-    if req == REQ_NULL:
-        return
-    for r in range(x.shape[0] * x.shape[1]):
-        _bilinear_plane(x, w, out, r, s, p, req == REQ_ADD)
-
-
-@njit(cache=True, parallel=True)
-def bilinear_forward_parallel(x, w, out, s, p, req):
     if req == REQ_NULL:
         return
     for r in prange(x.shape[0] * x.shape[1]):
         _bilinear_plane(x, w, out, r, s, p, req == REQ_ADD)
+
+
+bilinear_forward, bilinear_forward_parallel = serial_and_parallel(bilinear_forward)
 
 
 @njit(cache=True)
@@ -281,9 +263,3 @@ def _prepare_bilinear(call):
 def prepare_bilinear_backward(call):
     _, s, p = bilinear_geometry(call.attrs["scale"])
     return Launch(bilinear_backward, (s, p) + tuple(int(r) for r in call.req))
-
-
-# Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((pad_forward_parallel, pad_forward),
-       (pad_backward_parallel, pad_backward),
-       (bilinear_forward_parallel, bilinear_forward))
