@@ -12,6 +12,9 @@ from ..shared.jit import njit
 
 from ._parallel import serial_and_parallel, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 @njit(cache=True, inline="always")
@@ -27,15 +30,9 @@ def _plane(deep, shallow, b, to_shallow, add, r):
     for h in range(deep.shape[2]):
         for w in range(deep.shape[3]):
             if to_shallow:
-                if add:
-                    shallow[n, c, h * b + i, w * b + j] += deep[n, k, h, w]
-                else:
-                    shallow[n, c, h * b + i, w * b + j] = deep[n, k, h, w]
+                _put(shallow, (n, c, h * b + i, w * b + j), deep[n, k, h, w], add)
             else:
-                if add:
-                    deep[n, k, h, w] += shallow[n, c, h * b + i, w * b + j]
-                else:
-                    deep[n, k, h, w] = shallow[n, c, h * b + i, w * b + j]
+                _put(deep, (n, k, h, w), shallow[n, c, h * b + i, w * b + j], add)
 
 
 def shuffle(x, out, b, to_shallow, req):

@@ -13,9 +13,11 @@ from ..shared.elemwise_exprs import spec_of, kernel_name
 from ._elemwise_gen import broadcast_kernel, map_kernel, prepare_map  # noqa: F401
 from ._half import bits_launcher, f2h, h2f, is_half
 from ._parallel import serial_and_parallel, twins as _twins, use_parallel
-from ..shared.store import py_copy
+from ..shared.store import py_copy, py_put
 from ..shared.elemwise_plan import (broadcast_scalars, gather_scalars, reduce_groups,
                                     reduce_sum_like_plan, scatter_scalars, size_of)
+
+_put = njit(cache=True, inline="always")(py_put)
 
 _copy = njit(cache=True, inline="always")(py_copy)
 
@@ -150,10 +152,7 @@ def rsl_gather_par(x, like, out, k0, k1, k2, ks0, ks1, ks2, r0, r1, r2, rs0, rs1
                 off = base + j0 * rs0 + j1 * rs1
                 for j2 in range(r2):
                     acc += x[np.uintp(off + j2 * rs2)]
-        if req == REQ_ADD:
-            out[o] += acc
-        else:
-            out[o] = acc
+        _put(out, o, acc, req == REQ_ADD)
 
 
 @njit(cache=True)

@@ -22,6 +22,9 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.pad_resize import bilinear_geometry, upsampling_plan
 from ..shared.pad_resize import (build, pad_layout, py_bilinear_dw, py_bilinear_dx,
                                  py_nearest_sum)
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 _s = build(njit(cache=True, inline="always"))
@@ -39,10 +42,7 @@ def _pad_plane(x, out, b, pd, ph, pw, mode, value, add):
         for h in range(out.shape[2]):
             for w in range(out.shape[3]):
                 v = _pad_value(x, b, d, h, w, pd, ph, pw, mode, value)
-                if add:
-                    out[b, d, h, w] += v
-                else:
-                    out[b, d, h, w] = v
+                _put(out, (b, d, h, w), v, add)
 
 
 def pad_forward(x, out, pd, ph, pw, mode, value, req):
@@ -114,10 +114,7 @@ def _nearest_into(x, out, c0, sh, sw, add):
             iy = oy // sh
             for ox in range(out.shape[3]):
                 v = x[n, c, iy, ox // sw]
-                if add:
-                    out[n, c0 + c, oy, ox] += v
-                else:
-                    out[n, c0 + c, oy, ox] = v
+                _put(out, (n, c0 + c, oy, ox), v, add)
 
 
 @njit(cache=True)
@@ -131,10 +128,7 @@ def nearest_backward(og, dx, c0, sh, sw, req):
         for iy in range(dx.shape[2]):
             for ix in range(dx.shape[3]):
                 s = _nearest_sum(og, n, c, c0, iy, ix, sh, sw, dx.dtype.type(0))
-                if req == REQ_ADD:
-                    dx[n, c, iy, ix] += s
-                else:
-                    dx[n, c, iy, ix] = s
+                _put(dx, (n, c, iy, ix), s, req == REQ_ADD)
 
 
 _DRIVER = '''
@@ -212,10 +206,7 @@ def _bilinear_plane(x, w, out, r, s, p, add):
     for oy in range(out.shape[2]):
         for ox in range(out.shape[3]):
             acc = _bilinear_at(x, w, n, c, oy, ox, s, p, out.dtype.type(0))
-            if add:
-                out[n, c, oy, ox] += acc
-            else:
-                out[n, c, oy, ox] = acc
+            _put(out, (n, c, oy, ox), acc, add)
 
 
 def bilinear_forward(x, w, out, s, p, req):
@@ -239,19 +230,13 @@ def bilinear_backward(og, x, w, dx, dw, s, p, r_x, r_w):
                 for iy in range(x.shape[2]):
                     for ix in range(x.shape[3]):
                         acc = _bilinear_dx(og, w, n, c, iy, ix, s, p, zero)
-                        if r_x == REQ_ADD:
-                            dx[n, c, iy, ix] += acc
-                        else:
-                            dx[n, c, iy, ix] = acc
+                        _put(dx, (n, c, iy, ix), acc, r_x == REQ_ADD)
     if r_w != REQ_NULL:
         for c in range(x.shape[1]):
             for ky in range(k):
                 for kx in range(k):
                     acc = _bilinear_dw(og, x, c, ky, kx, s, p, zero)
-                    if r_w == REQ_ADD:
-                        dw[c, 0, ky, kx] += acc
-                    else:
-                        dw[c, 0, ky, kx] = acc
+                    _put(dw, (c, 0, ky, kx), acc, r_w == REQ_ADD)
 
 
 def _prepare_bilinear(call):

@@ -6,9 +6,11 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.activations_nn import (act_plan, leaky_relu_prepares, prelu_views, py_prelu_at,
                                      scalars_for)
-from ..shared.store import py_unravel4
+from ..shared.store import py_put, py_unravel4
 from ._elemwise_gen import launch, map_kernel
 from ._launch import launcher
+
+_put = cuda.jit(device=True)(py_put)
 
 
 def prepare_act(call):
@@ -45,10 +47,7 @@ def _prelu_gamma_grad(og, x, dgamma, zero, req):
                     for i in range(inner):
                         if not x[o, c, i] > 0:
                             s += og[o, c, i] * x[o, c, i]
-        if req == REQ_ADD:
-            dgamma[k] += s
-        else:
-            dgamma[k] = s
+        _put(dgamma, k, s, req == REQ_ADD)
 
 
 def _noop(*args):

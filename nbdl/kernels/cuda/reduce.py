@@ -20,6 +20,9 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.reduce import py_better
 from ._launch import launcher
 from ..shared.elemwise_plan import size_of as _size
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 _better = cuda.jit(device=True)(py_better)
 
@@ -74,10 +77,7 @@ def reduce_kernel(x, out, tail, op, scale, req):
                             acc = v
         if op == 5:
             acc = math.sqrt(acc)
-        if req == REQ_ADD:
-            out[k0, k1, k2] += acc * scale
-        else:
-            out[k0, k1, k2] = acc * scale
+        _put(out, (k0, k1, k2), acc * scale, req == REQ_ADD)
 
 
 @cuda.jit(device=True)
@@ -104,10 +104,7 @@ def bcast_kernel(src, dst, tail, scale, req):
             v = src[i0, i2, i4] * scale
         else:
             v = src[i1, i3, i5] * scale
-        if req == REQ_ADD:
-            dst[i0, i1, i2, i3, i4, i5] += v
-        else:
-            dst[i0, i1, i2, i3, i4, i5] = v
+        _put(dst, (i0, i1, i2, i3, i4, i5), v, req == REQ_ADD)
 
 
 @cuda.jit
@@ -143,10 +140,7 @@ def select_kernel(g, x, y, dx, tail, mode, req):
             d = -gv
         else:
             d = gv * 0
-        if req == REQ_ADD:
-            dx[i0, i1, i2, i3, i4, i5] += d
-        else:
-            dx[i0, i1, i2, i3, i4, i5] = d
+        _put(dx, (i0, i1, i2, i3, i4, i5), d, req == REQ_ADD)
 
 
 @cuda.jit

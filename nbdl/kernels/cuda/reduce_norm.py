@@ -14,6 +14,9 @@ from ...ops.reduce_norm import _axes, moments_temp, norm_temp
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import launcher
 from .reduce import _size, _skip_null, _unravel6, reduce_kernel
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 def prepare_norm(call):
@@ -79,10 +82,7 @@ def moments_backward_kernel(gm, gv, x, mean, dx, tail, scale, req):
         else:
             a, b, mu = gm[i1, i3, i5], gv[i1, i3, i5], mean[i1, i3, i5]
         d = (a + (b + b) * (x[i0, i1, i2, i3, i4, i5] - mu)) * scale
-        if req == REQ_ADD:
-            dx[i0, i1, i2, i3, i4, i5] += d
-        else:
-            dx[i0, i1, i2, i3, i4, i5] = d
+        _put(dx, (i0, i1, i2, i3, i4, i5), d, req == REQ_ADD)
 
 
 def _geometry(call, ishape):
