@@ -15,6 +15,7 @@ from ...ops.reduce import OP_ASUM, OP_NRM2, reduce_plan
 from ...ops.reduce_norm import _axes, moments_temp, norm_temp
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ..shared.store import py_copy, py_put
+from ..shared.reduce import moments_geometry
 from ._half import f2h, h2f
 from .reduce import reduce_keep, reduce_tail
 
@@ -189,12 +190,6 @@ def moments_backward_keep(gm, gv, x, mean, dx, scale, req):
                             d = (gm[k0, k1, k2] + two * gv[k0, k1, k2]
                                  * (x[r0, k0, r1, k1, r2, k2] - mean[k0, k1, k2])) * scale
                             _put(dx, (r0, k0, r1, k1, r2, k2), d, req == REQ_ADD)
-
-
-def moments_geometry(call, ishape):
-    axes = _axes(call.attrs, len(ishape), call.where())
-    tail, big, small, count = reduce_plan(ishape, axes, call.where())
-    return tail, big, small, (1.0 / count if count else float("nan"))
 
 
 def prepare_moments(call):
