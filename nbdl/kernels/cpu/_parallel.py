@@ -17,6 +17,7 @@ import numba
 
 from ... import config
 from ...ops.registry import declare_serial_twin
+from ..shared.jit import njit
 
 _applied = threading.local()
 
@@ -80,3 +81,30 @@ def variant(py_func, name):
     f.__qualname__ = name
     f.__module__ = py_func.__module__
     return f
+
+
+def serial_and_parallel(py_func, suffix="_parallel", **options):
+    """``(serial, parallel)``: the plain kernel ``py_func``, written with
+    ``prange``, compiled twice with ``njit(cache=True, **options)``: as is
+    (its ``prange`` a ``range``) and with ``parallel=True`` (a ``variant``
+    named ``<name><suffix>``), declared serial twins.
+
+    Parameters
+    ----------
+    py_func : function
+        Module-level function without free variables.
+    suffix : str
+        Appended to its name for the parallel compilation's.
+    **options
+        Further ``njit`` options both compilations share (``fastmath``,
+        ``error_model``, ...).
+
+    Returns
+    -------
+    (dispatcher, dispatcher)
+    """
+    serial = njit(cache=True, **options)(py_func)
+    par = njit(cache=True, parallel=True, **options)(
+        variant(py_func, py_func.__name__ + suffix))
+    twins((par, serial))
+    return serial, par

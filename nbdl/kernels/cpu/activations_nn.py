@@ -16,7 +16,7 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._elemwise_gen import map_kernel
-from ._parallel import twins as _twins, use_parallel
+from ._parallel import serial_and_parallel, use_parallel
 from ..shared.activations_nn import (act_plan, leaky_relu_prepares, prelu_views, py_prelu_at,
                                      scalars_for)
 
@@ -34,18 +34,7 @@ def prepare_act(call):
 _prelu_at = njit(cache=True, inline="always")(py_prelu_at)
 
 
-@njit(cache=True)
 def prelu_forward(x, gamma, out, req):
-    if req == REQ_NULL:
-        return
-    for o in range(x.shape[0]):
-        for c in range(x.shape[1]):
-            for i in range(x.shape[2]):
-                _prelu_at(x, x, gamma, out, o, c, i, req == REQ_ADD)
-
-
-@njit(cache=True, parallel=True)
-def prelu_forward_parallel(x, gamma, out, req):
     if req == REQ_NULL:
         return
     C = x.shape[1]
@@ -53,6 +42,9 @@ def prelu_forward_parallel(x, gamma, out, req):
         o = r // C
         for i in range(x.shape[2]):
             _prelu_at(x, x, gamma, out, o, r - o * C, i, req == REQ_ADD)
+
+
+prelu_forward, prelu_forward_parallel = serial_and_parallel(prelu_forward)
 
 
 @njit(cache=True)
@@ -96,7 +88,3 @@ def prepare_prelu_backward(call):
 
 prepare_leaky_relu, prepare_leaky_relu_backward = leaky_relu_prepares(
     prepare_prelu, prepare_prelu_backward, prepare_act)
-
-
-# Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((prelu_forward_parallel, prelu_forward))

@@ -8,6 +8,9 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.adaptive_pooling import AVG, adaptive_plan, py_adaptive_bounds
 from .pooling import _pool_window, _scatter_window
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 _bounds = njit(cache=True, inline="always")(py_adaptive_bounds)
 
@@ -25,10 +28,7 @@ def adaptive_avg_forward(x, out, P, H, W, OH, OW, zero, req):
                 v = _pool_window(x, p * H * W, 1, H, W, 0, 1, h0, h1, w0, w1,
                                  (h1 - h0) * (w1 - w0), AVG, 1, zero, zero)
                 i = (p * OH + oh) * OW + ow
-                if add:
-                    out[i] += v
-                else:
-                    out[i] = v
+                _put(out, i, v, add)
 
 
 @njit(cache=True)

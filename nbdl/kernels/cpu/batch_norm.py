@@ -26,7 +26,7 @@ from numba import prange
 
 from ..shared.jit import njit
 
-from ._parallel import twins as _twins, use_parallel as _parallel
+from ._parallel import serial_and_parallel, twins as _twins, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.batch_norm import (bn_apply_scalars, bn_scalars, bn_views, group_scalars,
                                  group_views, py_bn_backward_channel, py_bn_forward_channel,
@@ -47,20 +47,14 @@ _gn_param = njit(cache=True, inline="always")(py_group_param)
 # One channel function does all three (``store_var``: v1's variance output;
 # ``relu``: the fused ReLU); the entry points differ in their arrays only.
 
-@njit(cache=True)
-def bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-               stats, store_var, relu, r_out, r_mean, r_var):
-    for c in range(x.shape[1]):
-        _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  stats, store_var, relu, r_out, r_mean, r_var)
-
-
-@njit(cache=True, parallel=True)
-def bn_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
-                        fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
+def bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
+               fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
     for c in prange(x.shape[1]):
         _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
                   stats, store_var, relu, r_out, r_mean, r_var)
+
+
+bn_forward, bn_forward_parallel = serial_and_parallel(bn_forward)
 
 
 @njit(cache=True)
@@ -93,37 +87,20 @@ def bn_relu_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, ws, eps, mo
     _copy_out(out, ws, r_ws)
 
 
-@njit(cache=True)
-def bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m, fix_gamma,
-                use_batch, stored_var, relu, r_x, r_g, r_b):
-    for c in range(x.shape[1]):
-        _bn_bwd_c(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
-                  use_batch, stored_var, relu, r_x, r_g, r_b)
-
-
-@njit(cache=True, parallel=True)
-def bn_backward_parallel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m,
-                         fix_gamma, use_batch, stored_var, relu, r_x, r_g, r_b):
+def bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m,
+                fix_gamma, use_batch, stored_var, relu, r_x, r_g, r_b):
     for c in prange(x.shape[1]):
         _bn_bwd_c(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
                   use_batch, stored_var, relu, r_x, r_g, r_b)
 
 
+bn_backward, bn_backward_parallel = serial_and_parallel(bn_backward)
+
+
 # -- InstanceNorm / GroupNorm ------------------------------------------------------
 
-@njit(cache=True)
-def group_forward(x, gamma, beta, out, mean, st, eps, one, inv_m, store_std, r_out, r_mean,
-                  r_st):
-    G = x.shape[1]
-    for r in range(x.shape[0] * G):
-        n = r // G
-        _gn_fwd_r(x, gamma, beta, out, mean, st, n, r - n * G, eps, one, inv_m, store_std,
-                  r_out, r_mean, r_st)
-
-
-@njit(cache=True, parallel=True)
-def group_forward_parallel(x, gamma, beta, out, mean, st, eps, one, inv_m, store_std, r_out,
-                           r_mean, r_st):
+def group_forward(x, gamma, beta, out, mean, st, eps, one, inv_m, store_std, r_out,
+                  r_mean, r_st):
     G = x.shape[1]
     for r in prange(x.shape[0] * G):
         n = r // G
@@ -131,25 +108,11 @@ def group_forward_parallel(x, gamma, beta, out, mean, st, eps, one, inv_m, store
                   r_out, r_mean, r_st)
 
 
-@njit(cache=True)
-def group_backward(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one, inv_m, is_std, r_x,
-                   r_g, r_b):
-    G = x.shape[1]
-    P = dgamma.shape[1]
-    if r_x != REQ_NULL:
-        for r in range(x.shape[0] * G):
-            n = r // G
-            _gn_bwd_r(og, x, gamma, mean, st, dx, n, r - n * G, eps, one, inv_m, is_std,
-                      r_x == REQ_ADD)
-    if r_g != REQ_NULL or r_b != REQ_NULL:
-        for q in range(G * P):
-            g = q // P
-            _gn_param(og, x, mean, st, dgamma, dbeta, g, q - g * P, eps, one, is_std, r_g, r_b)
+group_forward, group_forward_parallel = serial_and_parallel(group_forward)
 
 
-@njit(cache=True, parallel=True)
-def group_backward_parallel(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one, inv_m, is_std,
-                            r_x, r_g, r_b):
+def group_backward(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one, inv_m, is_std,
+                   r_x, r_g, r_b):
     G = x.shape[1]
     P = dgamma.shape[1]
     if r_x != REQ_NULL:
@@ -161,6 +124,9 @@ def group_backward_parallel(og, x, gamma, mean, st, dx, dgamma, dbeta, eps, one,
         for q in prange(G * P):
             g = q // P
             _gn_param(og, x, mean, st, dgamma, dbeta, g, q - g * P, eps, one, is_std, r_g, r_b)
+
+
+group_backward, group_backward_parallel = serial_and_parallel(group_backward)
 
 
 # -- prepare -------------------------------------------------------------------
@@ -232,8 +198,4 @@ prepare_group_norm_backward = partial(_group_backward, is_std=True)
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((bn_forward_parallel, bn_forward),
-       (bn_backward_parallel, bn_backward),
-       (bn_relu_forward_parallel, bn_relu_forward),
-       (group_forward_parallel, group_forward),
-       (group_backward_parallel, group_backward))
+_twins((bn_relu_forward_parallel, bn_relu_forward))

@@ -5,6 +5,9 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.bilinear_resize import build, resize_call
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 _s = build(njit(cache=True, inline="always"))
 _value_at = njit(cache=True, inline="always")(_s.value_at)
@@ -20,10 +23,7 @@ def resize_forward(x, out, P, H, W, OH, OW, sh, sw, align, half, req):
         for oh in range(OH):
             for ow in range(OW):
                 v = _value_at(x, p, oh, ow, H, W, sh, sw, align, half)
-                if add:
-                    out[p, oh, ow] += v
-                else:
-                    out[p, oh, ow] = v
+                _put(out, (p, oh, ow), v, add)
 
 
 @njit(cache=True)

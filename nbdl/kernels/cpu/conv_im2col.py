@@ -9,6 +9,7 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD
 from ..shared.conv_epilogue import EP_RESIDUAL
+from ._parallel import serial_and_parallel
 from .conv_epilogue import finish_value
 
 
@@ -256,16 +257,12 @@ def _bias_channel(ch, a3, db, g_n, add):
         db[ch] = acc
 
 
-@njit(cache=True)
 def _bias_grad(a3, db, g_n, req):
-    for ch in range(db.shape[0]):
-        _bias_channel(ch, a3, db, g_n, req == REQ_ADD)
-
-
-@njit(cache=True, parallel=True)
-def _bias_grad_par(a3, db, g_n, req):
     for ch in prange(db.shape[0]):
         _bias_channel(ch, a3, db, g_n, req == REQ_ADD)
+
+
+_bias_grad, _bias_grad_par = serial_and_parallel(_bias_grad, suffix="_par")
 
 
 @njit(cache=True)
@@ -278,16 +275,12 @@ def _add_bias_unit(u, a3, b, g_n):
         a3[i, f, q] += bv
 
 
-@njit(cache=True)
 def _add_bias(a3, b, g_n):
-    for u in range(a3.shape[0] * a3.shape[1]):
-        _add_bias_unit(u, a3, b, g_n)
-
-
-@njit(cache=True, parallel=True)
-def _add_bias_par(a3, b, g_n):
     for u in prange(a3.shape[0] * a3.shape[1]):
         _add_bias_unit(u, a3, b, g_n)
+
+
+_add_bias, _add_bias_par = serial_and_parallel(_add_bias, suffix="_par")
 
 
 # -- set-up and weight-gradient finish ------------------------------------------------------

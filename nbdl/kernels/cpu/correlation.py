@@ -9,7 +9,9 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import correlation as cr
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import host_copy
-from ..shared.store import py_add_at
+from ..shared.store import py_add_at, py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 temp_plain = with_half(None)
@@ -26,10 +28,7 @@ def correlation_forward(d1, d2, out, C, H, W, pad, K, md, radius, width, s1, s2,
                 for j in range(out.shape[3]):
                     v = cr.py_value(d1, d2, n, q, i, j, C, H, W, pad, K, md, radius, width, s1, s2,
                                mult, se, zero)
-                    if req == REQ_ADD:
-                        out[n, q, i, j] += v
-                    else:
-                        out[n, q, i, j] = v
+                    _put(out, (n, q, i, j), v, req == REQ_ADD)
 
 
 _backward_point = njit(cache=True, inline="always")(

@@ -4,6 +4,9 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.count_sketch import sketch_views
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 @njit(cache=True)
@@ -29,10 +32,7 @@ def count_sketch_backward(og, x, h, s, dx, req):
         j = int(h[0, i])
         for n in range(dx.shape[0]):
             v = og[n, j] * s[0, i] if 0 <= j < k else og[n, 0] * 0
-            if req == REQ_ADD:
-                dx[n, i] += v
-            else:
-                dx[n, i] = v
+            _put(dx, (n, i), v, req == REQ_ADD)
 
 
 def prepare_count_sketch(call):

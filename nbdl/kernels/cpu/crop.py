@@ -4,6 +4,9 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.crop import crop_plan
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 @njit(cache=True)
@@ -14,10 +17,7 @@ def crop_forward(x, out, oy, ox, req):
     for p in range(out.shape[0]):
         for i in range(out.shape[1]):
             for j in range(out.shape[2]):
-                if add:
-                    out[p, i, j] += x[p, i + oy, j + ox]
-                else:
-                    out[p, i, j] = x[p, i + oy, j + ox]
+                _put(out, (p, i, j), x[p, i + oy, j + ox], add)
 
 
 @njit(cache=True)

@@ -7,7 +7,7 @@ from numba import prange
 
 from ..shared.jit import njit
 
-from ._parallel import twins as _twins, use_parallel
+from ._parallel import serial_and_parallel, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.ctc import build, check_inputs, ctc_scalars
 
@@ -19,22 +19,15 @@ _sample = njit(cache=True)(build(njit(cache=True, inline="always")))
 # output (1-D like a length vector; never read then: use_dl / use_ll = 0),
 # picked by Launch.args.
 
-@njit(cache=True)
-def ctc(data, label, dlen, llen, loss, grad, lse, alpha, beta, use_dl, use_ll, blank, padding,
-        req_loss, req_grad):
-    check_inputs(data.shape[0], data.shape[2], label, dlen, llen, use_dl, use_ll, blank, padding)
-    for n in range(data.shape[1]):
-        _sample(n, data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha, beta,
-                blank, padding, req_loss, req_grad)
-
-
-@njit(cache=True, parallel=True)
-def ctc_parallel(data, label, dlen, llen, loss, grad, lse, alpha, beta, use_dl, use_ll, blank,
-                 padding, req_loss, req_grad):
+def ctc(data, label, dlen, llen, loss, grad, lse, alpha, beta, use_dl, use_ll, blank,
+        padding, req_loss, req_grad):
     check_inputs(data.shape[0], data.shape[2], label, dlen, llen, use_dl, use_ll, blank, padding)
     for n in prange(data.shape[1]):
         _sample(np.int64(n), data, label, dlen, llen, use_dl, use_ll, loss, grad, lse, alpha,
                 beta, blank, padding, req_loss, req_grad)
+
+
+ctc, ctc_parallel = serial_and_parallel(ctc)
 
 
 def prepare_ctc(call):
@@ -73,7 +66,3 @@ def ctc_backward(og, grad, out, req):
 
 def prepare_ctc_backward(call):
     return Launch(ctc_backward, (int(call.req[0]),))
-
-
-# Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((ctc_parallel, ctc))

@@ -10,6 +10,9 @@ from ..shared.jit import njit
 
 from ...ops.cumsum import cumsum_geometry
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 @njit(cache=True)
@@ -44,10 +47,7 @@ def cumsum_backward(g, data, dx, acc, req):
         for j in range(n - 1, -1, -1):
             for i in range(n_inner):
                 acc[i] = acc[i] + t(g[o, j, i])
-                if req == REQ_ADD:
-                    dx[o, j, i] += acc[i]
-                else:
-                    dx[o, j, i] = acc[i]
+                _put(dx, (o, j, i), acc[i], req == REQ_ADD)
 
 
 def prepare_cumsum(call):

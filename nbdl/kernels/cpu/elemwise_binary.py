@@ -12,10 +12,12 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.elemwise_exprs import spec_of, kernel_name
 from ._elemwise_gen import broadcast_kernel, map_kernel, prepare_map  # noqa: F401
 from ._half import bits_launcher, f2h, h2f, is_half
-from ._parallel import twins as _twins, use_parallel
-from ..shared.store import py_copy
+from ._parallel import serial_and_parallel, twins as _twins, use_parallel
+from ..shared.store import py_copy, py_put
 from ..shared.elemwise_plan import (broadcast_scalars, gather_scalars, reduce_groups,
                                     reduce_sum_like_plan, scatter_scalars, size_of)
+
+_put = njit(cache=True, inline="always")(py_put)
 
 _copy = njit(cache=True, inline="always")(py_copy)
 
@@ -62,19 +64,7 @@ def rsl_zero(x, like, out, req):
             out[i] = out.dtype.type(0)
 
 
-@njit(cache=True, fastmath=_SUM)
 def rsl_sum_all(x, like, out, req):
-    acc = out.dtype.type(0)
-    for i in range(x.size):
-        acc += x[i]
-    if req == REQ_ADD:
-        out[0] += acc
-    elif req != REQ_NULL:
-        out[0] = acc
-
-
-@njit(cache=True, parallel=True, fastmath=_SUM)
-def rsl_sum_all_par(x, like, out, req):
     acc = out.dtype.type(0)
     for i in prange(x.size):
         acc += x[i]
@@ -82,6 +72,9 @@ def rsl_sum_all_par(x, like, out, req):
         out[0] += acc
     elif req != REQ_NULL:
         out[0] = acc
+
+
+rsl_sum_all, rsl_sum_all_par = serial_and_parallel(rsl_sum_all, fastmath=_SUM, suffix="_par")
 
 
 @njit(cache=True, fastmath=_SUM)
@@ -159,10 +152,7 @@ def rsl_gather_par(x, like, out, k0, k1, k2, ks0, ks1, ks2, r0, r1, r2, rs0, rs1
                 off = base + j0 * rs0 + j1 * rs1
                 for j2 in range(r2):
                     acc += x[np.uintp(off + j2 * rs2)]
-        if req == REQ_ADD:
-            out[o] += acc
-        else:
-            out[o] = acc
+        _put(out, o, acc, req == REQ_ADD)
 
 
 @njit(cache=True)
@@ -231,5 +221,4 @@ def prepare_reduce_sum_like(call):
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((rsl_sum_all_par, rsl_sum_all),
-       (rsl_scatter_par, rsl_scatter))
+_twins((rsl_scatter_par, rsl_scatter))

@@ -15,7 +15,7 @@ from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
 from ..shared.elemwise_exprs import UNARY, add_n
 from ._elemwise_gen import map_kernel, prepare_map  # noqa: F401  (prepare_map: op table)
 from ._half import is_half
-from ._parallel import twins as _twins, use_parallel
+from ._parallel import serial_and_parallel, twins as _twins, use_parallel
 from ..shared.elemwise_plan import grouped_sum, size_of, where_rows
 from ..shared.store import py_copy
 
@@ -109,20 +109,7 @@ def _store(out, i, v, req):
         out[i] = v
 
 
-@njit(cache=True)
 def where_backward_kernel(g, c, gx, gy, inner, req_x, req_y):
-    zero = g.dtype.type(0)
-    for r in range(c.size):
-        keep = c[r] != 0
-        for j in range(inner):
-            i = np.uintp(r * inner + j)
-            v = g[i]
-            _store(gx, i, v if keep else zero, req_x)
-            _store(gy, i, zero if keep else v, req_y)
-
-
-@njit(cache=True, parallel=True)
-def where_backward_kernel_par(g, c, gx, gy, inner, req_x, req_y):
     zero = g.dtype.type(0)
     for r in prange(c.size):
         keep = c[r] != 0
@@ -133,6 +120,9 @@ def where_backward_kernel_par(g, c, gx, gy, inner, req_x, req_y):
             _store(gy, i, zero if keep else v, req_y)
 
 
+where_backward_kernel, where_backward_kernel_par = serial_and_parallel(where_backward_kernel, suffix="_par")
+
+
 def prepare_backward_where(call):
     rows, inner, n = where_rows(call.in_shapes[1], call.in_shapes[0])
     fn = where_backward_kernel_par if use_parallel(n) else where_backward_kernel
@@ -141,8 +131,7 @@ def prepare_backward_where(call):
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((where_rows_kernel_par, where_rows_kernel),
-       (where_backward_kernel_par, where_backward_kernel))
+_twins((where_rows_kernel_par, where_rows_kernel))
 
 
 __all__ = ["prepare_copy", "prepare_map", "prepare_add_n", "prepare_where",

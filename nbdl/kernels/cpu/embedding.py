@@ -9,7 +9,7 @@ from numba import prange
 
 from ..shared.jit import njit
 
-from ._parallel import twins as _twins, use_parallel
+from ._parallel import serial_and_parallel, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.embedding import embedding_views, py_row_of
 
@@ -28,22 +28,15 @@ def _copy_row(ids, weight, out, t, add):
             out[t, k] = weight[j, k]
 
 
-@njit(cache=True)
 def embedding_forward(ids, weight, out, req):
-    if req == REQ_NULL:
-        return
-    add = req == REQ_ADD
-    for t in range(ids.shape[0]):
-        _copy_row(ids, weight, out, t, add)
-
-
-@njit(cache=True, parallel=True)
-def embedding_forward_parallel(ids, weight, out, req):
     if req == REQ_NULL:
         return
     add = req == REQ_ADD
     for t in prange(ids.shape[0]):
         _copy_row(ids, weight, out, t, add)
+
+
+embedding_forward, embedding_forward_parallel = serial_and_parallel(embedding_forward)
 
 
 @njit(cache=True)
@@ -71,7 +64,3 @@ def prepare_embedding(call):
 def prepare_embedding_backward(call):
     ids, w, out = embedding_views(call, call.in_shapes[1])
     return Launch(embedding_backward, (call.req[0],), views=[out, ids, w, w])
-
-
-# Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((embedding_forward_parallel, embedding_forward))

@@ -7,6 +7,9 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.im2col import slide_geometry, table_temp, views
 from .conv_im2col import _make_table
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 @njit(cache=True)
@@ -32,10 +35,7 @@ def im2col_kernel(x, col, tbl, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, 
             for q in range(pp):
                 idx = tbl[r * pp + q]
                 if idx >= 0:
-                    if add:
-                        col[c, tap, q] += x[c, idx]
-                    else:
-                        col[c, tap, q] = x[c, idx]
+                    _put(col, (c, tap, q), x[c, idx], add)
 
 
 @njit(cache=True)

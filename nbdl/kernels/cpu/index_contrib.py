@@ -6,6 +6,9 @@ from ...ops.indexing import IndexOutOfRange
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.index_contrib import (arange_scalars, index_array_scalars, index_array_views,
                                     index_copy_backward_views, index_copy_views, py_old_grad)
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 _old_grad = njit(cache=True, inline="always")(py_old_grad)
 
@@ -77,10 +80,7 @@ def index_copy_backward_kernel(g, old, idx, new, dold, didx, dnew, copied, req_o
         for i in range(idx.shape[0]):
             j = int(idx[i])
             for c in range(g.shape[1]):
-                if req_new == REQ_ADD:
-                    dnew[i, c] += g[j, c]
-                else:
-                    dnew[i, c] = g[j, c]
+                _put(dnew, (i, c), g[j, c], req_new == REQ_ADD)
 
 
 def prepare_arange_like(call):

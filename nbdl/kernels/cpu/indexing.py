@@ -14,7 +14,7 @@ from numba import prange
 from ..shared.jit import njit
 
 from ...ops.indexing import IndexOutOfRange
-from ._parallel import twins as _twins, use_parallel
+from ._parallel import serial_and_parallel, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.indexing import MODE_CODES, MODE_RAISE, MODE_WRAP, pick_views, take_views
 
@@ -115,24 +115,16 @@ def _take_row(a, idx, out, t, mode):
             out[o, t, i] = a[o, j, i]
 
 
-@njit(cache=True)
 def take_forward(a, idx, out, mode, req):
-    if req == REQ_NULL:
-        return
-    if mode == MODE_RAISE:
-        check_indices(idx, a.shape[1])
-    for t in range(idx.shape[0]):
-        _take_row(a, idx, out, t, mode)
-
-
-@njit(cache=True, parallel=True)
-def take_forward_parallel(a, idx, out, mode, req):
     if req == REQ_NULL:
         return
     if mode == MODE_RAISE:
         check_indices(idx, a.shape[1])
     for t in prange(idx.shape[0]):
         _take_row(a, idx, out, t, mode)
+
+
+take_forward, take_forward_parallel = serial_and_parallel(take_forward)
 
 
 @njit(cache=True)
@@ -164,7 +156,3 @@ def prepare_take_backward(call):
     aview, iview, oview = take_views(call, call.in_shapes[2])
     return Launch(take_backward, (MODE_CODES[call.attrs["mode"]], call.req[0]),
                   views=[oview, iview, aview, aview])
-
-
-# Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((take_forward_parallel, take_forward))

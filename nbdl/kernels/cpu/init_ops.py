@@ -4,6 +4,9 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.init_ops import affine_params, linspace_params
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 @njit(cache=True)
@@ -12,10 +15,7 @@ def fill_affine(out, a, b, repeat, req):
         return
     for i in range(out.size):
         v = a + (i // repeat) * b
-        if req == REQ_ADD:
-            out[i] += v
-        else:
-            out[i] = v
+        _put(out, i, v, req == REQ_ADD)
 
 
 @njit(cache=True)
@@ -26,10 +26,7 @@ def fill_eye(out, k, req):
     for r in range(n):
         for c in range(m):
             v = out.dtype.type(1) if c - r == k else out.dtype.type(0)
-            if req == REQ_ADD:
-                out[r, c] += v
-            else:
-                out[r, c] = v
+            _put(out, (r, c), v, req == REQ_ADD)
 
 
 def _affine(call, params=affine_params):

@@ -8,7 +8,7 @@ from numba import prange
 
 from ..shared.jit import njit
 
-from ._parallel import twins as _twins, use_parallel as _parallel
+from ._parallel import serial_and_parallel, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.layer_norm import build, layer_norm_views
 
@@ -19,38 +19,18 @@ _data_grad_row = njit(cache=True, inline="always")(_s.data_grad_row)
 _param_grad = njit(cache=True, inline="always")(_s.param_grad)
 
 
-@njit(cache=True)
 def layer_norm_forward(x, gamma, beta, out, mean, std, eps, r_out, r_mean, r_std):
-    inner = x.shape[2]
-    for r in range(x.shape[0] * inner):
-        o = r // inner
-        _forward_row(x, gamma, beta, out, mean, std, o, r - o * inner, eps, r_out, r_mean, r_std)
-
-
-@njit(cache=True, parallel=True)
-def layer_norm_forward_parallel(x, gamma, beta, out, mean, std, eps, r_out, r_mean, r_std):
     inner = x.shape[2]
     for r in prange(x.shape[0] * inner):
         o = r // inner
         _forward_row(x, gamma, beta, out, mean, std, o, r - o * inner, eps, r_out, r_mean, r_std)
 
 
-@njit(cache=True)
-def layer_norm_backward(og, x, gamma, mean, std, dx, dgamma, dbeta, r_x, r_gamma, r_beta):
-    inner = x.shape[2]
-    if r_x != REQ_NULL:
-        add = r_x == REQ_ADD
-        for r in range(x.shape[0] * inner):
-            o = r // inner
-            _data_grad_row(og, x, gamma, mean, std, dx, o, r - o * inner, add)
-    if r_gamma != REQ_NULL or r_beta != REQ_NULL:
-        for k in range(x.shape[1]):
-            _param_grad(og, x, mean, std, dgamma, dbeta, k, r_gamma, r_beta)
+layer_norm_forward, layer_norm_forward_parallel = serial_and_parallel(layer_norm_forward)
 
 
-@njit(cache=True, parallel=True)
-def layer_norm_backward_parallel(og, x, gamma, mean, std, dx, dgamma, dbeta, r_x, r_gamma,
-                                 r_beta):
+def layer_norm_backward(og, x, gamma, mean, std, dx, dgamma, dbeta, r_x, r_gamma,
+                        r_beta):
     inner = x.shape[2]
     if r_x != REQ_NULL:
         add = r_x == REQ_ADD
@@ -60,6 +40,9 @@ def layer_norm_backward_parallel(og, x, gamma, mean, std, dx, dgamma, dbeta, r_x
     if r_gamma != REQ_NULL or r_beta != REQ_NULL:
         for k in prange(x.shape[1]):
             _param_grad(og, x, mean, std, dgamma, dbeta, k, r_gamma, r_beta)
+
+
+layer_norm_backward, layer_norm_backward_parallel = serial_and_parallel(layer_norm_backward)
 
 
 # -- prepare -------------------------------------------------------------------
@@ -77,8 +60,3 @@ def prepare_layer_norm_backward(call):
     fn = layer_norm_backward_parallel if _parallel(math.prod(data)) else layer_norm_backward
     return Launch(fn, tuple(call.req),
                   views=[data, data, param, stat, stat, data, param, param])
-
-
-# Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((layer_norm_forward_parallel, layer_norm_forward),
-       (layer_norm_backward_parallel, layer_norm_backward))

@@ -7,6 +7,9 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.nn_softmax import py_xent_grad_row, py_xent_row, softmax_activation_call
 from .softmax import prepare_softmax, prepare_softmax_backward
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 _xent_row = njit(cache=True, inline="always")(py_xent_row)
 _xent_grad_row = njit(cache=True, inline="always")(py_xent_grad_row)
@@ -27,10 +30,7 @@ def xent_forward(x, label, out, rows, tiny, req):
     s = tiny - tiny
     for r in range(x.shape[0]):
         s += _xent_row(x, label, r, tiny)
-    if req == REQ_ADD:
-        out[0] += s
-    else:
-        out[0] = s
+    _put(out, 0, s, req == REQ_ADD)
 
 
 @njit(cache=True)

@@ -17,6 +17,9 @@ from ..shared import optimizer as _steps
 from ..shared.optimizer import multi_sum_sq_run, preloaded_plan
 from ..shared.jit import njit
 from ._half import f2h, h2f
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 sgd_mom_step = njit(cache=True)(_steps.sgd_mom_step)
 lars_step = njit(cache=True)(_steps.lars_step)
@@ -38,10 +41,7 @@ def multi_lars(lrs, w_ss, g_ss, wds, out, req, eta, eps, rescale):
         return
     for i in range(lrs.size):
         v = lars_step(lrs[i], w_ss[i], g_ss[i], wds[i], eta, eps, rescale)
-        if req == REQ_ADD:
-            out[i] += v
-        else:
-            out[i] = v
+        _put(out, i, v, req == REQ_ADD)
 
 
 @njit(cache=True)

@@ -17,11 +17,14 @@ from numba import prange
 
 from ..shared.jit import njit
 
-from ._parallel import twins as _twins, use_parallel
+from ._parallel import serial_and_parallel, use_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.pad_resize import bilinear_geometry, upsampling_plan
 from ..shared.pad_resize import (build, pad_layout, py_bilinear_dw, py_bilinear_dx,
                                  py_nearest_sum)
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 _s = build(njit(cache=True, inline="always"))
@@ -39,26 +42,17 @@ def _pad_plane(x, out, b, pd, ph, pw, mode, value, add):
         for h in range(out.shape[2]):
             for w in range(out.shape[3]):
                 v = _pad_value(x, b, d, h, w, pd, ph, pw, mode, value)
-                if add:
-                    out[b, d, h, w] += v
-                else:
-                    out[b, d, h, w] = v
+                _put(out, (b, d, h, w), v, add)
 
 
-@njit(cache=True)
 def pad_forward(x, out, pd, ph, pw, mode, value, req):
-    if req == REQ_NULL:
-        return
-    for b in range(out.shape[0]):
-        _pad_plane(x, out, b, pd, ph, pw, mode, value, req == REQ_ADD)
-
-
-@njit(cache=True, parallel=True)
-def pad_forward_parallel(x, out, pd, ph, pw, mode, value, req):
     if req == REQ_NULL:
         return
     for b in prange(out.shape[0]):
         _pad_plane(x, out, b, pd, ph, pw, mode, value, req == REQ_ADD)
+
+
+pad_forward, pad_forward_parallel = serial_and_parallel(pad_forward)
 
 
 @njit(cache=True, inline="always")
@@ -82,20 +76,14 @@ def _unpad_plane(og, dx, b, pd, ph, pw, mode, add):
                     dx[b, sd, sh, sw] += og[b, d, h, w]
 
 
-@njit(cache=True)
 def pad_backward(og, dx, pd, ph, pw, mode, req):
-    if req == REQ_NULL:
-        return
-    for b in range(dx.shape[0]):
-        _unpad_plane(og, dx, b, pd, ph, pw, mode, req == REQ_ADD)
-
-
-@njit(cache=True, parallel=True)
-def pad_backward_parallel(og, dx, pd, ph, pw, mode, req):
     if req == REQ_NULL:
         return
     for b in prange(dx.shape[0]):
         _unpad_plane(og, dx, b, pd, ph, pw, mode, req == REQ_ADD)
+
+
+pad_backward, pad_backward_parallel = serial_and_parallel(pad_backward)
 
 
 def _parallel(shape):
@@ -126,10 +114,7 @@ def _nearest_into(x, out, c0, sh, sw, add):
             iy = oy // sh
             for ox in range(out.shape[3]):
                 v = x[n, c, iy, ox // sw]
-                if add:
-                    out[n, c0 + c, oy, ox] += v
-                else:
-                    out[n, c0 + c, oy, ox] = v
+                _put(out, (n, c0 + c, oy, ox), v, add)
 
 
 @njit(cache=True)
@@ -143,10 +128,7 @@ def nearest_backward(og, dx, c0, sh, sw, req):
         for iy in range(dx.shape[2]):
             for ix in range(dx.shape[3]):
                 s = _nearest_sum(og, n, c, c0, iy, ix, sh, sw, dx.dtype.type(0))
-                if req == REQ_ADD:
-                    dx[n, c, iy, ix] += s
-                else:
-                    dx[n, c, iy, ix] = s
+                _put(dx, (n, c, iy, ix), s, req == REQ_ADD)
 
 
 _DRIVER = '''
@@ -224,26 +206,17 @@ def _bilinear_plane(x, w, out, r, s, p, add):
     for oy in range(out.shape[2]):
         for ox in range(out.shape[3]):
             acc = _bilinear_at(x, w, n, c, oy, ox, s, p, out.dtype.type(0))
-            if add:
-                out[n, c, oy, ox] += acc
-            else:
-                out[n, c, oy, ox] = acc
+            _put(out, (n, c, oy, ox), acc, add)
 
 
-@njit(cache=True)
 def bilinear_forward(x, w, out, s, p, req):
-    if req == REQ_NULL:
-        return
-    for r in range(x.shape[0] * x.shape[1]):
-        _bilinear_plane(x, w, out, r, s, p, req == REQ_ADD)
-
-
-@njit(cache=True, parallel=True)
-def bilinear_forward_parallel(x, w, out, s, p, req):
     if req == REQ_NULL:
         return
     for r in prange(x.shape[0] * x.shape[1]):
         _bilinear_plane(x, w, out, r, s, p, req == REQ_ADD)
+
+
+bilinear_forward, bilinear_forward_parallel = serial_and_parallel(bilinear_forward)
 
 
 @njit(cache=True)
@@ -257,19 +230,13 @@ def bilinear_backward(og, x, w, dx, dw, s, p, r_x, r_w):
                 for iy in range(x.shape[2]):
                     for ix in range(x.shape[3]):
                         acc = _bilinear_dx(og, w, n, c, iy, ix, s, p, zero)
-                        if r_x == REQ_ADD:
-                            dx[n, c, iy, ix] += acc
-                        else:
-                            dx[n, c, iy, ix] = acc
+                        _put(dx, (n, c, iy, ix), acc, r_x == REQ_ADD)
     if r_w != REQ_NULL:
         for c in range(x.shape[1]):
             for ky in range(k):
                 for kx in range(k):
                     acc = _bilinear_dw(og, x, c, ky, kx, s, p, zero)
-                    if r_w == REQ_ADD:
-                        dw[c, 0, ky, kx] += acc
-                    else:
-                        dw[c, 0, ky, kx] = acc
+                    _put(dw, (c, 0, ky, kx), acc, r_w == REQ_ADD)
 
 
 def _prepare_bilinear(call):
@@ -281,9 +248,3 @@ def _prepare_bilinear(call):
 def prepare_bilinear_backward(call):
     _, s, p = bilinear_geometry(call.attrs["scale"])
     return Launch(bilinear_backward, (s, p) + tuple(int(r) for r in call.req))
-
-
-# Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((pad_forward_parallel, pad_forward),
-       (pad_backward_parallel, pad_backward),
-       (bilinear_forward_parallel, bilinear_forward))

@@ -24,7 +24,7 @@ from numba import prange
 
 from ..shared.jit import njit
 
-from ._parallel import twins as _twins, use_parallel as _parallel
+from ._parallel import serial_and_parallel, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.pooling import AVG, LP, MAX, build, pool_params
 
@@ -50,19 +50,8 @@ def _pool_plane(x, out, q, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD
                          PD, PH, PW, cl, ptype, ip, inv_p, cip, zero, req)
 
 
-@njit(cache=True)
-def pool_forward(x, out, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, cl,
-                 ptype, ip, inv_p, cip, zero, req):
-    if req == REQ_NULL:
-        return
-    for q in range(N * C):
-        _pool_plane(x, out, q, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW,
-                    cl, ptype, ip, inv_p, cip, zero, req)
-
-
-@njit(cache=True, parallel=True)
-def pool_forward_parallel(x, out, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH,
-                          PW, cl, ptype, ip, inv_p, cip, zero, req):
+def pool_forward(x, out, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH,
+                 PW, cl, ptype, ip, inv_p, cip, zero, req):
     if req == REQ_NULL:
         return
     for q in prange(N * C):
@@ -70,66 +59,45 @@ def pool_forward_parallel(x, out, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH,
                     cl, ptype, ip, inv_p, cip, zero, req)
 
 
-@njit(cache=True)
-def pool_backward(og, x, y, dx, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW,
-                  cl, ptype, ip, inv_p, cip, zero, req):
-    if req == REQ_NULL:
-        return
-    for q in range(N * C):
-        _scatter_plane(og, x, y, dx, q, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD,
-                       PH, PW, cl, ptype, ip, cip, zero, req)
+pool_forward, pool_forward_parallel = serial_and_parallel(pool_forward)
 
 
-@njit(cache=True, parallel=True)
-def pool_backward_parallel(og, x, y, dx, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD,
-                           PH, PW, cl, ptype, ip, inv_p, cip, zero, req):
+def pool_backward(og, x, y, dx, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD,
+                  PH, PW, cl, ptype, ip, inv_p, cip, zero, req):
     if req == REQ_NULL:
         return
     for q in prange(N * C):
         _scatter_plane(og, x, y, dx, q, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD,
                        PH, PW, cl, ptype, ip, cip, zero, req)
+
+
+pool_backward, pool_backward_parallel = serial_and_parallel(pool_backward)
 
 
 # -- global pooling: x as (A, S, B), out as (A, B) ------------------------------
 
-@njit(cache=True)
 def global_forward(x, out, ptype, ip, inv_p, zero, req):
     if req == REQ_NULL:
         return
     B = x.shape[2]
-    for r in range(x.shape[0] * B):
-        a = r // B
-        _global_one(x, out, a, r - a * B, ptype, ip, inv_p, zero, req)
-
-
-@njit(cache=True, parallel=True)
-def global_forward_parallel(x, out, ptype, ip, inv_p, zero, req):
-    if req == REQ_NULL:
-        return
-    B = x.shape[2]
     for r in prange(x.shape[0] * B):
         a = r // B
         _global_one(x, out, a, r - a * B, ptype, ip, inv_p, zero, req)
 
 
-@njit(cache=True)
+global_forward, global_forward_parallel = serial_and_parallel(global_forward)
+
+
 def global_backward(og, x, y, dx, ptype, ip, inv_p, zero, req):
     if req == REQ_NULL:
         return
     B = x.shape[2]
-    for r in range(x.shape[0] * B):
-        a = r // B
-        _global_back_one(og, x, y, dx, a, r - a * B, ptype, ip, zero, req == REQ_ADD)
-
-
-@njit(cache=True, parallel=True)
-def global_backward_parallel(og, x, y, dx, ptype, ip, inv_p, zero, req):
-    if req == REQ_NULL:
-        return
-    B = x.shape[2]
     for r in prange(x.shape[0] * B):
         a = r // B
         _global_back_one(og, x, y, dx, a, r - a * B, ptype, ip, zero, req == REQ_ADD)
+
+
+global_backward, global_backward_parallel = serial_and_parallel(global_backward)
 
 
 # -- 2-D (and 1-D) channels-first max/avg/sum: planes (N*C, H, W) --------------
@@ -250,20 +218,14 @@ def _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
                 _store(op, oh, ow, _win_max(xp, h0, h0 + 3, ow * SW - PW, 0, False, True), req)
 
 
-@njit(cache=True)
 def pool2d_forward(x3, out3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
-    if req == REQ_NULL:
-        return
-    for q in range(x3.shape[0]):
-        _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
-
-
-@njit(cache=True, parallel=True)
-def pool2d_forward_parallel(x3, out3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
     if req == REQ_NULL:
         return
     for q in prange(x3.shape[0]):
         _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
+
+
+pool2d_forward, pool2d_forward_parallel = serial_and_parallel(pool2d_forward)
 
 
 @njit(cache=True)
@@ -360,20 +322,14 @@ def _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero,
                 _put_argmax2(xp, dp, h0, ow * 2 - PW, gp[oh, ow], zero, False)
 
 
-@njit(cache=True)
 def pool2d_backward(og3, x3, y3, dx3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
-    if req == REQ_NULL:
-        return
-    for q in range(x3.shape[0]):
-        _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
-
-
-@njit(cache=True, parallel=True)
-def pool2d_backward_parallel(og3, x3, y3, dx3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
     if req == REQ_NULL:
         return
     for q in prange(x3.shape[0]):
         _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
+
+
+pool2d_backward, pool2d_backward_parallel = serial_and_parallel(pool2d_backward)
 
 
 def _plane2d(is_global, scalars):
@@ -418,12 +374,3 @@ def prepare_pooling_backward(call):
     else:
         fn = pool_backward_parallel if big else pool_backward
     return Launch(fn, scalars + (int(call.req[0]),), views=[oview, view, oview, view])
-
-
-# Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((pool_forward_parallel, pool_forward),
-       (pool_backward_parallel, pool_backward),
-       (global_forward_parallel, global_forward),
-       (global_backward_parallel, global_backward),
-       (pool2d_forward_parallel, pool2d_forward),
-       (pool2d_backward_parallel, pool2d_backward))

@@ -14,9 +14,12 @@ from ..shared.jit import njit
 from ...ops.reduce import OP_ASUM, OP_NRM2, reduce_plan
 from ...ops.reduce_norm import _axes, moments_temp, norm_temp
 from ...ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE, Launch
-from ..shared.store import py_copy
+from ..shared.store import py_copy, py_put
+from ..shared.reduce import moments_geometry
 from ._half import f2h, h2f
 from .reduce import reduce_kernel
+
+_put = njit(cache=True, inline="always")(py_put)
 
 _copy = njit(cache=True, inline="always")(py_copy)
 
@@ -168,10 +171,7 @@ def moments_backward_tail(gm, gv, x, mean, dx, scale, req):
                         mu = mean[k0, k1, k2]
                         for r2 in range(n_r2):
                             d = (a + b * (x[k0, r0, k1, r1, k2, r2] - mu)) * scale
-                            if req == REQ_ADD:
-                                dx[k0, r0, k1, r1, k2, r2] += d
-                            else:
-                                dx[k0, r0, k1, r1, k2, r2] = d
+                            _put(dx, (k0, r0, k1, r1, k2, r2), d, req == REQ_ADD)
 
 
 @njit(cache=True)
@@ -189,16 +189,7 @@ def moments_backward_keep(gm, gv, x, mean, dx, scale, req):
                         for k2 in range(n_k2):
                             d = (gm[k0, k1, k2] + two * gv[k0, k1, k2]
                                  * (x[r0, k0, r1, k1, r2, k2] - mean[k0, k1, k2])) * scale
-                            if req == REQ_ADD:
-                                dx[r0, k0, r1, k1, r2, k2] += d
-                            else:
-                                dx[r0, k0, r1, k1, r2, k2] = d
-
-
-def moments_geometry(call, ishape):
-    axes = _axes(call.attrs, len(ishape), call.where())
-    tail, big, small, count = reduce_plan(ishape, axes, call.where())
-    return tail, big, small, (1.0 / count if count else float("nan"))
+                            _put(dx, (r0, k0, r1, k1, r2, k2), d, req == REQ_ADD)
 
 
 def prepare_moments(call):

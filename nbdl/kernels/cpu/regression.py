@@ -11,6 +11,9 @@ from ._parallel import twins as _twins
 from ..shared.regression import (KIND_LOGISTIC, KIND_MAE, NORM_BATCH, NORM_VALID, kind_prepares,
                                  regression_scale, softmax_output_backward_plan,
                                  softmax_output_views)
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 # -- SoftmaxOutput ---------------------------------------------------------------
@@ -75,10 +78,7 @@ def _softmax_output_grad(out, label, og, grad, scale_base, alpha, ignore, use_ig
                     v = (out[r, x, d] - t) * scale
                     if use_og:
                         v *= og[r, x, d]
-                if add:
-                    grad[r, x, d] += v
-                else:
-                    grad[r, x, d] = v
+                _put(grad, (r, x, d), v, add)
 
 
 @njit(cache=True)
@@ -107,10 +107,7 @@ def _prob_label_grad(out, label, og, grad, scale, use_og, req):
         v = (out[i] - label[i]) * s
         if use_og:
             v *= og[i]
-        if add:
-            grad[i] += v
-        else:
-            grad[i] = v
+        _put(grad, i, v, add)
 
 
 @njit(cache=True)
@@ -165,10 +162,7 @@ def regression_backward(out, label, grad, scale, kind, req):
             v = s if out[i] - label[i] > 0 else -s
         else:
             v = (out[i] - label[i]) * s
-        if add:
-            grad[i] += v
-        else:
-            grad[i] = v
+        _put(grad, i, v, add)
 
 
 def _flat(shape):

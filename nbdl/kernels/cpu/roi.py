@@ -6,7 +6,9 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.roi import build, roi_align_scalars, roi_scalars
-from ..shared.store import py_add_at
+from ..shared.store import py_add_at, py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 _s = build(njit(cache=True, inline="always"), njit(cache=True, inline="always")(py_add_at))
 _pool_max = njit(cache=True, inline="always")(_s.pool_max)
@@ -64,10 +66,7 @@ def roi_align_forward(x, rois, out, N, C_in, H, W, PH, PW, scale, zero, ratio, s
                 for pw in range(PW):
                     v = _align_bin(x, rois, r, c, ph, pw, C_in, H, W, PH, PW, scale, offset,
                                    ratio, sens, zero)
-                    if add:
-                        out[r, c, ph, pw] += v
-                    else:
-                        out[r, c, ph, pw] = v
+                    _put(out, (r, c, ph, pw), v, add)
 
 
 @njit(cache=True)

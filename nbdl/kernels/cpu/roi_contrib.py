@@ -10,7 +10,9 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import roi_contrib as rc
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import host_copy
-from ..shared.store import py_add_at
+from ..shared.store import py_add_at, py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 temp_plain = with_half(None)
 
@@ -28,10 +30,7 @@ def psroi_forward(data, rois, out, N, C, H, W, P, G, output_dim, scale, req):
             for ph in range(P):
                 for pw in range(P):
                     v = rc.psroi_value(data, rois, r, k, ph, pw, N, C, H, W, P, G, scale)
-                    if req == REQ_ADD:
-                        out[r, k, ph, pw] += v
-                    else:
-                        out[r, k, ph, pw] = v
+                    _put(out, (r, k, ph, pw), v, req == REQ_ADD)
 
 
 @njit(cache=True)
@@ -79,10 +78,7 @@ def deformable_forward(data, rois, trans, out, N, C, H, W, P, G, output_dim, sca
                     v, _ = rc.deformable_value(data, rois, trans, r, k, ph, pw, N, C, H, W, P,
                                                G, output_dim, scale, K, S, classes, trans_std,
                                                no_trans)
-                    if req == REQ_ADD:
-                        out[r, k, ph, pw] += v
-                    else:
-                        out[r, k, ph, pw] = v
+                    _put(out, (r, k, ph, pw), v, req == REQ_ADD)
 
 
 _deformable_point = njit(cache=True, inline="always")(
@@ -146,10 +142,7 @@ def rroi_forward(data, rois, out, N, C, H, W, PH, PW, scale, ratio, req):
             for ph in range(PH):
                 for pw in range(PW):
                     v = rc.rroi_value(data, rois, r, c, ph, pw, N, C, H, W, PH, PW, scale, ratio)
-                    if req == REQ_ADD:
-                        out[r, c, ph, pw] += v
-                    else:
-                        out[r, c, ph, pw] = v
+                    _put(out, (r, c, ph, pw), v, req == REQ_ADD)
 
 
 def _prepare_rroi_align(call):

@@ -12,6 +12,9 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.sequence import _with_lens, py_last_step, py_length, sequence_views
+from ..shared.store import py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 
 _length = njit(cache=True, inline="always")(py_length)
@@ -32,10 +35,7 @@ def sequence_mask(x, lens, out, use, value, req):
                 keep = t < _length(lens, use, a * B + b, T)
                 for i in range(inner):
                     v = x[a, t, b, i] if keep else value
-                    if add:
-                        out[a, t, b, i] += v
-                    else:
-                        out[a, t, b, i] = v
+                    _put(out, (a, t, b, i), v, add)
 
 
 # -- SequenceLast ---------------------------------------------------------------------
@@ -50,10 +50,7 @@ def sequence_last(x, lens, out, use, req):
         for b in range(B):
             t = _last_step(lens, use, a * B + b, T)
             for i in range(inner):
-                if add:
-                    out[a, b, i] += x[a, t, b, i]
-                else:
-                    out[a, b, i] = x[a, t, b, i]
+                _put(out, (a, b, i), x[a, t, b, i], add)
 
 
 @njit(cache=True)
@@ -85,10 +82,7 @@ def sequence_reverse(x, lens, out, use, req):
             for t in range(T):
                 s = L - 1 - t if t < L else t
                 for i in range(inner):
-                    if add:
-                        out[a, s, b, i] += x[a, t, b, i]
-                    else:
-                        out[a, s, b, i] = x[a, t, b, i]
+                    _put(out, (a, s, b, i), x[a, t, b, i], add)
 
 
 # -- prepare ----------------------------------------------------------------------------

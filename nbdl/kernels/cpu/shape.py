@@ -131,34 +131,30 @@ def transpose2d_kernel(x, out, req):
 
 # -- windows of (outer, width) rows --------------------------------------------------------
 
+@njit(cache=True, inline="always")
+def _window_rows(src, dst, so, do, w, req):
+    """dst[r, do:do + w] = (or +=) src[r, so:so + w] for every row r."""
+    for r in range(src.shape[0]):
+        if req == REQ_ADD:
+            for j in range(w):
+                dst[r, do + j] += src[r, so + j]
+        else:
+            for j in range(w):
+                dst[r, do + j] = src[r, so + j]
+
+
 @njit(cache=True)
 def window_copy(x, out, off, req):
     """out[r, :] = x[r, off:off + out.shape[1]]."""
-    if req == REQ_NULL:
-        return
-    w = out.shape[1]
-    for r in range(out.shape[0]):
-        if req == REQ_ADD:
-            for j in range(w):
-                out[r, j] += x[r, off + j]
-        else:
-            for j in range(w):
-                out[r, j] = x[r, off + j]
+    if req != REQ_NULL:
+        _window_rows(x, out, off, 0, out.shape[1], req)
 
 
 @njit(cache=True)
 def window_put(src, out, off, req):
     """out[r, off:off + src.shape[1]] = src[r, :] (the adjoint of window_copy)."""
-    if req == REQ_NULL:
-        return
-    w = src.shape[1]
-    for r in range(src.shape[0]):
-        if req == REQ_ADD:
-            for j in range(w):
-                out[r, off + j] += src[r, j]
-        else:
-            for j in range(w):
-                out[r, off + j] = src[r, j]
+    if req != REQ_NULL:
+        _window_rows(src, out, 0, off, src.shape[1], req)
 
 
 @njit(cache=True)

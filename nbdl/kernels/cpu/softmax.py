@@ -15,7 +15,7 @@ from numba import prange
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ._parallel import twins as _twins, use_parallel
+from ._parallel import serial_and_parallel, use_parallel
 from ..shared.softmax import (axis_view, inv_temperature, length_view, py_backward_row,
                               py_forward_row, py_row_length, softmin_attrs)
 
@@ -25,19 +25,8 @@ _backward_row = njit(cache=True, inline="always")(py_backward_row)
 _row_length = njit(cache=True, inline="always")(py_row_length)
 
 
-@njit(cache=True)
 def softmax_forward(x, out, inv_t, log, req):
     """``out = softmax(x * inv_t)`` (``log``: log_softmax) along axis 1."""
-    if req == REQ_NULL:
-        return
-    inner = x.shape[2]
-    for r in range(x.shape[0] * inner):
-        o = r // inner
-        _forward_row(x, out, o, r - o * inner, inv_t, log, x.shape[1], out.dtype.type(0))
-
-
-@njit(cache=True, parallel=True)
-def softmax_forward_parallel(x, out, inv_t, log, req):
     if req == REQ_NULL:
         return
     inner = x.shape[2]
@@ -46,20 +35,10 @@ def softmax_forward_parallel(x, out, inv_t, log, req):
         _forward_row(x, out, o, r - o * inner, inv_t, log, x.shape[1], out.dtype.type(0))
 
 
-@njit(cache=True)
+softmax_forward, softmax_forward_parallel = serial_and_parallel(softmax_forward)
+
+
 def softmax_backward(og, out, grad, inv_t, log, req):
-    if req == REQ_NULL:
-        return
-    add = req == REQ_ADD
-    inner = og.shape[2]
-    for r in range(og.shape[0] * inner):
-        o = r // inner
-        _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add, og.shape[1],
-                      grad.dtype.type(0))
-
-
-@njit(cache=True, parallel=True)
-def softmax_backward_parallel(og, out, grad, inv_t, log, req):
     if req == REQ_NULL:
         return
     add = req == REQ_ADD
@@ -68,6 +47,9 @@ def softmax_backward_parallel(og, out, grad, inv_t, log, req):
         o = r // inner
         _backward_row(og, out, grad, o, r - o * inner, inv_t, log, add, og.shape[1],
                       grad.dtype.type(0))
+
+
+softmax_backward, softmax_backward_parallel = serial_and_parallel(softmax_backward)
 
 
 @njit(cache=True)
@@ -132,8 +114,3 @@ prepare_softmax = partial(_prepare_forward, log=False)
 prepare_log_softmax = partial(_prepare_forward, log=True)
 prepare_softmax_backward = partial(_prepare_backward, log=False)
 prepare_log_softmax_backward = partial(_prepare_backward, log=True)
-
-
-# Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((softmax_forward_parallel, softmax_forward),
-       (softmax_backward_parallel, softmax_backward))

@@ -6,7 +6,9 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.svm_output import py_svm_grad, svm_scalars, svm_views
-from ..shared.store import py_copy
+from ..shared.store import py_copy, py_put
+
+_put = njit(cache=True, inline="always")(py_put)
 
 _copy = njit(cache=True, inline="always")(py_copy)
 
@@ -27,10 +29,7 @@ def svm_backward(out, label, grad, margin, coef, linear, req):
         y = int(label[n]) if n < label.size else -1
         for k in range(out.shape[1]):
             v = _svm_grad(out[n, k], k == y, margin, coef, linear)
-            if add:
-                grad[n, k] += v
-            else:
-                grad[n, k] = v
+            _put(grad, (n, k), v, add)
 
 
 def prepare_svm_forward(call):

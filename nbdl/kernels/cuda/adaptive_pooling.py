@@ -8,6 +8,9 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.adaptive_pooling import AVG, adaptive_plan, py_adaptive_bounds
 from ._launch import launcher
 from .pooling import _pool_window, _scatter_window
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 _bounds = cuda.jit(device=True)(py_adaptive_bounds)
 
@@ -27,10 +30,7 @@ def _forward(x, out, P, H, W, OH, OW, zero, req):
         w0, w1 = _bounds(ow, W, OW)
         v = _pool_window(x, p * H * W, 1, H, W, 0, 1, h0, h1, w0, w1, (h1 - h0) * (w1 - w0),
                          AVG, 1, zero, zero)
-        if req == REQ_ADD:
-            out[t] += v
-        else:
-            out[t] = v
+        _put(out, t, v, req == REQ_ADD)
 
 
 @cuda.jit

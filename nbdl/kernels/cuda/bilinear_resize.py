@@ -6,6 +6,9 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.bilinear_resize import build, resize_call
 from ._launch import launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 _s = build(cuda.jit(device=True))
 _value_at = cuda.jit(device=True)(_s.value_at)
@@ -24,10 +27,7 @@ def _forward(x, out, P, H, W, OH, OW, sh, sw, align, half, req):
         oh = r % OH
         p = r // OH
         v = _value_at(x, p, oh, ow, H, W, sh, sw, align, half)
-        if req == REQ_ADD:
-            out[p, oh, ow] += v
-        else:
-            out[p, oh, ow] = v
+        _put(out, (p, oh, ow), v, req == REQ_ADD)
 
 
 @cuda.jit

@@ -24,6 +24,9 @@ from ...ops.registry import REQ_ADD, REQ_WRITE
 from ._launch import launcher
 from .im2col import taps_sum
 from .matrix import gemm_launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 SCRATCH_BYTES = 1 << 28    # the col and tmp scratch of one chunk, at most (256 MiB)
 
@@ -85,10 +88,7 @@ def _col2im(col, img, bias, n0, g, g_n, has_bias, req, kd, kh, kw, sd, sh, sw, p
         acc = taps_sum(col[:, b, :], c * kk, z, y, x, od_, oh_, ow_, kd, kh, kw, sd, sh, sw,
                        pd, ph, pw, dd, dh, dw, acc)
         i = (n0 + b) * g_n + g
-        if req == REQ_ADD:
-            img[i, c, z, y, x] += acc
-        else:
-            img[i, c, z, y, x] = acc
+        _put(img, (i, c, z, y, x), acc, req == REQ_ADD)
 
 
 @cuda.jit
@@ -103,10 +103,7 @@ def _tmp_to_cols(tmp, cols, bias, n0, g, g_n, has_bias, req):
         if has_bias:
             v += bias[g * fg + f]
         i = (n0 + b) * g_n + g
-        if req == REQ_ADD:
-            cols[i, f, q] += v
-        else:
-            cols[i, f, q] = v
+        _put(cols, (i, f, q), v, req == REQ_ADD)
 
 
 @cuda.jit

@@ -21,6 +21,9 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.conv_epilogue import EP_RESIDUAL, epilogue_args, py_channel_affine, py_finish
 from . import _cublas, conv_gemm
 from ._launch import launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 _affine = cuda.jit(device=True)(py_channel_affine)
 _finish = cuda.jit(device=True)(py_finish)
@@ -70,10 +73,7 @@ def _forward(img, w, b, gamma, beta, mm, mv, res, cols, has_bias, has_bn, fix_ga
                            one)
             rv = res[i, f, oz, oy, ox] if ep & EP_RESIDUAL else zero
             acc = _finish(acc, s, t, rv, ep, zero)
-        if req == REQ_ADD:
-            cols[i, f, oz, oy, ox] += acc
-        else:
-            cols[i, f, oz, oy, ox] = acc
+        _put(cols, (i, f, oz, oy, ox), acc, req == REQ_ADD)
 
 
 @cuda.jit
@@ -114,10 +114,7 @@ def _data(cols, w, b, img, has_bias, req, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd
                     k = ((c * kd + a) * kh + bb) * kw + e
                     for f in range(fg):
                         acc += cols[i, f, oz, oy, ox] * w[g, f, k]
-        if req == REQ_ADD:
-            img[i, c, z, y, x] += acc
-        else:
-            img[i, c, z, y, x] = acc
+        _put(img, (i, c, z, y, x), acc, req == REQ_ADD)
 
 
 @cuda.jit
@@ -151,10 +148,7 @@ def _weight(img, cols, dwt, req, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
                         if x < 0 or x >= w_n:
                             continue
                         acc += cols[i, f, oz, oy, ox] * img[i, c, z, y, x]
-        if req == REQ_ADD:
-            dwt[g, f, k] += acc
-        else:
-            dwt[g, f, k] = acc
+        _put(dwt, (g, f, k), acc, req == REQ_ADD)
 
 
 @cuda.jit
@@ -169,10 +163,7 @@ def _bias_grad(a, db, g_n, req):
                 for y in range(a.shape[3]):
                     for x in range(a.shape[4]):
                         acc += a[i, f, z, y, x]
-        if req == REQ_ADD:
-            db[ch] += acc
-        else:
-            db[ch] = acc
+        _put(db, ch, acc, req == REQ_ADD)
 
 
 def _size(shape):

@@ -12,6 +12,9 @@ from ..shared import correlation as cr
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import device_copy
 from ._launch import atomic_add, launcher, noop, zero
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 temp_plain = with_half(None)
@@ -27,10 +30,7 @@ def _forward(d1, d2, out, C, H, W, pad, K, md, radius, width, s1, s2, mult, se, 
         n = t // (TW * TH * Q)
         v = cr.py_value(d1, d2, n, q, i, j, C, H, W, pad, K, md, radius, width, s1, s2, mult, se,
                    zero)
-        if req == REQ_ADD:
-            out[n, q, i, j] += v
-        else:
-            out[n, q, i, j] = v
+        _put(out, (n, q, i, j), v, req == REQ_ADD)
 
 
 _backward_point = cuda.jit(device=True)(cr.build_backward_point(atomic_add))

@@ -6,6 +6,9 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.count_sketch import sketch_views
 from ._launch import launcher, noop, zero
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 @cuda.jit
@@ -29,10 +32,7 @@ def _sketch_backward(og, h, s, dx, add):
         i = t - n * d
         j = int(h[0, i])
         v = og[n, j] * s[0, i] if 0 <= j < k else og[n, 0] * 0
-        if add:
-            dx[n, i] += v
-        else:
-            dx[n, i] = v
+        _put(dx, (n, i), v, add)
 
 
 def prepare_count_sketch(call):

@@ -6,6 +6,9 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.crop import crop_plan
 from ._launch import launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 def _noop(*args):
@@ -21,10 +24,7 @@ def _forward(x, out, oy, ox, req):
         r = t // w
         i = r % h
         p = r // h
-        if req == REQ_ADD:
-            out[p, i, j] += x[p, i + oy, j + ox]
-        else:
-            out[p, i, j] = x[p, i + oy, j + ox]
+        _put(out, (p, i, j), x[p, i + oy, j + ox], req == REQ_ADD)
 
 
 @cuda.jit
@@ -42,10 +42,7 @@ def _backward(og, dx, oy, ox, zero, req):
         v = zero
         if inside:
             v = og[p, i - oy, j - ox]
-        if req == REQ_ADD:
-            dx[p, i, j] += v
-        else:
-            dx[p, i, j] = v
+        _put(dx, (p, i, j), v, req == REQ_ADD)
 
 
 def prepare_crop(call):

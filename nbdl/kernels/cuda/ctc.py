@@ -14,6 +14,9 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.ctc import build, check_inputs, ctc_scalars
 from ._launch import launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 _sample = cuda.jit(device=True)(build(cuda.jit(device=True, inline=True)))
@@ -65,10 +68,7 @@ def _ctc_backward_kernel(og, grad, out, add):
         n = r % N
         t = r // N
         v = og[n] * grad[t, n, c]
-        if add:
-            out[t, n, c] += v
-        else:
-            out[t, n, c] = v
+        _put(out, (t, n, c), v, add)
 
 
 def prepare_ctc_backward(call):

@@ -6,6 +6,9 @@ from numba import cuda
 from ...ops.cumsum import cumsum_geometry
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 @cuda.jit
@@ -29,10 +32,7 @@ def _cumsum_backward(g, dx, add):
         s = dx.dtype.type(0)
         for j in range(n - 1, -1, -1):
             s += g[o, j, i]
-            if add:
-                dx[o, j, i] += s
-            else:
-                dx[o, j, i] = s
+            _put(dx, (o, j, i), s, add)
 
 
 def _noop(*args):

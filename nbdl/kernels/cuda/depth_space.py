@@ -5,8 +5,10 @@ import math
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.store import py_unravel4
+from ..shared.store import py_put, py_unravel4
 from ._launch import launcher
+
+_put = cuda.jit(device=True)(py_put)
 
 _unravel4 = cuda.jit(device=True)(py_unravel4)
 
@@ -25,15 +27,9 @@ def _shuffle(deep, shallow, b, to_shallow, req):
         i = blk // b
         j = blk - i * b
         if to_shallow:
-            if req == REQ_ADD:
-                shallow[n, c, h * b + i, w * b + j] += deep[n, k, h, w]
-            else:
-                shallow[n, c, h * b + i, w * b + j] = deep[n, k, h, w]
+            _put(shallow, (n, c, h * b + i, w * b + j), deep[n, k, h, w], req == REQ_ADD)
         else:
-            if req == REQ_ADD:
-                deep[n, k, h, w] += shallow[n, c, h * b + i, w * b + j]
-            else:
-                deep[n, k, h, w] = shallow[n, c, h * b + i, w * b + j]
+            _put(deep, (n, k, h, w), shallow[n, c, h * b + i, w * b + j], req == REQ_ADD)
 
 
 def _noop(*args):

@@ -17,6 +17,9 @@ from ..shared.dropout import broadcast_views, dropout_plan
 from ..shared.random_state import draw_seed
 from ._launch import launcher, rng_grid
 from ..shared.elemwise_plan import size_of as _size
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 @cuda.jit
@@ -59,10 +62,7 @@ def _apply(x, mask, out, add):
             min(i0, mask.shape[0] - 1), min(i1, mask.shape[1] - 1),
             min(i2, mask.shape[2] - 1), min(i3, mask.shape[3] - 1),
             min(i4, mask.shape[4] - 1), min(i5, mask.shape[5] - 1)]
-        if add:
-            out[i0, i1, i2, i3, i4, i5] += v
-        else:
-            out[i0, i1, i2, i3, i4, i5] = v
+        _put(out, (i0, i1, i2, i3, i4, i5), v, add)
 
 
 def _make_states(n):

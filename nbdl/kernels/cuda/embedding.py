@@ -6,6 +6,9 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.embedding import embedding_views, py_row_of
 from ._launch import launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 row_of = cuda.jit(device=True)(py_row_of)
@@ -18,10 +21,7 @@ def _forward(ids, weight, out, add):
         t = e // d
         k = e - t * d
         v = weight[row_of(ids[t], weight.shape[0]), k]
-        if add:
-            out[t, k] += v
-        else:
-            out[t, k] = v
+        _put(out, (t, k), v, add)
 
 
 @cuda.jit

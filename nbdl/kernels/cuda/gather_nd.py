@@ -10,6 +10,9 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ...ops.shape import size_of
 from ..shared.gather_nd import gather_views, scatter_views
 from ._launch import grid1d
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 @cuda.jit(device=True)
@@ -51,10 +54,7 @@ def _gather(data, idx, out, d0, d1, d2, d3, d4, d5, d6, d7, add):
         y = e // inner
         i = e - y * inner
         r = _row(idx, y, d0, d1, d2, d3, d4, d5, d6, d7)
-        if add:
-            out[y, i] += data[r, i]
-        else:
-            out[y, i] = data[r, i]
+        _put(out, (y, i), data[r, i], add)
 
 
 @cuda.jit

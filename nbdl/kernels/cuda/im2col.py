@@ -8,6 +8,9 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.im2col import slide_geometry, views
 from ._launch import launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 def _noop(*args):
@@ -37,10 +40,7 @@ def _im2col(x, col, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD,
         v = zero
         if 0 <= z < D and 0 <= y < H and 0 <= xx < W:
             v = x[c, (z * H + y) * W + xx]
-        if req == REQ_ADD:
-            col[c, tap, q] += v
-        else:
-            col[c, tap, q] = v
+        _put(col, (c, tap, q), v, req == REQ_ADD)
 
 
 @cuda.jit(device=True)
@@ -78,10 +78,7 @@ def _col2im(col, img, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, D
         z = i // (W * H)
         acc = taps_sum(col[c], 0, z, y, xx, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW,
                        DD, DH, DW, zero)
-        if req == REQ_ADD:
-            img[c, i] += acc
-        else:
-            img[c, i] = acc
+        _put(img, (c, i), acc, req == REQ_ADD)
 
 
 def temp_im2col(call):

@@ -11,6 +11,9 @@ from ..shared.index_contrib import (arange_scalars, index_array_scalars, index_a
                                     index_copy_backward_views, index_copy_views, py_old_grad)
 from ._launch import grid1d
 from .gather_nd import pick8
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 _old_grad_at = cuda.jit(device=True)(py_old_grad)
 
@@ -72,10 +75,7 @@ def _new_grad(g, idx, dnew, req):
     for e in range(cuda.grid(1), dnew.size, cuda.gridsize(1)):
         i = e // m
         c = e - i * m
-        if req == REQ_ADD:
-            dnew[i, c] += g[int(idx[i]), c]
-        else:
-            dnew[i, c] = g[int(idx[i]), c]
+        _put(dnew, (i, c), g[int(idx[i]), c], req == REQ_ADD)
 
 
 @cuda.jit

@@ -17,6 +17,9 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.matrix import temp_rules
 from . import _cublas
 from ._launch import launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 # A GPU's tile, in the simulator too (256 Python threads a block there):
 # tests/ops/test_cuda_launch_config.py multiplies shapes that take several
@@ -58,10 +61,7 @@ def _make_gemm(nb_dtype):
             if row < m and col < n:
                 if has_bias:
                     acc += bias[col]
-                if req == REQ_ADD:
-                    out[z, row, col] += acc
-                else:
-                    out[z, row, col] = acc
+                _put(out, (z, row, col), acc, req == REQ_ADD)
     return gemm_kernel
 
 
@@ -85,10 +85,7 @@ def col_sum_kernel(g, db, req):
         acc = 0.0  # float64 accumulator, cast on store
         for i in range(m):
             acc += g[0, i, j]
-        if req == REQ_ADD:
-            db[j] += acc
-        else:
-            db[j] = acc
+        _put(db, j, acc, req == REQ_ADD)
 
 
 def gemm_launcher(dtype, bsz, m, n):

@@ -8,6 +8,9 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.nn_softmax import py_xent_grad_row, py_xent_row, softmax_activation_call
 from ._launch import launcher
 from .softmax import prepare_softmax, prepare_softmax_backward
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 _xent_row = cuda.jit(device=True)(py_xent_row)
 _xent_grad_row = cuda.jit(device=True)(py_xent_grad_row)
@@ -37,10 +40,7 @@ def _xent_sum(rows, n, out, zero, req):
         s = zero
         for r in range(n):
             s += rows[r]
-        if req == REQ_ADD:
-            out[0] += s
-        else:
-            out[0] = s
+        _put(out, 0, s, req == REQ_ADD)
 
 
 @cuda.jit

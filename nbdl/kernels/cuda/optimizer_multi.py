@@ -9,6 +9,9 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared import optimizer as _steps
 from ..shared.optimizer import multi_sum_sq_run, preloaded_plan
 from ._launch import grid1d
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 _sgd_mom = cuda.jit(device=True)(_steps.sgd_mom_step)
 _lars = cuda.jit(device=True)(_steps.lars_step)
@@ -38,10 +41,7 @@ def _sum_sq(x, acc, k):
 @cuda.jit
 def _store(acc, out, req):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        if req == REQ_ADD:
-            out[i] += acc[i]
-        else:
-            out[i] = acc[i]
+        _put(out, i, acc[i], req == REQ_ADD)
 
 
 @cuda.jit

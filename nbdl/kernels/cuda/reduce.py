@@ -17,24 +17,24 @@ from ...ops.reduce import (OP_CODES, OP_SUM, arg_plan, broadcast_axes, op_name, 
                            reduce_plan)
 from ...ops.reduce import reduce_temp, select_mode
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.reduce import py_better
+from ..shared.reduce import py_at, py_better, py_extents
 from ._launch import launcher
 from ..shared.elemwise_plan import size_of as _size
+from ..shared.store import py_put, py_unravel4
+
+_put = cuda.jit(device=True)(py_put)
 
 _better = cuda.jit(device=True)(py_better)
+_at = cuda.jit(device=True)(py_at)
+_extents = cuda.jit(device=True)(py_extents)
+_unravel4 = cuda.jit(device=True)(py_unravel4)
 
 
 @cuda.jit
 def reduce_kernel(x, out, tail, op, scale, req):
-    n_k0, n_k1, n_k2 = out.shape
-    if tail:
-        n_r0, n_r1, n_r2 = x.shape[1], x.shape[3], x.shape[5]
-    else:
-        n_r0, n_r1, n_r2 = x.shape[0], x.shape[2], x.shape[4]
+    n_r0, n_r1, n_r2 = _extents(x, tail)
     for o in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        k2 = o % n_k2
-        k1 = (o // n_k2) % n_k1
-        k0 = o // (n_k2 * n_k1)
+        _, k0, k1, k2 = _unravel4(o, out.shape[0], out.shape[1], out.shape[2])
         if op == 0:
             acc = 0.0
         elif op == 1 or op == 7:
@@ -48,10 +48,7 @@ def reduce_kernel(x, out, tail, op, scale, req):
         for r0 in range(n_r0):
             for r1 in range(n_r1):
                 for r2 in range(n_r2):
-                    if tail:
-                        v = x[k0, r0, k1, r1, k2, r2]
-                    else:
-                        v = x[r0, k0, r1, k1, r2, k2]
+                    v = _at(x, tail, k0, k1, k2, r0, r1, r2)
                     if op == 0:
                         acc += v
                     elif op == 1:
@@ -74,10 +71,7 @@ def reduce_kernel(x, out, tail, op, scale, req):
                             acc = v
         if op == 5:
             acc = math.sqrt(acc)
-        if req == REQ_ADD:
-            out[k0, k1, k2] += acc * scale
-        else:
-            out[k0, k1, k2] = acc * scale
+        _put(out, (k0, k1, k2), acc * scale, req == REQ_ADD)
 
 
 @cuda.jit(device=True)
@@ -104,10 +98,7 @@ def bcast_kernel(src, dst, tail, scale, req):
             v = src[i0, i2, i4] * scale
         else:
             v = src[i1, i3, i5] * scale
-        if req == REQ_ADD:
-            dst[i0, i1, i2, i3, i4, i5] += v
-        else:
-            dst[i0, i1, i2, i3, i4, i5] = v
+        _put(dst, (i0, i1, i2, i3, i4, i5), v, req == REQ_ADD)
 
 
 @cuda.jit
@@ -143,10 +134,7 @@ def select_kernel(g, x, y, dx, tail, mode, req):
             d = -gv
         else:
             d = gv * 0
-        if req == REQ_ADD:
-            dx[i0, i1, i2, i3, i4, i5] += d
-        else:
-            dx[i0, i1, i2, i3, i4, i5] = d
+        _put(dx, (i0, i1, i2, i3, i4, i5), d, req == REQ_ADD)
 
 
 @cuda.jit

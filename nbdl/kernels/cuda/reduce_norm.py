@@ -13,7 +13,11 @@ from ...ops.reduce import OP_ASUM, OP_NRM2, reduce_plan
 from ...ops.reduce_norm import _axes, moments_temp, norm_temp
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import launcher
-from .reduce import _size, _skip_null, _unravel6, reduce_kernel
+from .reduce import _at, _extents, _size, _skip_null, _unravel4, _unravel6, reduce_kernel
+from ..shared.reduce import moments_geometry
+from ..shared.store import py_put, store_req
+
+_put = cuda.jit(device=True)(py_put)
 
 
 def prepare_norm(call):
@@ -29,24 +33,11 @@ def prepare_norm(call):
                   [big, small, None])
 
 
-@cuda.jit(device=True)
-def _at(x, tail, k0, k1, k2, r0, r1, r2):
-    if tail:
-        return x[k0, r0, k1, r1, k2, r2]
-    return x[r0, k0, r1, k1, r2, k2]
-
-
 @cuda.jit
 def moments_kernel(x, mean, var, tail, scale, req_m, req_v):
-    n_k0, n_k1, n_k2 = mean.shape
-    if tail:
-        n_r0, n_r1, n_r2 = x.shape[1], x.shape[3], x.shape[5]
-    else:
-        n_r0, n_r1, n_r2 = x.shape[0], x.shape[2], x.shape[4]
+    n_r0, n_r1, n_r2 = _extents(x, tail)
     for o in range(cuda.grid(1), mean.size, cuda.gridsize(1)):
-        k2 = o % n_k2
-        k1 = (o // n_k2) % n_k1
-        k0 = o // (n_k2 * n_k1)
+        _, k0, k1, k2 = _unravel4(o, mean.shape[0], mean.shape[1], mean.shape[2])
         s = 0.0
         for r0 in range(n_r0):
             for r1 in range(n_r1):
@@ -60,14 +51,8 @@ def moments_kernel(x, mean, var, tail, scale, req_m, req_v):
                     d = _at(x, tail, k0, k1, k2, r0, r1, r2) - mu
                     q += d * d
         q *= scale
-        if req_m == REQ_ADD:
-            mean[k0, k1, k2] += mu
-        elif req_m != REQ_NULL:
-            mean[k0, k1, k2] = mu
-        if req_v == REQ_ADD:
-            var[k0, k1, k2] += q
-        elif req_v != REQ_NULL:
-            var[k0, k1, k2] = q
+        store_req(mean, (k0, k1, k2), mu, req_m)
+        store_req(var, (k0, k1, k2), q, req_v)
 
 
 @cuda.jit
@@ -79,20 +64,11 @@ def moments_backward_kernel(gm, gv, x, mean, dx, tail, scale, req):
         else:
             a, b, mu = gm[i1, i3, i5], gv[i1, i3, i5], mean[i1, i3, i5]
         d = (a + (b + b) * (x[i0, i1, i2, i3, i4, i5] - mu)) * scale
-        if req == REQ_ADD:
-            dx[i0, i1, i2, i3, i4, i5] += d
-        else:
-            dx[i0, i1, i2, i3, i4, i5] = d
-
-
-def _geometry(call, ishape):
-    axes = _axes(call.attrs, len(ishape), call.where())
-    tail, big, small, count = reduce_plan(ishape, axes, call.where())
-    return tail, big, small, (1.0 / count if count else float("nan"))
+        _put(dx, (i0, i1, i2, i3, i4, i5), d, req == REQ_ADD)
 
 
 def prepare_moments(call):
-    tail, big, small, scale = _geometry(call, call.in_shapes[0])
+    tail, big, small, scale = moments_geometry(call, call.in_shapes[0])
     n = _size(small)
     run = launcher(moments_kernel, n)
     req_m, req_v = call.req
@@ -104,7 +80,7 @@ def prepare_moments(call):
 
 
 def prepare_moments_backward(call):
-    tail, big, small, scale = _geometry(call, call.in_shapes[2])
+    tail, big, small, scale = moments_geometry(call, call.in_shapes[2])
     run = launcher(moments_backward_kernel, _size(big))
     dt = np.dtype(call.out_dtypes[0]).type
 

@@ -12,6 +12,9 @@ from ..shared.regression import (KIND_LOGISTIC, KIND_MAE, NORM_BATCH, NORM_VALID
                                  softmax_output_views)
 from ._launch import launcher
 from .softmax import softmax_forward
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 def _noop(*args):
@@ -77,10 +80,7 @@ def _softmax_output_grad(out, label, og, grad, tmp, scale_base, alpha, ignore, u
                 v = (out[r, x, d] - t) * scale
                 if use_og:
                     v *= og[r, x, d]
-            if req == REQ_ADD:
-                grad[r, x, d] += v
-            else:
-                grad[r, x, d] = v
+            _put(grad, (r, x, d), v, req == REQ_ADD)
 
 
 @cuda.jit
@@ -89,10 +89,7 @@ def _prob_label_grad(out, label, og, grad, scale, use_og, req):
         v = (out[i] - label[i]) * scale
         if use_og:
             v *= og[i]
-        if req == REQ_ADD:
-            grad[i] += v
-        else:
-            grad[i] = v
+        _put(grad, i, v, req == REQ_ADD)
 
 
 def prepare_softmax_output_backward(call):
@@ -153,10 +150,7 @@ def _regression_backward(out, label, grad, scale, kind, req):
                 v = scale
         else:
             v = (out[i] - label[i]) * scale
-        if req == REQ_ADD:
-            grad[i] += v
-        else:
-            grad[i] = v
+        _put(grad, i, v, req == REQ_ADD)
 
 
 def _flat(shape):

@@ -26,6 +26,9 @@ from ..shared.rnn import (GRU, LSTM, RNN_TANH, _layer_start, backward_views, for
                           py_seq_len, rnn_plan)
 from ._launch import launcher, rng_grid
 from .dropout import _make_states
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 _seq_len = cuda.jit(device=True)(py_seq_len)
 
@@ -359,10 +362,7 @@ def _input_grad(dgx, wx, dxl, zero, add):
         v = zero
         for k in range(GH):
             v += dgx[r, k] * wx[k, i]
-        if add:
-            dxl[r, i] += v
-        else:
-            dxl[r, i] = v
+        _put(dxl, (r, i), v, add)
 
 
 def _split(ws, sizes):

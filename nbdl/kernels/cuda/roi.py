@@ -10,6 +10,9 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.roi import build, roi_align_scalars, roi_scalars
 from ._launch import atomic_add, launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 _s = build(cuda.jit(device=True), atomic_add)
 _pool_max = cuda.jit(device=True)(_s.pool_max)
@@ -89,10 +92,7 @@ def _align_forward(x, rois, out, N, C_in, H, W, PH, PW, scale, zero, ratio, sens
         r = t // (PW * PH * C)
         v = _align_value(x, rois, r, c, ph, pw, C_in, H, W, PH, PW, scale, offset, ratio, sens,
                          zero)
-        if req == REQ_ADD:
-            out[r, c, ph, pw] += v
-        else:
-            out[r, c, ph, pw] = v
+        _put(out, (r, c, ph, pw), v, req == REQ_ADD)
 
 
 @cuda.jit

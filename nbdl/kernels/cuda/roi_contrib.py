@@ -12,6 +12,9 @@ from ..shared import roi_contrib as rc
 from ..shared.half_mirror import with_half, with_half_prepare
 from ._half import device_copy
 from ._launch import atomic_add, launcher, noop, zero
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 temp_plain = with_half(None)
 
@@ -30,10 +33,7 @@ def _unravel(t, K2, PH, PW):
 
 @cuda.jit(device=True)
 def _store(out, r, k, ph, pw, v, req):
-    if req == REQ_ADD:
-        out[r, k, ph, pw] += v
-    else:
-        out[r, k, ph, pw] = v
+    _put(out, (r, k, ph, pw), v, req == REQ_ADD)
 
 
 @cuda.jit

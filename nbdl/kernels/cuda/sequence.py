@@ -8,9 +8,11 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.sequence import _with_lens, py_last_step, py_length, sequence_views
-from ..shared.store import py_unravel4
+from ..shared.store import py_put, py_unravel4
 from ._launch import launcher
 from ..shared.elemwise_plan import size_of as _size
+
+_put = cuda.jit(device=True)(py_put)
 
 
 _length = cuda.jit(device=True)(py_length)
@@ -24,10 +26,7 @@ def _mask(x, lens, out, use, value, add):
     for e in range(cuda.grid(1), A * T * B * inner, cuda.gridsize(1)):
         a, t, b, i = _unravel4(e, T, B, inner)
         v = x[a, t, b, i] if t < _length(lens, use, a * B + b, T) else value
-        if add:
-            out[a, t, b, i] += v
-        else:
-            out[a, t, b, i] = v
+        _put(out, (a, t, b, i), v, add)
 
 
 @cuda.jit
@@ -39,10 +38,7 @@ def _last(x, lens, out, use, add):
         b = r % B
         a = r // B
         v = x[a, _last_step(lens, use, a * B + b, T), b, i]
-        if add:
-            out[a, b, i] += v
-        else:
-            out[a, b, i] = v
+        _put(out, (a, b, i), v, add)
 
 
 @cuda.jit
@@ -67,10 +63,7 @@ def _reverse(x, lens, out, use, add):
         a, t, b, i = _unravel4(e, T, B, inner)
         L = min(max(_length(lens, use, a * B + b, T), 0), T)
         s = L - 1 - t if t < L else t
-        if add:
-            out[a, s, b, i] += x[a, t, b, i]
-        else:
-            out[a, s, b, i] = x[a, t, b, i]
+        _put(out, (a, s, b, i), x[a, t, b, i], add)
 
 
 def _noop(*args):

@@ -8,6 +8,9 @@ from ...ops.shape import size_of
 from ..shared import shape_plan as _plan
 from ..shared.shape_walk import walk_offset
 from ._launch import copy_kernel, grid1d, launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 
 @cuda.jit
@@ -15,10 +18,7 @@ def copy_like_kernel(x, like, out, req):
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, x.size, stride):
-        if req == REQ_ADD:
-            out[i] += x[i]
-        else:
-            out[i] = x[i]
+        _put(out, i, x[i], req == REQ_ADD)
 
 
 _offset = cuda.jit(device=True)(walk_offset)
@@ -31,10 +31,7 @@ def gather_kernel(x, out, base, n0, n1, n2, n3, n4, n5, n6, n7,
     stride = cuda.gridsize(1)
     for k in range(start, out.size, stride):
         src = _offset(k, base, n0, n1, n2, n3, n4, n5, n6, n7, s0, s1, s2, s3, s4, s5, s6, s7)
-        if req == REQ_ADD:
-            out[k] += x[src]
-        else:
-            out[k] = x[src]
+        _put(out, k, x[src], req == REQ_ADD)
 
 
 @cuda.jit
@@ -86,10 +83,7 @@ def window_copy_kernel(x, out, off, req):
     for k in range(start, out.size, stride):
         r = k // w
         j = k - r * w
-        if req == REQ_ADD:
-            out[r, j] += x[r, off + j]
-        else:
-            out[r, j] = x[r, off + j]
+        _put(out, (r, j), x[r, off + j], req == REQ_ADD)
 
 
 @cuda.jit
@@ -101,10 +95,7 @@ def window_put_kernel(src, out, off, req):
     for k in range(start, src.size, stride):
         r = k // w
         j = k - r * w
-        if req == REQ_ADD:
-            out[r, off + j] += src[r, j]
-        else:
-            out[r, off + j] = src[r, j]
+        _put(out, (r, off + j), src[r, j], req == REQ_ADD)
 
 
 @cuda.jit

@@ -7,6 +7,9 @@ from numba import cuda
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.svm_output import py_svm_grad, svm_scalars, svm_views
 from ._launch import copy_skipping_one, launcher
+from ..shared.store import py_put
+
+_put = cuda.jit(device=True)(py_put)
 
 _svm_grad = cuda.jit(device=True)(py_svm_grad)
 
@@ -25,10 +28,7 @@ def _backward(out, label, grad, margin, coef, linear, req):
         if n < label.size:
             y = int(label[n])
         v = _svm_grad(out[n, k], k == y, margin, coef, linear)
-        if req == REQ_ADD:
-            grad[n, k] += v
-        else:
-            grad[n, k] = v
+        _put(grad, (n, k), v, req == REQ_ADD)
 
 
 def prepare_svm_forward(call):
