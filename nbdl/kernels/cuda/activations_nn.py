@@ -11,7 +11,6 @@ from ._elemwise_gen import launch, map_kernel
 from ._launch import launcher
 
 
-
 def prepare_act(call):
     act, backward, spec, n = act_plan(call)
     fn = map_kernel(spec, call.out_dtypes[0])
