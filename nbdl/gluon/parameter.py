@@ -26,6 +26,7 @@ from ..device import Device, as_device, cpu, current_device
 from ..dtype import as_dtype
 from ..errors import NbdlError
 from ..ndarray import NDArray
+from ..util import is_np_shape
 from . import _trace
 
 _GRAD_REQS = ("write", "add", "null")
@@ -485,13 +486,18 @@ class Parameter(ResetCtxAlias):
         """The Symbol variable standing for this parameter in a graph, named
         ``_var_name`` (the structural name a Block gives it) or ``name``."""
         name = self._var_name or self._name
-        key = (name, self._shape, self._dtype, self.lr_mult, self.wd_mult)
+        # an unknown dim is declared 0 outside NumPy-shape mode and -1 inside
+        # it, as MXNet's Parameter.shape gives it (inside it a 0 is a size)
+        shape = self._shape
+        if shape is not None and is_np_shape():
+            shape = tuple(-1 if d == 0 else d for d in shape)
+        key = (name, shape, self._dtype, self.lr_mult, self.wd_mult)
         if self._var is None or self._var_key != key:
             from ..symbol import var
             init = self.init
             if init is not None and not isinstance(init, str):
                 init = initializer.create(init).dumps()
-            self._var = var(name, shape=self._shape, dtype=self._dtype, lr_mult=self.lr_mult,
+            self._var = var(name, shape=shape, dtype=self._dtype, lr_mult=self.lr_mult,
                             wd_mult=self.wd_mult, init=init)
             self._var_key = key
         return self._var

@@ -413,8 +413,8 @@ def _check_variable_attrs(attrs, where):
     if "__shape__" in attrs:
         try:
             shape = _parse_tuple(attrs["__shape__"])
-            if any(d is not None and d < 0 for d in shape):
-                raise ValueError("negative dimension")
+            if any(d is not None and d < -1 for d in shape):
+                raise ValueError("negative dimension (-1, unknown, is the only one)")
         except Exception as e:
             raise AttrError(f"{where}: attribute __shape__={_short(attrs['__shape__'])} is not "
                             f"a shape ({_short(str(e))})") from None

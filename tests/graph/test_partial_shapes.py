@@ -171,3 +171,17 @@ def test_legacy_symbol_file_read_in_numpy_shape_mode():
         assert args[1] == (5, 7)
         with pytest.raises(ShapeError, match=r"weight.*\(5, 0\)"):
             S.load_json(net.tojson()).infer_shape(x=(2, 7))
+
+
+def test_deferred_gluon_parameter_in_numpy_shape_mode():
+    # Gluon's unknown parameter dims (0) are declared -1 in NumPy-shape mode,
+    # as MXNet's Parameter.shape gives them, so the data's shape fills them
+    with nbdl.np_shape(True):
+        dense = nbdl.gluon.nn.Dense(4)
+        dense.initialize()
+        out = dense(nbdl.nd.zeros((2, 6)))
+        assert out.shape == (2, 4) and dense.weight.shape == (4, 6)
+        assert dense.weight.var().attr("__shape__") == "(4, 6)"
+        # a symbol file may hold -1 (unknown) in a variable's shape
+        net = S.FullyConnected(S.var("x"), S.var("w", shape=(4, -1)), num_hidden=4)
+        assert S.load_json(net.tojson()).infer_shape(x=(2, 6))[0][1] == (4, 6)
