@@ -14,20 +14,13 @@ from ..shared.linalg_plan import KERNEL_NAMES, all_null, prepares
 
 _jit = njit(cache=True, error_model="numpy")
 _r = _shared.build(_jit)
-_gemm, _trmm, _trsm, _potrf, _potri = _r.gemm, _r.trmm, _r.trsm, _r.potrf, _r.potri
-_lu, _lu_inverse, _det, _slogdet_sign = _r.lu, _r.lu_inverse, _r.det, _r.slogdet_sign
-_logabsdiag, _inverse_t, _syevd, _gelqf = _r.logabsdiag, _r.inverse_t, _r.syevd, _r.gelqf
-_potrf_bw, _potri_bw, _gelqf_bw, _syevd_bw = (_r.potrf_backward, _r.potri_backward,
-                                              _r.gelqf_backward, _r.syevd_backward)
-_extractdiag, _makediag, _trian, _copy = _r.extractdiag, _r.makediag, _r.trian, _r.copy
-_sumlogdiag = _r.sumlogdiag
 
 
 @_jit
 def gemm_kernel(a, b, c, out, alpha, beta, ta, tb):
     for p in range(out.shape[0]):
         for q in range(out.shape[2]):
-            _gemm(a[p, :, q, :], b[p, :, q, :], c[p, :, q, :], out[p, :, q, :],
+            _r.gemm(a[p, :, q, :], b[p, :, q, :], c[p, :, q, :], out[p, :, q, :],
                   alpha, beta, ta, tb)
 
 
@@ -36,7 +29,7 @@ def gemm2_kernel(a, b, out, alpha, beta, ta, tb):
     for p in range(out.shape[0]):
         for q in range(out.shape[2]):
             o = out[p, :, q, :]
-            _gemm(a[p, :, q, :], b[p, :, q, :], o, o, alpha, beta, ta, tb)
+            _r.gemm(a[p, :, q, :], b[p, :, q, :], o, o, alpha, beta, ta, tb)
 
 
 @_jit
@@ -97,25 +90,25 @@ def syrk_blas_kernel(a, out, alpha, zero, tr):
 @_jit
 def trmm_kernel(a, b, out, alpha, right, lower, tr):
     for i in range(out.shape[0]):
-        _trmm(a[i], b[i], out[i], alpha, right, lower, tr)
+        _r.trmm(a[i], b[i], out[i], alpha, right, lower, tr)
 
 
 @_jit
 def trsm_kernel(a, b, out, alpha, right, lower, tr):
     for i in range(out.shape[0]):
-        _trsm(a[i], b[i], out[i], alpha, right, lower, tr)
+        _r.trsm(a[i], b[i], out[i], alpha, right, lower, tr)
 
 
 @_jit
 def syrk_kernel(a, out, alpha, zero, tr):
     for i in range(out.shape[0]):
-        _gemm(a[i], a[i], out[i], out[i], alpha, zero, tr, 1 - tr)
+        _r.gemm(a[i], a[i], out[i], out[i], alpha, zero, tr, 1 - tr)
 
 
 @_jit
 def potrf_kernel(a, out, status, lower):
     for i in range(a.shape[0]):
-        status[i] = _potrf(a[i], out[i], lower)
+        status[i] = _r.potrf(a[i], out[i], lower)
         if status[i] == 0:
             raise NotPositiveDefinite("_linalg_potrf: argument 'A' holds a matrix that is not "
                                       "positive definite (a pivot of its Cholesky "
@@ -125,49 +118,49 @@ def potrf_kernel(a, out, status, lower):
 @_jit
 def potri_kernel(a, out, tmp, lower):
     for i in range(a.shape[0]):
-        _potri(a[i], out[i], tmp[i], lower)
+        _r.potri(a[i], out[i], tmp[i], lower)
 
 
 @_jit
 def inverse_kernel(a, out, w, piv):
     for i in range(a.shape[0]):
-        _copy(a[i], w[i])
-        _lu(w[i], piv[i])
-        _lu_inverse(w[i], piv[i], out[i])
+        _r.copy(a[i], w[i])
+        _r.lu(w[i], piv[i])
+        _r.lu_inverse(w[i], piv[i], out[i])
 
 
 @_jit
 def det_kernel(a, out, w, piv):
     for i in range(a.shape[0]):
-        out[i] = _det(a[i], w[i], piv[i])
+        out[i] = _r.det(a[i], w[i], piv[i])
 
 
 @_jit
 def slogdet_kernel(a, sign, logdet, w, piv, want_sign, want_log):
     for i in range(a.shape[0]):
-        s = _slogdet_sign(a[i], w[i], piv[i])
+        s = _r.slogdet_sign(a[i], w[i], piv[i])
         if want_sign:
             sign[i] = s
         if want_log:
-            logdet[i] = _logabsdiag(w[i])
+            logdet[i] = _r.logabsdiag(w[i])
 
 
 @_jit
 def sumlogdiag_kernel(a, out):
     for i in range(a.shape[0]):
-        out[i] = _sumlogdiag(a[i])
+        out[i] = _r.sumlogdiag(a[i])
 
 
 @_jit
 def gelqf_kernel(a, q, ll, w, tau, want_q, want_l):
     for i in range(a.shape[0]):
-        _gelqf(a[i], w[i], tau[i], q[i], ll[i], want_q, want_l)
+        _r.gelqf(a[i], w[i], tau[i], q[i], ll[i], want_q, want_l)
 
 
 @_jit
 def syevd_kernel(a, u, ev, w, evt, want_u, want_l, eps, sweeps):
     for i in range(a.shape[0]):
-        _syevd(a[i], w[i], u[i], evt[i], want_u, eps, sweeps)
+        _r.syevd(a[i], w[i], u[i], evt[i], want_u, eps, sweeps)
         if want_l:
             for j in range(ev.shape[1]):
                 ev[i, j] = evt[i, j]
@@ -176,25 +169,25 @@ def syevd_kernel(a, u, ev, w, evt, want_u, want_l, eps, sweeps):
 @_jit
 def potrf_backward_kernel(dl, ll, out, lower):
     for i in range(out.shape[0]):
-        _potrf_bw(dl[i], ll[i], out[i], lower)
+        _r.potrf_backward(dl[i], ll[i], out[i], lower)
 
 
 @_jit
 def potri_backward_kernel(dout, a, o, res, tmp, lower):
     for i in range(res.shape[0]):
-        _potri_bw(dout[i], a[i], o[i], res[i], tmp[i], lower)
+        _r.potri_backward(dout[i], a[i], o[i], res[i], tmp[i], lower)
 
 
 @_jit
 def gelqf_backward_kernel(dq, dl, q, ll, out, tmpm):
     for i in range(out.shape[0]):
-        _gelqf_bw(dq[i], dl[i], q[i], ll[i], out[i], tmpm[i])
+        _r.gelqf_backward(dq[i], dl[i], q[i], ll[i], out[i], tmpm[i])
 
 
 @_jit
 def syevd_backward_kernel(du, dl, u, ev, out, tx, ty, tiny):
     for i in range(out.shape[0]):
-        _syevd_bw(du[i], dl[i], u[i], ev[i], out[i], tx[i], ty[i], tiny)
+        _r.syevd_backward(du[i], dl[i], u[i], ev[i], out[i], tx[i], ty[i], tiny)
 
 
 @_jit
@@ -211,7 +204,7 @@ def det_backward_kernel(g, d, a, out, w, piv):
         if d[i] == 0:
             out[i, :, :] = 0
         else:
-            _inverse_t(a[i], w[i], piv[i], out[i], g[i] * d[i])
+            _r.inverse_t(a[i], w[i], piv[i], out[i], g[i] * d[i])
 
 
 @_jit
@@ -220,31 +213,31 @@ def slogdet_backward_kernel(g, logdet, a, out, w, piv):
         if logdet[i] == -np.inf:
             out[i, :, :] = 0
         else:
-            _inverse_t(a[i], w[i], piv[i], out[i], g[i])
+            _r.inverse_t(a[i], w[i], piv[i], out[i], g[i])
 
 
 @_jit
 def extractdiag_kernel(a, out, k):
     for i in range(out.shape[0]):
-        _extractdiag(a[i], out[i], k)
+        _r.extractdiag(a[i], out[i], k)
 
 
 @_jit
 def makediag_kernel(a, out, k):
     for i in range(out.shape[0]):
-        _makediag(a[i], out[i], k)
+        _r.makediag(a[i], out[i], k)
 
 
 @_jit
 def extracttrian_kernel(a, out, k, lower):
     for i in range(out.shape[0]):
-        _trian(a[i], out[i], k, lower, 1)
+        _r.trian(a[i], out[i], k, lower, 1)
 
 
 @_jit
 def maketrian_kernel(a, out, k, lower):
     for i in range(out.shape[0]):
-        _trian(out[i], a[i], k, lower, 0)
+        _r.trian(out[i], a[i], k, lower, 0)
 
 
 @_jit

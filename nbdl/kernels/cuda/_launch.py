@@ -81,12 +81,13 @@ def copy_kernel(x, out, req):
             out[i] = x[i]
 
 
-def copy_skipping_one(n):
-    """``fn(x, unread, out, req)``: the launch of ``copy_kernel`` over ``n``
-    elements for an identity forward whose second input is not read (the
-    label of SVMOutput, the moving average of IdentityAttachKLSparseReg)."""
-    run = launcher(copy_kernel, n)
+def launcher_without(kernel, n, unread=1):
+    """``launcher(kernel, n)`` for a step whose argument ``unread`` (an index
+    into the executor's ``fn(*arrays, *scalars)``; the second by default:
+    a ``like`` input or a forward input its gradient kernel does not read)
+    the kernel does not take."""
+    run = launcher(kernel, n)
 
-    def fn(x, unread, out, req):
-        run(x, out, req)
+    def fn(*args):
+        run(*args[:unread], *args[unread + 1:])
     return fn

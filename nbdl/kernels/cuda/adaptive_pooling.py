@@ -6,7 +6,7 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.adaptive_pooling import AVG, adaptive_plan, py_adaptive_bounds
-from ._launch import launcher
+from ._launch import launcher, launcher_without
 from .pooling import _pool_window, _scatter_window
 from ..shared.store import py_put
 
@@ -62,8 +62,4 @@ def prepare_adaptive_avg_backward(call):
     views = [(P * OH * OW,), (P * H * W,), (P * H * W,)]
     if P * H * W == 0 or call.req[0] == REQ_NULL:
         return Launch(_noop, (), views=views)
-    run = launcher(_backward, P)
-
-    def fn(og, data, dx, *scalars):
-        run(og, dx, *scalars)
-    return Launch(fn, plan + (call.req[0],), views=views)
+    return Launch(launcher_without(_backward, P), plan + (call.req[0],), views=views)

@@ -5,7 +5,7 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.bilinear_resize import build, resize_call
-from ._launch import launcher
+from ._launch import launcher, launcher_without
 from ..shared.store import py_put
 
 _put = cuda.jit(device=True)(py_put)
@@ -43,13 +43,8 @@ def prepare_resize(call):
     n = plan[0] * plan[3] * plan[4]
     if n == 0 or call.req[0] == REQ_NULL:
         return Launch(_noop, (), views=views)
-    run = launcher(_forward, n)
-    if not like:
-        return Launch(run, plan + (call.req[0],), views=views)
-
-    def fn(x, like_arr, out, *scalars):
-        run(x, out, *scalars)
-    return Launch(fn, plan + (call.req[0],), views=views)
+    run = launcher_without(_forward, n) if like else launcher(_forward, n)
+    return Launch(run, plan + (call.req[0],), views=views)
 
 
 def prepare_resize_backward(call):
@@ -58,8 +53,4 @@ def prepare_resize_backward(call):
     views = [ov, xv, xv]
     if P * H * W == 0 or call.req[0] == REQ_NULL:
         return Launch(_noop, (), views=views)
-    run = launcher(_backward, P)
-
-    def fn(og, data, dx, *scalars):
-        run(og, dx, *scalars)
-    return Launch(fn, plan + (call.req[0],), views=views)
+    return Launch(launcher_without(_backward, P), plan + (call.req[0],), views=views)

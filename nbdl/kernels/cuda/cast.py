@@ -8,7 +8,7 @@ import numpy as np
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ._launch import copy_kernel as cast_kernel, launcher
+from ._launch import copy_kernel as cast_kernel, launcher, launcher_without
 from ..shared.elemwise_plan import size_of
 
 
@@ -53,11 +53,8 @@ def prepare_cast(call):
 def prepare_cast_like(call):
     """The cast of the first input to the second's dtype (the second is not read)."""
     n = size_of(call.out_shapes[0])
-    run = launcher(_kernel(call), n)
-
-    def fn(x, like, out, req):
-        run(x, out, req)
-    return Launch(fn, (int(call.req[0]),), views=[(n,), (n,), (n,)])
+    return Launch(launcher_without(_kernel(call), n), (int(call.req[0]),),
+                  views=[(n,), (n,), (n,)])
 
 
 class _MulticastCall:

@@ -5,7 +5,7 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.crop import crop_plan
-from ._launch import launcher
+from ._launch import launcher, launcher_without
 from ..shared.store import py_put
 
 _put = cuda.jit(device=True)(py_put)
@@ -51,13 +51,9 @@ def prepare_crop(call):
     views = [dview] + [None] * (len(call.in_shapes) - 1) + [oview]
     if n == 0 or call.req[0] == REQ_NULL:
         return Launch(_noop, (), views=views)
-    run = launcher(_forward, n)
-    if len(call.in_shapes) == 1:
-        return Launch(run, (oy, ox, call.req[0]), views=views)
-
-    def fn(x, like, out, oy, ox, req):
-        run(x, out, oy, ox, req)
-    return Launch(fn, (oy, ox, call.req[0]), views=views)
+    like = len(call.in_shapes) > 1
+    run = launcher_without(_forward, n) if like else launcher(_forward, n)
+    return Launch(run, (oy, ox, call.req[0]), views=views)
 
 
 def prepare_crop_backward(call):

@@ -7,7 +7,7 @@ from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.im2col import slide_geometry, views
-from ._launch import launcher
+from ._launch import launcher, launcher_without
 from ..shared.store import py_put
 
 _put = cuda.jit(device=True)(py_put)
@@ -93,13 +93,7 @@ def _launch(kernel, n, geo, call, skip_second=False):
     scalars = geo[3:] + (zero, call.req[0])
     if n == 0 or call.req[0] == REQ_NULL:
         return _noop, scalars
-    run = launcher(kernel, n)
-    if not skip_second:
-        return run, scalars
-
-    def fn(og, data, dx, *s):
-        run(og, dx, *s)
-    return fn, scalars
+    return (launcher_without(kernel, n) if skip_second else launcher(kernel, n)), scalars
 
 
 def prepare_im2col(call):

@@ -16,13 +16,6 @@ from ..shared.linalg_plan import KERNEL_NAMES, all_null, prepares
 from ._launch import grid1d
 
 _r = _shared.build(cuda.jit(device=True))
-_gemm, _trmm, _trsm, _potrf, _potri = _r.gemm, _r.trmm, _r.trsm, _r.potrf, _r.potri
-_lu, _lu_inverse, _det, _slogdet_sign = _r.lu, _r.lu_inverse, _r.det, _r.slogdet_sign
-_logabsdiag, _inverse_t, _syevd, _gelqf = _r.logabsdiag, _r.inverse_t, _r.syevd, _r.gelqf
-_potrf_bw, _potri_bw, _gelqf_bw, _syevd_bw = (_r.potrf_backward, _r.potri_backward,
-                                              _r.gelqf_backward, _r.syevd_backward)
-_extractdiag, _makediag, _trian, _copy = _r.extractdiag, _r.makediag, _r.trian, _r.copy
-_sumlogdiag = _r.sumlogdiag
 
 
 @cuda.jit
@@ -31,7 +24,7 @@ def gemm_kernel(a, b, c, out, alpha, beta, ta, tb):
     if i < out.shape[0] * out.shape[2]:
         p = i // out.shape[2]
         q = i % out.shape[2]
-        _gemm(a[p, :, q, :], b[p, :, q, :], c[p, :, q, :], out[p, :, q, :],
+        _r.gemm(a[p, :, q, :], b[p, :, q, :], c[p, :, q, :], out[p, :, q, :],
               alpha, beta, ta, tb)
 
 
@@ -41,7 +34,7 @@ def gemm2_kernel(a, b, out, alpha, beta, ta, tb):
     if i < out.shape[0] * out.shape[2]:
         p = i // out.shape[2]
         q = i % out.shape[2]
-        _gemm(a[p, :, q, :], b[p, :, q, :], out[p, :, q, :], out[p, :, q, :],
+        _r.gemm(a[p, :, q, :], b[p, :, q, :], out[p, :, q, :], out[p, :, q, :],
               alpha, beta, ta, tb)
 
 
@@ -49,83 +42,83 @@ def gemm2_kernel(a, b, out, alpha, beta, ta, tb):
 def trmm_kernel(a, b, out, alpha, right, lower, tr):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _trmm(a[i], b[i], out[i], alpha, right, lower, tr)
+        _r.trmm(a[i], b[i], out[i], alpha, right, lower, tr)
 
 
 @cuda.jit
 def trsm_kernel(a, b, out, alpha, right, lower, tr):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _trsm(a[i], b[i], out[i], alpha, right, lower, tr)
+        _r.trsm(a[i], b[i], out[i], alpha, right, lower, tr)
 
 
 @cuda.jit
 def syrk_kernel(a, out, alpha, zero, tr):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _gemm(a[i], a[i], out[i], out[i], alpha, zero, tr, 1 - tr)
+        _r.gemm(a[i], a[i], out[i], out[i], alpha, zero, tr, 1 - tr)
 
 
 @cuda.jit
 def potrf_kernel(a, out, status, lower):
     i = cuda.grid(1)
     if i < a.shape[0]:
-        status[i] = _potrf(a[i], out[i], lower)
+        status[i] = _r.potrf(a[i], out[i], lower)
 
 
 @cuda.jit
 def potri_kernel(a, out, tmp, lower):
     i = cuda.grid(1)
     if i < a.shape[0]:
-        _potri(a[i], out[i], tmp[i], lower)
+        _r.potri(a[i], out[i], tmp[i], lower)
 
 
 @cuda.jit
 def inverse_kernel(a, out, w, piv):
     i = cuda.grid(1)
     if i < a.shape[0]:
-        _copy(a[i], w[i])
-        _lu(w[i], piv[i])
-        _lu_inverse(w[i], piv[i], out[i])
+        _r.copy(a[i], w[i])
+        _r.lu(w[i], piv[i])
+        _r.lu_inverse(w[i], piv[i], out[i])
 
 
 @cuda.jit
 def det_kernel(a, out, w, piv):
     i = cuda.grid(1)
     if i < a.shape[0]:
-        out[i] = _det(a[i], w[i], piv[i])
+        out[i] = _r.det(a[i], w[i], piv[i])
 
 
 @cuda.jit
 def slogdet_kernel(a, sign, logdet, w, piv, want_sign, want_log):
     i = cuda.grid(1)
     if i < a.shape[0]:
-        s = _slogdet_sign(a[i], w[i], piv[i])
+        s = _r.slogdet_sign(a[i], w[i], piv[i])
         if want_sign:
             sign[i] = s
         if want_log:
-            logdet[i] = _logabsdiag(w[i])
+            logdet[i] = _r.logabsdiag(w[i])
 
 
 @cuda.jit
 def sumlogdiag_kernel(a, out):
     i = cuda.grid(1)
     if i < a.shape[0]:
-        out[i] = _sumlogdiag(a[i])
+        out[i] = _r.sumlogdiag(a[i])
 
 
 @cuda.jit
 def gelqf_kernel(a, q, ll, w, tau, want_q, want_l):
     i = cuda.grid(1)
     if i < a.shape[0]:
-        _gelqf(a[i], w[i], tau[i], q[i], ll[i], want_q, want_l)
+        _r.gelqf(a[i], w[i], tau[i], q[i], ll[i], want_q, want_l)
 
 
 @cuda.jit
 def syevd_kernel(a, u, ev, w, evt, want_u, want_l, eps, sweeps):
     i = cuda.grid(1)
     if i < a.shape[0]:
-        _syevd(a[i], w[i], u[i], evt[i], want_u, eps, sweeps)
+        _r.syevd(a[i], w[i], u[i], evt[i], want_u, eps, sweeps)
         if want_l:
             for j in range(ev.shape[1]):
                 ev[i, j] = evt[i, j]
@@ -135,28 +128,28 @@ def syevd_kernel(a, u, ev, w, evt, want_u, want_l, eps, sweeps):
 def potrf_backward_kernel(dl, ll, out, lower):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _potrf_bw(dl[i], ll[i], out[i], lower)
+        _r.potrf_backward(dl[i], ll[i], out[i], lower)
 
 
 @cuda.jit
 def potri_backward_kernel(dout, a, o, res, tmp, lower):
     i = cuda.grid(1)
     if i < res.shape[0]:
-        _potri_bw(dout[i], a[i], o[i], res[i], tmp[i], lower)
+        _r.potri_backward(dout[i], a[i], o[i], res[i], tmp[i], lower)
 
 
 @cuda.jit
 def gelqf_backward_kernel(dq, dl, q, ll, out, tmpm):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _gelqf_bw(dq[i], dl[i], q[i], ll[i], out[i], tmpm[i])
+        _r.gelqf_backward(dq[i], dl[i], q[i], ll[i], out[i], tmpm[i])
 
 
 @cuda.jit
 def syevd_backward_kernel(du, dl, u, ev, out, tx, ty, tiny):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _syevd_bw(du[i], dl[i], u[i], ev[i], out[i], tx[i], ty[i], tiny)
+        _r.syevd_backward(du[i], dl[i], u[i], ev[i], out[i], tx[i], ty[i], tiny)
 
 
 @cuda.jit
@@ -182,7 +175,7 @@ def det_backward_kernel(g, d, a, out, w, piv):
         if d[i] == 0:
             _zero(out[i])
         else:
-            _inverse_t(a[i], w[i], piv[i], out[i], g[i] * d[i])
+            _r.inverse_t(a[i], w[i], piv[i], out[i], g[i] * d[i])
 
 
 @cuda.jit
@@ -192,35 +185,35 @@ def slogdet_backward_kernel(g, logdet, a, out, w, piv):
         if logdet[i] == -math.inf:
             _zero(out[i])
         else:
-            _inverse_t(a[i], w[i], piv[i], out[i], g[i])
+            _r.inverse_t(a[i], w[i], piv[i], out[i], g[i])
 
 
 @cuda.jit
 def extractdiag_kernel(a, out, k):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _extractdiag(a[i], out[i], k)
+        _r.extractdiag(a[i], out[i], k)
 
 
 @cuda.jit
 def makediag_kernel(a, out, k):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _makediag(a[i], out[i], k)
+        _r.makediag(a[i], out[i], k)
 
 
 @cuda.jit
 def extracttrian_kernel(a, out, k, lower):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _trian(a[i], out[i], k, lower, 1)
+        _r.trian(a[i], out[i], k, lower, 1)
 
 
 @cuda.jit
 def maketrian_kernel(a, out, k, lower):
     i = cuda.grid(1)
     if i < out.shape[0]:
-        _trian(out[i], a[i], k, lower, 0)
+        _r.trian(out[i], a[i], k, lower, 0)
 
 
 @cuda.jit

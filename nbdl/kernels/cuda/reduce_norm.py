@@ -15,9 +15,10 @@ from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ._launch import launcher
 from .reduce import _at, _extents, _size, _skip_null, _unravel4, _unravel6, reduce_kernel
 from ..shared.reduce import moments_geometry
-from ..shared.store import py_put, store_req
+from ..shared.store import py_put, py_store_req
 
 _put = cuda.jit(device=True)(py_put)
+_store_req = cuda.jit(device=True)(py_store_req)
 
 
 def prepare_norm(call):
@@ -51,8 +52,8 @@ def moments_kernel(x, mean, var, tail, scale, req_m, req_v):
                     d = _at(x, tail, k0, k1, k2, r0, r1, r2) - mu
                     q += d * d
         q *= scale
-        store_req(mean, (k0, k1, k2), mu, req_m)
-        store_req(var, (k0, k1, k2), q, req_v)
+        _store_req(mean, (k0, k1, k2), mu, req_m)
+        _store_req(var, (k0, k1, k2), q, req_v)
 
 
 @cuda.jit

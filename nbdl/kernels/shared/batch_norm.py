@@ -6,7 +6,6 @@ import numpy as np
 
 from ...ops.batch_norm import bn_axis, group_dims
 from ...ops.registry import REQ_ADD, REQ_NULL
-from .store import store_req
 
 
 # Where BatchNorm's forward takes its statistics from (its ``stats`` scalar).
@@ -68,9 +67,15 @@ def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, o
                     out[o, c, i] += val
                 else:
                     out[o, c, i] = val
-    store_req(mean, c, m, r_mean)
+    if r_mean == REQ_ADD:
+        mean[c] += m
+    elif r_mean != REQ_NULL:
+        mean[c] = m
     w = v if store_var else inv
-    store_req(var, c, w, r_var)
+    if r_var == REQ_ADD:
+        var[c] += w
+    elif r_var != REQ_NULL:
+        var[c] = w
 
 
 def py_bn_backward_channel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m,
@@ -113,8 +118,14 @@ def py_bn_backward_channel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps,
                     dx[o, c, i] = val
     if fix_gamma:
         sg = zero
-    store_req(dgamma, c, sg, r_g)
-    store_req(dbeta, c, sb, r_b)
+    if r_g == REQ_ADD:
+        dgamma[c] += sg
+    elif r_g != REQ_NULL:
+        dgamma[c] = sg
+    if r_b == REQ_ADD:
+        dbeta[c] += sb
+    elif r_b != REQ_NULL:
+        dbeta[c] = sb
 
 
 def py_group_forward_row(x, gamma, beta, out, mean, st, n, g, eps, one, inv_m, store_std,
@@ -152,8 +163,14 @@ def py_group_forward_row(x, gamma, beta, out, mean, st, n, g, eps, one, inv_m, s
                 for s in range(S):
                     out[n, g, j, s] = x[n, g, j, s] * sc + sh
     w = sd if store_std else v
-    store_req(mean, (n, g), m, r_mean)
-    store_req(st, (n, g), w, r_st)
+    if r_mean == REQ_ADD:
+        mean[n, g] += m
+    elif r_mean != REQ_NULL:
+        mean[n, g] = m
+    if r_st == REQ_ADD:
+        st[n, g] += w
+    elif r_st != REQ_NULL:
+        st[n, g] = w
 
 
 def py_group_backward_row(og, x, gamma, mean, st, dx, n, g, eps, one, inv_m, is_std, add):
@@ -209,8 +226,14 @@ def py_group_param(og, x, mean, st, dgamma, dbeta, g, q, eps, one, is_std, r_g, 
                 v = og[n, g, j, s]
                 sb += v
                 sg += v * (x[n, g, j, s] - m) * inv
-    store_req(dgamma, (g, q), sg, r_g)
-    store_req(dbeta, (g, q), sb, r_b)
+    if r_g == REQ_ADD:
+        dgamma[g, q] += sg
+    elif r_g != REQ_NULL:
+        dgamma[g, q] = sg
+    if r_b == REQ_ADD:
+        dbeta[g, q] += sb
+    elif r_b != REQ_NULL:
+        dbeta[g, q] = sb
 
 
 def bn_views(call, shape):

@@ -11,6 +11,7 @@ import math
 from types import SimpleNamespace
 
 from ...ops.registry import REQ_ADD, REQ_NULL
+from .store import py_store_req
 
 
 def layer_norm_views(attrs, shape):
@@ -21,22 +22,15 @@ def layer_norm_views(attrs, shape):
     return (outer, int(shape[a]), inner), (outer, inner), (int(shape[a]),)
 
 
-def py_store(arr, idx, v, req):
-    """arr[idx] written or added to as ``req`` asks (nothing when null)."""
-    if req == REQ_ADD:
-        arr[idx] += v
-    elif req != REQ_NULL:
-        arr[idx] = v
-
-
 def build(jit):
-    """Compile ``py_store`` with ``jit`` and return the per-row functions on
+    """Compile the store of ``kernels.shared.store`` with ``jit`` and return the per-row functions on
     it, plain (the caller compiles them).
 
     Parameters
     ----------
     jit : callable
-        Compiles ``py_store`` (every output's write/add) for the device.
+        Compiles ``kernels.shared.store.py_store_req`` (every output's
+        write/add) for the device.
 
     Returns
     -------
@@ -47,7 +41,7 @@ def build(jit):
         r_beta)`` (column ``k``'s sums over every row, in float64, as MXNet's
         compensated sum reducer keeps them accurate).
     """
-    store = jit(py_store)
+    store = jit(py_store_req)
 
     def forward_row(x, gamma, beta, out, mean, std, o, i, eps, r_out, r_mean, r_std):
         n = x.shape[1]

@@ -17,7 +17,17 @@ Triangles follow BLAS: ``lower`` selects the triangle of ``a`` that is read
 multiplies / solves from the right.
 """
 import math
-from types import SimpleNamespace
+import types
+
+
+def _routines(**fns):
+    """A module object holding ``fns``: compiled code calls ``r.gemm(...)``
+    on a module global ``r`` (Numba resolves a module's attributes at compile
+    time; it cannot type other namespaces)."""
+    m = types.ModuleType("nbdl.kernels.shared.linalg.routines")
+    for name, fn in fns.items():
+        setattr(m, name, fn)
+    return m
 
 
 def build(jit):  # noqa: C901  (one closure per routine)
@@ -31,7 +41,7 @@ def build(jit):  # noqa: C901  (one closure per routine)
 
     Returns
     -------
-    SimpleNamespace
+    module
         The compiled routines by name (``gemm``, ``trmm``, ``trsm``,
         ``potrf``, ``potri``, ``lu``, ``lu_inverse``, ``det``, ``slogdet``,
         ``syevd``, ``gelqf`` and the backward compositions).
@@ -534,7 +544,7 @@ def build(jit):  # noqa: C901  (one closure per routine)
                 else:
                     mat[r, c] = mat.dtype.type(0)
 
-    return SimpleNamespace(
+    return _routines(
         gemm=gemm, trmm=trmm, trsm=trsm, potrf=potrf, potri=potri, lu=lu,
         lu_inverse=lu_inverse, det=det, slogdet_sign=slogdet_sign, logabsdiag=logabsdiag,
         inverse_t=inverse_t, syevd=syevd, gelqf=gelqf, potrf_backward=potrf_backward,

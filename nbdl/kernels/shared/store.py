@@ -4,11 +4,8 @@ functions both devices compile (``njit(inline="always")`` on the CPU,
 ``py_copy`` a req over a flat array, ``py_add_at`` is the serial scatter-add
 whose CUDA counterpart is ``cuda.atomic.add`` (a shared function that
 scatters takes the adder from its device module, see
-``kernels.shared.spatial_transformer.build_sampler_backward``), and
-``store_req`` (``register_jitable``) honours a req from inside other plain
-shared functions."""
-from numba.extending import register_jitable
-
+``kernels.shared.spatial_transformer.build_sampler_backward``); ``py_store_req``
+honours a req for one element."""
 from ...ops.registry import REQ_ADD, REQ_NULL
 
 
@@ -33,6 +30,15 @@ def py_copy(src, dst, req):
             dst[i] = src[i]
 
 
+def py_store_req(a, i, v, req):
+    """``a[i]`` written, or added to when ``req`` is ``REQ_ADD``, untouched
+    when it is ``REQ_NULL``."""
+    if req == REQ_ADD:
+        a[i] += v
+    elif req != REQ_NULL:
+        a[i] = v
+
+
 def py_add_at(a, i, v):
     """``a[i] += v`` (the CPU's serial scatter-add)."""
     a[i] += v
@@ -46,15 +52,3 @@ def py_unravel4(r, B, C, D):
     i2 = q % C
     q = q // C
     return q // B, q % B, i2, i3
-
-
-@register_jitable(inline="always")
-def store_req(a, i, v, req):
-    """``a[i]`` written, or added to when ``req`` is ``REQ_ADD``, untouched
-    when it is ``REQ_NULL``.  Registered with ``register_jitable``: the plain
-    per-channel functions of ``kernels.shared`` call it as is, whichever
-    device compiles them."""
-    if req == REQ_ADD:
-        a[i] += v
-    elif req != REQ_NULL:
-        a[i] = v

@@ -16,7 +16,6 @@ import math
 import numpy as np
 
 from ...ops.registry import REQ_ADD, REQ_NULL
-from .store import store_req
 
 
 def py_sbn_stats_channel(x, sums, c):
@@ -66,8 +65,14 @@ def py_sbn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, sums, coef, c
         for o in range(outer):
             for i in range(inner):
                 out[o, c, i] = x[o, c, i] * scale + shift
-    store_req(mean, c, m, r_mean)
-    store_req(var, c, v, r_var)
+    if r_mean == REQ_ADD:
+        mean[c] += m
+    elif r_mean != REQ_NULL:
+        mean[c] = m
+    if r_var == REQ_ADD:
+        var[c] += v
+    elif r_var != REQ_NULL:
+        var[c] = v
 
 
 def py_sbn_grad_sums_channel(og, x, mean, sums, c):
@@ -118,8 +123,14 @@ def py_sbn_backward_channel(og, x, gamma, mean, var, dx, dgamma, dbeta, sums, co
                     dx[o, c, i] = val
     sg = 0.0 if fix_gamma else sums[0, c, 2] * inv   # this rank's sum of og * xhat
     sb = sums[0, c, 1]
-    store_req(dgamma, c, sg, r_g)
-    store_req(dbeta, c, sb, r_b)
+    if r_g == REQ_ADD:
+        dgamma[c] += sg
+    elif r_g != REQ_NULL:
+        dgamma[c] = sg
+    if r_b == REQ_ADD:
+        dbeta[c] += sb
+    elif r_b != REQ_NULL:
+        dbeta[c] = sb
 
 
 def sbn_views(call, forward):
