@@ -435,7 +435,7 @@ def fit_budget(breq: BudgetRequest, unbudgeted: MemoryPlan | None = None) -> Bud
         if cur.peak > target:
             break           # the greedy is stuck above the target
         target -= p.arena_bytes - breq.budget
-    smallest = smallest_plan(breq, g)
+    smallest = smallest_plan(breq, g, unbudgeted)
     if smallest.plan.arena_bytes <= breq.budget:
         return _with_base(smallest, base_bytes)
     need = smallest.plan.arena_bytes
@@ -447,15 +447,34 @@ def fit_budget(breq: BudgetRequest, unbudgeted: MemoryPlan | None = None) -> Bud
         f"{base_bytes:,} bytes, {base_bytes / _MB:,.1f} MB)", smallest=need)
 
 
-def smallest_plan(breq: BudgetRequest, g: _Budget | None = None) -> BudgetPlan:
+def smallest_plan(breq: BudgetRequest, g: _Budget | None = None,
+                  unbudgeted: MemoryPlan | None = None) -> BudgetPlan:
     """The plan of the smallest arena the greedy search reaches (whatever
-    the FLOPs): the same search aiming each round just below the peak.
-    Independent of ``breq.budget``, so a budget of its arena is always met."""
+    the FLOPs): the same search aiming each round just below the peak, or
+    the schedule without recompute when the greedy packing of that search's
+    schedule comes out larger (recomputing moves bytes between steps, and
+    the packer is a heuristic).  Independent of ``breq.budget``, so a budget
+    of its arena is always met, and never above the unbudgeted arena.
+
+    Parameters
+    ----------
+    breq : BudgetRequest
+        The schedule and its recompute rules.
+    g : optional
+        The search state ``fit_budget`` already built for ``breq``.
+    unbudgeted : MemoryPlan, optional
+        ``plan(breq.request)`` when the caller has it.
+    """
     g = g or _Budget(breq)
     kept = set(g.saved)
     cur = g.descend(kept, 0, peak_mode=True)
     cur = g.keep_again(kept, cur.peak, cur)
-    return g.finish(cur, make_plan(dataclasses.replace(cur.request, mode="greedy")))
+    p = make_plan(dataclasses.replace(cur.request, mode="greedy"))
+    if unbudgeted is None:
+        unbudgeted = make_plan(dataclasses.replace(breq.request, mode="greedy"))
+    if unbudgeted.arena_bytes <= p.arena_bytes:
+        return g.finish(g.rewrite(set(g.saved)), unbudgeted)
+    return g.finish(cur, p)
 
 
 def _with_base(bp: BudgetPlan, base_bytes: int) -> BudgetPlan:
