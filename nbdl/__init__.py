@@ -35,6 +35,7 @@ from .context import cpu_pinned  # noqa: F401
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape,  # noqa: F401
                    use_np, use_np_array, use_np_shape)
 from .mxnet import alias_mxnet  # noqa: F401
+from ._lazy import lazy_submodules
 
 # MXNet 1.x's training APIs (``nbdl.rnn`` among them) and the optional front
 # ends (ONNX, MPI) are imported on first use (``nbdl.mod``, ``nbdl.io.NDArrayIter``,
@@ -47,18 +48,6 @@ _LAZY = {"contrib": "contrib", "io": "io", "recordio": "recordio", "callback": "
          "test_utils": "test_utils", "rnn": "rnn"}
 
 
-def __getattr__(attr):
-    target = _LAZY.get(attr)
-    if target is None:
-        raise AttributeError(f"module 'nbdl' has no attribute {attr!r}")
-    import importlib
-    module = importlib.import_module(f"{__name__}.{target}")
-    globals()[attr] = module
-    return module
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = lazy_submodules(globals(), _LAZY)
 
 __version__ = "0.1.0"

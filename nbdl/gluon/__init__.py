@@ -5,6 +5,7 @@ from .parameter import Constant, DeferredInitializationError, Parameter, Paramet
 from .parameter_dict import MissingParameterError, ParameterDict  # noqa: F401
 from .trainer import Trainer, TrainerError  # noqa: F401
 from .symbol_block import SymbolBlock  # noqa: F401
+from .._lazy import lazy_submodules
 from . import nn  # noqa: F401
 from . import utils  # noqa: F401
 from . import loss  # noqa: F401
@@ -12,17 +13,5 @@ from . import loss  # noqa: F401
 # Imported on first use (``gluon.data``, ``from nbdl.gluon import rnn``): a
 # script that trains a Dense network does not pay for the data pipeline, the
 # recurrent layers, the metrics or the model zoo at ``import nbdl``.
-_LAZY = ("data", "metric", "rnn", "model_zoo", "contrib")
-
-
-def __getattr__(attr):
-    if attr not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-    import importlib
-    module = importlib.import_module(f"{__name__}.{attr}")
-    globals()[attr] = module
-    return module
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+_LAZY = {name: name for name in ("data", "metric", "rnn", "model_zoo", "contrib")}
+__getattr__, __dir__ = lazy_submodules(globals(), _LAZY)

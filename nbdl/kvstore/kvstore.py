@@ -64,6 +64,20 @@ class KVStoreBase:
         return klass
 
 
+class SingleProcess:
+    """``rank`` and ``num_workers`` of a store that lives in one process."""
+
+    @property
+    def rank(self):
+        """This worker's rank: always 0 in a single process."""
+        return 0
+
+    @property
+    def num_workers(self):
+        """The number of workers: always 1 in a single process."""
+        return 1
+
+
 def create(name="local"):
     """A new KVStore.
 
@@ -145,7 +159,7 @@ def _pairs(method, key, value, what):
     return list(grouped.items())
 
 
-class KVStore(KVStoreBase):
+class KVStore(SingleProcess, KVStoreBase):
     """A single-process key-value store; make one with ``create``.
 
     Parameters
@@ -174,16 +188,6 @@ class KVStore(KVStoreBase):
     def type(self):
         """The type this store was created with (``'local'``, ``'device'``, ...)."""
         return self._type
-
-    @property
-    def rank(self):
-        """This worker's rank: always 0 in a single process."""
-        return 0
-
-    @property
-    def num_workers(self):
-        """The number of workers: always 1 in a single process."""
-        return 1
 
     def is_capable(self, capability):
         """Whether the store supports ``capability``.

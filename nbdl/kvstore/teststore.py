@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ndarray import NDArray
 from ..ndarray.creation import from_host
-from .kvstore import KVStoreBase, KVStoreError
+from .kvstore import KVStoreBase, KVStoreError, SingleProcess
 
 
 def _list(method, what, value):
@@ -27,7 +27,7 @@ def _check_shapes(method, src_shape, outs):
                                f"output has shape {tuple(o.shape)}")
 
 
-class TestStore(KVStoreBase):
+class TestStore(SingleProcess, KVStoreBase):
     """A stateless store for tests and examples (MXNet's ``'teststore'``)."""
 
     __test__ = False          # not a pytest test class
@@ -94,16 +94,6 @@ class TestStore(KVStoreBase):
     def type(self):
         """``'teststore'``."""
         return "teststore"
-
-    @property
-    def rank(self):
-        """Always 0 (one process)."""
-        return 0
-
-    @property
-    def num_workers(self):
-        """Always 1 (one process)."""
-        return 1
 
 
 KVStoreBase.register(TestStore)

@@ -23,6 +23,14 @@ def _kwargs_repr(kwargs):
 
 
 class _NormBase(HybridBlock):
+    def _axis_norm(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                   in_channels, dtype):
+        """The attributes of a norm over ``axis`` with ``epsilon`` and gamma/beta
+        (InstanceNorm, LayerNorm)."""
+        self._axis = int(axis)
+        self._kwargs = {"eps": float(epsilon), "axis": self._axis, "center": center, "scale": scale}
+        self._gamma_beta(in_channels, gamma_initializer, beta_initializer, scale, center, dtype)
+
     def _gamma_beta(self, in_channels, gamma_initializer, beta_initializer, scale, center,
                     dtype):
         """The per-channel ``gamma`` (trained when ``scale``) and ``beta`` (when ``center``)."""
@@ -128,9 +136,8 @@ class InstanceNorm(_NormBase):
                  beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
                  dtype="float32", **kwargs):
         super().__init__(**kwargs)
-        self._axis = int(axis)
-        self._kwargs = {"eps": float(epsilon), "axis": self._axis, "center": center, "scale": scale}
-        self._gamma_beta(in_channels, gamma_initializer, beta_initializer, scale, center, dtype)
+        self._axis_norm(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                        in_channels, dtype)
 
     def forward(self, x):
         gamma, beta = self.gamma.data(), self.beta.data()
@@ -150,9 +157,8 @@ class LayerNorm(_NormBase):
                  beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
                  dtype="float32", **kwargs):
         super().__init__(**kwargs)
-        self._axis = int(axis)
-        self._kwargs = {"eps": float(epsilon), "axis": self._axis, "center": center, "scale": scale}
-        self._gamma_beta(in_channels, gamma_initializer, beta_initializer, scale, center, dtype)
+        self._axis_norm(axis, epsilon, center, scale, beta_initializer, gamma_initializer,
+                        in_channels, dtype)
 
     def forward(self, x):
         return call_op("LayerNorm", [x, self.gamma.data(), self.beta.data()],

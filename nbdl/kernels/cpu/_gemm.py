@@ -67,6 +67,14 @@ def _layout(x):
     return 1, max(x.strides[1] // isz, x.shape[0], 1)
 
 
+@njit(cache=True, inline="always")
+def _scale_only(c, beta):
+    """c = beta * c (0 where beta is 0, NaN included): a product over k = 0."""
+    for i in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            c[i, j] = c[i, j] * c.dtype.type(beta) if beta != 0 else c.dtype.type(0)
+
+
 @njit(cache=True)
 def gemm(a, b, c, alpha, beta):
     """c (m, n) = alpha * a (m, k) . b (k, n) + beta * c; shapes are trusted
@@ -76,9 +84,7 @@ def gemm(a, b, c, alpha, beta):
     if m == 0 or n == 0:
         return
     if k == 0:
-        for i in range(m):
-            for j in range(n):
-                c[i, j] = c[i, j] * c.dtype.type(beta) if beta != 0 else c.dtype.type(0)
+        _scale_only(c, beta)
         return
     ta, lda = _layout(a)
     tb, ldb = _layout(b)
@@ -104,9 +110,7 @@ def gemm_c(a, b, c, ta, tb, alpha, beta):
     if m == 0 or n == 0:
         return
     if k == 0:
-        for i in range(m):
-            for j in range(n):
-                c[i, j] = c[i, j] * c.dtype.type(beta) if beta != 0 else c.dtype.type(0)
+        _scale_only(c, beta)
         return
     lda = max(a.shape[1], 1)
     ldb = max(b.shape[1], 1)

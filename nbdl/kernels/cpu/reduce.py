@@ -80,14 +80,18 @@ STEPS = {OP_SUM: "s + v",
          OP_NANSUM: "s + v if v == v else s",
          OP_NANPROD: "s * v if v == v else s"}
 
-_LOOPS = {
-    # x (K0, R0, K1, R1, K2, R2) -> out (K0, K1, K2): a running value over R2
-    "tail": ("""
+_HEAD = """
 def {name}(x, out, acc, op, scale, req):
     if req == REQ_NULL:
         return
     _start(acc, op)
-    n_k0, n_r0, n_k1, n_r1, n_k2, n_r2 = x.shape
+"""
+_TAIL = """
+    _finish(acc, out, scale, op, req)
+"""
+_LOOPS = {
+    # x (K0, R0, K1, R1, K2, R2) -> out (K0, K1, K2): a running value over R2
+    "tail": ("""    n_k0, n_r0, n_k1, n_r1, n_k2, n_r2 = x.shape
     for k0 in range(n_k0):
         for r0 in range(n_r0):
             for k1 in range(n_k1):
@@ -95,26 +99,17 @@ def {name}(x, out, acc, op, scale, req):
                     for k2 in range(n_k2):
                         s = acc[k0, k1, k2]
 {inner}
-                        acc[k0, k1, k2] = s
-    _finish(acc, out, scale, op, req)
-""", 24, """for r2 in range(n_r2):
+                        acc[k0, k1, k2] = s""", 24, """for r2 in range(n_r2):
     v = x[k0, r0, k1, r1, k2, r2]
     s = {step}"""),
     # x (R0, K0, R1, K1, R2, K2) -> out (K0, K1, K2): an update across K2
-    "keep": ("""
-def {name}(x, out, acc, op, scale, req):
-    if req == REQ_NULL:
-        return
-    _start(acc, op)
-    n_r0, n_k0, n_r1, n_k1, n_r2, n_k2 = x.shape
+    "keep": ("""    n_r0, n_k0, n_r1, n_k1, n_r2, n_k2 = x.shape
     for r0 in range(n_r0):
         for k0 in range(n_k0):
             for r1 in range(n_r1):
                 for k1 in range(n_k1):
                     for r2 in range(n_r2):
-{inner}
-    _finish(acc, out, scale, op, req)
-""", 24, """for k2 in range(n_k2):
+{inner}""", 24, """for k2 in range(n_k2):
     s = acc[k0, k1, k2]
     v = x[r0, k0, r1, k1, r2, k2]
     acc[k0, k1, k2] = {step}""")}
@@ -132,7 +127,7 @@ def _kernel_source(name, layout, ops):
         inner = "\n".join(_indent(f"{'if' if k == 0 else 'elif'} op == {op}:", depth) + "\n"
                            + _indent(loop.format(step=STEPS[op]), depth + 4)
                            for k, op in enumerate(ops))
-    return template.format(name=name, inner=inner)
+    return _HEAD.format(name=name) + template.format(inner=inner) + _TAIL
 
 
 def _define_reductions():
