@@ -13,9 +13,10 @@ before users, depth first), so their rows come out in MXNet's order.
 import re
 import warnings
 
+from ._docs import shared_doc
 from .errors import ArgumentError, OptionalDependencyError, ShapeError
 from .ops.ir import topo_order
-from .planner.plot import plot_plan
+from .planner.plot import FIGURE_ARGS, plot_plan
 from .symbol import Symbol
 
 __all__ = ["print_summary", "plot_network", "plot_memory"]
@@ -314,6 +315,7 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
     return dot
 
 
+@shared_doc(figure_args=FIGURE_ARGS)
 def plot_memory(executor, path=None, title=None, size=(10, 5), dpi=100):
     """Draw a bound executor's arena: offset against schedule step, one
     rectangle per planned entry (forward, backward, scratch, and in red the
@@ -329,14 +331,7 @@ def plot_memory(executor, path=None, title=None, size=(10, 5), dpi=100):
         Where to save the picture (.png, .svg, .pdf, ...).
     title : str, optional
         The figure's title.
-    size : (float, float)
-        Figure size in inches.
-    dpi : int
-        Resolution of a saved raster picture.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+    {figure_args}
 
     Raises
     ------

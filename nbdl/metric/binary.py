@@ -17,6 +17,7 @@ import math
 
 import numpy
 
+from .._docs import shared_doc
 from ..errors import ShapeError
 from ..gluon.metric.base import KeptStats, check_average
 from .base import EvalMetric, MetricError, _Global, register
@@ -107,7 +108,18 @@ class _BinaryMetric(_Global, KeptStats, EvalMetric):
         return counts.total
 
 
+_BINARY_ARGS = '''
+output_names : list of str, optional
+    The predictions ``update_dict`` uses.
+label_names : list of str, optional
+    The labels ``update_dict`` uses.
+average : {'macro', 'micro'}, default 'macro'
+    Average per update ('macro') or score the summed counts ('micro').
+'''
+
+
 @register
+@shared_doc(binary_args=_BINARY_ARGS)
 class F1(_BinaryMetric):
     """F1 score of binary classification (MXNet 1.x's ``F1``; see the
     module for the input and ``average``).
@@ -116,12 +128,7 @@ class F1(_BinaryMetric):
     ----------
     name : str, default 'f1'
         The display name.
-    output_names : list of str, optional
-        The predictions ``update_dict`` uses.
-    label_names : list of str, optional
-        The labels ``update_dict`` uses.
-    average : {'macro', 'micro'}, default 'macro'
-        Average per update ('macro') or score the summed counts ('micro').
+    {binary_args}
     """
 
     def __init__(self, name="f1", output_names=None, label_names=None, average="macro"):
@@ -133,6 +140,7 @@ class F1(_BinaryMetric):
 
 
 @register
+@shared_doc(binary_args=_BINARY_ARGS)
 class MCC(_BinaryMetric):
     """Matthews correlation coefficient of binary classification (MXNet
     1.x's ``MCC``; see the module for the input and ``average``).
@@ -141,12 +149,7 @@ class MCC(_BinaryMetric):
     ----------
     name : str, default 'mcc'
         The display name.
-    output_names : list of str, optional
-        The predictions ``update_dict`` uses.
-    label_names : list of str, optional
-        The labels ``update_dict`` uses.
-    average : {'macro', 'micro'}, default 'macro'
-        Average per update ('macro') or score the summed counts ('micro').
+    {binary_args}
     """
 
     def __init__(self, name="mcc", output_names=None, label_names=None, average="macro"):

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .. import ndarray as nd
+from .._docs import shared_doc
 from ..errors import ArgumentError, ShapeError
 from ..initializer import Uniform
 from ..io import DataBatch
@@ -21,6 +22,21 @@ from ._common import ModuleError, call_batch_end
 from ._loops import create_metric, train_epochs
 
 __all__ = ["BaseModule"]
+
+
+_SET_PARAMS_ARGS = """
+arg_params : dict of str to NDArray
+    Parameter values.
+aux_params : dict of str to NDArray
+    Auxiliary state values.
+allow_missing : bool
+    Whether values may be missing (those keep their current values).
+force_init : bool
+    Assign even when the parameters are already initialized (default True).
+allow_extra : bool
+    Whether names the module does not have are ignored (else an error,
+    with ``allow_missing``).
+"""
 
 
 class BaseModule:
@@ -311,22 +327,14 @@ class BaseModule:
         """
         raise self._undefined("init_params")
 
+    @shared_doc(set_params_args=_SET_PARAMS_ARGS)
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
         """Assign parameter and auxiliary state values.
 
         Parameters
         ----------
-        arg_params : dict of str to NDArray
-            Parameter values.
-        aux_params : dict of str to NDArray
-            Auxiliary state values.
-        allow_missing : bool
-            Whether values may be missing (those keep their current values).
-        force_init : bool
-            Assign even when the parameters are already initialized (default True).
-        allow_extra : bool
-            Whether names the module does not have are ignored.
+        {set_params_args}
         """
         self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
                          allow_missing=allow_missing, force_init=force_init,

@@ -16,10 +16,11 @@ import numpy as np
 from .. import model as _model
 from .. import ndarray as nd
 from ..device import cpu
+from .._docs import shared_doc
 from ..errors import ArgumentError
 from ..initializer import Uniform
 from ._common import ModuleError, check_input_names
-from .base_module import BaseModule
+from .base_module import _SET_PARAMS_ARGS, BaseModule
 from .module import Module
 
 __all__ = ["BucketingModule"]
@@ -148,22 +149,14 @@ class BucketingModule(BaseModule):
         self._params_dirty = False
         return params
 
+    @shared_doc(set_params_args=_SET_PARAMS_ARGS)
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
         """Assign parameter values (see ``Module.set_params``).
 
         Parameters
         ----------
-        arg_params : dict of str to NDArray
-            Parameter values.
-        aux_params : dict of str to NDArray
-            Auxiliary state values.
-        allow_missing : bool
-            Whether values may be missing.
-        force_init : bool
-            Assign even when already initialized.
-        allow_extra : bool
-            Whether unknown names are ignored.
+        {set_params_args}
         """
         def assign(arg_params, aux_params, allow_extra):
             self._curr_module.set_params(arg_params, aux_params, allow_missing=allow_missing,

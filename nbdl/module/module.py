@@ -17,11 +17,12 @@ import warnings
 from .. import model as _model
 from .. import ndarray as nd
 from ..device import as_device, cpu
+from .._docs import shared_doc
 from ..errors import ArgumentError, NbdlError, ShapeError
 from ..initializer import InitDesc, Uniform
 from ._common import DataDesc, ModuleError, check_input_names, parse_descs
 from ._optimizer import OptimizerMixin
-from .base_module import BaseModule
+from .base_module import _SET_PARAMS_ARGS, BaseModule
 from .executor_group import ExecutorGroup, grad_reqs
 
 __all__ = ["Module"]
@@ -289,23 +290,14 @@ class Module(OptimizerMixin, BaseModule):
         self._params_dirty = False
         self._exec_group.set_params(self._arg_params, self._aux_params, allow_extra=allow_extra)
 
+    @shared_doc(set_params_args=_SET_PARAMS_ARGS)
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
         """Assign parameter and auxiliary state values (see ``BaseModule.set_params``).
 
         Parameters
         ----------
-        arg_params : dict of str to NDArray
-            Parameter values.
-        aux_params : dict of str to NDArray
-            Auxiliary state values.
-        allow_missing : bool
-            Whether values may be missing (those keep their current values).
-        force_init : bool
-            Assign even when already initialized (default True).
-        allow_extra : bool
-            Whether names the module does not have are ignored (else an error,
-            with ``allow_missing``).
+        {set_params_args}
         """
         self._set_params_via(self._exec_group.set_params, arg_params, aux_params, allow_missing,
                              force_init, allow_extra)

@@ -11,6 +11,7 @@ imported only here, when a picture is asked for.
 """
 from __future__ import annotations
 
+from .._docs import shared_doc
 from ..errors import OptionalDependencyError
 from .types import MemoryPlan, align_up
 
@@ -42,6 +43,19 @@ def _kind(e, temps, recomputed, first_step, n_forward):
     return "forward"
 
 
+FIGURE_ARGS = """
+size : (float, float)
+    Figure size in inches.
+dpi : int
+    Resolution of a saved raster picture.
+
+Returns
+-------
+matplotlib.figure.Figure
+"""
+
+
+@shared_doc(figure_args=FIGURE_ARGS)
 def plot_plan(plan: MemoryPlan, path=None, n_forward=None, title=None, size=(10, 5), dpi=100):
     """Draw ``plan``'s arena: offset against schedule step, one rectangle
     per entry, recomputed ones in red.
@@ -58,14 +72,7 @@ def plot_plan(plan: MemoryPlan, path=None, n_forward=None, title=None, size=(10,
         line at the boundary).
     title : str, optional
         The figure's title (default: the planned and budget bytes).
-    size : (float, float)
-        Figure size in inches.
-    dpi : int
-        Resolution of a saved raster picture.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+    {figure_args}
     """
     Figure, Rectangle, PatchCollection, Patch, Line2D = _matplotlib()
     req = plan.request

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import attribute as _attribute
 from .. import name as _names
+from .._docs import shared_doc
 from ..dtype import to_flag
 from ..errors import AttrError, GraphError, NbdlError
 from ..ops.attrs import attr_to_str, is_user_attr
@@ -112,6 +113,21 @@ def _none_is_value(op, key):
     return a is not None and a.optional and a.default is not None
 
 
+OP_NODE_ARGS = """
+op_name : str
+    The op's name or alias.
+*args
+    Inputs, then attributes in the op's order.
+name : str, optional
+    The node's name (else the current ``NameManager``'s).
+attr : dict, optional
+    Node attributes (``__key__`` or a hidden key).
+**kwargs
+    Inputs by name and attributes.
+"""
+
+
+@shared_doc(op_node_args=OP_NODE_ARGS)
 def op_node(op_name, *args, name=None, attr=None, **kwargs):
     """The node of ``nbdl.sym.<op>(...)`` (``symbol.create`` wraps it):
     inputs (Symbols) by position or by input name; missing inputs become
@@ -122,16 +138,7 @@ def op_node(op_name, *args, name=None, attr=None, **kwargs):
 
     Parameters
     ----------
-    op_name : str
-        The op's name or alias.
-    *args
-        Inputs, then attributes in the op's order.
-    name : str, optional
-        The node's name (else the current ``NameManager``'s).
-    attr : dict, optional
-        Node attributes (``__key__`` or a hidden key).
-    **kwargs
-        Inputs by name and attributes.
+    {op_node_args}
     """
     op = get_op(op_name)
     if name is not None and not isinstance(name, str):

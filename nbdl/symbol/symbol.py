@@ -12,6 +12,7 @@ from functools import partial
 import numpy as np
 
 from .. import name as _names
+from .._docs import shared_doc
 from ..base import NotImplementedForSymbol
 from ..dtype import as_dtype
 from ..errors import ArgumentError, AttrError, DTypeError, GraphError, ShapeError, UnknownOpError
@@ -24,7 +25,7 @@ from ..ops.registry import get_op
 from ..util import is_np_shape
 from . import json_io
 from .base import HIDDEN_KEYS, SymbolBase, single as _single, user_attr_key  # noqa: F401
-from .build import op_node
+from .build import OP_NODE_ARGS, op_node
 
 
 def _with_plain_keys(d):
@@ -568,6 +569,7 @@ def _symbol_of(node):
     return Symbol([node.output(i) for i in range(n)])
 
 
+@shared_doc(op_node_args=OP_NODE_ARGS)
 def create(op_name, *args, name=None, attr=None, **kwargs):
     """``nbdl.sym.<op>(...)``: a Symbol of a new ``op_name`` node
     (``build.op_node``: inputs by position or by input name, missing inputs
@@ -575,16 +577,7 @@ def create(op_name, *args, name=None, attr=None, **kwargs):
 
     Parameters
     ----------
-    op_name : str
-        The op's name or alias.
-    *args
-        Inputs, then attributes in the op's order.
-    name : str, optional
-        The node's name.
-    attr : dict, optional
-        Node attributes.
-    **kwargs
-        Inputs by name and attributes.
+    {op_node_args}
     """
     return _symbol_of(op_node(op_name, *args, name=name, attr=attr, **kwargs))
 

@@ -18,6 +18,18 @@ from ..shared.random_pdf import (dirichlet_backward_row, dirichlet_lpdf, dist_of
 
 
 @njit(cache=True, inline="always")
+def _put_pdf(out, i, j, v, is_log, half):
+    """out[i, j] = the density (exp of the log-density ``v`` unless
+    ``is_log``), float16 bits when ``half``."""
+    if not is_log:
+        v = math.exp(v)
+    if half:
+        out[i, j] = f2h(v)
+    else:
+        out[i, j] = v
+
+
+@njit(cache=True, inline="always")
 def _load(x, half):
     if half:
         return np.float64(h2f(x))
@@ -34,13 +46,7 @@ def pdf_forward(sample, p1, p2, out, dist, is_log, half, req):
         a = _load(p1[i], half)
         b = _load(p2[i], half)
         for j in range(s):
-            v = log_pdf(dist, _load(sample[i, j], half), a, b)
-            if not is_log:
-                v = math.exp(v)
-            if half:
-                out[i, j] = f2h(v)
-            else:
-                out[i, j] = v
+            _put_pdf(out, i, j, log_pdf(dist, _load(sample[i, j], half), a, b), is_log, half)
 
 
 @njit(cache=True)
@@ -91,12 +97,7 @@ def dirichlet_forward(sample, alpha, out, is_log, half, req):
                 v += math.lgamma(sum_a)
             else:
                 v = dirichlet_lpdf(sample, alpha, i, j)
-            if not is_log:
-                v = math.exp(v)
-            if half:
-                out[i, j] = f2h(v)
-            else:
-                out[i, j] = v
+            _put_pdf(out, i, j, v, is_log, half)
 
 
 @njit(cache=True)

@@ -319,7 +319,7 @@ def prior_location(out, loc, W, sy, sx, oy, ox, hw, hh):
 
 _FUNCS = ("stable_sort", "intersect_1d", "box_area", "box_iou_pair", "convert_row", "nms_batch",
           "bipartite_batch", "box_encode_one", "box_decode_one", "prior_location", "clip01",
-          "cmax", "cmin", "mbox_target_batch", "mbox_overlap", "mbox_detection_batch",
+          "cmax", "cmin", "best_gt", "mbox_target_batch", "mbox_overlap", "mbox_detection_batch",
           "proposal_batch")
 
 

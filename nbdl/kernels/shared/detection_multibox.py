@@ -29,6 +29,19 @@ def cmin(a, b):
     return b if b < a else a
 
 
+def best_gt(overlaps, b, j, ng):
+    """The ground-truth box anchor ``j`` of batch ``b`` overlaps most, and that
+    overlap (float32); ``(-1, -1)`` when none overlaps above -1."""
+    bgt = -1
+    mi = np.float32(-1.0)
+    for k in range(ng):
+        v = np.float32(overlaps[b, j, k])
+        if v > mi:
+            bgt = k
+            mi = v
+    return bgt, mi
+
+
 def mbox_target_batch(anchors, labels, cls_preds, loc_t, loc_m, cls_t, overlaps, max_iou,
                       best, flags, gt_flags, neg_keys, neg_idx, neg_tmp, b, overlap_threshold,
                       ignore_label, ratio, neg_thresh, min_neg, vx, vy, vw, vh, zero):
@@ -110,13 +123,7 @@ def mbox_target_batch(anchors, labels, cls_preds, loc_t, loc_m, cls_t, overlaps,
         for j in range(A):
             if flags[b, j] == 1:
                 continue
-            bgt = -1
-            mi = np.float32(-1.0)
-            for k in range(ng):
-                v = np.float32(overlaps[b, j, k])
-                if v > mi:
-                    bgt = k
-                    mi = v
+            bgt, mi = best_gt(overlaps, b, j, ng)
             if bgt != -1:
                 max_iou[b, j] = mi
                 best[b, j] = bgt
@@ -134,13 +141,7 @@ def mbox_target_batch(anchors, labels, cls_preds, loc_t, loc_m, cls_t, overlaps,
                 if flags[b, j] == 1:
                     continue
                 if max_iou[b, j] < 0:
-                    bgt = -1
-                    mi = np.float32(-1.0)
-                    for k in range(ng):
-                        v = np.float32(overlaps[b, j, k])
-                        if v > mi:
-                            bgt = k
-                            mi = v
+                    bgt, mi = best_gt(overlaps, b, j, ng)
                     if bgt != -1:
                         max_iou[b, j] = mi
                         best[b, j] = bgt

@@ -80,12 +80,8 @@ def py_l2_grad_column(g, y, norm, dx, o, i, add):
 
 def py_lrn_point(x, out, tmp, n, c, p, half, salpha, knorm, nbeta, w_out, w_tmp):
     """LRN of element ``x[n, c, p]`` and its bracket ``tmp[n, c, p]``."""
-    lo = c - half
-    if lo < 0:
-        lo = 0
-    hi = c + half + 1
-    if hi > x.shape[1]:
-        hi = x.shape[1]
+    lo = max(c - half, 0)                   # the window of channels around c
+    hi = min(c + half + 1, x.shape[1])
     s = knorm - knorm
     for j in range(lo, hi):
         v = x[n, j, p]
@@ -100,12 +96,8 @@ def py_lrn_point(x, out, tmp, n, c, p, half, salpha, knorm, nbeta, w_out, w_tmp)
 def py_lrn_grad_point(g, x, tmp, dx, n, c, p, half, nbeta, nbeta1, coef, add):
     """``dx[n, c, p]``: ``g * t**-beta - 2 beta alpha/nsize * x * sum over the window
     of g * x * t**(-beta-1)``."""
-    lo = c - half
-    if lo < 0:
-        lo = 0
-    hi = c + half + 1
-    if hi > x.shape[1]:
-        hi = x.shape[1]
+    lo = max(c - half, 0)                   # the window of channels around c
+    hi = min(c + half + 1, x.shape[1])
     acc = coef - coef
     for j in range(lo, hi):
         acc += g[n, j, p] * x[n, j, p] * tmp[n, j, p] ** nbeta1

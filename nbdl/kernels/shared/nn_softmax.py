@@ -5,6 +5,7 @@ import dataclasses
 import math
 
 import numpy as np
+from numba.extending import register_jitable
 
 
 def softmax_activation_call(call, shape):
@@ -20,17 +21,24 @@ def softmax_activation_call(call, shape):
                                in_shapes=[shape] * k, out_shapes=[shape])
 
 
+@register_jitable
+def row_max_sumexp(x, r):
+    """Row ``r``'s maximum ``m`` and the sum of ``exp(x[r] - m)``."""
+    m = x[r, 0]
+    for j in range(1, x.shape[1]):
+        if x[r, j] > m:
+            m = x[r, j]
+    s = m - m
+    for j in range(x.shape[1]):
+        s += math.exp(x[r, j] - m)
+    return m, s
+
+
 def py_xent_row(x, label, r, tiny):
     """``-log(max(softmax(x[r])[label[r]], tiny))`` (``tiny`` = 1e-8 in the data's
     dtype; 0 for a label out of range)."""
     k = x.shape[1]
-    m = x[r, 0]
-    for j in range(1, k):
-        if x[r, j] > m:
-            m = x[r, j]
-    s = m - m
-    for j in range(k):
-        s += math.exp(x[r, j] - m)
+    m, s = row_max_sumexp(x, r)
     c = int(label[r])
     if c < 0 or c >= k:
         return m - m
@@ -43,13 +51,7 @@ def py_xent_row(x, label, r, tiny):
 def py_xent_grad_row(og, x, label, dx, r, add):
     """``dx[r] (+)= (softmax(x[r]) - one_hot(label[r])) * og[0]``."""
     k = x.shape[1]
-    m = x[r, 0]
-    for j in range(1, k):
-        if x[r, j] > m:
-            m = x[r, j]
-    s = m - m
-    for j in range(k):
-        s += math.exp(x[r, j] - m)
+    m, s = row_max_sumexp(x, r)
     c = int(label[r])
     g = og[0]
     for j in range(k):
