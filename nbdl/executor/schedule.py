@@ -3,6 +3,7 @@ the arena and its views, and one prepared kernel call per node (a
 ``nbdl.runner`` ``PreparedCall`` per call signature, its arguments viewed in
 the arena)."""
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -269,67 +270,38 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     return sched
 
 
-class EntryNames(dict):
+class EntryNames(Mapping):
     """``PlanRequest.names`` of a schedule: an entry's name (``conv0_output``)
     made when something asks for it (``debug_str``, an error message), not
     for each of a big graph's entries at bind.  ``entries[i]`` is entry
-    ``i``'s ``Entry`` (None for temps, whose names the dict holds)."""
+    ``i``'s ``Entry`` (None for a temp, whose name ``temp_names`` holds).
+
+    Parameters
+    ----------
+    entries : list
+        The schedule's entries by id.
+    temp_names : dict
+        Names of the temps, by id.
+    """
 
     def __init__(self, entries, temp_names):
-        super().__init__(temp_names)
         self._entries = entries
+        self._names = dict(temp_names)
 
-    def _name(self, i):
-        e = self._entries[i] if type(i) is int and 0 <= i < len(self._entries) else None
-        if e is None:
-            return None
-        name = e[0].output_names()[e[1]]
-        dict.__setitem__(self, i, name)
-        return name
-
-    def __missing__(self, i):
-        name = self._name(i)
+    def __getitem__(self, i):
+        name = self._names.get(i)
         if name is None:
-            raise KeyError(i)
+            e = self._entries[i] if type(i) is int and 0 <= i < len(self._entries) else None
+            if e is None:
+                raise KeyError(i)
+            name = self._names[i] = e[0].output_names()[e[1]]
         return name
-
-    def get(self, i, default=None):
-        if dict.__contains__(self, i):
-            return dict.__getitem__(self, i)
-        name = self._name(i)
-        return default if name is None else name
-
-    def __contains__(self, i):
-        return dict.__contains__(self, i) or self._name(i) is not None
-
-    def _all(self):
-        for i in range(len(self._entries)):
-            if not dict.__contains__(self, i):
-                self._name(i)
-
-    def keys(self):
-        self._all()
-        return dict.keys(self)
-
-    def items(self):
-        self._all()
-        return dict.items(self)
-
-    def values(self):
-        self._all()
-        return dict.values(self)
 
     def __iter__(self):
-        self._all()
-        return dict.__iter__(self)
+        return iter(range(len(self._entries)))
 
     def __len__(self):
-        self._all()
-        return dict.__len__(self)
-
-    def copy(self):
-        self._all()
-        return dict(dict.items(self))
+        return len(self._entries)
 
 
 def _check_mutated(node, ids, ext):
