@@ -18,11 +18,12 @@ run compiles in about half the time, on more cores in less.
 ``NBDL_COMPILE_WORKERS`` sets the number of workers: ``auto`` (default) is one
 per idle core beyond the one this process uses, at most 4 (``busy_cores``
 says how many other processes keep busy), and none on a machine already busy
-or for fewer than ``MIN_KERNELS`` kernels; ``0`` turns the pool off.  Workers that fail (an exception, a
-missing module) cost nothing but their start: a kernel they did not finish is
-compiled here, as without a pool.  Only kernels a worker can rebuild are
-handed out: module-level ``KernelDispatcher`` functions, and generated ones
-that name their source (``fn.nbdl_source``).
+or for fewer than ``MIN_KERNELS`` kernels; ``0`` turns the pool off.
+Workers that fail (an exception, a missing module) cost nothing but their
+start: a kernel they did not finish is compiled here, as without a pool.
+Only kernels a worker can rebuild are handed out: module-level
+``KernelDispatcher`` functions, and generated ones that name their source
+(``fn.nbdl_source``).
 """
 import atexit
 import hashlib
