@@ -309,10 +309,8 @@ def _check_mutated(node, ids, ext):
     must be a variable bound to an array: the write then lands in that array
     (as MXNet's FMutateInputs), and no planned entry, whose bytes the planner
     may hand to another entry after its last read, is written behind the
-    planner's back."""
+    planner's back.  Called only for ops that mutate."""
     op = node.op
-    if not op.mutates:
-        return
     names = op.list_inputs(node.attrs) + op.list_aux(node.attrs)
     for k in op.list_mutates(node.attrs):
         e = node.inputs[k]

@@ -33,9 +33,7 @@ def breakdown(row, steps, threads, mxnet_python):
         w = Worker(python, module, row, env)
         try:
             w.run(2.0, 3, 50)                                      # warm up
-            w.proc.stdin.write(f'{{"profile": {steps}}}\n')
-            w.proc.stdin.flush()
-            out[name] = w._read()
+            out[name] = w.profile(steps)
         finally:
             w.close()
     return out
@@ -65,7 +63,7 @@ def main():
     print(f"{args.row}: ms per step over {args.steps} profiled steps "
           f"(wall: nbdl {result['nbdl']['wall'] / args.steps * 1e3:.1f}, "
           f"MXNet {result['MXNet']['wall'] / args.steps * 1e3:.1f}; load {os.getloadavg()[0]:.1f})")
-    print(f"| op | nbdl | MXNet | difference |\n|---|---|---|---|")
+    print("| op | nbdl | MXNet | difference |\n|---|---|---|---|")
     for op, x, y, d in rows:
         if max(x, y) >= 0.05:
             print(f"| {op} | {x:.2f} | {y:.2f} | {d:+.2f} |")

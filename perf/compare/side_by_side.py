@@ -68,10 +68,18 @@ class Worker:
             raise RuntimeError(f"worker {self.proc.args} exited ({self.proc.wait()})")
         return json.loads(line)
 
-    def run(self, seconds, lo, hi):
-        self.proc.stdin.write(json.dumps({"seconds": seconds, "min": lo, "max": hi}) + "\n")
+    def _ask(self, request):
+        self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
-        return self._read()["times"]
+        return self._read()
+
+    def run(self, seconds, lo, hi):
+        return self._ask({"seconds": seconds, "min": lo, "max": hi})["times"]
+
+    def profile(self, steps):
+        """``steps`` steps under the runtime's profiler: ``{"ops": {name:
+        (count, total ms)}, "wall": seconds}`` (worker.py's ``profile``)."""
+        return self._ask({"profile": steps})
 
     def close(self):
         try:

@@ -68,14 +68,10 @@ def _profile(step, n):
     wall = time.perf_counter() - t
     prof.set_state("stop")
     doc = json.loads(prof.dumps(reset=True, format="json"))
-    ops = {}
-    for domain, rows in doc.get("Time", {}).items():
-        if domain.lower() != "operator":        # API calls, executor ranges: not ops
-            continue
-        for name, row in rows.items():
-            count, total = ops.get(name, (0, 0.0))
-            ops[name] = (count + row["Count"], total + row["Total"])
-    return {"ops": ops, "wall": wall}
+    # the operator domain only: not the API calls or executor ranges around them
+    rows = next((r for d, r in doc.get("Time", {}).items() if d.lower() == "operator"), {})
+    return {"ops": {name: (row["Count"], row["Total"]) for name, row in rows.items()},
+            "wall": wall}
 
 
 if __name__ == "__main__":
