@@ -75,11 +75,13 @@ def _compact_row(u, w, wc, tbl, k, kv, p):
     fg = w.shape[1]
     g = u // fg
     f = u - g * fg
-    ci = w.shape[2] // k
+    src, dst = w[g, f], wc[g, f]
     taps = tbl[kv * p:kv * p + kv]
-    for c in range(ci):
-        for r in range(kv):
-            wc[g, f, c * kv + r] = w[g, f, c * k + taps[r]]
+    uk, ukv = np.uintp(k), np.uintp(kv)
+    for c in range(np.uintp(w.shape[2] // k)):
+        a, b = c * ukv, c * uk
+        for r in range(ukv):
+            dst[a + r] = src[b + np.uintp(taps[r])]
 
 
 @njit(cache=True)
@@ -89,18 +91,19 @@ def _expand_row(u, part, dw3, tbl, k, kv, p, add):
     fg = dw3.shape[1]
     g = u // fg
     f = u - g * fg
-    ci = dw3.shape[2] // k
+    d = dw3[g, f]
     taps = tbl[kv * p:kv * p + kv]
     zero = dw3.dtype.type(0)
     if not add:
-        for q in range(dw3.shape[2]):
-            dw3[g, f, q] = zero
-    for c in range(ci):
-        for r in range(kv):
+        d[:] = zero
+    uk, ukv = np.uintp(k), np.uintp(kv)
+    for c in range(np.uintp(dw3.shape[2] // k)):
+        a, b = c * ukv, c * uk
+        for r in range(ukv):
             acc = zero
             for t in range(part.shape[0]):
-                acc += part[t, g, f, c * kv + r]
-            dw3[g, f, c * k + taps[r]] += acc
+                acc += part[t, g, f][a + r]
+            d[b + np.uintp(taps[r])] += acc
 
 
 @njit(cache=True)
