@@ -15,6 +15,7 @@ printing to stderr is attached to the ``nbdl.compile`` logger on first use
 (which then does not propagate); otherwise the lines go wherever the
 program's logging sends INFO records."""
 import atexit
+import inspect
 import logging
 import sys
 import threading
@@ -56,8 +57,9 @@ def _index_has(disp, sig):
 
 def lookup(fn, args):
     """``(signature, in_cache)`` of Numba CPU dispatcher ``fn`` called with
-    ``args``: the Numba signature, and whether the on-disk cache holds code for
-    it on this CPU; None for anything else (a Python launcher, a CUDA kernel,
+    ``args``: the Numba signature (folded for a ``*args`` kernel, as Numba
+    compiles it), and whether the on-disk cache holds code for it on this
+    CPU; None for anything else (a Python launcher, a CUDA kernel,
     arguments Numba cannot type).  Memoized per (kernel, cheap argument
     types): a schedule of 40,000 steps has a handful of distinct kernel
     signatures, typeof costs ~10 us an array and reading the cache index ~1 ms."""
@@ -69,6 +71,10 @@ def lookup(fn, args):
         from numba import typeof
         try:
             sig = tuple(typeof(a) for a in args)
+            if fn.py_func.__code__.co_flags & inspect.CO_VARARGS:
+                # Numba compiles ``f(*args)`` for the folded types (a
+                # StarArgTuple): ``fn.compile`` of the flat ones fails
+                sig = tuple(fn.fold_argument_types(sig, {})[1])
         except Exception:
             known = None
         else:

@@ -1,5 +1,6 @@
-"""``import nbdl`` starts Numba's OpenMP threads with a passive wait but
-leaves the process environment as the user had it (nbdl.config.apply_thread_defaults)."""
+"""``import nbdl`` starts Numba's OpenMP threads with a passive wait (and the
+spin ``NBDL_OMP_SPINCOUNT`` asks for) but leaves the process environment as
+the user had it (nbdl.config.apply_thread_defaults)."""
 import ctypes.util
 import os
 import subprocess
@@ -9,12 +10,13 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# GOMP_SPINCOUNT is what libgomp derived from the wait policy it read when it
-# was loaded: 0 passive, 300000 its default, 3e10 active.
+# GOMP_SPINCOUNT is what libgomp derived from the wait policy (and spin count)
+# it read when it was loaded: 0 passive, 300000 its default, 3e10 active.
 PROBE = """
 import ctypes, os, subprocess, sys
 import nbdl
 print("in-process", os.environ.get("OMP_WAIT_POLICY"))
+print("spin-env", os.environ.get("GOMP_SPINCOUNT"))
 child = subprocess.run([sys.executable, "-c", "import os; print(os.environ.get('OMP_WAIT_POLICY'))"],
                        stdout=subprocess.PIPE, text=True).stdout.strip()
 print("child", child)
@@ -28,12 +30,13 @@ ctypes.CDLL("libgomp.so.1").omp_display_env(1)
 
 def _probe(**env):
     e = {k: v for k, v in os.environ.items()
-         if k not in ("OMP_WAIT_POLICY", "NBDL_OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER")}
+         if k not in ("OMP_WAIT_POLICY", "NBDL_OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER",
+                      "GOMP_SPINCOUNT", "NBDL_OMP_SPINCOUNT")}
     e.update(env, PYTHONPATH=ROOT)
     out = subprocess.run([sys.executable, "-c", PROBE], env=e, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, check=True).stdout
     lines = dict(ln.strip().split(None, 1) for ln in out.splitlines()
-                 if ln.startswith(("in-process", "child", "layer")))
+                 if ln.startswith(("in-process", "spin-env", "child", "layer")))
     spin = [ln.split("=")[1].strip().strip("'") for ln in out.splitlines()
             if "GOMP_SPINCOUNT" in ln]
     return lines, (spin[0] if spin else None)
@@ -48,8 +51,21 @@ def test_policy_applied_but_not_left_in_environment():
     _need_libgomp()
     lines, spin = _probe()
     assert lines["in-process"] == "None" and lines["child"] == "None"
+    assert lines["spin-env"] == "None"
     if lines["layer"] == "omp":
-        assert spin == "0"              # passive: threads sleep between regions
+        assert spin == "0"              # passive: threads sleep between regions at once
+
+
+def test_spin_count_knob_and_users_spin_count():
+    _need_libgomp()
+    lines, spin = _probe(NBDL_OMP_SPINCOUNT="10000")
+    assert lines["spin-env"] == "None"
+    if lines["layer"] == "omp":
+        assert spin == "10000"          # passive after a short spin
+    lines, spin = _probe(GOMP_SPINCOUNT="777")
+    assert lines["spin-env"] == "777" and lines["in-process"] == "None"
+    if lines["layer"] == "omp":
+        assert spin == "777"
 
 
 def test_users_policy_wins_and_stays():

@@ -174,7 +174,10 @@ class Pool:
         while self.order and not os.path.exists(done):
             fn2, sig2, k2 = self.order.pop(0)
             if k2 != k and self._take(k2):
-                fn2.compile(sig2)               # ahead of need, while the worker works
+                try:                            # ahead of need, while the worker works;
+                    fn2.compile(sig2)           # the call itself reports a failure
+                except Exception:
+                    pass
         end = time.monotonic() + WAIT_LIMIT
         while not os.path.exists(done) and time.monotonic() < end:
             if all(p.poll() is not None for p in self.procs):

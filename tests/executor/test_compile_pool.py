@@ -103,3 +103,34 @@ def test_auto_workers(monkeypatch, cores, busy, expect):
 def test_busy_cores_reads_the_machine():
     busy = compile_pool.busy_cores()
     assert isinstance(busy, float) and busy >= 0.0
+
+
+def test_lookup_folds_star_args_as_numba_compiles_them():
+    """A ``*args`` kernel (Concat's) is compiled for its folded types: the
+    signature the pool hands a worker (or compiles ahead) must be those."""
+    import numpy as np
+    from nbdl import compile_log
+    from nbdl.kernels.cpu.shape import concat_kernel
+    a, b = np.ones((2, 3), np.float32), np.ones((2, 1), np.float32)
+    out = np.zeros((2, 4), np.float32)
+    sig, _ = compile_log.lookup(concat_kernel, (a, b, out, 1))
+    assert len(sig) == 1                        # one StarArgTuple
+    concat_kernel.compile(sig)                  # what the pool does with it
+    concat_kernel(a, b, out, 1)
+    assert sig in concat_kernel.overloads and out.sum() == 8
+
+
+def test_a_failed_compile_ahead_of_need_is_not_the_callers(tmp_path):
+    class Broken:
+        def compile(self, sig):
+            raise TypeError("cannot compile this ahead")
+
+    pool = compile_pool.Pool.__new__(compile_pool.Pool)
+    pool.dir, pool.mine, pool.procs = str(tmp_path), set(), []
+    fn, sig = object(), ("sig",)
+    pool.keys = {(id(fn), sig): "k1"}
+    pool.order = [(Broken(), ("other",), "k2")]
+    with open(tmp_path / "k1", "w"):
+        pass                                    # a worker compiles fn
+    pool.claim(fn, sig)                         # compiles k2 ahead: fails, silently
+    assert "k2" in pool.mine and not pool.order

@@ -268,6 +268,47 @@ def test_req_null_and_add(device, kw, rng):
         assert_almost_equal(dev.to_numpy(arrays[3]), want)
 
 
+def _first_greater_grad(og, x, stride, pad):
+    """3x3 max pooling's gradient by the kernels' rule, written out: each
+    output's gradient goes to the first window element strictly greater
+    than every earlier one (row-major; a NaN wins only as the first)."""
+    dx = np.zeros_like(x)
+    (sh, sw), (ph, pw) = stride, pad
+    H, W = x.shape[2:]
+    for n, c, oh, ow in itertools.product(*[range(d) for d in og.shape]):
+        best, at = None, None
+        for h in range(max(oh * sh - ph, 0), min(oh * sh - ph + 3, H)):
+            for w in range(max(ow * sw - pw, 0), min(ow * sw - pw + 3, W)):
+                if best is None or x[n, c, h, w] > best:
+                    best, at = x[n, c, h, w], (h, w)
+        if at is not None:
+            dx[(n, c) + at] += og[n, c, oh, ow]
+    return dx
+
+
+@pytest.mark.parametrize("stride,pad", [((1, 1), (0, 0)), ((2, 2), (1, 1)), ((3, 2), (1, 0)),
+                                        ((1, 2), (1, 1))])
+def test_max3x3_backward_ties_nan_and_req(stride, pad, rng):
+    """The unrolled 3x3 max gradient (windows inside the data) and the
+    clipped border windows agree with the rule written out: ties (small
+    integers), NaN, and each req."""
+    x = np.round(rng.uniform(0, 3, size=(2, 3, 9, 8)))
+    x[rng.uniform(size=x.shape) < 0.05] = np.nan
+    kw = dict(kernel=(3, 3), stride=stride, pad=pad, pool_type="max")
+    oh = (9 + 2 * pad[0] - 3) // stride[0] + 1
+    ow = (8 + 2 * pad[1] - 3) // stride[1] + 1
+    og = rng.normal(size=(2, 3, oh, ow))
+    dx = _first_greater_grad(og, x, stride, pad)
+    dev = cpu()
+    for req, base, want in ((REQ_WRITE, -9.0, dx), (REQ_ADD, 1.0, dx + 1),
+                            (REQ_NULL, -9.0, np.full(x.shape, -9.0))):
+        op, call = _call("_backward_Pooling", [og.shape, x.shape, og.shape], [req], np.float64,
+                         kw, dev)
+        arrays = [og, x, og, np.full(x.shape, base)]
+        _run(op.prepare(call), *arrays)
+        assert_almost_equal(arrays[3], want)
+
+
 @pytest.mark.parametrize("kw", [dict(kernel=(3, 2), stride=(2, 1), pad=(1, 1), pool_type="avg"),
                                 dict(kernel=(2, 2), pool_type="max"),
                                 dict(kernel=(2, 2), stride=(2, 2), pool_type="max"),

@@ -35,6 +35,12 @@ from ..shared.batch_norm import (bn_apply_scalars, bn_scalars, bn_views, group_s
 
 # -- the per-window / per-channel math of kernels/shared, compiled for the CPU --
 
+# ``reassoc`` lets LLVM vectorise a channel's sums (several partial sums, not
+# one chain of dependent additions: the statistics and gradient passes were
+# bound by the addition latency); ``contract`` fuses x * scale + shift.  NaN
+# and inf propagate as before (no ``nnan``/``ninf``).
+_SUMS = {"reassoc", "contract"}
+
 _bn_fwd_c = njit(cache=True, inline="always")(py_bn_forward_channel)
 _bn_bwd_c = njit(cache=True, inline="always")(py_bn_backward_channel)
 _gn_fwd_r = njit(cache=True, inline="always")(py_group_forward_row)
@@ -54,7 +60,7 @@ def bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
                   stats, store_var, relu, r_out, r_mean, r_var)
 
 
-bn_forward, bn_forward_parallel = serial_and_parallel(bn_forward)
+bn_forward, bn_forward_parallel = serial_and_parallel(bn_forward, fastmath=_SUMS)
 
 
 @njit(cache=True)
@@ -94,7 +100,7 @@ def bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m,
                   use_batch, stored_var, relu, r_x, r_g, r_b)
 
 
-bn_backward, bn_backward_parallel = serial_and_parallel(bn_backward)
+bn_backward, bn_backward_parallel = serial_and_parallel(bn_backward, fastmath=_SUMS)
 
 
 # -- InstanceNorm / GroupNorm ------------------------------------------------------

@@ -88,8 +88,9 @@ def finish_run(o, r, st, c, ep, qa, qb):
     relu(o, qa, qb - qa, ep)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def finish_value(v, r, st, c, ep):
-    """One value through channel ``c``'s epilogue (``r``: the residual's value)."""
+    """One value through channel ``c``'s epilogue (``r``: the residual's value;
+    inlined: a call per value would pass ``st`` with its reference count)."""
     s, t = channel(st, c, ep)
     return _finish(v, s, t, r, ep, st.dtype.type(0))

@@ -36,8 +36,8 @@ _bounds, _plane, _divisor, _pad_zero = _s.bounds, _s.plane, _s.divisor, _s.pad_z
 _pool_window, _scatter_window = _s.pool_window, _s.scatter_window
 _pool_at = njit(cache=True, inline="always")(_s.pool_at)
 _scatter_plane = njit(cache=True)(_s.scatter_plane)
-_global_one = njit(cache=True)(_s.global_one)
-_global_back_one = njit(cache=True)(_s.global_back_one)
+_global_one = njit(cache=True, inline="always")(_s.global_one)
+_global_back_one = njit(cache=True, inline="always")(_s.global_back_one)
 
 
 @njit(cache=True)
@@ -105,15 +105,17 @@ global_backward, global_backward_parallel = serial_and_parallel(global_backward)
 # outputs whose window lies wholly inside the data in tight loops (2x2 and
 # 3x3 max unrolled: runtime-sized window loops this short cost ~5x), the
 # border ones through the clipping code; the flat 3-D kernels above cover
-# the rest (3-D, channels-last, lp).
+# the rest (3-D, channels-last, lp).  The helpers called once an output are
+# inlined: a compiled call that passes an array costs its reference
+# counting (two atomic operations), more than a 3x3 window's search.
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sel_max(a, b):
     """a if a > b else b, compiled to a select (random data mispredicts a branch)."""
     return max(b, a)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _win_max(xp, h0, h1, w0, w1, k2, k3):
     """Max over rows h0..h1, columns w0..w1 of xp; k2/k3: a whole 2x2 / 3x3
     window starting at (h0, w0), unrolled."""
@@ -132,7 +134,7 @@ def _win_max(xp, h0, h1, w0, w1, k2, k3):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _win_argmax(xp, h0, h1, w0, w1):
     """(h, w) of the first maximum of the window (row-major order)."""
     ah, aw = h0, w0
@@ -157,7 +159,7 @@ def _whole_range(n_out, s, p, k, x):
     return lo, hi
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _window_value(xp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip, zero):
     """One output, any window (clipped to the padding and the data)."""
     h0, h1, nh = _bounds(oh, SH, PH, KH, H)
@@ -179,7 +181,7 @@ def _window_value(xp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip, zero):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _store(op, oh, ow, v, req):
     if req == REQ_ADD:
         op[oh, ow] += v
@@ -228,7 +230,7 @@ def pool2d_forward(x3, out3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
 pool2d_forward, pool2d_forward_parallel = serial_and_parallel(pool2d_forward)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _put_argmax2(xp, dp, h0, w0, g, zero, add):
     """A whole 2x2 max window of disjoint windows: its first maximum (of the
     value the forward's unrolled 2x2 max gives) gets g, the others 0,
@@ -253,7 +255,64 @@ def _put_argmax2(xp, dp, h0, w0, g, zero, add):
         dp[h0 + 1, w0 + 1] = g if kd else zero
 
 
+@njit(cache=True, inline="always")
+def _later_max(v, i, best, at):
+    """(v, i) if v > best else (best, at), as selects: one step of the first
+    maximum's search (``_win_argmax``'s order and comparison)."""
+    t = v > best
+    return (v if t else best), (i if t else at)
+
+
+@njit(cache=True, inline="always")
+def _add_argmax3(xf, df, b, w, g):
+    """A whole 3x3 max window starting at flat offset ``b`` of a plane of
+    row length ``w`` (both ``np.uintp``: no wrap-around checks): g added at
+    its first maximum (``_win_argmax``'s choice, NaN included), as a chain
+    of selects (random data mispredicts branches)."""
+    one = np.uintp(1)
+    two = one + one
+    best, at = xf[b], b
+    for r in (b, b + w, b + w + w):
+        if r != b:
+            best, at = _later_max(xf[r], r, best, at)
+        best, at = _later_max(xf[r + one], r + one, best, at)
+        best, at = _later_max(xf[r + two], r + two, best, at)
+    df[at] += g
+
+
 @njit(cache=True)
+def _plane3x3_backward(og3, x3, dx3, q, SH, SW, PH, PW, cip, zero, add):
+    """One plane of 3x3 max pooling's gradient (overlapping windows:
+    ResNet's stem): the plane zeroed (write), then each output's gradient
+    added at its window's first maximum, flat-indexed for the windows
+    inside the data (``_add_argmax3``), clipped for the border ones
+    (``_scatter_one``'s rule: Pooling_v1's padding zeros take part)."""
+    H, W = x3.shape[1], x3.shape[2]
+    OH, OW = og3.shape[1], og3.shape[2]
+    xp, gp, dp = x3[q], og3[q], dx3[q]
+    xf, df = xp.reshape(H * W), dp.reshape(H * W)
+    if not add:
+        for i in range(H * W):
+            df[i] = zero
+    hlo, hhi = _whole_range(OH, SH, PH, 3, H)
+    wlo, whi = _whole_range(OW, SW, PW, 3, W)
+    w = np.uintp(W)
+    for oh in range(OH):
+        h0 = oh * SH - PH
+        for ow in range(OW):
+            w0 = ow * SW - PW
+            if oh >= hlo and oh < hhi and ow >= wlo and ow < whi:
+                _add_argmax3(xf, df, np.uintp(h0 * W + w0), w, gp[oh, ow])
+                continue
+            ha, hb = max(h0, 0), min(h0 + 3, H)
+            wa, wb = max(w0, 0), min(w0 + 3, W)
+            if hb > ha and wb > wa:
+                ah, aw = _win_argmax(xp, ha, hb, wa, wb)
+                if not (_pad_zero(cip, MAX, (hb - ha) * (wb - wa), 9) and xp[ah, aw] < zero):
+                    dp[ah, aw] += gp[oh, ow]
+
+
+@njit(cache=True, inline="always")
 def _scatter_one(xp, gp, dp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip):
     """Add output (oh, ow)'s gradient to its window, any window."""
     h0, h1, nh = _bounds(oh, SH, PH, KH, H)
@@ -324,6 +383,10 @@ def _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero,
 
 def pool2d_backward(og3, x3, y3, dx3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
     if req == REQ_NULL:
+        return
+    if ptype == MAX and KH == 3 and KW == 3:
+        for q in prange(x3.shape[0]):
+            _plane3x3_backward(og3, x3, dx3, q, SH, SW, PH, PW, cip, zero, req == REQ_ADD)
         return
     for q in prange(x3.shape[0]):
         _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
