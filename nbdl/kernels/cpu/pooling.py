@@ -384,15 +384,23 @@ def _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero,
 def pool2d_backward(og3, x3, y3, dx3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
     if req == REQ_NULL:
         return
-    if ptype == MAX and KH == 3 and KW == 3:
-        for q in prange(x3.shape[0]):
-            _plane3x3_backward(og3, x3, dx3, q, SH, SW, PH, PW, cip, zero, req == REQ_ADD)
-        return
     for q in prange(x3.shape[0]):
         _plane2d_backward(og3, x3, dx3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
 
 
 pool2d_backward, pool2d_backward_parallel = serial_and_parallel(pool2d_backward)
+
+
+def max3x3_backward(og3, x3, y3, dx3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
+    """3x3 max pooling's gradient (``pool2d_backward``'s parameters): a kernel
+    of its own, so that only graphs with such a pooling compile it."""
+    if req == REQ_NULL:
+        return
+    for q in prange(x3.shape[0]):
+        _plane3x3_backward(og3, x3, dx3, q, SH, SW, PH, PW, cip, zero, req == REQ_ADD)
+
+
+max3x3_backward, max3x3_backward_parallel = serial_and_parallel(max3x3_backward)
 
 
 def _plane2d(is_global, scalars):
@@ -429,7 +437,11 @@ def prepare_pooling_backward(call):
     big = _parallel(int(np.prod(call.in_shapes[1])))
     planes = _plane2d(is_global, scalars)
     if planes is not None:
-        fn = pool2d_backward_parallel if big else pool2d_backward
+        KH, KW, ptype = planes[2][0], planes[2][1], planes[2][6]
+        if ptype == MAX and KH == 3 and KW == 3:
+            fn = max3x3_backward_parallel if big else max3x3_backward
+        else:
+            fn = pool2d_backward_parallel if big else pool2d_backward
         xv, ov = planes[0], planes[1]
         return Launch(fn, planes[2] + (int(call.req[0]),), views=[ov, xv, ov, xv])
     if is_global:
