@@ -336,3 +336,47 @@ def test_gemm_c_transposes_by_flag(ta, tb):
         np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-6)
     f32 = [sig for sig in gemm_c.signatures if str(sig[0].dtype) == "float32"]
     assert len(f32) == 1, f32
+
+
+# ---------------------------------------------------------------- split over Numba's threads
+
+@pytest.mark.parametrize("m,k,n", [(7, 5, 3), (1, 4, 6), (6, 3, 1)])
+@pytest.mark.parametrize("has_bias", [0, 1])
+def test_fc_split_kernels_match_the_plain_ones(m, k, n, has_bias, rng):
+    """``fc_forward_split``/``fc_backward_split`` (what runs when the BLAS is
+    serial): the plain kernels' results for every req, with fewer rows or
+    units than threads too."""
+    from nbdl.kernels.cpu import matrix as M
+    x, w, b = rng.normal(size=(m, k)), rng.normal(size=(n, k)), rng.normal(size=(n,))
+    g = rng.normal(size=(m, n))
+    empty = np.zeros((0,))
+    for req in (REQ_WRITE, REQ_ADD, REQ_NULL):
+        outs = [np.full((m, n), 0.5), np.full((m, n), 0.5)]
+        for fn, out in zip((M.fc_forward, M.fc_forward_split), outs):
+            fn(x, w, b, out, empty, has_bias, req, 1)
+        np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12, atol=1e-12)
+        if req == REQ_WRITE:
+            np.testing.assert_allclose(outs[0], x @ w.T + (b if has_bias else 0), rtol=1e-12)
+        grads = [[np.full((m, k), 0.5), np.full((n, k), 0.5), np.full((n,), 0.5)]
+                 for _ in range(2)]
+        for fn, (dx, dw, db) in zip((M.fc_backward, M.fc_backward_split), grads):
+            fn(g, x, w, dx, dw, db, empty, empty, has_bias, req, req, req, 1)
+        for a, e in zip(grads[1], grads[0]):
+            np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-12)
+        if req == REQ_ADD:
+            np.testing.assert_allclose(grads[0][1], 0.5 + g.T @ x, rtol=1e-12)
+
+
+def test_fc_splits_only_when_the_blas_is_serial(monkeypatch):
+    from nbdl.kernels.cpu import matrix as M
+    from nbdl.ops.registry import Call
+    monkeypatch.setenv("NBDL_BLAS_SERIAL_MAX_FLOPS", "1")
+    op = get_op("FullyConnected")
+    attrs, _ = op.parse_attrs({"num_hidden": 4})
+    f32 = np.dtype(np.float32)
+    call = Call(op, attrs, [(8, 5), (4, 5), (4,)], [f32] * 3, [(8, 4)], [f32], device=cpu(),
+                req=[REQ_WRITE])
+    for serial, want in ((True, M.fc_forward_split), (False, M.fc_forward)):
+        monkeypatch.setattr(M, "serial_blas", lambda: serial)
+        assert M.prepare_fc(call).fn is (want if nbdl.kernels.cpu._parallel.threads() > 1
+                                          else M.fc_forward)

@@ -26,6 +26,7 @@ from ..shared.jit import njit
 _GET = "nbdl_blas_get_num_threads"
 _SET = "nbdl_blas_set_num_threads"
 _keep = []   # ctypes objects whose addresses were registered
+_py_get = [lambda: 0]   # the bound library's get_num_threads, for Python callers
 
 
 class _DlInfo(ctypes.Structure):
@@ -90,6 +91,7 @@ def _bind():
             get.restype, get.argtypes = ctypes.c_int, []
             set_.restype, set_.argtypes = None, [ctypes.c_int]
             _keep.extend([get, set_])
+            _py_get[0] = get
             llvm.add_symbol(_GET, ctypes.cast(get, ctypes.c_void_p).value)
             llvm.add_symbol(_SET, ctypes.cast(set_, ctypes.c_void_p).value)
             return True
@@ -131,5 +133,12 @@ def hold_for(flops):
     return int(BLAS_THREAD_CONTROL and flops < config.blas_serial_max_flops())
 
 
+def serial_blas():
+    """Whether the BLAS runs on one thread now (the user set
+    ``OPENBLAS_NUM_THREADS=1``, say): products large enough to want threads
+    must then split over Numba's (``matrix.fc_forward_split``)."""
+    return BLAS_THREAD_CONTROL and _py_get[0]() == 1
+
+
 __all__ = ["blas_get_threads", "blas_set_threads", "BLAS_THREAD_CONTROL", "hold_blas",
-           "release_blas", "hold_for"]
+           "release_blas", "hold_for", "serial_blas"]

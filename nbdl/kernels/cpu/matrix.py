@@ -17,13 +17,17 @@ around BLAS's.  (A ``prange`` over items with BLAS held to one thread would
 pay off for many small matrices; left for when a threadpool guard exists.)
 """
 import numpy as np
+from numba import get_num_threads, prange
+
 from ..shared.jit import njit
 
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.matrix import temp_rules
-from ._blas_threads import hold_blas, hold_for, release_blas
-from ._gemm import gemm_c
+from ._blas_threads import (blas_get_threads, blas_set_threads, hold_blas, hold_for,
+                            release_blas, serial_blas)
+from ._gemm import gemm as gemm_ab, gemm_c
+from ._parallel import threads, twins as _twins
 
 
 @njit(cache=True)
@@ -102,6 +106,48 @@ def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w, req_b
         _bias_grad(g, db, req_b)
 
 
+@njit(cache=True, parallel=True)
+def fc_forward_split(x, w, b, out, tmp, has_bias, req, hold):
+    """``fc_forward`` with the product split over Numba's threads by rows of
+    ``x`` (BLAS held to one thread inside): what runs when the BLAS itself
+    is serial (``_blas_threads.serial_blas``), so that one thread pool does
+    the work."""
+    if req == REQ_NULL:
+        return
+    saved = blas_get_threads()
+    blas_set_threads(1)
+    m = x.shape[0]
+    nt = get_num_threads()
+    beta = 1.0 if req == REQ_ADD else 0.0
+    for t in prange(nt):
+        lo, hi = m * t // nt, m * (t + 1) // nt
+        if hi > lo:
+            gemm_ab(x[lo:hi], w.T, out[lo:hi], 1.0, beta)
+    blas_set_threads(saved)
+    if has_bias:
+        _add_bias_rows(out, b)
+
+
+@njit(cache=True, parallel=True)
+def fc_backward_split(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w, req_b, hold):
+    """``fc_backward`` split over Numba's threads: ``dx`` by rows of the
+    batch, ``dw`` by output units (BLAS held to one thread inside)."""
+    saved = blas_get_threads()
+    blas_set_threads(1)
+    m, n = g.shape
+    nt = get_num_threads()
+    for t in prange(nt):
+        lo, hi = m * t // nt, m * (t + 1) // nt
+        if req_x != REQ_NULL and hi > lo:
+            gemm_ab(g[lo:hi], w, dx[lo:hi], 1.0, 1.0 if req_x == REQ_ADD else 0.0)
+        lo, hi = n * t // nt, n * (t + 1) // nt
+        if req_w != REQ_NULL and hi > lo:
+            gemm_ab(g[:, lo:hi].T, x, dw[lo:hi], 1.0, 1.0 if req_w == REQ_ADD else 0.0)
+    blas_set_threads(saved)
+    if has_bias:
+        _bias_grad(g, db, req_b)
+
+
 @njit(cache=True)
 def dot_forward(a, b, out, tmp, ta, tb, req, hold):
     prev = hold_blas(hold)
@@ -149,16 +195,24 @@ def batch_dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b, hold
 
 # ---------------------------------------------------------------- prepare
 
+def _split_fc(m, k, n):
+    """Whether FullyConnected splits its products over Numba's threads: the
+    BLAS runs serial, there are threads, and the product is one that would
+    get BLAS's threads otherwise (``hold_for``: ``NBDL_BLAS_SERIAL_MAX_FLOPS``)."""
+    return serial_blas() and not hold_for(2 * m * k * n) and threads() > 1
+
+
 def prepare_fc(call):
     m, k = fc_dims(call.attrs, call.in_shapes[0])
     n = call.attrs["num_hidden"]
     views = [(m, k), (n, k)]
     hold = hold_for(2 * m * k * n)
+    fn = fc_forward_split if _split_fc(m, k, n) else fc_forward
     if call.attrs["no_bias"]:
         # arrays: x, w, out, tmp; the kernel takes (x, w, b, out, tmp)
-        return Launch(fc_forward, (0, call.req[0], hold), views + [(m, n), None],
+        return Launch(fn, (0, call.req[0], hold), views + [(m, n), None],
                       args=(0, 1, (1, (0,)), 2, 3))
-    return Launch(fc_forward, (1, call.req[0], hold), views + [(n,), (m, n), None])
+    return Launch(fn, (1, call.req[0], hold), views + [(n,), (m, n), None])
 
 
 def prepare_fc_backward(call):
@@ -166,11 +220,16 @@ def prepare_fc_backward(call):
     n = call.attrs["num_hidden"]
     views = [(m, n), (m, k), (n, k), (m, k), (n, k)]
     hold = hold_for(2 * m * k * n)
+    fn = fc_backward_split if _split_fc(m, k, n) else fc_backward
     if call.attrs["no_bias"]:
         # arrays: g, x, w, dx, dw, tmp_x, tmp_w; the kernel takes a db between dw and tmp_x
-        return Launch(fc_backward, (0,) + tuple(call.req[:2]) + (REQ_NULL, hold),
+        return Launch(fn, (0,) + tuple(call.req[:2]) + (REQ_NULL, hold),
                       views + [None, None], args=(0, 1, 2, 3, 4, (2, (0,)), 5, 6))
-    return Launch(fc_backward, (1,) + tuple(call.req[:3]) + (hold,), views + [(n,), None, None])
+    return Launch(fn, (1,) + tuple(call.req[:3]) + (hold,), views + [(n,), None, None])
+
+
+# Serial twins: what an executor runs until the split variants are compiled.
+_twins((fc_forward_split, fc_forward), (fc_backward_split, fc_backward))
 
 
 def _operand_views(m, k, n, ta, tb):
