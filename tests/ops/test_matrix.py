@@ -353,14 +353,14 @@ def test_fc_split_kernels_match_the_plain_ones(m, k, n, has_bias, rng):
     for req in (REQ_WRITE, REQ_ADD, REQ_NULL):
         outs = [np.full((m, n), 0.5), np.full((m, n), 0.5)]
         for fn, out in zip((M.fc_forward, M.fc_forward_split), outs):
-            fn(x, w, b, out, empty, has_bias, req, 1)
+            fn(x, w, b, out, empty, has_bias, req, 1, 2)
         np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12, atol=1e-12)
         if req == REQ_WRITE:
             np.testing.assert_allclose(outs[0], x @ w.T + (b if has_bias else 0), rtol=1e-12)
         grads = [[np.full((m, k), 0.5), np.full((n, k), 0.5), np.full((n,), 0.5)]
                  for _ in range(2)]
         for fn, (dx, dw, db) in zip((M.fc_backward, M.fc_backward_split), grads):
-            fn(g, x, w, dx, dw, db, empty, empty, has_bias, req, req, req, 1)
+            fn(g, x, w, dx, dw, db, empty, empty, has_bias, req, req, req, 1, 2)
         for a, e in zip(grads[1], grads[0]):
             np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-12)
         if req == REQ_ADD:

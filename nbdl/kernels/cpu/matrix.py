@@ -17,7 +17,7 @@ around BLAS's.  (A ``prange`` over items with BLAS held to one thread would
 pay off for many small matrices; left for when a threadpool guard exists.)
 """
 import numpy as np
-from numba import get_num_threads, prange
+from numba import prange
 
 from ..shared.jit import njit
 
@@ -66,10 +66,11 @@ def _add_bias_rows(dst, bias):
 
 
 @njit(cache=True)
-def fc_forward(x, w, b, out, tmp, has_bias, req, hold):
+def fc_forward(x, w, b, out, tmp, has_bias, req, hold, nt):
     """out (M, N) (=, or += for REQ_ADD) x (M, K) . w (N, K)^T + b (N,); BLAS
     accumulates itself (beta = 1), so ``tmp`` is empty, and without a bias
-    ``b`` is an empty stand-in (Launch.args) never read."""
+    ``b`` is an empty stand-in (Launch.args) never read; ``nt``: the split
+    variant's thread count (unread here)."""
     if req == REQ_NULL:
         return
     prev = hold_blas(hold)
@@ -94,8 +95,9 @@ def _bias_grad(g, db, req):
 
 
 @njit(cache=True)
-def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w, req_b, hold):
-    """dx = g . w, dw = g^T . x, db = sum(g, axis=0) (``db`` empty without a bias)."""
+def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w, req_b, hold, nt):
+    """dx = g . w, dw = g^T . x, db = sum(g, axis=0) (``db`` empty without a
+    bias; ``nt`` as for ``fc_forward``)."""
     prev = hold_blas(hold)
     if req_x != REQ_NULL:
         gemm_c(g, w, dx, 0, 0, 1.0, 1.0 if req_x == REQ_ADD else 0.0)
@@ -107,17 +109,17 @@ def fc_backward(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w, req_b
 
 
 @njit(cache=True, parallel=True)
-def fc_forward_split(x, w, b, out, tmp, has_bias, req, hold):
+def fc_forward_split(x, w, b, out, tmp, has_bias, req, hold, nt):
     """``fc_forward`` with the product split over Numba's threads by rows of
     ``x`` (BLAS held to one thread inside): what runs when the BLAS itself
     is serial (``_blas_threads.serial_blas``), so that one thread pool does
-    the work."""
+    the work; ``nt`` slices, one a thread (from prepare: Numba's thread
+    count read inside a kernel would keep it out of the on-disk cache)."""
     if req == REQ_NULL:
         return
     saved = blas_get_threads()
     blas_set_threads(1)
     m = x.shape[0]
-    nt = get_num_threads()
     beta = 1.0 if req == REQ_ADD else 0.0
     for t in prange(nt):
         lo, hi = m * t // nt, m * (t + 1) // nt
@@ -129,13 +131,13 @@ def fc_forward_split(x, w, b, out, tmp, has_bias, req, hold):
 
 
 @njit(cache=True, parallel=True)
-def fc_backward_split(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w, req_b, hold):
+def fc_backward_split(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w, req_b, hold,
+                      nt):
     """``fc_backward`` split over Numba's threads: ``dx`` by rows of the
     batch, ``dw`` by output units (BLAS held to one thread inside)."""
     saved = blas_get_threads()
     blas_set_threads(1)
     m, n = g.shape
-    nt = get_num_threads()
     for t in prange(nt):
         lo, hi = m * t // nt, m * (t + 1) // nt
         if req_x != REQ_NULL and hi > lo:
@@ -210,9 +212,9 @@ def prepare_fc(call):
     fn = fc_forward_split if _split_fc(m, k, n) else fc_forward
     if call.attrs["no_bias"]:
         # arrays: x, w, out, tmp; the kernel takes (x, w, b, out, tmp)
-        return Launch(fn, (0, call.req[0], hold), views + [(m, n), None],
+        return Launch(fn, (0, call.req[0], hold, threads()), views + [(m, n), None],
                       args=(0, 1, (1, (0,)), 2, 3))
-    return Launch(fn, (1, call.req[0], hold), views + [(n,), (m, n), None])
+    return Launch(fn, (1, call.req[0], hold, threads()), views + [(n,), (m, n), None])
 
 
 def prepare_fc_backward(call):
@@ -223,9 +225,10 @@ def prepare_fc_backward(call):
     fn = fc_backward_split if _split_fc(m, k, n) else fc_backward
     if call.attrs["no_bias"]:
         # arrays: g, x, w, dx, dw, tmp_x, tmp_w; the kernel takes a db between dw and tmp_x
-        return Launch(fn, (0,) + tuple(call.req[:2]) + (REQ_NULL, hold),
+        return Launch(fn, (0,) + tuple(call.req[:2]) + (REQ_NULL, hold, threads()),
                       views + [None, None], args=(0, 1, 2, 3, 4, (2, (0,)), 5, 6))
-    return Launch(fn, (1,) + tuple(call.req[:3]) + (hold,), views + [(n,), None, None])
+    return Launch(fn, (1,) + tuple(call.req[:3]) + (hold, threads()),
+                  views + [(n,), None, None])
 
 
 # Serial twins: what an executor runs until the split variants are compiled.
