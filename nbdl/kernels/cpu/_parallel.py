@@ -32,6 +32,13 @@ def threads():
     return numba.get_num_threads()
 
 
+@njit(cache=True, inline="always")
+def chunk(n, t, nt):
+    """[lo, hi) of chunk ``t`` of ``nt`` near-equal chunks of ``range(n)``: a
+    parallel kernel's share for thread ``t``."""
+    return n * t // nt, n * (t + 1) // nt
+
+
 def use_parallel(n):
     """Whether a kernel over ``n`` elements should be the parallel variant.
 

@@ -9,6 +9,7 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_ADD, REQ_NULL
 from ..shared.conv_epilogue import EP_RESIDUAL
 from ._gemm import gemm
+from ._parallel import chunk as _slice
 from .conv_epilogue import finish_run
 from .conv_im2col import (_fill_par, _fill_unit, _gather_par, _gather_unit, _scatter_unit,
                           _unfill_unit)
@@ -186,11 +187,6 @@ def _deconv_backward_range(lo, hi, bs, tile, og3, x3, w, dx3, dwt, col, buf, r_x
 
 
 # -- SPLIT: a block at a time, GEMM rows split over threads ------------------------------
-
-@njit(cache=True, inline="always")
-def _slice(n, t, nt):
-    return n * t // nt, n * (t + 1) // nt
-
 
 @njit(cache=True, parallel=True)
 def _forward_split(nt, bs, img3, w, st, r3, out3, col, buf, ep, add, direct, tbl, k, p):

@@ -27,7 +27,7 @@ from ..shared.matrix import temp_rules
 from ._blas_threads import (blas_get_threads, blas_set_threads, hold_blas, hold_for,
                             release_blas, serial_blas)
 from ._gemm import gemm as gemm_ab, gemm_c
-from ._parallel import threads, twins as _twins
+from ._parallel import chunk, threads, twins as _twins
 
 
 @njit(cache=True)
@@ -122,7 +122,7 @@ def fc_forward_split(x, w, b, out, tmp, has_bias, req, hold, nt):
     m = x.shape[0]
     beta = 1.0 if req == REQ_ADD else 0.0
     for t in prange(nt):
-        lo, hi = m * t // nt, m * (t + 1) // nt
+        lo, hi = chunk(m, t, nt)
         if hi > lo:
             gemm_ab(x[lo:hi], w.T, out[lo:hi], 1.0, beta)
     blas_set_threads(saved)
@@ -139,10 +139,10 @@ def fc_backward_split(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w,
     blas_set_threads(1)
     m, n = g.shape
     for t in prange(nt):
-        lo, hi = m * t // nt, m * (t + 1) // nt
+        lo, hi = chunk(m, t, nt)
         if req_x != REQ_NULL and hi > lo:
             gemm_ab(g[lo:hi], w, dx[lo:hi], 1.0, 1.0 if req_x == REQ_ADD else 0.0)
-        lo, hi = n * t // nt, n * (t + 1) // nt
+        lo, hi = chunk(n, t, nt)
         if req_w != REQ_NULL and hi > lo:
             gemm_ab(g[:, lo:hi].T, x, dw[lo:hi], 1.0, 1.0 if req_w == REQ_ADD else 0.0)
     blas_set_threads(saved)
@@ -197,11 +197,11 @@ def batch_dot_backward(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b, hold
 
 # ---------------------------------------------------------------- prepare
 
-def _split_fc(m, k, n):
+def _split_fc(hold):
     """Whether FullyConnected splits its products over Numba's threads: the
     BLAS runs serial, there are threads, and the product is one that would
-    get BLAS's threads otherwise (``hold_for``: ``NBDL_BLAS_SERIAL_MAX_FLOPS``)."""
-    return serial_blas() and not hold_for(2 * m * k * n) and threads() > 1
+    get BLAS's threads otherwise (not ``hold``: ``NBDL_BLAS_SERIAL_MAX_FLOPS``)."""
+    return serial_blas() and not hold and threads() > 1
 
 
 def prepare_fc(call):
@@ -209,7 +209,7 @@ def prepare_fc(call):
     n = call.attrs["num_hidden"]
     views = [(m, k), (n, k)]
     hold = hold_for(2 * m * k * n)
-    fn = fc_forward_split if _split_fc(m, k, n) else fc_forward
+    fn = fc_forward_split if _split_fc(hold) else fc_forward
     if call.attrs["no_bias"]:
         # arrays: x, w, out, tmp; the kernel takes (x, w, b, out, tmp)
         return Launch(fn, (0, call.req[0], hold, threads()), views + [(m, n), None],
@@ -222,7 +222,7 @@ def prepare_fc_backward(call):
     n = call.attrs["num_hidden"]
     views = [(m, n), (m, k), (n, k), (m, k), (n, k)]
     hold = hold_for(2 * m * k * n)
-    fn = fc_backward_split if _split_fc(m, k, n) else fc_backward
+    fn = fc_backward_split if _split_fc(hold) else fc_backward
     if call.attrs["no_bias"]:
         # arrays: g, x, w, dx, dw, tmp_x, tmp_w; the kernel takes a db between dw and tmp_x
         return Launch(fn, (0,) + tuple(call.req[:2]) + (REQ_NULL, hold, threads()),

@@ -41,7 +41,7 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
 from ._blas_threads import hold_blas, hold_for, release_blas
-from ._parallel import threads, twins as _twins, use_parallel, variant
+from ._parallel import chunk, threads, twins as _twins, use_parallel, variant
 from .rnn_cells import (gru_backward, gru_forward, lstm_backward, lstm_forward, simple_backward,
                         simple_forward)
 from ..shared.rnn import (GRU, LSTM, RNN_TANH, _layer_start, backward_views, forward_views,
@@ -126,12 +126,6 @@ def _gemm(a, b, out):
 
 
 @njit(cache=True, inline="always")
-def _batch_slice(n, t, nt):
-    """Rows [n0, n1) of batch slice t of nt."""
-    return n * t // nt, n * (t + 1) // nt
-
-
-@njit(cache=True, inline="always")
 def _pos(s, ln, d):
     """The time step element n is at in iteration s of direction d (padding
     steps, s >= len, map to themselves)."""
@@ -206,7 +200,7 @@ def _forward_core_py(data, params, state, cell, out, hy, cy, res, ws, mode, L, D
             prev = hold_blas(hold)      # the per-step products are small
             for s in range(T):
                 for tt in prange(nt):        # batch slices, one a thread (nt = 1: serial)
-                    n0, n1 = _batch_slice(N, tt, nt)
+                    n0, n1 = chunk(N, tt, nt)
                     _gemm(h[n0:n1], wh.T, gh[n0:n1])
                     for n in range(n0, n1):
                         ln = int(lens[n])
@@ -358,7 +352,7 @@ def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams,
             prev = hold_blas(hold)      # the per-step products are small
             for s in range(T - 1, -1, -1):
                 for tt in prange(nt):
-                    n0, n1 = _batch_slice(N, tt, nt)
+                    n0, n1 = chunk(N, tt, nt)
                     if proj:
                         # gradient of the projected output r, then of the unprojected h
                         for n in range(n0, n1):
