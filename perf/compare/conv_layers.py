@@ -33,6 +33,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import median_time  # noqa: E402
 from side_by_side import CLEAN_ENV, nbdl_env  # noqa: E402
 
 # (in channels, out channels, image side, kernel, stride, pad)
@@ -50,16 +51,6 @@ NETS = {
                          (256, 48, 13, 1, 1, 0), (48, 192, 13, 3, 1, 1), (64, 256, 13, 3, 1, 1),
                          (512, 1000, 13, 1, 1, 0)],
 }
-
-
-def _median_ms(fn, reps):
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    times.sort()
-    return times[len(times) // 2] * 1e3
 
 
 def worker(runtime, net, batch, reps):
@@ -94,13 +85,13 @@ def worker(runtime, net, batch, reps):
         t = time.time()
         while time.time() - t < 3.0:                 # nbdl compiles its parallel kernels
             both()
-        f_ms = _median_ms(fwd, reps)
-        b_ms = _median_ms(both, reps) - f_ms
+        f_ms = median_time(fwd, reps, warmup=0) * 1e3
+        b_ms = median_time(both, reps, warmup=0) * 1e3 - f_ms
         o = (h + 2 * p - k) // s + 1
         w = rng.standard_normal((f, c * k * k)).astype("float32")
         cols = rng.standard_normal((c * k * k, batch * o * o)).astype("float32")
         dst = np.empty((f, batch * o * o), "float32")
-        g_ms = _median_ms(lambda: np.dot(w, cols, out=dst), reps)
+        g_ms = median_time(lambda: np.dot(w, cols, out=dst), reps, warmup=0) * 1e3
         out.append((f_ms, b_ms, g_ms))
     print(json.dumps(out))
 
