@@ -77,11 +77,13 @@ def test_after_runs_zero_runs_the_parallel_kernels_at_once(monkeypatch):
     assert any(serial_twin(s.fn) is not None for s in ex._sched.fwd_infer)
 
 
-@pytest.mark.parametrize("mode", ["chunks", "split"])
+@pytest.mark.parametrize("mode", ["chunks", "split", "tiles"])
 def test_convolution_serial_twin_in_the_parallel_plans_scratch(monkeypatch, mode):
     # The serial convolution runs with the temps sized for the parallel plan.
     monkeypatch.setenv("NBDL_CONV_PARALLEL_MIN_FLOPS", "0")
     monkeypatch.setenv("NBDL_CONV_CHUNK_MIN_COLS", "16" if mode == "chunks" else "100000")
+    if mode == "tiles":     # forward: runs of (image, 40-column tile) pairs
+        monkeypatch.setenv("NBDL_CONV_BLOCK_COLS", "40")
     monkeypatch.setenv("NBDL_PARALLEL_AFTER_RUNS", "1000")
     monkeypatch.setenv("NBDL_DRIVER", "0")
     _as_if_uncompiled(monkeypatch)

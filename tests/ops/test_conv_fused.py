@@ -110,6 +110,9 @@ FUSED = [pytest.param(*c, marks=pytest.mark.cuda) for c in [
      dict(NBDL_CONV_PARALLEL_MIN_FLOPS="0", NBDL_CONV_CHUNK_MIN_COLS="16", NBDL_CONV_BLOCK_COLS="16")),
     ((5, 4, 4, 3), (3, 3), (1, 1), (1, 1), 4, 2,                         # split GEMM rows
      dict(NBDL_CONV_PARALLEL_MIN_FLOPS="0", NBDL_CONV_CHUNK_MIN_COLS="1000")),
+    ((5, 4, 4, 3), (3, 3), (1, 1), (1, 1), 4, 2,                         # (image, tile) runs
+     dict(NBDL_CONV_PARALLEL_MIN_FLOPS="0", NBDL_CONV_CHUNK_MIN_COLS="1000",
+          NBDL_CONV_BLOCK_COLS="5")),
 ]
 
 

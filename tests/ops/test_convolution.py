@@ -348,6 +348,10 @@ PLAN_VARIANTS = {
     "split-batch": (_SPLIT, 0, (2, 2, 5, 12)),
     "split-blocks": (_SPLIT, 2, (2, 2, 2, 12)),
     "split-single": (_SPLIT, 1, (2, 2, 1, 12)),
+    # Convolution's forward: 5 images of 4 tiles of 3 columns (3 tiles would make 15
+    # pairs, not even on 2 threads), two runs of 10 pairs, the first ending inside image 2
+    # (its backward and Deconvolution: SPLIT)
+    "tiles": (dict(_SPLIT, NBDL_CONV_BLOCK_COLS="5"), 0, (3, 2, 1, 3)),
     "serial-blocks": (dict(NBDL_CONV_BLOCK_COLS="16"), 0, (0, 1, 2, 12)),
     "serial-tiles": (dict(NBDL_CONV_BLOCK_COLS="5"), 0, (0, 1, 1, 4)),
 }
@@ -358,10 +362,11 @@ PLAN_VARIANTS = {
 @pytest.mark.parametrize("kernel,pad", [((3, 3), (1, 1)), ((1, 1), (0, 0))])
 def test_kernel_variants(variant, transposed, kernel, pad, monkeypatch, two_threads, rng):
     """Every (serial | batch chunks | split GEMMs) x (one image | blocks of
-    images | column tiles of one image) variant, im2col and 1x1 direct,
-    groups, bias, against the references, with write, add and null requests
-    (chunks of 2 and 3 images in blocks of 2, and 5 images in blocks of 2,
-    also run one-image blocks)."""
+    images | column tiles of one image) variant, and the forward's runs of
+    (image, tile) pairs, im2col and 1x1 direct, groups, bias, against the
+    references, with write, add and null requests (chunks of 2 and 3 images
+    in blocks of 2, and 5 images in blocks of 2, also run one-image
+    blocks)."""
     from nbdl.kernels.cpu.conv_plan import plan
     from nbdl.ops.convolution import geometry
     env, images, want = PLAN_VARIANTS[variant]
@@ -376,9 +381,15 @@ def test_kernel_variants(variant, transposed, kernel, pad, monkeypatch, two_thre
         monkeypatch.setenv("NBDL_CONV_BLOCK_COLS", str(4 * int(env["NBDL_CONV_BLOCK_COLS"])))
     if images:
         monkeypatch.setenv("NBDL_CONV_BLOCK_BYTES", str(images * geom["w"][2] * geom["P"] * 8))
-    if kernel == (1, 1):     # a 1x1 direct convolution has no columns to tile
-        want = want[:3] + (12,)
-    assert plan(geom, 8) == want
+    if variant == "tiles":     # TILES: an im2col Convolution's forward only
+        assert plan(geom, 8) == (2, 2, 5, 12)
+        if not transposed:
+            assert plan(geom, 8, forward=True) == (want if kernel == (3, 3) else (2, 2, 5, 12))
+    else:
+        if kernel == (1, 1):     # a 1x1 direct convolution has no columns to tile
+            want = want[:3] + (12,)
+        assert plan(geom, 8) == want
+        assert transposed or plan(geom, 8, forward=True) == want
     _check_against_references(transposed, attrs, xs, (4, 2) + kernel, rng)
 
 
@@ -450,6 +461,59 @@ def test_padding_only_taps(case, mode, monkeypatch, two_threads, rng):
     assert len(kept_taps(geom)) == kept
     assert plan(geom, 8)[0] == {"serial": 0, "chunks": 1, "split": 2}[mode]
     _check_against_references(transposed, attrs, xs, ws, rng)
+
+
+# (image D, H, W; output OD, OH, OW; kernel; stride; pad; dilation; taps with a shift)
+TABLE_CASES = [
+    ((1, 5, 6), (1, 5, 6), (1, 3, 3), (1, 1, 1), (0, 1, 1), (1, 1, 1), 9),    # "same"
+    ((1, 5, 6), (1, 3, 4), (1, 3, 3), (1, 1, 1), (0, 0, 0), (1, 1, 1), 0),    # "valid"
+    ((1, 6, 6), (1, 3, 3), (1, 3, 3), (1, 2, 2), (0, 1, 1), (1, 1, 1), 0),    # stride 2
+    ((1, 5, 5), (1, 5, 5), (1, 3, 3), (1, 1, 1), (0, 2, 2), (1, 2, 2), 9),    # dilated, same
+    ((4, 3, 3), (4, 3, 3), (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 27),   # 3-D same
+    ((1, 1, 7), (1, 1, 7), (1, 1, 3), (1, 1, 1), (0, 0, 1), (1, 1, 1), 3),    # 1-D same
+    ((1, 1, 1), (1, 1, 1), (1, 3, 3), (1, 1, 1), (0, 1, 1), (1, 1, 1), 1),    # one tap kept
+]
+
+
+@pytest.mark.parametrize("case", TABLE_CASES)
+def test_im2col_table_shifts_and_channel_copies(case):
+    """A tap gets a shift only where every offset it reads is q + shift, and
+    im2col / col2im of one channel (shifted copies or gathers) for column
+    tiles that cut rows equal the table read element by element."""
+    from nbdl.kernels.cpu.conv_im2col import (NO_SHIFT, _col2im_channel, _im2col_channel,
+                                              _make_table)
+    img, out, kern, stride, pad, dil, shifted = case
+    p, k = int(np.prod(out)), int(np.prod(kern))
+    tbl = np.full(k * p + 2 * k, 7, np.int32)
+    kv = _make_table(tbl, *img, out + kern + stride + pad + dil)
+    pts = tbl[:kv * p].reshape(kv, p)
+    shifts = tbl[kv * p + kv:kv * p + 2 * kv]
+    assert int((shifts != NO_SHIFT).sum()) == shifted
+    for r in range(kv):
+        inside = np.flatnonzero(pts[r] >= 0)
+        same = np.unique(pts[r, inside] - inside)
+        if shifts[r] != NO_SHIFT:
+            assert list(same) == [shifts[r]]
+        else:
+            assert len(same) > 1
+    rs = np.random.RandomState(3)
+    src = rs.rand(int(np.prod(img))).astype(np.float32)
+    want = np.where(pts >= 0, src[np.maximum(pts, 0)], 0)
+    for qa, qb in ((0, p), (1, p), (p // 3, p - 1)):
+        if qb <= qa:
+            continue
+        col = np.full((2 * kv, qb - qa + 2), -1, np.float32)
+        _im2col_channel(src, col, 1, 2 - qa, tbl, kv, p, qa, qb)
+        np.testing.assert_array_equal(col[kv:, 2:], want[:, qa:qb])
+        assert np.all(col[:kv] == -1) and np.all(col[:, :2] == -1)
+        dst = np.ones_like(src)
+        _col2im_channel(col, dst, 1, 2 - qa, tbl, kv, p, qa, qb)
+        ref = np.ones_like(src)
+        for r in range(kv):
+            for q in range(qa, qb):
+                if pts[r, q] >= 0:
+                    ref[pts[r, q]] += want[r, q]
+        np.testing.assert_allclose(dst, ref, rtol=1e-6)
 
 
 def test_gemm_views():

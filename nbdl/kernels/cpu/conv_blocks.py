@@ -133,6 +133,21 @@ def _forward_range(lo, hi, bs, tile, img3, w, st, r3, out3, col, buf, ep, add, d
 
 
 @njit(cache=True)
+def _forward_tiles(lo, hi, tile, img3, w, st, r3, out3, col, ep, add, direct, tbl, k, p):
+    """Work items ``lo`` .. ``hi`` of the (image, column tile) pairs, in that
+    order (``TILES``): each tile's columns, GEMM and epilogue in turn."""
+    g_n, fg = w.shape[0], w.shape[1]
+    per = -(-p // tile)
+    for j in range(lo, hi):
+        n0 = j // per
+        qa = (j - n0 * per) * tile
+        qb = min(p, qa + tile)
+        for g in range(g_n):
+            src = _columns(img3, col, n0, 1, g, g_n, direct, tbl, k, p, qa, qb)
+            _product_cols(w[g], src, out3, col, st, r3, n0, 1, g, g_n, ep, add, 0, fg, qa, qb)
+
+
+@njit(cache=True)
 def _data_range(lo, hi, bs, tile, x3, w, img3, col, buf, add, direct, tbl, k, p):
     g_n = w.shape[0]
     for n0 in range(lo, hi, bs):

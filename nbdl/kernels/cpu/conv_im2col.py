@@ -23,6 +23,15 @@ def _axis_reads(n_out, stride, off, size):
     return lo < n_out and lo * stride + off < size
 
 
+# ``tbl[kv*P + kv + r]`` when kept tap r reads a shifted copy of the channel
+# (offset == q + shift wherever it reads inside: stride 1 and output rows as
+# long as the input's, a "same" convolution), else NO_SHIFT: im2col then
+# copies contiguously instead of gathering (2.5-4x faster).
+NO_SHIFT = -(1 << 31)
+# below this many positions the gather is as fast (a vector loop's set-up)
+_SHIFT_MIN = 16
+
+
 @njit(cache=True)
 def _make_table(tbl, d_n, h_n, w_n, geo):
     """Fill the im2col table and return the number of taps ``kv`` kept.
@@ -30,8 +39,9 @@ def _make_table(tbl, d_n, h_n, w_n, geo):
     Taps that read only padding (every output position of a 1x1 image but
     the centre tap of a padded 3x3 kernel) are left out: ``tbl[r*P + q]``
     for the kept taps ``r < kv`` is the offset in a (D, H, W) channel read at
-    output position q, or -1 in the padding, and ``tbl[kv*P + r]`` is kept tap
-    ``r``'s index in the full kernel."""
+    output position q, or -1 in the padding, ``tbl[kv*P + r]`` is kept tap
+    ``r``'s index in the full kernel and ``tbl[kv*P + kv + r]`` its shift
+    (``NO_SHIFT`` above)."""
     od_, oh_, ow_, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geo
     p = od_ * oh_ * ow_
     kv = 0
@@ -53,6 +63,7 @@ def _make_table(tbl, d_n, h_n, w_n, geo):
                         and _axis_reads(ow_, sw, e * dw - pw, w_n)):
                     continue
                 tbl[kv * p + r] = (a * kh + b) * kw + e
+                shift, same = NO_SHIFT, True
                 for od in range(od_):
                     z = od * sd - pd + a * dd
                     for oh in range(oh_):
@@ -62,9 +73,16 @@ def _make_table(tbl, d_n, h_n, w_n, geo):
                         for ow in range(ow_):
                             x = ow * sw - pw + e * dw
                             if inside and x >= 0 and x < w_n:
-                                tbl[q + ow] = (z * h_n + y) * w_n + x
+                                at = (z * h_n + y) * w_n + x
+                                tbl[q + ow] = at
+                                d = at - (q + ow - r * p)
+                                if shift == NO_SHIFT:
+                                    shift = d
+                                elif d != shift:
+                                    same = False
                             else:
                                 tbl[q + ow] = -1
+                tbl[kv * p + kv + r] = shift if same else NO_SHIFT
                 r += 1
     return kv
 
@@ -109,9 +127,10 @@ def _expand_row(u, part, dw3, tbl, k, kv, p, add):
 @njit(cache=True)
 def _im2col_channel(src, col, c, off, tbl, k, p, qa, qb):
     """col[c*K + r, off + q] = src[tbl[r*P + q]] (0 where -1) for positions
-    q in [qa, qb); src is a flat channel.  Indices are ``np.uintp`` from
-    row views (none is negative: ``off + qa >= 0``), so Numba checks none
-    for wrap-around: 2.8x faster than signed 2-D indexing."""
+    q in [qa, qb), a contiguous copy (masked) for a tap with a shift; src is
+    a flat channel.  Indices are ``np.uintp`` from row views (none is
+    negative: ``off + qa >= 0``), so Numba checks none for wrap-around: 2.8x
+    faster than signed 2-D indexing."""
     zero = src.dtype.type(0)
     row = c * k
     n = np.uintp(qb - qa)
@@ -119,25 +138,39 @@ def _im2col_channel(src, col, c, off, tbl, k, p, qa, qb):
     for r in range(k):
         t = np.uintp(r * p + qa)
         d = col[row + r]
-        for q in range(n):
-            idx = tbl[t + q]
-            d[o + q] = src[np.uintp(idx)] if idx >= 0 else zero
+        shift = tbl[k * p + k + r]
+        if shift != NO_SHIFT and n >= _SHIFT_MIN:
+            a = np.uintp(qa + shift)       # wraps for q outside; never read there
+            for q in range(n):
+                d[o + q] = src[a + q] if tbl[t + q] >= 0 else zero
+        else:
+            for q in range(n):
+                idx = tbl[t + q]
+                d[o + q] = src[np.uintp(idx)] if idx >= 0 else zero
 
 
 @njit(cache=True)
 def _col2im_channel(col, dst, c, off, tbl, k, p, qa, qb):
     """dst (a flat channel) += its rows of col for positions [qa, qb)
-    scattered back (im2col's adjoint; unsigned indices as there)."""
+    scattered back (im2col's adjoint; unsigned indices and shifts as
+    there)."""
     row = c * k
     n = np.uintp(qb - qa)
     o = np.uintp(off + qa)
     for r in range(k):
         t = np.uintp(r * p + qa)
         s = col[row + r]
-        for q in range(n):
-            idx = tbl[t + q]
-            if idx >= 0:
-                dst[np.uintp(idx)] += s[o + q]
+        shift = tbl[k * p + k + r]
+        if shift != NO_SHIFT and n >= _SHIFT_MIN:
+            a = np.uintp(qa + shift)
+            for q in range(n):
+                if tbl[t + q] >= 0:
+                    dst[a + q] += s[o + q]
+        else:
+            for q in range(n):
+                idx = tbl[t + q]
+                if idx >= 0:
+                    dst[np.uintp(idx)] += s[o + q]
 
 
 # -- units of a block, one (sample j, channel) each -------------------------------------

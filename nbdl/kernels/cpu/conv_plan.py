@@ -12,6 +12,11 @@ nest, and BLAS's own threads stall badly on a busy machine):
   scratch rows of its own, weight-gradient partial sums per chunk reduced at
   the end.  A chunk's samples are fixed, so results do not depend on
   scheduling.
+- ``TILES`` (Convolution's forward only): few images but large ones
+  (batch 1 at 56x56, say): a ``prange`` over ``nt`` contiguous runs of the
+  (image, column tile) pairs, each tile's im2col and GEMM on one thread
+  while its columns are in cache (``SPLIT`` would build the whole image's
+  columns, then have every thread read all of them).
 - ``SPLIT``: few columns (small batches, tiny images): a block at a time,
   im2col/gather split over (sample, channel) pairs, then each GEMM split
   over ``nt`` slices of its rows (output channels; input channels for the
@@ -22,9 +27,9 @@ Scratch from the planner (``scratch``, sized for the kept taps): the column
 block ``(rows, CK*bs*P)`` (or ``CK*tile``; none for a one-image 1x1 direct
 block), the cols-side block ``(rows, Fg*bs*P)`` (only when ``bs > 1``),
 backward the partial sums ``(nt, G, Fg, CK)`` (only ``CHUNKS``), the int32
-im2col table and tap list ``(kv*P + kv,)``, and the compacted weights (and
+im2col table, tap list and tap shifts ``(kv*P + 2*kv,)``, and the compacted weights (and
 backward their gradient) when taps were left out; ``rows`` is ``nt`` for
-``CHUNKS``, else 1.
+``CHUNKS`` and ``TILES``, else 1.
 """
 import math
 from functools import partial
@@ -37,7 +42,7 @@ from ._blas_threads import BLAS_THREAD_CONTROL
 from ._parallel import threads as _threads, use_parallel
 from .conv_depthwise import scratch_size
 
-SERIAL, CHUNKS, SPLIT = 0, 1, 2
+SERIAL, CHUNKS, SPLIT, TILES = 0, 1, 2, 3
 
 
 # -- plan and scratch (prepare time) ---------------------------------------------------------
@@ -68,12 +73,13 @@ def epilogue_temp(call, dtype):
     return ((2, a["num_filter"] if affine else 0), dtype)
 
 
-def plan(geom, itemsize=4):
+def plan(geom, itemsize=4, forward=False):
     """``(mode, nt, bs, tile)`` for a convolution of geometry ``geom`` (see the
     module docstring): ``SERIAL`` below ``NBDL_CONV_PARALLEL_MIN_FLOPS`` (or
     on one thread, or when BLAS's threads cannot be held), ``CHUNKS`` when
     every thread gets at least ``NBDL_CONV_BLOCK_COLS`` columns of its own
-    samples, else ``SPLIT``.  ``bs``: samples a block, to make blocks of
+    samples, else (``forward``, not 1x1 direct) ``TILES`` when the images
+    have at least two such tiles a thread, else ``SPLIT``.  ``bs``: samples a block, to make blocks of
     about ``NBDL_CONV_BLOCK_COLS`` columns (a quarter of that for 1x1 direct
     convolutions; ``SPLIT``: the whole batch), within a chunk and within
     ``NBDL_CONV_BLOCK_BYTES`` of columns.
@@ -96,6 +102,8 @@ def plan(geom, itemsize=4):
     elif n >= threads and n * p >= threads * config.conv_chunk_min_cols():
         mode, nt = CHUNKS, threads
         bs = min(-(-n // nt), per_block)
+    elif forward and not is_direct(geom) and n * p >= 2 * threads * target:
+        return TILES, threads, 1, _even_tile(n, p, target, threads)
     else:
         mode, nt, bs = SPLIT, threads, n
     bs = max(1, min(bs, by_bytes))
@@ -104,6 +112,16 @@ def plan(geom, itemsize=4):
         tiles = -(-p // target)
         tile = -(-p // tiles)
     return mode, nt, bs, tile
+
+
+def _even_tile(n, p, target, threads):
+    """Columns a tile for ``TILES``: about ``target``, and as many tiles an
+    image as make the (image, tile) pairs a multiple of ``threads`` (7 tiles
+    on 2 threads would leave one idle for a seventh of the time)."""
+    tiles = -(-p // target)
+    while (n * tiles) % threads and tiles < p:
+        tiles += 1
+    return -(-p // tiles)
 
 
 def kept_taps(geom):
@@ -131,13 +149,13 @@ def scratch(geom, the_plan, backward, need_weight, dtype):
     g_n, fg, ck = geom["w"]
     p = geom["P"]
     k = int(np.prod(geom["k3"]))
-    rows = nt if mode == CHUNKS else 1
+    rows = nt if mode in (CHUNKS, TILES) else 1
     direct = is_direct(geom)
     kv = k if direct else len(kept_taps(geom))
     ckv = ck // k * kv
     col = ((rows, 0 if (direct and bs == 1) else ckv * (bs * p if tile == p else tile)), dtype)
     buf = ((rows, fg * bs * p if bs > 1 else 0), dtype)
-    tbl = ((0 if direct else kv * p + kv,), np.int32)
+    tbl = ((0 if direct else kv * p + 2 * kv,), np.int32)
     wsc = ((0 if kv == k else (2 if backward else 1), g_n, fg, ckv), dtype)
     if not backward:
         return [col, buf, tbl, wsc]
@@ -151,12 +169,13 @@ def _geom_scalars(geom):
     return tuple(int(v) for v in geom["k3"] + geom["s3"] + geom["p3"] + geom["d3"])
 
 
-def cpu_plan(call, geom):
+def cpu_plan(call, geom, forward=False):
     """``(mode, nt, bs, tile)`` of these kernels for ``call`` (``plan`` for its
-    dtype); ``prepare`` and the temp rules both ask this, so the scratch
-    matches the variant."""
+    dtype; ``forward``: Convolution's forward, which alone runs ``TILES``);
+    ``prepare`` and the temp rules both ask this, so the scratch matches the
+    variant."""
     dt = call.out_dtypes[0] if call.out_dtypes and call.out_dtypes[0] is not None else "float32"
-    return plan(geom, np.dtype(dt).itemsize)
+    return plan(geom, np.dtype(dt).itemsize, forward)
 
 
 def _temps(call, transposed, backward):
@@ -173,7 +192,7 @@ def _temps(call, transposed, backward):
         st = epilogue_temp(call, dtype)
         if is_depthwise(geom):
             return [st, ((depthwise_threads(call), scratch_size(geom)), dtype)]
-        return scratch(geom, cpu_plan(call, geom), False, False, dtype) + [st]
+        return scratch(geom, cpu_plan(call, geom, True), False, False, dtype) + [st]
     return scratch(geom, cpu_plan(call, geom), backward, backward and call.req[1] != REQ_NULL,
                    dtype)
 
@@ -185,6 +204,6 @@ temp_deconvolution_backward = partial(_temps, transposed=True, backward=True)
 
 
 __all__ = ["plan", "scratch", "kept_taps", "is_direct", "is_depthwise", "epilogue_temp",
-           "depthwise_threads", "cpu_plan", "SERIAL", "CHUNKS", "SPLIT",
+           "depthwise_threads", "cpu_plan", "SERIAL", "CHUNKS", "SPLIT", "TILES",
            "temp_convolution", "temp_deconvolution", "temp_convolution_backward",
            "temp_deconvolution_backward"]

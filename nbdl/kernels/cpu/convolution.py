@@ -54,13 +54,13 @@ from ._parallel import twins as _twins
 from ._blas_threads import blas_get_threads, blas_set_threads, hold_blas, hold_for, release_blas
 from .conv_blocks import (_conv_backward_range, _conv_backward_split, _data_range, _data_split,
                           _deconv_backward_range, _deconv_backward_split, _forward_range,
-                          _forward_split, _slice)
+                          _forward_split, _forward_tiles, _slice)
 from .conv_im2col import (_add_bias, _add_bias_par, _bias_grad, _bias_grad_par, _finish_weight,
                           _finish_weight_par, _flat3, _setup)
 from ..shared.conv_epilogue import epilogue_args
 from .conv_depthwise import dw_forward, dw_forward_parallel
 from .conv_epilogue import fold
-from .conv_plan import (SERIAL, SPLIT, _geom_scalars, cpu_plan, depthwise_threads, is_depthwise,
+from .conv_plan import (SERIAL, SPLIT, TILES, _geom_scalars, cpu_plan, depthwise_threads, is_depthwise,
                         is_direct)
 
 
@@ -99,6 +99,12 @@ def conv_forward_parallel(img, w, b, gamma, beta, mm, mv, res, cols, col, buf, t
     if mode == SPLIT:
         _forward_split(nt, bs, img3, wk, st, r3, out3, col[0], buf[0], ep, add, direct, tbl,
                        kv, p)
+    elif mode == TILES:
+        items = n * (-(-p // tile))
+        for t in prange(nt):
+            lo, hi = _slice(items, t, nt)
+            _forward_tiles(lo, hi, tile, img3, wk, st, r3, out3, col[t], ep, add, direct, tbl,
+                           kv, p)
     else:
         for t in prange(nt):
             lo, hi = _slice(n, t, nt)
@@ -325,7 +331,7 @@ def _conv_forward(call, geom):
         fn = dw_forward_parallel if depthwise_threads(call) > 1 else dw_forward
         scal = head + (geom["cols"][1], geom["G"]) + _geom_scalars(geom)
         return Launch(fn, scal, views=views, args=pick)
-    mode, nt, bs, tile = cpu_plan(call, geom)
+    mode, nt, bs, tile = cpu_plan(call, geom, True)
     fn = conv_forward if mode == SERIAL else conv_forward_parallel
     scal = head + (is_direct(geom), mode, nt, bs, tile, _hold(geom, mode, bs, tile)) + \
         _geom_scalars(geom)

@@ -34,5 +34,6 @@ def views(geo):
 
 
 def table_temp(geo):
-    """The CPU kernels' scratch: Convolution's int32 im2col table (K*P + K)."""
-    return [((geo[1] * geo[2] + geo[1],), np.dtype(np.int32))]
+    """The CPU kernels' scratch: Convolution's int32 im2col table (K*P + 2*K:
+    offsets, taps, shifts)."""
+    return [((geo[1] * geo[2] + 2 * geo[1],), np.dtype(np.int32))]
