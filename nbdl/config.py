@@ -15,13 +15,13 @@ def apply_thread_defaults():
     cores: on 2 cores ResNet-50 inference at batch 1 took 292 ms with
     spinning threads and 74 ms with a passive wait.  A wait that sleeps at
     once costs a parallel region ~40 us to wake the threads (1.6 us when
-    they spin): ``NBDL_OMP_SPINCOUNT`` (unset by default) lets the passive
-    threads spin that many iterations first (libgomp's ``GOMP_SPINCOUNT``).
-    Measured on 2 cores (perf/README.md): 10000 made ResNet-18 training,
-    LeNet and ResNet-50/MobileNet inference 7-21% faster, and the fused
-    LSTM/GRU training steps 1.7-1.8x slower (their per-step BLAS threads
-    then wait for cores the spinning threads hold), so it is left to the
-    user's workload.  libgomp reads ``OMP_WAIT_POLICY`` and
+    they spin): ``NBDL_OMP_SPINCOUNT`` lets the passive threads spin that
+    many iterations first (libgomp's ``GOMP_SPINCOUNT``): 10000 by default
+    when nbdl runs one thread pool (``thread_pool``: BLAS's threads are then
+    never waiting for the cores the spinning threads hold), none under
+    ``NBDL_THREAD_POOL=blas`` (there the fused LSTM/GRU training steps ran
+    1.7-1.8x slower with the spin: their BLAS threads waited for the
+    cores); ``0`` or empty: no spin.  libgomp reads ``OMP_WAIT_POLICY`` and
     ``GOMP_SPINCOUNT`` once, when it is loaded, so the variables are set
     only while Numba loads its threading layer and are removed again:
     processes the user starts (MXNet or PyTorch runs side by side,
@@ -35,8 +35,9 @@ def apply_thread_defaults():
     if "OMP_WAIT_POLICY" in os.environ or not policy:
         return
     applied = {"OMP_WAIT_POLICY": policy}
-    spin = os.environ.get("NBDL_OMP_SPINCOUNT", "").strip()
-    if policy == "PASSIVE" and spin and "GOMP_SPINCOUNT" not in os.environ:
+    spin = os.environ.get("NBDL_OMP_SPINCOUNT",
+                          "10000" if thread_pool() == "numba" else "").strip()
+    if policy == "PASSIVE" and spin not in ("", "0") and "GOMP_SPINCOUNT" not in os.environ:
         applied["GOMP_SPINCOUNT"] = spin
     os.environ.update(applied)
     try:
@@ -221,6 +222,19 @@ def conv_block_bytes():
         return int(os.environ.get("NBDL_CONV_BLOCK_BYTES", str(8 << 20)))
     except ValueError:
         return 8 << 20
+
+
+def thread_pool():
+    """``NBDL_THREAD_POOL``: ``numba`` (default) runs every kernel's work on
+    Numba's threads, matrix products large enough for threads split over
+    them with BLAS held to one thread (``kernels.cpu.matrix``'s split
+    kernels, the fused RNN's input and weight products), so two pools never
+    compete for the cores; ``blas`` leaves products above
+    ``NBDL_BLAS_SERIAL_MAX_FLOPS`` to BLAS's own threads (and Numba's
+    threads do not spin, ``apply_thread_defaults``).  A BLAS whose threads
+    nbdl cannot hold (not OpenBLAS or BLIS) runs as under ``blas``."""
+    v = os.environ.get("NBDL_THREAD_POOL", "numba").strip().lower()
+    return v if v in ("numba", "blas") else "numba"
 
 
 def blas_serial_max_flops():

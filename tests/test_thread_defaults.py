@@ -31,7 +31,7 @@ ctypes.CDLL("libgomp.so.1").omp_display_env(1)
 def _probe(**env):
     e = {k: v for k, v in os.environ.items()
          if k not in ("OMP_WAIT_POLICY", "NBDL_OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER",
-                      "GOMP_SPINCOUNT", "NBDL_OMP_SPINCOUNT")}
+                      "GOMP_SPINCOUNT", "NBDL_OMP_SPINCOUNT", "NBDL_THREAD_POOL")}
     e.update(env, PYTHONPATH=ROOT)
     out = subprocess.run([sys.executable, "-c", PROBE], env=e, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, check=True).stdout
@@ -53,15 +53,20 @@ def test_policy_applied_but_not_left_in_environment():
     assert lines["in-process"] == "None" and lines["child"] == "None"
     assert lines["spin-env"] == "None"
     if lines["layer"] == "omp":
-        assert spin == "0"              # passive: threads sleep between regions at once
+        assert spin == "10000"          # one thread pool: passive after a short spin
 
 
 def test_spin_count_knob_and_users_spin_count():
     _need_libgomp()
-    lines, spin = _probe(NBDL_OMP_SPINCOUNT="10000")
+    for env in ({"NBDL_THREAD_POOL": "blas"}, {"NBDL_OMP_SPINCOUNT": "0"}):
+        lines, spin = _probe(**env)
+        assert lines["spin-env"] == "None"
+        if lines["layer"] == "omp":
+            assert spin == "0", env     # passive: threads sleep between regions at once
+    lines, spin = _probe(NBDL_OMP_SPINCOUNT="2500", NBDL_THREAD_POOL="blas")
     assert lines["spin-env"] == "None"
     if lines["layer"] == "omp":
-        assert spin == "10000"          # passive after a short spin
+        assert spin == "2500"
     lines, spin = _probe(GOMP_SPINCOUNT="777")
     assert lines["spin-env"] == "777" and lines["in-process"] == "None"
     if lines["layer"] == "omp":

@@ -367,16 +367,75 @@ def test_fc_split_kernels_match_the_plain_ones(m, k, n, has_bias, rng):
             np.testing.assert_allclose(grads[0][1], 0.5 + g.T @ x, rtol=1e-12)
 
 
-def test_fc_splits_only_when_the_blas_is_serial(monkeypatch):
+@pytest.mark.parametrize("ta,tb", [(0, 0), (0, 1), (1, 0), (1, 1)])
+@pytest.mark.parametrize("bsz,m,k,n", [(1, 7, 5, 3), (3, 1, 4, 6), (1, 6, 3, 1), (2, 4, 0, 3)])
+def test_dot_split_kernels_match_the_plain_ones(ta, tb, bsz, m, k, n, rng):
+    """The split dot / batch_dot kernels (over 2 of Numba's threads, ``REQ_ADD``
+    in the GEMM) give the plain kernels' results (``REQ_ADD`` through the
+    temp) and numpy's, for every transpose, req, fewer rows or items than
+    threads, and an empty inner dimension."""
+    from nbdl.kernels.cpu import matrix as M
+    a = rng.normal(size=(bsz,) + ((k, m) if ta else (m, k)))
+    b = rng.normal(size=(bsz,) + ((n, k) if tb else (k, n)))
+    g = rng.normal(size=(bsz, m, n))
+    opa, opb = (a.transpose(0, 2, 1) if ta else a), (b.transpose(0, 2, 1) if tb else b)
+    prod = opa @ opb
+    da_ref = g @ opb.transpose(0, 2, 1)
+    db_ref = opa.transpose(0, 2, 1) @ g
+    da_ref = da_ref.transpose(0, 2, 1) if ta else da_ref
+    db_ref = db_ref.transpose(0, 2, 1) if tb else db_ref
+    tmp = np.zeros((m, n))
+    tmp_a, tmp_b = np.zeros(a.shape[1:]), np.zeros(b.shape[1:])
+    kernels = [(M.dot_forward, M.dot_forward_split, M.dot_backward, M.dot_backward_split, 0),
+               (M.batch_dot_forward, M.batch_dot_forward_split, M.batch_dot_backward,
+                M.batch_dot_backward_split, 1)]
+    for fwd, fwd_s, bwd, bwd_s, batched in kernels:
+        if not batched and bsz > 1:
+            continue
+        pick = (lambda x: x) if batched else (lambda x: x[0])
+        for req in (REQ_WRITE, REQ_ADD, REQ_NULL):
+            base = {REQ_WRITE: 0.0, REQ_ADD: 0.5, REQ_NULL: 0.5}[req]
+            outs = [np.full(pick(prod).shape, 0.5) for _ in range(2)]
+            fwd(pick(a), pick(b), outs[0], tmp, ta, tb, req, 1, 2)
+            fwd_s(pick(a), pick(b), outs[1], tmp, ta, tb, req, 0, 2)
+            want = pick(prod) + base if req != REQ_NULL else np.full(outs[0].shape, 0.5)
+            for out in outs:
+                np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+            grads = [[np.full(pick(a).shape, 0.5), np.full(pick(b).shape, 0.5)]
+                     for _ in range(2)]
+            bwd(pick(g), pick(a), pick(b), *grads[0], tmp_a, tmp_b, ta, tb, req, req, 1, 2)
+            bwd_s(pick(g), pick(a), pick(b), *grads[1], tmp_a, tmp_b, ta, tb, req, req, 0, 2)
+            for i, ref in enumerate((pick(da_ref), pick(db_ref))):
+                want = ref + base if req != REQ_NULL else np.full(ref.shape, 0.5)
+                for run in grads:
+                    np.testing.assert_allclose(run[i], want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("pool,serial", [("numba", False), ("blas", False), ("blas", True)])
+def test_products_split_over_the_one_thread_pool(pool, serial, monkeypatch):
+    """A product large enough for threads splits over Numba's threads under
+    ``NBDL_THREAD_POOL=numba`` (the default) or when the BLAS is serial, and
+    runs on BLAS's threads only under ``blas``; a small one never splits."""
     from nbdl.kernels.cpu import matrix as M
     from nbdl.ops.registry import Call
-    monkeypatch.setenv("NBDL_BLAS_SERIAL_MAX_FLOPS", "1")
-    op = get_op("FullyConnected")
-    attrs, _ = op.parse_attrs({"num_hidden": 4})
+    if not nbdl.kernels.cpu._blas_threads.BLAS_THREAD_CONTROL:
+        pytest.skip("a BLAS whose threads nbdl cannot hold")
+    monkeypatch.setenv("NBDL_THREAD_POOL", pool)
+    monkeypatch.setattr(M, "serial_blas", lambda: serial)
     f32 = np.dtype(np.float32)
-    call = Call(op, attrs, [(8, 5), (4, 5), (4,)], [f32] * 3, [(8, 4)], [f32], device=cpu(),
-                req=[REQ_WRITE])
-    for serial, want in ((True, M.fc_forward_split), (False, M.fc_forward)):
-        monkeypatch.setattr(M, "serial_blas", lambda: serial)
-        assert M.prepare_fc(call).fn is (want if nbdl.kernels.cpu._parallel.threads() > 1
-                                          else M.fc_forward)
+    split = nbdl.kernels.cpu._parallel.threads() > 1 and (pool == "numba" or serial)
+    cases = [("FullyConnected", {"num_hidden": 4}, [(8, 5), (4, 5), (4,)], [(8, 4)],
+              M.prepare_fc, M.fc_forward_split, M.fc_forward),
+             ("dot", {}, [(8, 5), (5, 4)], [(8, 4)], M.prepare_dot, M.dot_forward_split,
+              M.dot_forward),
+             ("batch_dot", {}, [(3, 8, 5), (3, 5, 4)], [(3, 8, 4)], M.prepare_batch_dot,
+              M.batch_dot_forward_split, M.batch_dot_forward)]
+    for name, attrs, ins, outs, prepare, split_fn, plain in cases:
+        op = get_op(name)
+        parsed, _ = op.parse_attrs(attrs)
+        call = Call(op, parsed, ins, [f32] * len(ins), outs, [f32], device=cpu(),
+                    req=[REQ_WRITE])
+        monkeypatch.setenv("NBDL_BLAS_SERIAL_MAX_FLOPS", "1")
+        assert prepare(call).fn is (split_fn if split else plain), name
+        monkeypatch.setenv("NBDL_BLAS_SERIAL_MAX_FLOPS", str(1 << 30))
+        assert prepare(call).fn is plain, name

@@ -133,6 +133,15 @@ def hold_for(flops):
     return int(BLAS_THREAD_CONTROL and flops < config.blas_serial_max_flops())
 
 
+def one_pool():
+    """Whether nbdl runs one thread pool (``NBDL_THREAD_POOL=numba``, the
+    default, and a BLAS whose threads it can hold): products large enough
+    for threads are split over Numba's threads with BLAS held to one,
+    instead of running on BLAS's own threads."""
+    from ... import config
+    return BLAS_THREAD_CONTROL and config.thread_pool() == "numba"
+
+
 def serial_blas():
     """Whether the BLAS runs on one thread now (the user set
     ``OPENBLAS_NUM_THREADS=1``, say): products large enough to want threads
@@ -141,4 +150,4 @@ def serial_blas():
 
 
 __all__ = ["blas_get_threads", "blas_set_threads", "BLAS_THREAD_CONTROL", "hold_blas",
-           "release_blas", "hold_for", "serial_blas"]
+           "release_blas", "hold_for", "one_pool", "serial_blas"]

@@ -15,6 +15,7 @@ from llvmlite import ir
 from numba import types
 
 from ..shared.jit import njit
+from ._parallel import chunk
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -121,4 +122,23 @@ def gemm_c(a, b, c, ta, tb, alpha, beta):
             c.ctypes.data, max(n, 1))
 
 
-__all__ = ["gemm", "gemm_c"]
+@njit(cache=True)
+def gemm_part(a, b, c, alpha, beta, t, nt):
+    """Part ``t`` of ``nt`` of ``gemm(a, b, c, alpha, beta)``: one thread's
+    share of a product split over threads, ``c`` cut along its longer side
+    (rows: each part reads all of ``b``; columns: all of ``a``), so the
+    operand every part packs again is the smaller one (an MLP's 128-row
+    batch by 512 units split by rows packed the whole weight matrix twice:
+    6% slower than BLAS's own threads)."""
+    m, n = c.shape
+    if m >= n:
+        lo, hi = chunk(m, t, nt)
+        if hi > lo:
+            gemm(a[lo:hi], b, c[lo:hi], alpha, beta)
+    else:
+        lo, hi = chunk(n, t, nt)
+        if hi > lo:
+            gemm(a, b[:, lo:hi], c[:, lo:hi], alpha, beta)
+
+
+__all__ = ["gemm", "gemm_c", "gemm_part"]

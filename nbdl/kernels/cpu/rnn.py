@@ -40,7 +40,8 @@ from numba import prange
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
-from ._blas_threads import hold_blas, hold_for, release_blas
+from ._blas_threads import blas_get_threads, blas_set_threads, hold_blas, hold_for, release_blas
+from ._gemm import gemm_part
 from ._parallel import chunk, threads, twins as _twins, use_parallel, variant
 from .rnn_cells import (gru_backward, gru_forward, lstm_backward, lstm_forward, simple_backward,
                         simple_forward)
@@ -126,6 +127,16 @@ def _gemm(a, b, out):
 
 
 @njit(cache=True, inline="always")
+def _gemm_part(a, b, out, t, nt):
+    """Part ``t`` of ``nt`` of out = a @ b (all of it for nt = 1,
+    ``_gemm.gemm_part``): the layer-wide products (inputs by ``W_i2h``, the
+    weight gradients) split over the parallel core's threads, BLAS held to
+    one thread there (views with a leading dimension, no copies; an empty
+    inner dimension gives zeros, as ``_gemm``)."""
+    gemm_part(a, b, out, 1.0, 0.0, t, nt)
+
+
+@njit(cache=True, inline="always")
 def _pos(s, ln, d):
     """The time step element n is at in iteration s of direction d (padding
     steps, s >= len, map to themselves)."""
@@ -193,7 +204,9 @@ def _forward_core_py(data, params, state, cell, out, hy, cy, res, ws, mode, L, D
             g = g0 if d == 0 else g1
             e = e0 if d == 0 else e1
             q = q0 if d == 0 else q1
-            _gemm(x2, wx.T, g.reshape((tn, GH)))
+            g2 = g.reshape((tn, GH))
+            for tt in prange(nt):
+                _gemm_part(x2, wx.T, g2, tt, nt)
             h[...] = state[l * D + d]
             if mode == LSTM:
                 c[...] = cell[l * D + d]
@@ -247,8 +260,9 @@ def _forward_core_py(data, params, state, cell, out, hy, cy, res, ws, mode, L, D
 
 # The time loops run ``nt`` batch slices (``prange``): the serial core with
 # nt = 1, the parallel one with a slice a thread, each slice's per-step GEMM
-# and gates on its own rows (BLAS held to one thread).  One source, two
-# compilations (``_parallel.variant``).
+# and gates on its own rows, and the layer-wide products split by rows
+# (``_gemm_part``), BLAS held to one thread for the whole parallel call.
+# One source, two compilations (``_parallel.variant``).
 _forward_core = njit(cache=True)(_forward_core_py)
 _forward_core_par = njit(cache=True, parallel=True)(variant(_forward_core_py, "_forward_core_par"))
 
@@ -273,8 +287,11 @@ def rnn_forward_parallel(data, params, state, cell, lens, out, hy, cy, reserve, 
     R = reserve.size
     res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
     _fill_lens(ws[0:data.shape[1]], lens, use_len, data.shape[0])
+    saved = blas_get_threads()
+    blas_set_threads(1)
     _forward_core_par(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
                       active, clip, lo, hi, hold, r_out, r_hy, r_cy, nt)
+    blas_set_threads(saved)
 
 
 # -- backward -------------------------------------------------------------------
@@ -412,18 +429,19 @@ def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams,
             dwx, dwh, dwr, dbx, dbh = _weights(dp, l, d, L, D, G, H, I, P)
             dgx2 = dgx.reshape((tn, GH))
             dgh2 = dgh.reshape((tn, GH))
-            _gemm(dgx2.T, x2, dwx)
-            _gemm(dgh2.T, hp.reshape((tn, R)), dwh)
+            hp2 = hp.reshape((tn, R))
+            dxd = dxl if d == 0 else dxt
+            for tt in prange(nt):
+                _gemm_part(dgx2.T, x2, dwx, tt, nt)
+                _gemm_part(dgh2.T, hp2, dwh, tt, nt)
+                _gemm_part(dgx2, wx, dxd, tt, nt)
             if proj:
                 _gemm(drall.reshape((tn, P)).T, q.reshape((tn, H)), dwr)
             for r in range(tn):
                 for k in range(GH):
                     dbx[k] += dgx2[r, k]
                     dbh[k] += dgh2[r, k]
-            if d == 0:
-                _gemm(dgx2, wx, dxl)
-            else:
-                _gemm(dgx2, wx, dxt)
+            if d > 0:
                 dxl += dxt
         if l > 0:
             dyf = dy.reshape(tn * D * R)
@@ -457,9 +475,12 @@ def rnn_backward_parallel(og, ghy, gcy, data, params, state, cell, lens, reserve
                           dstate, dcell, ws, use_len, mode, L, D, H, P, pkeep, clip, lo, hi, hold,
                           nt, r_x, r_p, r_s, r_c):
     _fill_lens(ws[0:data.shape[1]], lens, use_len, data.shape[0])
+    saved = blas_get_threads()
+    blas_set_threads(1)
     _backward_core_par(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate,
                        dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s,
                        r_c, nt)
+    blas_set_threads(saved)
 
 
 # -- prepare --------------------------------------------------------------------
