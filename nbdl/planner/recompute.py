@@ -422,19 +422,9 @@ def fit_budget(breq: BudgetRequest, unbudgeted: MemoryPlan | None = None) -> Bud
     g = _Budget(breq)
     if base_bytes <= breq.budget:
         return _with_base(g.finish(g.rewrite(set(g.saved)), unbudgeted), base_bytes)
-    kept = set(g.saved)
-    target = breq.budget
-    cur = None
-    for _ in range(_RETARGETS):
-        cur = g.descend(kept, target, cur)
-        if cur.peak <= target:
-            cur = g.keep_again(kept, target, cur)
-        p = make_plan(dataclasses.replace(cur.request, mode="greedy"))
-        if p.arena_bytes <= breq.budget:
-            return _with_base(g.finish(cur, p), base_bytes)
-        if cur.peak > target:
-            break           # the greedy is stuck above the target
-        target -= p.arena_bytes - breq.budget
+    found = _search(g, breq.budget)
+    if found is not None:
+        return _with_base(g.finish(*found), base_bytes)
     smallest = smallest_plan(breq, g, unbudgeted)
     if smallest.plan.arena_bytes <= breq.budget:
         return _with_base(smallest, base_bytes)
@@ -447,14 +437,38 @@ def fit_budget(breq: BudgetRequest, unbudgeted: MemoryPlan | None = None) -> Bud
         f"{base_bytes:,} bytes, {base_bytes / _MB:,.1f} MB)", smallest=need)
 
 
+def _search(g: _Budget, budget: int):
+    """The search aimed at ``budget`` arena bytes: ``(rewrite, plan)`` with
+    the greedy packing of the rewritten schedule within ``budget``, or None.
+    A pure function of the request and ``budget`` (``smallest_plan`` relies
+    on it)."""
+    kept = set(g.saved)
+    target = budget
+    cur = None
+    for _ in range(_RETARGETS):
+        cur = g.descend(kept, target, cur)
+        if cur.peak <= target:
+            cur = g.keep_again(kept, target, cur)
+        p = make_plan(dataclasses.replace(cur.request, mode="greedy"))
+        if p.arena_bytes <= budget:
+            return cur, p
+        if cur.peak > target:
+            return None     # the greedy is stuck above the target
+        target -= p.arena_bytes - budget
+    return None
+
+
 def smallest_plan(breq: BudgetRequest, g: _Budget | None = None,
                   unbudgeted: MemoryPlan | None = None) -> BudgetPlan:
     """The plan of the smallest arena the greedy search reaches (whatever
     the FLOPs): the same search aiming each round just below the peak, or
     the schedule without recompute when the greedy packing of that search's
     schedule comes out larger (recomputing moves bytes between steps, and
-    the packer is a heuristic).  Independent of ``breq.budget``, so a budget
-    of its arena is always met, and never above the unbudgeted arena.
+    the packer is a heuristic), then the search aimed one byte below the
+    best arena so far, while it finds a smaller one: so ``fit_budget``
+    fails exactly below this arena (its own search aimed there was this
+    one's last).  Independent of ``breq.budget``, so a budget of its arena is
+    always met, and never above the unbudgeted arena.
 
     Parameters
     ----------
@@ -472,9 +486,14 @@ def smallest_plan(breq: BudgetRequest, g: _Budget | None = None,
     p = make_plan(dataclasses.replace(cur.request, mode="greedy"))
     if unbudgeted is None:
         unbudgeted = make_plan(dataclasses.replace(breq.request, mode="greedy"))
-    if unbudgeted.arena_bytes <= p.arena_bytes:
-        return g.finish(g.rewrite(set(g.saved)), unbudgeted)
-    return g.finish(cur, p)
+    best = (g.rewrite(set(g.saved)), unbudgeted) if unbudgeted.arena_bytes <= p.arena_bytes \
+        else (cur, p)
+    while best[1].arena_bytes > 0:      # each round finds a strictly smaller arena
+        found = _search(g, best[1].arena_bytes - 1)
+        if found is None:
+            break
+        best = found
+    return g.finish(*best)
 
 
 def _with_base(bp: BudgetPlan, base_bytes: int) -> BudgetPlan:
