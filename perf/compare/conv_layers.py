@@ -17,7 +17,7 @@ microseconds), which a whole network's executor also pays per op.
 Parameters (command line)
 -------------------------
 --net : the layer list (``NETS``): ``resnet18_32`` (ResNet-18 v1 on 32x32
-    images, one of each distinct convolution), ``resnet50_224``,
+    images, one of each distinct convolution), ``resnet18_224``, ``resnet50_224``,
     ``squeezenet11_224`` (one of each kind of layer: squeeze, 1x1 and 3x3
     expand, at each image size).
 --batch : images a call.
@@ -46,6 +46,10 @@ NETS = {
                      (128, 512, 28, 1, 1, 0), (512, 256, 28, 1, 1, 0), (256, 256, 14, 3, 1, 1),
                      (256, 1024, 14, 1, 1, 0), (1024, 512, 14, 1, 1, 0), (512, 512, 7, 3, 1, 1),
                      (512, 2048, 7, 1, 1, 0)],
+    "resnet18_224": [(3, 64, 224, 7, 2, 3), (64, 64, 56, 3, 1, 1), (64, 128, 56, 3, 2, 1),
+                     (64, 128, 56, 1, 2, 0), (128, 128, 28, 3, 1, 1), (128, 256, 28, 3, 2, 1),
+                     (128, 256, 28, 1, 2, 0), (256, 256, 14, 3, 1, 1), (256, 512, 14, 3, 2, 1),
+                     (256, 512, 14, 1, 2, 0), (512, 512, 7, 3, 1, 1)],
     "squeezenet11_224": [(3, 64, 224, 3, 2, 0), (64, 16, 55, 1, 1, 0), (16, 64, 55, 1, 1, 0),
                          (16, 64, 55, 3, 1, 1), (128, 32, 27, 1, 1, 0), (32, 128, 27, 3, 1, 1),
                          (256, 48, 13, 1, 1, 0), (48, 192, 13, 3, 1, 1), (64, 256, 13, 3, 1, 1),

@@ -63,26 +63,31 @@ def _make_table(tbl, d_n, h_n, w_n, geo):
                         and _axis_reads(ow_, sw, e * dw - pw, w_n)):
                     continue
                 tbl[kv * p + r] = (a * kh + b) * kw + e
-                shift, same = NO_SHIFT, True
+                # the columns whose x = ow*sw + xo lies in [0, w_n): [lo, hi)
+                xo = e * dw - pw
+                lo = min(ow_, 0 if xo >= 0 else (-xo + sw - 1) // sw)
+                hi = max(lo, min(ow_, (w_n - 1 - xo) // sw + 1))
                 for od in range(od_):
                     z = od * sd - pd + a * dd
                     for oh in range(oh_):
                         y = oh * sh - ph + b * dh
-                        inside = z >= 0 and z < d_n and y >= 0 and y < h_n
-                        q = r * p + (od * oh_ + oh) * ow_
-                        for ow in range(ow_):
-                            x = ow * sw - pw + e * dw
-                            if inside and x >= 0 and x < w_n:
-                                at = (z * h_n + y) * w_n + x
-                                tbl[q + ow] = at
-                                d = at - (q + ow - r * p)
-                                if shift == NO_SHIFT:
-                                    shift = d
-                                elif d != shift:
-                                    same = False
-                            else:
-                                tbl[q + ow] = -1
-                tbl[kv * p + kv + r] = shift if same else NO_SHIFT
+                        row = tbl[r * p + (od * oh_ + oh) * ow_:r * p + (od * oh_ + oh + 1) * ow_]
+                        if z >= 0 and z < d_n and y >= 0 and y < h_n:
+                            at = (z * h_n + y) * w_n + xo
+                            row[:lo] = -1
+                            for ow in range(lo, hi):
+                                row[ow] = at + ow * sw
+                            row[hi:] = -1
+                        else:
+                            row[:] = -1
+                # offset - q = od*(sd*H*W - OH*OW) + oh*(sh*W - OW) + ow*(sw - 1) + c:
+                # a shift (c) when every axis with more than one output adds nothing
+                # (computed, not checked per entry: that check doubled the table's time)
+                if ((ow_ == 1 or sw == 1) and (oh_ == 1 or sh * w_n == ow_)
+                        and (od_ == 1 or sd * h_n * w_n == oh_ * ow_)):
+                    tbl[kv * p + kv + r] = ((a * dd - pd) * h_n + b * dh - ph) * w_n + e * dw - pw
+                else:
+                    tbl[kv * p + kv + r] = NO_SHIFT
                 r += 1
     return kv
 

@@ -12,8 +12,8 @@ nest, and BLAS's own threads stall badly on a busy machine):
   scratch rows of its own, weight-gradient partial sums per chunk reduced at
   the end.  A chunk's samples are fixed, so results do not depend on
   scheduling.
-- ``TILES`` (Convolution's forward only): few images but large ones
-  (batch 1 at 56x56, say): a ``prange`` over ``nt`` contiguous runs of the
+- ``TILES`` (Convolution's forward only): few images, not tiny ones
+  (batch 1 at 14x14 and up, say): a ``prange`` over ``nt`` contiguous runs of the
   (image, column tile) pairs, each tile's im2col and GEMM on one thread
   while its columns are in cache (``SPLIT`` would build the whole image's
   columns, then have every thread read all of them).
@@ -79,7 +79,9 @@ def plan(geom, itemsize=4, forward=False):
     on one thread, or when BLAS's threads cannot be held), ``CHUNKS`` when
     every thread gets at least ``NBDL_CONV_BLOCK_COLS`` columns of its own
     samples, else (``forward``, not 1x1 direct) ``TILES`` when the images
-    have at least two such tiles a thread, else ``SPLIT``.  ``bs``: samples a block, to make blocks of
+    have an eighth of that a thread, else ``SPLIT``.  (Batch 1, 2 threads:
+    TILES took 128->128 3x3 at 28x28 from 1.53-1.71 to 1.33-1.35 ms, 256
+    channels at 14x14 from 1.39-1.46 to 1.28; at 7x7 they were level.)  ``bs``: samples a block, to make blocks of
     about ``NBDL_CONV_BLOCK_COLS`` columns (a quarter of that for 1x1 direct
     convolutions; ``SPLIT``: the whole batch), within a chunk and within
     ``NBDL_CONV_BLOCK_BYTES`` of columns.
@@ -102,7 +104,7 @@ def plan(geom, itemsize=4, forward=False):
     elif n >= threads and n * p >= threads * config.conv_chunk_min_cols():
         mode, nt = CHUNKS, threads
         bs = min(-(-n // nt), per_block)
-    elif forward and not is_direct(geom) and n * p >= 2 * threads * target:
+    elif forward and not is_direct(geom) and n * p >= threads * max(1, target // 8):
         return TILES, threads, 1, _even_tile(n, p, target, threads)
     else:
         mode, nt, bs = SPLIT, threads, n
