@@ -516,6 +516,34 @@ def test_im2col_table_shifts_and_channel_copies(case):
         np.testing.assert_allclose(dst, ref, rtol=1e-6)
 
 
+def test_gemm_one_row(rng):
+    """A one-row product goes through BLAS's gemv (``_gemm._row_gemv``): row-major
+    and transposed ``b``, sub-block views with a leading dimension, a row of
+    a larger ``c``, beta 0 (NaN in ``c`` not read) and 1, both dtypes, ``gemm``
+    and ``gemm_c``; sizes past OpenBLAS's small-matrix limit too."""
+    from nbdl.kernels.cpu._gemm import gemm, gemm_c
+    for dt in (np.float32, np.float64):
+        for k, n in ((7, 5), (1100, 1000)):
+            a = rng.rand(3, k + 2).astype(dt)[1:2, 1:k + 1]         # (1, k) inside a block
+            w = rng.rand(n, k + 3).astype(dt)[:, :k]               # (n, k), leading dim k+3
+            bt = rng.rand(k, n + 4).astype(dt)[:, 2:n + 2]          # (k, n), leading dim n+4
+            for b in (w.T, bt):
+                want = a.astype(np.float64) @ b.astype(np.float64)
+                for beta in (0.0, 1.0):
+                    big = np.full((3, n), np.nan if beta == 0 else 1.0, dt)
+                    gemm(a, b, big[1:2], 2.0, beta)
+                    tol = 1e-4 if dt == np.float32 else 1e-10
+                    assert_almost_equal(big[1], 2 * want[0] + beta, rtol=tol, atol=tol)
+                    assert np.all(np.isnan(big[0])) == (beta == 0)
+            ac, wc = np.ascontiguousarray(a), np.ascontiguousarray(w)
+            for ta, aa in ((0, ac), (1, np.ascontiguousarray(ac.T))):
+                for tb, bb in ((1, wc), (0, np.ascontiguousarray(wc.T))):
+                    c = np.ones((1, n), dt)
+                    gemm_c(aa, bb, c, ta, tb, 1.0, 1.0)
+                    assert_almost_equal(c[0], (ac.astype(np.float64) @ wc.T)[0] + 1,
+                                        rtol=1e-4, atol=1e-4)
+
+
 def test_gemm_views():
     """_gemm.gemm on transposed and sub-block views, beta 0 and 1, both dtypes."""
     from nbdl.kernels.cpu._gemm import gemm
