@@ -81,10 +81,11 @@ def plan(geom, itemsize=4, forward=False):
     samples, else (``forward``, not 1x1 direct) ``TILES`` when the images
     have an eighth of that a thread, else ``SPLIT``.  (Batch 1, 2 threads:
     TILES took 128->128 3x3 at 28x28 from 1.53-1.71 to 1.33-1.35 ms, 256
-    channels at 14x14 from 1.39-1.46 to 1.28; at 7x7 they were level.)  ``bs``: samples a block, to make blocks of
-    about ``NBDL_CONV_BLOCK_COLS`` columns (a quarter of that for 1x1 direct
-    convolutions; ``SPLIT``: the whole batch), within a chunk and within
-    ``NBDL_CONV_BLOCK_BYTES`` of columns.
+    channels at 14x14 from 1.39-1.46 to 1.28; at 7x7 they were level.)
+    ``bs``: samples a block, to make blocks of about ``NBDL_CONV_BLOCK_COLS``
+    columns (a quarter of that for 1x1 direct convolutions; ``SPLIT``: the
+    whole batch), within a chunk and within ``NBDL_CONV_BLOCK_BYTES`` of
+    columns.
     ``tile``: output positions a block; an image of more than twice
     ``NBDL_CONV_BLOCK_COLS`` is cut into tiles of about that many (``SERIAL``
     and ``CHUNKS``, unless 1x1 direct: the columns of a tile stay in cache

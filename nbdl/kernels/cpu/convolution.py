@@ -60,8 +60,8 @@ from .conv_im2col import (_add_bias, _add_bias_par, _bias_grad, _bias_grad_par, 
 from ..shared.conv_epilogue import epilogue_args
 from .conv_depthwise import dw_forward, dw_forward_parallel
 from .conv_epilogue import fold
-from .conv_plan import (SERIAL, SPLIT, TILES, _geom_scalars, cpu_plan, depthwise_threads, is_depthwise,
-                        is_direct)
+from .conv_plan import (SERIAL, SPLIT, TILES, _geom_scalars, cpu_plan, depthwise_threads,
+                        is_depthwise, is_direct)
 
 
 @njit(cache=True)

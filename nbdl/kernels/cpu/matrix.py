@@ -14,10 +14,10 @@ transpose flag instead of copying it, so all four ``transpose_a``/
 Each op has a split twin (``*_split``) for products large enough for
 threads: they run over Numba's threads (parts of the result,
 ``_gemm.gemm_part``; for ``batch_dot`` (item, part) units), BLAS held to
-one thread inside, so
-one thread pool does all of nbdl's work and BLAS's own threads never wait
-for cores Numba's hold (``_blas_threads.one_pool``, ``NBDL_THREAD_POOL``);
-the split kernels accumulate ``REQ_ADD`` in the GEMM itself.  The plain
+one thread inside, so one thread pool does all of nbdl's work and BLAS's
+own threads never wait for cores Numba's hold (``_blas_threads.one_pool``,
+``NBDL_THREAD_POOL``); the split kernels accumulate ``REQ_ADD`` in the GEMM
+itself.  The plain
 kernels hold BLAS to one thread for small products (``hold``) and leave
 large ones to BLAS's threads under ``NBDL_THREAD_POOL=blas``.
 """

@@ -260,7 +260,7 @@ def _forward_core_py(data, params, state, cell, out, hy, cy, res, ws, mode, L, D
 
 # The time loops run ``nt`` batch slices (``prange``): the serial core with
 # nt = 1, the parallel one with a slice a thread, each slice's per-step GEMM
-# and gates on its own rows, and the layer-wide products split by rows
+# and gates on its own rows, and the layer-wide products split in parts
 # (``_gemm_part``), BLAS held to one thread for the whole parallel call.
 # One source, two compilations (``_parallel.variant``).
 _forward_core = njit(cache=True)(_forward_core_py)
