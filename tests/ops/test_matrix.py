@@ -343,9 +343,10 @@ def test_gemm_c_transposes_by_flag(ta, tb):
 @pytest.mark.parametrize("m,k,n", [(7, 5, 3), (1, 4, 6), (6, 3, 1)])
 @pytest.mark.parametrize("has_bias", [0, 1])
 def test_fc_split_kernels_match_the_plain_ones(m, k, n, has_bias, rng):
-    """``fc_forward_split``/``fc_backward_split`` (what runs when the BLAS is
-    serial): the plain kernels' results for every req, with fewer rows or
-    units than threads too."""
+    """``fc_forward_split``/``fc_backward_split`` (what runs for large
+    products under one thread pool, or when the BLAS is serial): the plain
+    kernels' results for every req, with fewer rows or units than threads
+    too (row and column parts)."""
     from nbdl.kernels.cpu import matrix as M
     x, w, b = rng.normal(size=(m, k)), rng.normal(size=(n, k)), rng.normal(size=(n,))
     g = rng.normal(size=(m, n))
