@@ -29,8 +29,7 @@ from ..shared.jit import njit
 from ...ops.matrix import batch_dot_dims, dot_dims, fc_dims
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.matrix import temp_rules
-from ._blas_threads import (blas_get_threads, blas_set_threads, hold_blas, hold_for, one_pool,
-                            release_blas, serial_blas)
+from ._blas_threads import hold_blas, hold_for, one_pool, release_blas, serial_blas
 from ._gemm import gemm_c, gemm_part
 from ._parallel import chunk, threads, twins as _twins
 
@@ -123,12 +122,11 @@ def fc_forward_split(x, w, b, out, tmp, has_bias, req, hold, nt):
     would keep it out of the on-disk cache)."""
     if req == REQ_NULL:
         return
-    saved = blas_get_threads()
-    blas_set_threads(1)
+    saved = hold_blas(1)
     beta = 1.0 if req == REQ_ADD else 0.0
     for t in prange(nt):
         gemm_part(x, w.T, out, 1.0, beta, t, nt)
-    blas_set_threads(saved)
+    release_blas(saved)
     if has_bias:
         _add_bias_rows(out, b)
 
@@ -138,14 +136,13 @@ def fc_backward_split(g, x, w, dx, dw, db, tmp_x, tmp_w, has_bias, req_x, req_w,
                       nt):
     """``fc_backward`` with both products split over Numba's threads (BLAS
     held to one thread inside)."""
-    saved = blas_get_threads()
-    blas_set_threads(1)
+    saved = hold_blas(1)
     for t in prange(nt):
         if req_x != REQ_NULL:
             gemm_part(g, w, dx, 1.0, 1.0 if req_x == REQ_ADD else 0.0, t, nt)
         if req_w != REQ_NULL:
             gemm_part(g.T, x, dw, 1.0, 1.0 if req_w == REQ_ADD else 0.0, t, nt)
-    blas_set_threads(saved)
+    release_blas(saved)
     if has_bias:
         _bias_grad(g, db, req_b)
 
@@ -236,20 +233,18 @@ def dot_forward_split(a, b, out, tmp, ta, tb, req, hold, nt):
     """``dot_forward`` split over ``nt`` of Numba's threads (``_part``), BLAS
     held to one thread (``REQ_ADD`` accumulates in the GEMM: ``tmp``
     unread)."""
-    saved = blas_get_threads()
-    blas_set_threads(1)
+    saved = hold_blas(1)
     for t in prange(nt):
         _part(a, b, out, ta, tb, req, t, nt)
-    blas_set_threads(saved)
+    release_blas(saved)
 
 
 @njit(cache=True, parallel=True)
 def dot_backward_split(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b, hold, nt):
-    saved = blas_get_threads()
-    blas_set_threads(1)
+    saved = hold_blas(1)
     for t in prange(nt):
         _dot_backward_part(g, a, b, da, db, ta, tb, req_a, req_b, t, nt)
-    blas_set_threads(saved)
+    release_blas(saved)
 
 
 @njit(cache=True, inline="always")
@@ -263,21 +258,19 @@ def batch_dot_forward_split(a, b, out, tmp, ta, tb, req, hold, nt):
     """``batch_dot_forward`` over Numba's threads: (item, part) units in
     ``nt`` contiguous runs, each item cut into enough parts for every thread
     to have one; BLAS held to one thread."""
-    saved = blas_get_threads()
-    blas_set_threads(1)
+    saved = hold_blas(1)
     per = _units(out.shape[0], nt)
     for t in prange(nt):
         u0, u1 = chunk(out.shape[0] * per, t, nt)
         for u in range(u0, u1):
             i = u // per
             _part(a[i], b[i], out[i], ta, tb, req, u - i * per, per)
-    blas_set_threads(saved)
+    release_blas(saved)
 
 
 @njit(cache=True, parallel=True)
 def batch_dot_backward_split(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b, hold, nt):
-    saved = blas_get_threads()
-    blas_set_threads(1)
+    saved = hold_blas(1)
     per = _units(g.shape[0], nt)
     for t in prange(nt):
         u0, u1 = chunk(g.shape[0] * per, t, nt)
@@ -285,7 +278,7 @@ def batch_dot_backward_split(g, a, b, da, db, tmp_a, tmp_b, ta, tb, req_a, req_b
             i = u // per
             _dot_backward_part(g[i], a[i], b[i], da[i], db[i], ta, tb, req_a, req_b,
                                u - i * per, per)
-    blas_set_threads(saved)
+    release_blas(saved)
 
 
 # ---------------------------------------------------------------- prepare

@@ -40,7 +40,7 @@ from numba import prange
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_NULL, Launch
-from ._blas_threads import blas_get_threads, blas_set_threads, hold_blas, hold_for, release_blas
+from ._blas_threads import hold_blas, hold_for, release_blas
 from ._gemm import gemm_part
 from ._parallel import chunk, threads, twins as _twins, use_parallel, variant
 from .rnn_cells import (gru_backward, gru_forward, lstm_backward, lstm_forward, simple_backward,
@@ -287,11 +287,10 @@ def rnn_forward_parallel(data, params, state, cell, lens, out, hy, cy, reserve, 
     R = reserve.size
     res = ws[ws.size - R:ws.size] if scratch_reserve else reserve[0:R]
     _fill_lens(ws[0:data.shape[1]], lens, use_len, data.shape[0])
-    saved = blas_get_threads()
-    blas_set_threads(1)
+    saved = hold_blas(1)
     _forward_core_par(data, params, state, cell, out, hy, cy, res, ws, mode, L, D, H, P, pkeep,
                       active, clip, lo, hi, hold, r_out, r_hy, r_cy, nt)
-    blas_set_threads(saved)
+    release_blas(saved)
 
 
 # -- backward -------------------------------------------------------------------
@@ -475,12 +474,11 @@ def rnn_backward_parallel(og, ghy, gcy, data, params, state, cell, lens, reserve
                           dstate, dcell, ws, use_len, mode, L, D, H, P, pkeep, clip, lo, hi, hold,
                           nt, r_x, r_p, r_s, r_c):
     _fill_lens(ws[0:data.shape[1]], lens, use_len, data.shape[0])
-    saved = blas_get_threads()
-    blas_set_threads(1)
+    saved = hold_blas(1)
     _backward_core_par(og, ghy, gcy, data, params, state, cell, reserve, dx, dparams, dstate,
                        dcell, ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s,
                        r_c, nt)
-    blas_set_threads(saved)
+    release_blas(saved)
 
 
 # -- prepare --------------------------------------------------------------------
