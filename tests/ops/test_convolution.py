@@ -463,7 +463,8 @@ def test_padding_only_taps(case, mode, monkeypatch, two_threads, rng):
     _check_against_references(transposed, attrs, xs, ws, rng)
 
 
-# (image D, H, W; output OD, OH, OW; kernel; stride; pad; dilation; taps with a shift)
+# (image D, H, W; output OD, OH, OW; kernel; stride; pad; dilation; taps with a shift);
+# the last ones have output rows of 64 and more: im2col's ROWS layout
 TABLE_CASES = [
     ((1, 5, 6), (1, 5, 6), (1, 3, 3), (1, 1, 1), (0, 1, 1), (1, 1, 1), 9),    # "same"
     ((1, 5, 6), (1, 3, 4), (1, 3, 3), (1, 1, 1), (0, 0, 0), (1, 1, 1), 0),    # "valid"
@@ -472,22 +473,52 @@ TABLE_CASES = [
     ((4, 3, 3), (4, 3, 3), (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 27),   # 3-D same
     ((1, 1, 7), (1, 1, 7), (1, 1, 3), (1, 1, 1), (0, 0, 1), (1, 1, 1), 3),    # 1-D same
     ((1, 1, 1), (1, 1, 1), (1, 3, 3), (1, 1, 1), (0, 1, 1), (1, 1, 1), 1),    # one tap kept
+    ((1, 9, 139), (1, 5, 70), (1, 7, 7), (1, 2, 2), (0, 3, 3), (1, 1, 1), 0),  # a stem, 7x7/2
+    ((1, 4, 66), (1, 4, 66), (1, 3, 3), (1, 1, 1), (0, 1, 1), (1, 1, 1), 9),   # same, wide
+    ((2, 5, 131), (2, 3, 64), (1, 3, 5), (1, 2, 2), (0, 2, 0), (1, 2, 1), 0),  # 3-D, dilated, valid
+    ((1, 3, 70), (1, 2, 68), (1, 2, 3), (1, 1, 1), (0, 0, 0), (1, 1, 1), 0),   # 2x3, "valid"
 ]
+
+
+@pytest.mark.parametrize("variant", ["serial-blocks", "tiles", "split-single"])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("stride,pad", [((1, 2), (1, 2)), ((1, 1), (1, 2))])
+def test_wide_outputs_rows_layout(variant, transposed, stride, pad, monkeypatch, two_threads,
+                                  rng):
+    """Output rows of 64 columns and more run im2col / col2im by rows
+    (``conv_im2col``'s ROWS table), strided and not, with padding, through
+    the serial, tiles and split variants: against the references."""
+    from nbdl.kernels.cpu.conv_im2col import _ROW_MIN
+    from nbdl.ops.convolution import geometry
+    env = PLAN_VARIANTS[variant][0]
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("NBDL_CONV_BLOCK_COLS", "100")     # tiles that cut output rows
+    attrs = dict(kernel=(3, 5), stride=stride, pad=pad, num_filter=4, num_group=2,
+                 no_bias=False)
+    xs = (2, 4, 3, 135)
+    name = "Deconvolution" if transposed else "Convolution"
+    geom = geometry(get_op(name).parse_attrs(attrs)[0], xs, transposed)
+    assert geom["cols"][-1] >= _ROW_MIN
+    _check_against_references(transposed, attrs, xs, (4, 2, 3, 5), rng)
 
 
 @pytest.mark.parametrize("case", TABLE_CASES)
 def test_im2col_table_shifts_and_channel_copies(case):
     """A tap gets a shift only where every offset it reads is q + shift, and
-    im2col / col2im of one channel (shifted copies or gathers) for column
-    tiles that cut rows equal the table read element by element."""
-    from nbdl.kernels.cpu.conv_im2col import (NO_SHIFT, _col2im_channel, _im2col_channel,
-                                              _make_table)
+    im2col / col2im of one channel (shifted copies or gathers, or row copies
+    in the ROWS layout of wide outputs) for column tiles that cut rows equal
+    the table read element by element."""
+    from nbdl.kernels.cpu.conv_im2col import (_HEAD, NO_SHIFT, ROWS, _col2im_channel,
+                                              _im2col_channel, _make_table, table_size)
     img, out, kern, stride, pad, dil, shifted = case
     p, k = int(np.prod(out)), int(np.prod(kern))
-    tbl = np.full(k * p + 2 * k, 7, np.int32)
-    kv = _make_table(tbl, *img, out + kern + stride + pad + dil)
-    pts = tbl[:kv * p].reshape(kv, p)
-    shifts = tbl[kv * p + kv:kv * p + 2 * kv]
+    geo = out + kern + stride + pad + dil
+    tbl = np.full(table_size(k, out, False), 7, np.int32)
+    kv = _make_table(tbl, *img, geo, False)
+    body = _HEAD + 3 * kv
+    pts = tbl[body:body + kv * p].reshape(kv, p)
+    shifts = tbl[_HEAD + kv:_HEAD + 2 * kv]
     assert int((shifts != NO_SHIFT).sum()) == shifted
     for r in range(kv):
         inside = np.flatnonzero(pts[r] >= 0)
@@ -496,24 +527,33 @@ def test_im2col_table_shifts_and_channel_copies(case):
             assert list(same) == [shifts[r]]
         else:
             assert len(same) > 1
+    tables = [tbl]
+    if out[2] >= 64:
+        rows = np.full(table_size(k, out), 7, np.int32)
+        assert len(rows) < len(tbl)
+        assert _make_table(rows, *img, geo, True) == kv and rows[0] == ROWS
+        np.testing.assert_array_equal(rows[_HEAD:_HEAD + kv], tbl[_HEAD:_HEAD + kv])  # taps
+        tables.append(rows)
     rs = np.random.RandomState(3)
     src = rs.rand(int(np.prod(img))).astype(np.float32)
     want = np.where(pts >= 0, src[np.maximum(pts, 0)], 0)
-    for qa, qb in ((0, p), (1, p), (p // 3, p - 1)):
-        if qb <= qa:
-            continue
-        col = np.full((2 * kv, qb - qa + 2), -1, np.float32)
-        _im2col_channel(src, col, 1, 2 - qa, tbl, kv, p, qa, qb)
-        np.testing.assert_array_equal(col[kv:, 2:], want[:, qa:qb])
-        assert np.all(col[:kv] == -1) and np.all(col[:, :2] == -1)
-        dst = np.ones_like(src)
-        _col2im_channel(col, dst, 1, 2 - qa, tbl, kv, p, qa, qb)
-        ref = np.ones_like(src)
-        for r in range(kv):
-            for q in range(qa, qb):
-                if pts[r, q] >= 0:
-                    ref[pts[r, q]] += want[r, q]
-        np.testing.assert_allclose(dst, ref, rtol=1e-6)
+    ow = out[2]
+    for t in tables:
+        for qa, qb in ((0, p), (1, p), (p // 3, p - 1), (ow + 5, min(p, 3 * ow - 7)), (2, 3)):
+            if qb <= qa or qb > p:
+                continue
+            col = np.full((2 * kv, qb - qa + 2), -1, np.float32)
+            _im2col_channel(src, col, 1, 2 - qa, t, kv, p, qa, qb)
+            np.testing.assert_array_equal(col[kv:, 2:], want[:, qa:qb])
+            assert np.all(col[:kv] == -1) and np.all(col[:, :2] == -1)
+            dst = np.ones_like(src)
+            _col2im_channel(col, dst, 1, 2 - qa, t, kv, p, qa, qb)
+            ref = np.ones_like(src)
+            for r in range(kv):
+                for q in range(qa, qb):
+                    if pts[r, q] >= 0:
+                        ref[pts[r, q]] += want[r, q]
+            np.testing.assert_allclose(dst, ref, rtol=1e-6)
 
 
 def test_gemm_one_row(rng):

@@ -23,27 +23,54 @@ def _axis_reads(n_out, stride, off, size):
     return lo < n_out and lo * stride + off < size
 
 
-# ``tbl[kv*P + kv + r]`` when kept tap r reads a shifted copy of the channel
-# (offset == q + shift wherever it reads inside: stride 1 and output rows as
-# long as the input's, a "same" convolution), else NO_SHIFT: im2col then
-# copies contiguously instead of gathering (2.5-4x faster).
+# The im2col table (int32), for the ``kv`` kept taps of a channel's kernel:
+#   tbl[0] ROWS or ELEMENTS (the layout below), tbl[1] the output width OW,
+#   tbl[2] the column stride SW;
+#   tbl[_HEAD + r]            kept tap r's index in the full kernel;
+#   tbl[_HEAD + kv + r]       ELEMENTS: its shift (below); ROWS: ``lo``,
+#   tbl[_HEAD + 2*kv + r]     ROWS: ``hi``: the output columns [lo, hi) whose
+#                             input column lies inside the image;
+#   from ``_HEAD + 3*kv``     ELEMENTS: [r*P + q] the offset read at output
+#                             position q (-1 in the padding); ROWS: [r*R + row]
+#                             the offset read at column 0 of output row
+#                             ``row`` = (od, oh) (column ow reads it + ow*SW),
+#                             NO_ROW for a row in the padding.
+# ROWS when the output rows are wide (``_ROW_MIN``, a stem at 224px): a row
+# is then a copy (strided by SW) with no per-element table reads, and the
+# table has R = OD*OH rows a tap instead of P positions (the 7x7/2 stem's
+# im2col 1.28 -> 0.59 ms, one thread, most of it the table).  ELEMENTS
+# for narrower rows, where a row's set-up costs more than the gather.
+ELEMENTS, ROWS = 0, 1
+_HEAD = 3
+_ROW_MIN = 64
+NO_ROW = -(1 << 31)
+# An ELEMENTS tap whose offsets are ``q + shift`` wherever it reads inside
+# (stride 1 and output rows as long as the input's, a "same" convolution)
+# stores its shift, else NO_SHIFT: im2col then copies contiguously instead
+# of gathering (2.5-4x faster).
 NO_SHIFT = -(1 << 31)
 # below this many positions the gather is as fast (a vector loop's set-up)
 _SHIFT_MIN = 16
 
 
-@njit(cache=True)
-def _make_table(tbl, d_n, h_n, w_n, geo):
-    """Fill the im2col table and return the number of taps ``kv`` kept.
+def table_size(kv, out3, rows_ok=True):
+    """int32 entries of the im2col table of ``kv`` kept taps for the output
+    (OD, OH, OW) (``rows_ok``: the ROWS layout where it applies; the im2col
+    ops' kernels read ELEMENTS only)."""
+    od, oh, ow = out3
+    rows = rows_ok and ow >= _ROW_MIN
+    return _HEAD + 3 * kv + kv * od * oh * (1 if rows else ow)
 
-    Taps that read only padding (every output position of a 1x1 image but
-    the centre tap of a padded 3x3 kernel) are left out: ``tbl[r*P + q]``
-    for the kept taps ``r < kv`` is the offset in a (D, H, W) channel read at
-    output position q, or -1 in the padding, ``tbl[kv*P + r]`` is kept tap
-    ``r``'s index in the full kernel and ``tbl[kv*P + kv + r]`` its shift
-    (``NO_SHIFT`` above)."""
+
+@njit(cache=True)
+def _make_table(tbl, d_n, h_n, w_n, geo, rows_ok):
+    """Fill the im2col table (layout above) and return the number of taps
+    ``kv`` kept.  Taps that read only padding (every output position of a
+    1x1 image but the centre tap of a padded 3x3 kernel) are left out."""
     od_, oh_, ow_, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geo
     p = od_ * oh_ * ow_
+    nr = od_ * oh_
+    rows = rows_ok and ow_ >= _ROW_MIN
     kv = 0
     for a in range(kd):
         if not _axis_reads(od_, sd, a * dd - pd, d_n):
@@ -54,6 +81,10 @@ def _make_table(tbl, d_n, h_n, w_n, geo):
             for e in range(kw):
                 if _axis_reads(ow_, sw, e * dw - pw, w_n):
                     kv += 1
+    tbl[0] = ROWS if rows else ELEMENTS
+    tbl[1] = ow_
+    tbl[2] = sw
+    body = _HEAD + 3 * kv
     r = 0
     for a in range(kd):
         for b in range(kh):
@@ -62,32 +93,43 @@ def _make_table(tbl, d_n, h_n, w_n, geo):
                         and _axis_reads(oh_, sh, b * dh - ph, h_n)
                         and _axis_reads(ow_, sw, e * dw - pw, w_n)):
                     continue
-                tbl[kv * p + r] = (a * kh + b) * kw + e
+                tbl[_HEAD + r] = (a * kh + b) * kw + e
                 # the columns whose x = ow*sw + xo lies in [0, w_n): [lo, hi)
                 xo = e * dw - pw
                 lo = min(ow_, 0 if xo >= 0 else (-xo + sw - 1) // sw)
                 hi = max(lo, min(ow_, (w_n - 1 - xo) // sw + 1))
+                if rows:
+                    tbl[_HEAD + kv + r] = lo
+                    tbl[_HEAD + 2 * kv + r] = hi
                 for od in range(od_):
                     z = od * sd - pd + a * dd
                     for oh in range(oh_):
                         y = oh * sh - ph + b * dh
-                        row = tbl[r * p + (od * oh_ + oh) * ow_:r * p + (od * oh_ + oh + 1) * ow_]
-                        if z >= 0 and z < d_n and y >= 0 and y < h_n:
-                            at = (z * h_n + y) * w_n + xo
+                        inside = z >= 0 and z < d_n and y >= 0 and y < h_n
+                        at = (z * h_n + y) * w_n + xo
+                        if rows:
+                            tbl[body + r * nr + od * oh_ + oh] = at if inside else NO_ROW
+                            continue
+                        o = body + r * p + (od * oh_ + oh) * ow_
+                        row = tbl[o:o + ow_]
+                        if inside:
                             row[:lo] = -1
                             for ow in range(lo, hi):
                                 row[ow] = at + ow * sw
                             row[hi:] = -1
                         else:
                             row[:] = -1
+                if rows:
+                    r += 1
+                    continue
                 # offset - q = od*(sd*H*W - OH*OW) + oh*(sh*W - OW) + ow*(sw - 1) + c:
                 # a shift (c) when every axis with more than one output adds nothing
                 # (computed, not checked per entry: that check doubled the table's time)
                 if ((ow_ == 1 or sw == 1) and (oh_ == 1 or sh * w_n == ow_)
                         and (od_ == 1 or sd * h_n * w_n == oh_ * ow_)):
-                    tbl[kv * p + kv + r] = ((a * dd - pd) * h_n + b * dh - ph) * w_n + e * dw - pw
+                    tbl[_HEAD + kv + r] = ((a * dd - pd) * h_n + b * dh - ph) * w_n + e * dw - pw
                 else:
-                    tbl[kv * p + kv + r] = NO_SHIFT
+                    tbl[_HEAD + kv + r] = NO_SHIFT
                 r += 1
     return kv
 
@@ -99,7 +141,7 @@ def _compact_row(u, w, wc, tbl, k, kv, p):
     g = u // fg
     f = u - g * fg
     src, dst = w[g, f], wc[g, f]
-    taps = tbl[kv * p:kv * p + kv]
+    taps = tbl[_HEAD:_HEAD + kv]
     uk, ukv = np.uintp(k), np.uintp(kv)
     for c in range(np.uintp(w.shape[2] // k)):
         a, b = c * ukv, c * uk
@@ -115,7 +157,7 @@ def _expand_row(u, part, dw3, tbl, k, kv, p, add):
     g = u // fg
     f = u - g * fg
     d = dw3[g, f]
-    taps = tbl[kv * p:kv * p + kv]
+    taps = tbl[_HEAD:_HEAD + kv]
     zero = dw3.dtype.type(0)
     if not add:
         d[:] = zero
@@ -131,19 +173,25 @@ def _expand_row(u, part, dw3, tbl, k, kv, p, add):
 
 @njit(cache=True)
 def _im2col_channel(src, col, c, off, tbl, k, p, qa, qb):
-    """col[c*K + r, off + q] = src[tbl[r*P + q]] (0 where -1) for positions
-    q in [qa, qb), a contiguous copy (masked) for a tap with a shift; src is
-    a flat channel.  Indices are ``np.uintp`` from row views (none is
-    negative: ``off + qa >= 0``), so Numba checks none for wrap-around: 2.8x
-    faster than signed 2-D indexing."""
+    """col[c*K + r, off + q] = the table's value of (tap r, position q) read
+    from src (0 in the padding) for positions q in [qa, qb): per element
+    through the table, a contiguous copy (masked) for a tap with a shift, a
+    copy per output row in the ROWS layout; src is a flat channel.  Indices
+    are ``np.uintp`` from row views (none is negative: ``off + qa >= 0``),
+    so Numba checks none for wrap-around: 2.8x faster than signed 2-D
+    indexing."""
+    if tbl[0] == ROWS:
+        _im2col_rows(src, col, c, off, tbl, k, p, qa, qb)
+        return
     zero = src.dtype.type(0)
     row = c * k
     n = np.uintp(qb - qa)
     o = np.uintp(off + qa)
+    body = _HEAD + 3 * k
     for r in range(k):
-        t = np.uintp(r * p + qa)
+        t = np.uintp(body + r * p + qa)
         d = col[row + r]
-        shift = tbl[k * p + k + r]
+        shift = tbl[_HEAD + k + r]
         if shift != NO_SHIFT and n >= _SHIFT_MIN:
             a = np.uintp(qa + shift)       # wraps for q outside; never read there
             for q in range(n):
@@ -154,18 +202,64 @@ def _im2col_channel(src, col, c, off, tbl, k, p, qa, qb):
                 d[o + q] = src[np.uintp(idx)] if idx >= 0 else zero
 
 
+@njit(cache=True, inline="always")
+def _row_span(rr, ow_, qa, qb):
+    """Output row rr's columns [s0, s1) inside positions [qa, qb)."""
+    base = rr * ow_
+    return max(qa - base, 0), min(qb - base, ow_)
+
+
+@njit(cache=True)
+def _im2col_rows(src, col, c, off, tbl, k, p, qa, qb):
+    """``_im2col_channel`` in the ROWS layout: each output row of a tap a
+    copy of one input row (strided by SW), zeros where it reads padding."""
+    zero = src.dtype.type(0)
+    ow_, sw = tbl[1], tbl[2]
+    usw = np.uintp(sw)
+    nr_body = _HEAD + 3 * k
+    nrows = p // ow_
+    for r in range(k):
+        d = col[c * k + r]
+        lo, hi = tbl[_HEAD + k + r], tbl[_HEAD + 2 * k + r]
+        at_r = nr_body + r * nrows
+        for rr in range(qa // ow_, (qb - 1) // ow_ + 1):
+            s0, s1 = _row_span(rr, ow_, qa, qb)
+            o = np.uintp(off + rr * ow_)
+            at = tbl[at_r + rr]
+            a0 = max(s0, lo) if at != NO_ROW else s1
+            a1 = max(a0, min(s1, hi))
+            for x in range(np.uintp(s0), np.uintp(a0)):
+                d[o + x] = zero
+            n = np.uintp(a1 - a0)
+            oo = o + np.uintp(a0)
+            if sw == 1:
+                sa = np.uintp(at + a0)
+                for x in range(n):
+                    d[oo + x] = src[sa + x]
+            else:
+                sa = np.uintp(at + a0 * sw)
+                for x in range(n):
+                    d[oo + x] = src[sa + x * usw]
+            for x in range(np.uintp(a1), np.uintp(s1)):
+                d[o + x] = zero
+
+
 @njit(cache=True)
 def _col2im_channel(col, dst, c, off, tbl, k, p, qa, qb):
     """dst (a flat channel) += its rows of col for positions [qa, qb)
-    scattered back (im2col's adjoint; unsigned indices and shifts as
-    there)."""
+    scattered back (im2col's adjoint; unsigned indices, shifts and the ROWS
+    layout as there)."""
+    if tbl[0] == ROWS:
+        _col2im_rows(col, dst, c, off, tbl, k, p, qa, qb)
+        return
     row = c * k
     n = np.uintp(qb - qa)
     o = np.uintp(off + qa)
+    body = _HEAD + 3 * k
     for r in range(k):
-        t = np.uintp(r * p + qa)
+        t = np.uintp(body + r * p + qa)
         s = col[row + r]
-        shift = tbl[k * p + k + r]
+        shift = tbl[_HEAD + k + r]
         if shift != NO_SHIFT and n >= _SHIFT_MIN:
             a = np.uintp(qa + shift)
             for q in range(n):
@@ -176,6 +270,36 @@ def _col2im_channel(col, dst, c, off, tbl, k, p, qa, qb):
                 idx = tbl[t + q]
                 if idx >= 0:
                     dst[np.uintp(idx)] += s[o + q]
+
+
+@njit(cache=True)
+def _col2im_rows(col, dst, c, off, tbl, k, p, qa, qb):
+    """``_col2im_channel`` in the ROWS layout (a tap's output columns read
+    distinct input columns of a row: no two of a row's adds collide)."""
+    ow_, sw = tbl[1], tbl[2]
+    usw = np.uintp(sw)
+    nr_body = _HEAD + 3 * k
+    nrows = p // ow_
+    for r in range(k):
+        s = col[c * k + r]
+        lo, hi = tbl[_HEAD + k + r], tbl[_HEAD + 2 * k + r]
+        at_r = nr_body + r * nrows
+        for rr in range(qa // ow_, (qb - 1) // ow_ + 1):
+            at = tbl[at_r + rr]
+            if at == NO_ROW:
+                continue
+            s0, s1 = _row_span(rr, ow_, qa, qb)
+            a0 = max(s0, lo)
+            a1 = max(a0, min(s1, hi))
+            n = np.uintp(a1 - a0)
+            oo = np.uintp(off + rr * ow_ + a0)
+            sa = np.uintp(at + a0 * sw)
+            if sw == 1:
+                for x in range(n):
+                    dst[sa + x] += s[oo + x]
+            else:
+                for x in range(n):
+                    dst[sa + x * usw] += s[oo + x]
 
 
 # -- units of a block, one (sample j, channel) each -------------------------------------
@@ -362,7 +486,7 @@ def _setup(img, cols, w, tbl, wsc, direct, kd, kh, kw, sd, sh, sw, pd, ph, pw, d
     p = cols.shape[2] * cols.shape[3] * cols.shape[4]
     kv = k
     if not direct:
-        kv = _make_table(tbl, img.shape[2], img.shape[3], img.shape[4], geo)
+        kv = _make_table(tbl, img.shape[2], img.shape[3], img.shape[4], geo, True)
     if kv == k:
         return w, k, kv, p
     wc = wsc[0]

@@ -27,7 +27,7 @@ Scratch from the planner (``scratch``, sized for the kept taps): the column
 block ``(rows, CK*bs*P)`` (or ``CK*tile``; none for a one-image 1x1 direct
 block), the cols-side block ``(rows, Fg*bs*P)`` (only when ``bs > 1``),
 backward the partial sums ``(nt, G, Fg, CK)`` (only ``CHUNKS``), the int32
-im2col table, tap list and tap shifts ``(kv*P + 2*kv,)``, and the compacted weights (and
+im2col table (``conv_im2col.table_size``), and the compacted weights (and
 backward their gradient) when taps were left out; ``rows`` is ``nt`` for
 ``CHUNKS`` and ``TILES``, else 1.
 """
@@ -41,6 +41,7 @@ from ...ops.registry import REQ_NULL
 from ._blas_threads import BLAS_THREAD_CONTROL
 from ._parallel import threads as _threads, use_parallel
 from .conv_depthwise import scratch_size
+from .conv_im2col import table_size
 
 SERIAL, CHUNKS, SPLIT, TILES = 0, 1, 2, 3
 
@@ -158,7 +159,7 @@ def scratch(geom, the_plan, backward, need_weight, dtype):
     ckv = ck // k * kv
     col = ((rows, 0 if (direct and bs == 1) else ckv * (bs * p if tile == p else tile)), dtype)
     buf = ((rows, fg * bs * p if bs > 1 else 0), dtype)
-    tbl = ((0 if direct else kv * p + 2 * kv,), np.int32)
+    tbl = ((0 if direct else table_size(kv, geom["cols"][2:]),), np.int32)
     wsc = ((0 if kv == k else (2 if backward else 1), g_n, fg, ckv), dtype)
     if not backward:
         return [col, buf, tbl, wsc]

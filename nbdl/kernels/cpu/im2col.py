@@ -1,12 +1,12 @@
 """CPU kernels for im2col, col2im and im2col's gradient, through the im2col
-table of the CPU convolution (``conv_im2col._make_table``: per kept kernel
-tap and block the image offset read, -1 in the padding; taps that only read
-padding are left out and give zero rows here)."""
+table of the CPU convolution (``conv_im2col._make_table``, its ELEMENTS
+layout: per kept kernel tap and block the image offset read, -1 in the
+padding; taps that only read padding are left out and give zero rows here)."""
 from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.im2col import slide_geometry, table_temp, views
-from .conv_im2col import _make_table
+from .conv_im2col import _HEAD, _make_table
 from ..shared.store import py_put
 
 _put = njit(cache=True, inline="always")(py_put)
@@ -15,7 +15,7 @@ _put = njit(cache=True, inline="always")(py_put)
 @njit(cache=True)
 def _table(tbl, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD, DH, DW):
     return _make_table(tbl, D, H, W, (OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW,
-                                      DD, DH, DW))
+                                      DD, DH, DW), False)
 
 
 @njit(cache=True)
@@ -31,9 +31,9 @@ def im2col_kernel(x, col, tbl, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, 
         if not add:
             col[c] = zero
         for r in range(kv):
-            tap = tbl[kv * pp + r]
+            tap = tbl[_HEAD + r]
             for q in range(pp):
-                idx = tbl[r * pp + q]
+                idx = tbl[_HEAD + 3 * kv + r * pp + q]
                 if idx >= 0:
                     _put(col, (c, tap, q), x[c, idx], add)
 
@@ -49,9 +49,9 @@ def col2im_kernel(col, img, tbl, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD
         img[:] = img.dtype.type(0)
     for c in range(planes):
         for r in range(kv):
-            tap = tbl[kv * pp + r]
+            tap = tbl[_HEAD + r]
             for q in range(pp):
-                idx = tbl[r * pp + q]
+                idx = tbl[_HEAD + 3 * kv + r * pp + q]
                 if idx >= 0:
                     img[c, idx] += col[c, tap, q]
 

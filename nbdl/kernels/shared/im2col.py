@@ -34,6 +34,7 @@ def views(geo):
 
 
 def table_temp(geo):
-    """The CPU kernels' scratch: Convolution's int32 im2col table (K*P + 2*K:
-    offsets, taps, shifts)."""
-    return [((geo[1] * geo[2] + 2 * geo[1],), np.dtype(np.int32))]
+    """The CPU kernels' scratch: Convolution's int32 im2col table in its
+    ELEMENTS layout (``kernels/cpu/conv_im2col``: a 3-entry head, taps,
+    shifts and a spare row of K, then K*P offsets)."""
+    return [((3 + 3 * geo[1] + geo[1] * geo[2],), np.dtype(np.int32))]
