@@ -80,7 +80,9 @@ def plan(geom, itemsize=4, forward=False):
     on one thread, or when BLAS's threads cannot be held), ``CHUNKS`` when
     every thread gets at least ``NBDL_CONV_BLOCK_COLS`` columns of its own
     samples, else (``forward``, not 1x1 direct) ``TILES`` when the images
-    have an eighth of that a thread, else ``SPLIT``.  (Batch 1, 2 threads:
+    have an eighth of that a thread and each image a quarter of it (a tile
+    of a tiny image is the image: ResNet-18's 2x2 layers at batch 32 ran
+    32 GEMMs of 4 columns, 2.5 ms against SPLIT's 1.3), else ``SPLIT``.  (Batch 1, 2 threads:
     TILES took 128->128 3x3 at 28x28 from 1.53-1.71 to 1.33-1.35 ms, 256
     channels at 14x14 from 1.39-1.46 to 1.28; at 7x7 they were level.)
     ``bs``: samples a block, to make blocks of about ``NBDL_CONV_BLOCK_COLS``
@@ -106,7 +108,8 @@ def plan(geom, itemsize=4, forward=False):
     elif n >= threads and n * p >= threads * config.conv_chunk_min_cols():
         mode, nt = CHUNKS, threads
         bs = min(-(-n // nt), per_block)
-    elif forward and not is_direct(geom) and n * p >= threads * max(1, target // 8):
+    elif (forward and not is_direct(geom) and p >= max(1, target // 4)
+          and n * p >= threads * max(1, target // 8)):
         return TILES, threads, 1, _even_tile(n, p, target, threads)
     else:
         mode, nt, bs = SPLIT, threads, n
