@@ -335,7 +335,7 @@ def test_req_null_and_add(device, transposed, rng):
                 assert_almost_equal(g, e + (2.0 if r == REQ_ADD else 0.0))
 
 
-# Environment that forces each CPU kernel variant on float64 data (5, 4, 4, 3) (P = 12
+# Environment that forces each CPU kernel variant on float32 data (5, 4, 4, 3) (P = 12
 # columns an image, 60 in all, 2 threads), and the (mode, nt, bs, tile) plan it must give;
 # "images" lets NBDL_CONV_BLOCK_BYTES hold that many images' columns.
 _PAR = dict(NBDL_CONV_PARALLEL_MIN_FLOPS="0")
@@ -380,16 +380,16 @@ def test_kernel_variants(variant, transposed, kernel, pad, monkeypatch, two_thre
         # 1x1 direct blocks aim at a quarter of the columns: same blocks as 3x3
         monkeypatch.setenv("NBDL_CONV_BLOCK_COLS", str(4 * int(env["NBDL_CONV_BLOCK_COLS"])))
     if images:
-        monkeypatch.setenv("NBDL_CONV_BLOCK_BYTES", str(images * geom["w"][2] * geom["P"] * 8))
+        monkeypatch.setenv("NBDL_CONV_BLOCK_BYTES", str(images * geom["w"][2] * geom["P"] * 4))
     if variant == "tiles":     # TILES: an im2col Convolution's forward only
-        assert plan(geom, 8) == (2, 2, 5, 12)
+        assert plan(geom, 4) == (2, 2, 5, 12)
         if not transposed:
-            assert plan(geom, 8, forward=True) == (want if kernel == (3, 3) else (2, 2, 5, 12))
+            assert plan(geom, 4, forward=True) == (want if kernel == (3, 3) else (2, 2, 5, 12))
     else:
         if kernel == (1, 1):     # a 1x1 direct convolution has no columns to tile
             want = want[:3] + (12,)
-        assert plan(geom, 8) == want
-        assert transposed or plan(geom, 8, forward=True) == want
+        assert plan(geom, 4) == want
+        assert transposed or plan(geom, 4, forward=True) == want
     _check_against_references(transposed, attrs, xs, (4, 2) + kernel, rng)
 
 
@@ -414,45 +414,49 @@ def test_forward_plan_keeps_tiles_for_large_images(xs, want, monkeypatch, two_th
     assert mode == {"tiles": TILES, "split": SPLIT, "chunks": CHUNKS}[want]
 
 
-def _check_against_references(transposed, attrs, xs, ws, rng):
-    """Forward and backward through the executor (float64), then the kernels
-    directly with add and null requests, against the loop references."""
+def _check_against_references(transposed, attrs, xs, ws, rng, dt=np.float32):
+    """Forward and backward through the executor, then the kernels directly
+    with add and null requests, against the loop references (float64).  The
+    variants are checked in float32: the parallel kernels' float32
+    compilations are the ones networks use (float64 ones compiled only for
+    these checks cost ~30 s of a cold test run; ``test_conv_forward_backward``
+    checks float64)."""
     name = "Deconvolution" if transposed else "Convolution"
     kernel, groups = attrs["kernel"], attrs["num_group"]
     geo = (kernel, attrs.get("stride", ()), attrs.get("pad", ()), ())
     nf = attrs["num_filter"]
-    loc = conv_inputs(rng, xs, ws, nf, np.float64)
+    loc = conv_inputs(rng, xs, ws, nf, dt)
     if transposed:
         ref = ref_deconv(loc["x"], loc["w"], loc["b"], *geo, (), groups)
         sym = deconv(**attrs)
     else:
         ref = ref_conv(loc["x"], loc["w"], loc["b"], *geo, groups)
         sym = conv(**attrs)
-    check_symbolic_forward(sym, loc, [ref])
-    og = rng.normal(size=ref.shape)
+    check_symbolic_forward(sym, loc, [ref], **tol(dt))
+    og = rng.normal(size=ref.shape).astype(dt)
     if transposed:
         dx = ref_conv(og, loc["w"], None, *geo, groups)
         _, dw, _ = ref_conv_grads(loc["x"], og, loc["w"], *geo, groups)
-        db = og.sum(axis=tuple(i for i in range(og.ndim) if i != 1))
+        db = og.astype(np.float64).sum(axis=tuple(i for i in range(og.ndim) if i != 1))
     else:
         dx, dw, db = ref_conv_grads(og, loc["x"], loc["w"], *geo, groups)
-    check_symbolic_backward(sym, loc, [og], {"x": dx, "w": dw, "b": db})
+    check_symbolic_backward(sym, loc, [og], {"x": dx, "w": dw, "b": db}, **tol(dt))
 
     dev = cpu()
     args = [loc["x"], loc["w"], loc["b"]]
-    op, call = _call(name, [xs, None, None], 1, [REQ_ADD], np.float64, attrs, dev)
-    (got,) = _run(op, call, dev, args, [np.ones(ref.shape)])
-    assert_almost_equal(got, ref + 1)
+    op, call = _call(name, [xs, None, None], 1, [REQ_ADD], dt, attrs, dev)
+    (got,) = _run(op, call, dev, args, [np.ones(ref.shape, dt)])
+    assert_almost_equal(got, ref + 1, **tol(dt))
     for req in ([REQ_ADD, REQ_ADD, REQ_NULL], [REQ_NULL, REQ_WRITE, REQ_ADD],
                 [REQ_ADD, REQ_NULL, REQ_WRITE]):
-        op, call = _call(f"_backward_{name}", [og.shape, xs, ws], 3, req, np.float64, attrs, dev)
+        op, call = _call(f"_backward_{name}", [og.shape, xs, ws], 3, req, dt, attrs, dev)
         got = _run(op, call, dev, [og, loc["x"], loc["w"]],
-                   [np.full(xs, 2.0), np.full(ws, 2.0), np.full(nf, 2.0)])
+                   [np.full(xs, 2.0, dt), np.full(ws, 2.0, dt), np.full(nf, 2.0, dt)])
         for r, g, e in zip(req, got, (dx, dw, db)):
             if r == REQ_NULL:
                 assert np.all(g == 2.0)
             else:
-                assert_almost_equal(g, e + (2.0 if r == REQ_ADD else 0.0))
+                assert_almost_equal(g, e + (2.0 if r == REQ_ADD else 0.0), **tol(dt))
 
 
 # Kernel taps that read only padding are left out of the GEMMs (the weights
@@ -480,7 +484,7 @@ def test_padding_only_taps(case, mode, monkeypatch, two_threads, rng):
     name = "Deconvolution" if transposed else "Convolution"
     geom = geometry(get_op(name).parse_attrs(attrs)[0], xs, transposed)
     assert len(kept_taps(geom)) == kept
-    assert plan(geom, 8)[0] == {"serial": 0, "chunks": 1, "split": 2}[mode]
+    assert plan(geom, 4)[0] == {"serial": 0, "chunks": 1, "split": 2}[mode]
     _check_against_references(transposed, attrs, xs, ws, rng)
 
 
