@@ -209,19 +209,24 @@ def _row_span(rr, ow_, qa, qb):
     return max(qa - base, 0), min(qb - base, ow_)
 
 
+@njit(cache=True, inline="always")
+def _rows_tap(tbl, k, p, r):
+    """ROWS layout, kept tap r of k: (OW, SW, lo, hi, index of its first
+    output row's offset) (P = p positions)."""
+    ow_ = tbl[1]
+    return (ow_, tbl[2], tbl[_HEAD + k + r], tbl[_HEAD + 2 * k + r],
+            _HEAD + 3 * k + r * (p // ow_))
+
+
 @njit(cache=True)
 def _im2col_rows(src, col, c, off, tbl, k, p, qa, qb):
     """``_im2col_channel`` in the ROWS layout: each output row of a tap a
     copy of one input row (strided by SW), zeros where it reads padding."""
     zero = src.dtype.type(0)
-    ow_, sw = tbl[1], tbl[2]
-    usw = np.uintp(sw)
-    nr_body = _HEAD + 3 * k
-    nrows = p // ow_
     for r in range(k):
         d = col[c * k + r]
-        lo, hi = tbl[_HEAD + k + r], tbl[_HEAD + 2 * k + r]
-        at_r = nr_body + r * nrows
+        ow_, sw, lo, hi, at_r = _rows_tap(tbl, k, p, r)
+        usw = np.uintp(sw)
         for rr in range(qa // ow_, (qb - 1) // ow_ + 1):
             s0, s1 = _row_span(rr, ow_, qa, qb)
             o = np.uintp(off + rr * ow_)
@@ -276,14 +281,10 @@ def _col2im_channel(col, dst, c, off, tbl, k, p, qa, qb):
 def _col2im_rows(col, dst, c, off, tbl, k, p, qa, qb):
     """``_col2im_channel`` in the ROWS layout (a tap's output columns read
     distinct input columns of a row: no two of a row's adds collide)."""
-    ow_, sw = tbl[1], tbl[2]
-    usw = np.uintp(sw)
-    nr_body = _HEAD + 3 * k
-    nrows = p // ow_
     for r in range(k):
         s = col[c * k + r]
-        lo, hi = tbl[_HEAD + k + r], tbl[_HEAD + 2 * k + r]
-        at_r = nr_body + r * nrows
+        ow_, sw, lo, hi, at_r = _rows_tap(tbl, k, p, r)
+        usw = np.uintp(sw)
         for rr in range(qa // ow_, (qb - 1) // ow_ + 1):
             at = tbl[at_r + rr]
             if at == NO_ROW:

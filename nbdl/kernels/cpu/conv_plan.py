@@ -82,9 +82,10 @@ def plan(geom, itemsize=4, forward=False):
     samples, else (``forward``, not 1x1 direct) ``TILES`` when the images
     have an eighth of that a thread and each image a quarter of it (a tile
     of a tiny image is the image: ResNet-18's 2x2 layers at batch 32 ran
-    32 GEMMs of 4 columns, 2.5 ms against SPLIT's 1.3), else ``SPLIT``.  (Batch 1, 2 threads:
-    TILES took 128->128 3x3 at 28x28 from 1.53-1.71 to 1.33-1.35 ms, 256
-    channels at 14x14 from 1.39-1.46 to 1.28; at 7x7 they were level.)
+    32 GEMMs of 4 columns, 2.5 ms against SPLIT's 1.3), else ``SPLIT``.
+    (Batch 1, 2 threads: TILES took 128->128 3x3 at 28x28 from 1.53-1.71 to
+    1.33-1.35 ms, 256 channels at 14x14 from 1.39-1.46 to 1.28; at 7x7 they
+    were level.)
     ``bs``: samples a block, to make blocks of about ``NBDL_CONV_BLOCK_COLS``
     columns (a quarter of that for 1x1 direct convolutions; ``SPLIT``: the
     whole batch), within a chunk and within ``NBDL_CONV_BLOCK_BYTES`` of
