@@ -264,13 +264,17 @@ class _Unroller(HybridBlock):
 @pytest.mark.parametrize("kind,dims,layout", [("LSTM", 2, "NTC"), ("GRU", 1, "TNC"),
                                               ("RNN", 3, "NTC")])
 def test_hybridized_equals_eager_with_gradients(kind, dims, layout):
+    """The unrolled cell's outputs and every gradient, hybridized against
+    eager, in float32 (the dtype whose kernels the other tests compile
+    anyway; float64 here compiled the convolution, GEMM and concatenation
+    kernels a second time, ~13 s of a cold run, for a comparison of two
+    paths that run the same kernels)."""
     rng = np.random.RandomState(11)
     cell, cfg = make(kind, dims)
     net = _Unroller(cell, 2, layout)
-    net.cast("float64")
     net.initialize(nbdl.init.Uniform(0.5))
     shape = (2, 2) + cfg["input_shape"]
-    x = nd(rng.uniform(-1, 1, shape), np.float64)
+    x = nd(rng.uniform(-1, 1, shape), np.float32)
     x.attach_grad()
     proj_o, proj_s = None, None
 
@@ -279,8 +283,8 @@ def test_hybridized_equals_eager_with_gradients(kind, dims, layout):
         with autograd.record():
             outs, last = net(x)
             if proj_o is None:
-                proj_o = nd(rng.normal(size=outs.shape), np.float64)
-                proj_s = nd(rng.normal(size=last.shape), np.float64)
+                proj_o = nd(rng.normal(size=outs.shape), np.float32)
+                proj_s = nd(rng.normal(size=last.shape), np.float32)
             loss = (outs * proj_o).sum() + (last * proj_s).sum()
         loss.backward()
         grads = {k: p.grad().asnumpy().copy() for k, p in net.collect_params().items()}
@@ -290,11 +294,12 @@ def test_hybridized_equals_eager_with_gradients(kind, dims, layout):
     eager = run()
     net.hybridize()
     hyb = run()
-    np.testing.assert_allclose(hyb[0], eager[0], rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(hyb[1], eager[1], rtol=1e-12, atol=1e-13)
+    assert hyb[0].dtype == np.float32
+    np.testing.assert_allclose(hyb[0], eager[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hyb[1], eager[1], rtol=1e-5, atol=1e-6)
     for k, g in eager[2].items():
         assert np.abs(g).sum() > 0, k
-        np.testing.assert_allclose(hyb[2][k], g, rtol=1e-10, atol=1e-12, err_msg=k)
+        np.testing.assert_allclose(hyb[2][k], g, rtol=1e-4, atol=1e-5, err_msg=k)
 
 
 def test_hybridized_cell_step():
