@@ -20,6 +20,7 @@ distributed store or ``nbdl.distributed.init()`` without it raises an
 import os
 import sys
 import threading
+import time
 import traceback
 
 from .. import config
@@ -75,9 +76,17 @@ class World:
                              f"[nbdl rank {self.rank}/{self.size}] aborting the job "
                              f"(MPI_Abort, status {code})\n")
             sys.stderr.flush()
+            # mpiexec (MPICH's hydra) kills the job as soon as the abort
+            # reaches it and may exit before it has forwarded what the rank
+            # just wrote (measured: the message lost in 1 run of 3); a pause
+            # lets it drain the rank's output first.
+            time.sleep(_ABORT_GRACE_S)
         finally:
             self.MPI.COMM_WORLD.Abort(code)
 
+
+# seconds between writing the abort message and MPI_Abort (see World.abort)
+_ABORT_GRACE_S = 0.5
 
 _lock = threading.Lock()
 _world = [None]
