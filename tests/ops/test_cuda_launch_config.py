@@ -33,6 +33,9 @@ def test_the_simulator_gets_the_gpus_configuration():
     assert _launch.grid1d(1000) == (8, 128)
     assert _launch.grid1d(10 ** 9) == (65535, 128)
     assert _launch.rng_grid(10 ** 6) == (256, 128)
+    # fewer elements than a block: the warps that cover them, no idle ones
+    assert [_launch.grid1d(n) for n in (0, 1, 32, 33, 100, 128, 129)] == [
+        (1, 1), (1, 32), (1, 32), (1, 64), (1, 128), (1, 128), (2, 128)]
 
 
 @pytest.fixture

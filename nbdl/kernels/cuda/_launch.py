@@ -15,10 +15,24 @@ MAX_BLOCKS = 65535       # a grid's x extent; grid-stride loops cover what is pa
 RNG_MAX_BLOCKS = 256     # launches with a random state per thread (dropout): states made per bind
 
 
+WARP = 32
+
+
 def grid1d(n, threads=None):
     """(blocks, threads) covering ``n`` elements with a grid-stride loop
-    (``threads``: ``THREADS`` unless given)."""
+    (``threads``: ``THREADS`` unless given; fewer, in whole warps, when
+    ``n`` is smaller: no block of idle warps, and Numba's simulator, which
+    runs each thread as a Python thread, does not start them).
+
+    Parameters
+    ----------
+    n : int
+        The number of elements (grid-stride loop iterations in all).
+    threads : int, optional
+        Threads per block at most (default ``THREADS``).
+    """
     threads = THREADS if threads is None else threads
+    threads = max(1, min(threads, -(-n // WARP) * WARP))
     blocks = max(1, min((n + threads - 1) // threads, MAX_BLOCKS))
     return blocks, threads
 
