@@ -1,8 +1,11 @@
 """BatchNorm / GroupNorm per-channel and per-row math (plain Python: compiled by
-``njit`` for the CPU, by ``cuda.jit`` for CUDA) and their prepare-time views and scalars."""
+``njit`` for the CPU, by ``cuda.jit`` for CUDA; the per-channel coefficients
+``register_jitable``, called from both targets' kernels) and their
+prepare-time views and scalars."""
 import math
 
 import numpy as np
+from numba.extending import register_jitable
 
 from ...ops.batch_norm import bn_axis, group_dims
 from ...ops.registry import REQ_ADD, REQ_NULL
@@ -17,27 +20,20 @@ STATS_BATCH = 1      # the batch's, updating the moving ones (training)
 STATS_SAVED = 2
 
 
-def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m,
-                          fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
-    """Channel ``c``: statistics (batch or moving), ``out = x * scale + shift``
-    (clamped at 0 with ``relu``: BatchNormWithReLU; NaN passes), ``mean``
-    and, in ``var``, the inverse std (BatchNorm) or the variance
-    (``store_var``: BatchNorm_v1)."""
-    outer = x.shape[0]
-    inner = x.shape[2]
+@register_jitable
+def py_bn_channel_coef(c, s1, s2, k, count, gamma, beta, mm, mv, mean, var, eps, mom, one,
+                       inv_m, fix_gamma, stats, store_var, r_mean, r_var):
+    """Channel ``c``'s ``(scale, shift)`` (``out = x * scale + shift``) from
+    its statistics: the batch's (``STATS_BATCH``: ``s1``, ``s2`` the sums of
+    its ``count`` values shifted by ``k``, ``d`` and ``d * d``; the moving
+    statistics updated), the saved ones (``STATS_SAVED``) or the moving ones.
+    Writes the ``mean`` output and, in ``var``, the inverse std (BatchNorm)
+    or the variance (``store_var``: BatchNorm_v1)."""
     zero = one - one
     if stats == STATS_BATCH:
         m = zero
         v = zero
-        if outer * inner > 0:
-            k = x[0, c, 0]
-            s1 = zero
-            s2 = zero
-            for o in range(outer):
-                for i in range(inner):
-                    d = x[o, c, i] - k
-                    s1 += d
-                    s2 += d * d
+        if count > 0:
             d = s1 * inv_m
             m = k + d
             v = s2 * inv_m - d * d
@@ -57,6 +53,39 @@ def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, o
     g = one if fix_gamma else gamma[c]
     scale = g * inv
     shift = beta[c] - m * scale
+    if r_mean == REQ_ADD:
+        mean[c] += m
+    elif r_mean != REQ_NULL:
+        mean[c] = m
+    w = v if store_var else inv
+    if r_var == REQ_ADD:
+        var[c] += w
+    elif r_var != REQ_NULL:
+        var[c] = w
+    return scale, shift
+
+
+def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m,
+                          fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
+    """Channel ``c``: statistics (batch or moving), ``out = x * scale + shift``
+    (clamped at 0 with ``relu``: BatchNormWithReLU; NaN passes), ``mean``
+    and ``var`` (``py_bn_channel_coef``)."""
+    outer = x.shape[0]
+    inner = x.shape[2]
+    zero = one - one
+    k = zero
+    s1 = zero
+    s2 = zero
+    if stats == STATS_BATCH and outer * inner > 0:
+        k = x[0, c, 0]
+        for o in range(outer):
+            for i in range(inner):
+                d = x[o, c, i] - k
+                s1 += d
+                s2 += d * d
+    scale, shift = py_bn_channel_coef(c, s1, s2, k, outer * inner, gamma, beta, mm, mv, mean,
+                                      var, eps, mom, one, inv_m, fix_gamma, stats, store_var,
+                                      r_mean, r_var)
     if r_out != REQ_NULL:
         for o in range(outer):
             for i in range(inner):
@@ -67,15 +96,41 @@ def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, o
                     out[o, c, i] += val
                 else:
                     out[o, c, i] = val
-    if r_mean == REQ_ADD:
-        mean[c] += m
-    elif r_mean != REQ_NULL:
-        mean[c] = m
-    w = v if store_var else inv
-    if r_var == REQ_ADD:
-        var[c] += w
-    elif r_var != REQ_NULL:
-        var[c] = w
+
+
+@register_jitable
+def py_bn_grad_coef(c, sb, sg, inv, gamma, dgamma, dbeta, one, inv_m, fix_gamma, use_batch,
+                    r_g, r_b):
+    """Channel ``c``'s ``(a, mb, mg)`` (``dx = a * (g - mb - (x - mean) * inv
+    * mg)``) from ``sb``, the sum of its head gradient ``g``, and ``sg``, the
+    sum of ``g * (x - mean)``; writes the gamma and beta gradients."""
+    zero = one - one
+    sg = sg * inv                      # sum of og * xhat
+    gm = one if fix_gamma else gamma[c]
+    a = gm * inv
+    mb = zero
+    mg = zero
+    if use_batch:
+        mb = sb * inv_m
+        mg = sg * inv_m
+    if fix_gamma:
+        sg = zero
+    if r_g == REQ_ADD:
+        dgamma[c] += sg
+    elif r_g != REQ_NULL:
+        dgamma[c] = sg
+    if r_b == REQ_ADD:
+        dbeta[c] += sb
+    elif r_b != REQ_NULL:
+        dbeta[c] = sb
+    return a, mb, mg
+
+
+@register_jitable
+def py_bn_grad_inv(c, st, eps, one, stored_var):
+    """Channel ``c``'s inverse std from the saved ``st``: itself, or (BatchNorm_v1,
+    ``stored_var``) from the variance."""
+    return one / math.sqrt(st[c] + eps) if stored_var else st[c]
 
 
 def py_bn_backward_channel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m,
@@ -87,7 +142,7 @@ def py_bn_backward_channel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps,
     inner = x.shape[2]
     zero = one - one
     m = mean[c]
-    inv = one / math.sqrt(st[c] + eps) if stored_var else st[c]
+    inv = py_bn_grad_inv(c, st, eps, one, stored_var)
     sb = zero
     sg = zero
     for o in range(outer):
@@ -97,15 +152,9 @@ def py_bn_backward_channel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps,
                 g = zero
             sb += g
             sg += g * (x[o, c, i] - m)
-    sg = sg * inv                      # sum of og * xhat
-    gm = one if fix_gamma else gamma[c]
-    a = gm * inv
+    a, mb, mg = py_bn_grad_coef(c, sb, sg, inv, gamma, dgamma, dbeta, one, inv_m, fix_gamma,
+                                use_batch, r_g, r_b)
     if r_x != REQ_NULL:
-        mb = zero
-        mg = zero
-        if use_batch:
-            mb = sb * inv_m
-            mg = sg * inv_m
         for o in range(outer):
             for i in range(inner):
                 g = og[o, c, i]
@@ -116,16 +165,6 @@ def py_bn_backward_channel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps,
                     dx[o, c, i] += val
                 else:
                     dx[o, c, i] = val
-    if fix_gamma:
-        sg = zero
-    if r_g == REQ_ADD:
-        dgamma[c] += sg
-    elif r_g != REQ_NULL:
-        dgamma[c] = sg
-    if r_b == REQ_ADD:
-        dbeta[c] += sb
-    elif r_b != REQ_NULL:
-        dbeta[c] = sb
 
 
 def py_group_forward_row(x, gamma, beta, out, mean, st, n, g, eps, one, inv_m, store_std,
