@@ -246,7 +246,8 @@ def _register_bn(name, attrs, backward_keys, stat_name, doc, backward_doc, relu=
         infer_shape=_bn_relu_shape if relu else bn_shape_rule(name, bn_axis),
         infer_type=bn_type((0,), (0, 3) if relu else (0,)),
         gradient=bn_gradient_rule(backward, backward_keys, relu),
-        kernels=BN_KERNELS, inplace=_data_inplace,
+        kernels=BN_KERNELS, temp=kernel_paths("batch_norm", "temp_batch_norm"),
+        inplace=_data_inplace,
         supports_add=True, train_aware=True, mutates_aux=True, half_mirrors=True,
         recompute=recompute,
         input_var_init={"moving_mean": '["zero", {}]', "moving_var": '["one", {}]'}, doc=doc))
@@ -263,6 +264,7 @@ def _register_bn(name, attrs, backward_keys, stat_name, doc, backward_doc, relu=
         infer_shape=relu_back_shape if relu else back_shape,
         infer_type=bn_type((0, 1, 5) if relu else (0, 1), (0,)),
         kernels=BN_BACKWARD_KERNELS,
+        temp=kernel_paths("batch_norm", "temp_batch_norm_backward"),
         supports_add=True, train_aware=True, hidden=True, half_mirrors=True, doc=backward_doc))
 
 
@@ -293,6 +295,7 @@ register(OpDef(
     attrs=dict(BN_APPLY_ATTRS),
     infer_shape=_bn_apply_shape, infer_type=bn_type((0,), (0,)), half_mirrors=True,
     kernels=kernel_paths("batch_norm", "prepare_batch_norm_apply"),
+    temp=kernel_paths("batch_norm", "temp_batch_norm"),
     inplace=_data_inplace, supports_add=True, hidden=True,
     doc="``(data - mean) * invstd * gamma + beta`` per channel, computed as BatchNorm's "
         "forward computes it (bitwise its output for the statistics it saved); what a "

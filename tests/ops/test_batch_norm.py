@@ -430,6 +430,121 @@ def test_norm_cuda_matches_cpu(sym, shape, params, rng):
                       devices=[cpu(), gpu()], rtol=1e-5, atol=1e-5)
 
 
+# -- the rows kernels (short channel runs) against the per-channel ones ----------
+
+ROWS_SHAPES = [(5, 3, 1), (4, 6, 3), (2, 7, 16), (0, 3, 2), (3, 1, 4)]
+
+
+@pytest.mark.parametrize("shape", ROWS_SHAPES)
+def test_rows_forward_equals_the_channel_kernel(shape, rng):
+    """``bn_forward_rows`` (inner <= ROWS_MAX_INNER: the data in memory order, a
+    block of channels a thread) gives ``bn_forward``'s output, statistics and
+    moving statistics for every statistics mode, ReLU, BatchNorm_v1's stored
+    variance, fix_gamma and request, on 1 to 3 blocks (more than channels)."""
+    from nbdl.kernels.cpu import batch_norm as B
+    from nbdl.kernels.shared.batch_norm import STATS_BATCH, STATS_MOVING, STATS_SAVED
+    from nbdl.ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE
+    f32 = np.float32
+    o, c, i = shape
+    assert i <= B.ROWS_MAX_INNER
+    x = (rng.normal(size=shape) * 3 + 50).astype(f32)      # a mean far from 0
+    gamma, beta = rng.uniform(0.5, 1.5, c).astype(f32), rng.normal(size=c).astype(f32)
+    saved_m, saved_v = rng.normal(size=c).astype(f32), rng.uniform(0.5, 2, c).astype(f32)
+    inv_m = f32(1 / (o * i)) if o * i else f32(0)
+    for stats in (STATS_MOVING, STATS_BATCH, STATS_SAVED):
+        for relu, store_var, fix_gamma in ((False, False, False), (True, True, True)):
+            for req in (REQ_WRITE, REQ_ADD, REQ_NULL):
+                r_stat = REQ_NULL if stats == STATS_SAVED else req
+                runs = []
+                for nt in (0, 1, 2, 3):                    # 0: the per-channel kernel
+                    mm, mv = saved_m.copy(), saved_v.copy()
+                    out = np.full(shape, 0.5, f32)
+                    mean, var = (mm, mv) if stats == STATS_SAVED else \
+                        (np.full(c, 0.25, f32), np.full(c, 0.25, f32))
+                    sc = (f32(1e-3), f32(0.9), f32(1), inv_m, fix_gamma, stats, store_var,
+                          relu, req, r_stat, r_stat)
+                    if nt:
+                        B.bn_forward_rows(x, gamma, beta, mm, mv, out, mean, var,
+                                          np.full((4, c * i), np.nan, f32), *sc, nt)
+                    else:
+                        B.bn_forward(x, gamma, beta, mm, mv, out, mean, var, *sc)
+                    runs.append((out, mean, var, mm, mv))
+                for run in runs[1:]:
+                    for got, want in zip(run, runs[0]):
+                        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    # the parallel compilation, two blocks
+    mm, mv = saved_m.copy(), saved_v.copy()
+    outs = [np.zeros(shape, f32) for _ in range(2)]
+    stats_out = [(np.zeros(c, f32), np.zeros(c, f32)) for _ in range(2)]
+    sc = (f32(1e-3), f32(0.9), f32(1), inv_m, False, STATS_BATCH, False, False, REQ_WRITE,
+          REQ_WRITE, REQ_WRITE)
+    B.bn_forward_rows_parallel(x, gamma, beta, mm, mv, outs[0], *stats_out[0],
+                               np.zeros((4, c * i), f32), *sc, 2)
+    B.bn_forward(x, gamma, beta, saved_m.copy(), saved_v.copy(), outs[1], *stats_out[1], *sc)
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(stats_out[0], stats_out[1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", ROWS_SHAPES)
+def test_rows_backward_equals_the_channel_kernel(shape, rng):
+    """``bn_backward_rows`` gives ``bn_backward``'s data, gamma and beta
+    gradients with batch or global statistics, BatchNorm_v1's stored
+    variance, ReLU's mask, fix_gamma, every request and 1 to 3 blocks."""
+    from nbdl.kernels.cpu import batch_norm as B
+    from nbdl.ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE
+    f32 = np.float32
+    o, c, i = shape
+    x = (rng.normal(size=shape) * 3 + 50).astype(f32)
+    og = rng.normal(size=shape).astype(f32)
+    y = rng.normal(size=shape).astype(f32)                  # ReLU's mask: y > 0
+    gamma = rng.uniform(0.5, 1.5, c).astype(f32)
+    mean, st = (x.mean(axis=(0, 2)) if o * i else np.zeros(c)).astype(f32), \
+        rng.uniform(0.5, 2, c).astype(f32)
+    inv_m = f32(1 / (o * i)) if o * i else f32(0)
+    for use_batch, stored_var, relu, fix_gamma in ((True, False, False, False),
+                                                   (True, True, True, True),
+                                                   (False, False, True, False)):
+        for req in (REQ_WRITE, REQ_ADD, REQ_NULL):
+            runs = []
+            for nt in (0, 1, 2, 3):
+                dx = np.full(shape, 0.5, f32)
+                dg, db = np.full(c, 0.25, f32), np.full(c, 0.75, f32)
+                sc = (f32(1e-3), f32(1), inv_m, fix_gamma, use_batch, stored_var, relu, req,
+                      req, req)
+                if nt:
+                    B.bn_backward_rows(og, x, gamma, mean, st, y, dx, dg, db,
+                                       np.full((4, c * i), np.nan, f32), *sc, nt)
+                else:
+                    B.bn_backward(og, x, gamma, mean, st, y, dx, dg, db, *sc)
+                runs.append((dx, dg, db))
+            for run in runs[1:]:
+                for got, want in zip(run, runs[0]):
+                    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    dxs = [np.zeros(shape, f32) for _ in range(2)]
+    grads = [(np.zeros(c, f32), np.zeros(c, f32)) for _ in range(2)]
+    sc = (f32(1e-3), f32(1), inv_m, False, True, False, False, REQ_WRITE, REQ_WRITE, REQ_WRITE)
+    B.bn_backward_rows_parallel(og, x, gamma, mean, st, og, dxs[0], *grads[0],
+                                np.zeros((4, c * i), f32), *sc, 2)
+    B.bn_backward(og, x, gamma, mean, st, og, dxs[1], *grads[1], *sc)
+    np.testing.assert_allclose(dxs[0], dxs[1], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-4, atol=1e-4)
+
+
+def test_batch_norm_picks_rows_for_short_channel_runs():
+    """BatchNorm on dense-layer outputs and small maps binds the rows kernels
+    (with their scratch), larger maps the per-channel ones."""
+    from nbdl.kernels.cpu import batch_norm as B
+    for shape, rows in (((8, 6), True), ((4, 6, 3, 3), True), ((2, 3, 4, 4), True),
+                        ((2, 3, 5, 4), False)):
+        ex = nbdl.sym.BatchNorm(nbdl.sym.var("x"), name="bn").simple_bind(
+            cpu(), x=shape, grad_req="write")
+        fns = [p.fn for p in ex._sched.fwd_train + ex._sched.backward]
+        used = {f.py_func.__name__ for f in fns}
+        assert bool(used & {"bn_forward_rows", "bn_forward_rows_parallel"}) == rows, used
+        assert bool(used & {"bn_backward_rows", "bn_backward_rows_parallel"}) == rows, used
+        assert ("bn_temp0" in ex.debug_str()) == rows
+
+
 def test_norm_parallel_variant(monkeypatch, rng):
     monkeypatch.setenv("NBDL_PARALLEL_MIN", "1")
     for params in (None, 2):

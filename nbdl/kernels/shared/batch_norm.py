@@ -20,7 +20,7 @@ STATS_BATCH = 1      # the batch's, updating the moving ones (training)
 STATS_SAVED = 2
 
 
-@register_jitable
+@register_jitable(inline="always")
 def py_bn_channel_coef(c, s1, s2, k, count, gamma, beta, mm, mv, mean, var, eps, mom, one,
                        inv_m, fix_gamma, stats, store_var, r_mean, r_var):
     """Channel ``c``'s ``(scale, shift)`` (``out = x * scale + shift``) from
@@ -98,7 +98,7 @@ def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, o
                     out[o, c, i] = val
 
 
-@register_jitable
+@register_jitable(inline="always")
 def py_bn_grad_coef(c, sb, sg, inv, gamma, dgamma, dbeta, one, inv_m, fix_gamma, use_batch,
                     r_g, r_b):
     """Channel ``c``'s ``(a, mb, mg)`` (``dx = a * (g - mb - (x - mean) * inv
@@ -126,7 +126,7 @@ def py_bn_grad_coef(c, sb, sg, inv, gamma, dgamma, dbeta, one, inv_m, fix_gamma,
     return a, mb, mg
 
 
-@register_jitable
+@register_jitable(inline="always")
 def py_bn_grad_inv(c, st, eps, one, stored_var):
     """Channel ``c``'s inverse std from the saved ``st``: itself, or (BatchNorm_v1,
     ``stored_var``) from the variance."""
