@@ -533,7 +533,6 @@ def test_rows_backward_equals_the_channel_kernel(shape, rng):
 def test_batch_norm_picks_rows_for_short_channel_runs():
     """BatchNorm on dense-layer outputs and small maps binds the rows kernels
     (with their scratch), larger maps the per-channel ones."""
-    from nbdl.kernels.cpu import batch_norm as B
     for shape, rows in (((8, 6), True), ((4, 6, 3, 3), True), ((2, 3, 4, 4), True),
                         ((2, 3, 5, 4), False)):
         ex = nbdl.sym.BatchNorm(nbdl.sym.var("x"), name="bn").simple_bind(
