@@ -430,66 +430,95 @@ def test_norm_cuda_matches_cpu(sym, shape, params, rng):
                       devices=[cpu(), gpu()], rtol=1e-5, atol=1e-5)
 
 
-# -- the rows kernels (short channel runs) against the per-channel ones ----------
+# -- the CPU kernels' two loop shapes against numpy, every flag ---------------------
 
-ROWS_SHAPES = [(5, 3, 1), (4, 6, 3), (2, 7, 16), (0, 3, 2), (3, 1, 4)]
+# channel runs (inner) of 1 to 16 values take per-position sums, longer ones
+# per-channel sums; an empty batch; a single channel
+KERNEL_SHAPES = [(5, 3, 1), (4, 6, 3), (2, 7, 16), (3, 2, 17), (2, 3, 40), (0, 3, 2), (3, 1, 4)]
 
 
-@pytest.mark.parametrize("shape", ROWS_SHAPES)
-def test_rows_forward_equals_the_channel_kernel(shape, rng):
-    """``bn_forward_rows`` (inner <= ROWS_MAX_INNER: the data in memory order, a
-    block of channels a thread) gives ``bn_forward``'s output, statistics and
-    moving statistics for every statistics mode, ReLU, BatchNorm_v1's stored
-    variance, fix_gamma and request, on 1 to 3 blocks (more than channels)."""
+def _bn_ref_forward(x, gamma, beta, mm, mv, saved, stats, eps, mom, fix_gamma):
+    """(out before ReLU, mean, inv std, var, new mm, new mv) in float64."""
+    from nbdl.kernels.shared.batch_norm import STATS_BATCH, STATS_SAVED
+    x = x.astype(np.float64)
+    if stats == STATS_BATCH:
+        n = x.shape[0] * x.shape[2]
+        m = x.mean(axis=(0, 2)) if n else np.zeros(x.shape[1])
+        v = x.var(axis=(0, 2)) if n else np.zeros(x.shape[1])
+        inv = 1 / np.sqrt(v + eps)
+        if n:
+            mm, mv = mm * mom + m * (1 - mom), mv * mom + v * (1 - mom)
+    elif stats == STATS_SAVED:
+        m, inv, v = saved[0].astype(np.float64), saved[1].astype(np.float64), None
+    else:
+        m, v = mm.astype(np.float64), mv.astype(np.float64)
+        inv = 1 / np.sqrt(v + eps)
+    g = np.ones_like(gamma) if fix_gamma else gamma
+    out = (x - m[None, :, None]) * (inv * g)[None, :, None] + beta[None, :, None]
+    return out, m, inv, v, mm, mv
+
+
+@pytest.mark.parametrize("shape", KERNEL_SHAPES)
+def test_cpu_forward_kernel_against_numpy(shape, rng):
+    """``bn_forward`` (memory order, per-position or per-channel sums, 1 to 3
+    blocks of channels, more blocks than channels too) for every statistics
+    mode, ReLU, BatchNorm_v1's stored variance, fix_gamma and request; the
+    parallel compilation gives the serial one's bits for the same blocks."""
     from nbdl.kernels.cpu import batch_norm as B
     from nbdl.kernels.shared.batch_norm import STATS_BATCH, STATS_MOVING, STATS_SAVED
     from nbdl.ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE
     f32 = np.float32
     o, c, i = shape
-    assert i <= B.ROWS_MAX_INNER
     x = (rng.normal(size=shape) * 3 + 50).astype(f32)      # a mean far from 0
     gamma, beta = rng.uniform(0.5, 1.5, c).astype(f32), rng.normal(size=c).astype(f32)
-    saved_m, saved_v = rng.normal(size=c).astype(f32), rng.uniform(0.5, 2, c).astype(f32)
+    mm0, mv0 = rng.normal(size=c).astype(f32), rng.uniform(0.5, 2, c).astype(f32)
     inv_m = f32(1 / (o * i)) if o * i else f32(0)
+    eps, mom = 1e-3, 0.9
     for stats in (STATS_MOVING, STATS_BATCH, STATS_SAVED):
         for relu, store_var, fix_gamma in ((False, False, False), (True, True, True)):
+            want, m, inv, v, new_mm, new_mv = _bn_ref_forward(
+                x, gamma, beta, mm0, mv0, (mm0, mv0), stats, eps, mom, fix_gamma)
+            if relu:
+                want = np.maximum(want, 0)
             for req in (REQ_WRITE, REQ_ADD, REQ_NULL):
                 r_stat = REQ_NULL if stats == STATS_SAVED else req
-                runs = []
-                for nt in (0, 1, 2, 3):                    # 0: the per-channel kernel
-                    mm, mv = saved_m.copy(), saved_v.copy()
+                base = {REQ_WRITE: 0, REQ_ADD: 0.5, REQ_NULL: 0.5}[req]
+                for nt in (1, 2, 3):
+                    mm, mv = mm0.copy(), mv0.copy()
                     out = np.full(shape, 0.5, f32)
                     mean, var = (mm, mv) if stats == STATS_SAVED else \
-                        (np.full(c, 0.25, f32), np.full(c, 0.25, f32))
-                    sc = (f32(1e-3), f32(0.9), f32(1), inv_m, fix_gamma, stats, store_var,
-                          relu, req, r_stat, r_stat)
-                    if nt:
-                        B.bn_forward_rows(x, gamma, beta, mm, mv, out, mean, var,
-                                          np.full((4, c * i), np.nan, f32), *sc, nt)
-                    else:
-                        B.bn_forward(x, gamma, beta, mm, mv, out, mean, var, *sc)
-                    runs.append((out, mean, var, mm, mv))
-                for run in runs[1:]:
-                    for got, want in zip(run, runs[0]):
-                        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    # the parallel compilation, two blocks
-    mm, mv = saved_m.copy(), saved_v.copy()
-    outs = [np.zeros(shape, f32) for _ in range(2)]
-    stats_out = [(np.zeros(c, f32), np.zeros(c, f32)) for _ in range(2)]
-    sc = (f32(1e-3), f32(0.9), f32(1), inv_m, False, STATS_BATCH, False, False, REQ_WRITE,
-          REQ_WRITE, REQ_WRITE)
-    B.bn_forward_rows_parallel(x, gamma, beta, mm, mv, outs[0], *stats_out[0],
-                               np.zeros((4, c * i), f32), *sc, 2)
-    B.bn_forward(x, gamma, beta, saved_m.copy(), saved_v.copy(), outs[1], *stats_out[1], *sc)
-    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(stats_out[0], stats_out[1], rtol=1e-5, atol=1e-5)
+                        (np.full(c, 0.5, f32), np.full(c, 0.5, f32))
+                    B.bn_forward(x, gamma, beta, mm, mv, out, mean, var,
+                                 np.full(B.bn_temp(shape), np.nan, f32), f32(eps), f32(mom),
+                                 f32(1), inv_m, fix_gamma, stats, store_var, relu, req, r_stat,
+                                 r_stat, nt)
+                    tol = dict(rtol=1e-4, atol=1e-4)
+                    np.testing.assert_allclose(out, want + base if req != REQ_NULL else
+                                               np.full(shape, 0.5), **tol)
+                    if stats == STATS_SAVED:
+                        continue
+                    for got, ref in ((mean, m), (var, v if store_var else inv)):
+                        np.testing.assert_allclose(got, ref + base if req != REQ_NULL else
+                                                   np.full(c, 0.5), **tol)
+                    np.testing.assert_allclose(mm, new_mm, **tol)
+                    np.testing.assert_allclose(mv, new_mv, **tol)
+    runs = []
+    for fn in (B.bn_forward, B.bn_forward_parallel):
+        out, mean, var = np.zeros(shape, f32), np.zeros(c, f32), np.zeros(c, f32)
+        fn(x, gamma, beta, mm0.copy(), mv0.copy(), out, mean, var,
+           np.zeros(B.bn_temp(shape), f32), f32(eps), f32(mom), f32(1), inv_m, False,
+           STATS_BATCH, False, False, REQ_WRITE, REQ_WRITE, REQ_WRITE, 2)
+        runs.append((out, mean, var))
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("shape", ROWS_SHAPES)
-def test_rows_backward_equals_the_channel_kernel(shape, rng):
-    """``bn_backward_rows`` gives ``bn_backward``'s data, gamma and beta
-    gradients with batch or global statistics, BatchNorm_v1's stored
-    variance, ReLU's mask, fix_gamma, every request and 1 to 3 blocks."""
+@pytest.mark.parametrize("shape", KERNEL_SHAPES)
+def test_cpu_backward_kernel_against_numpy(shape, rng):
+    """``bn_backward``: the data, gamma and beta gradients with batch or
+    global statistics, BatchNorm_v1's stored variance, ReLU's mask,
+    fix_gamma, every request, 1 to 3 blocks; the parallel compilation gives
+    the serial one's bits."""
     from nbdl.kernels.cpu import batch_norm as B
     from nbdl.ops.registry import REQ_ADD, REQ_NULL, REQ_WRITE
     f32 = np.float32
@@ -498,50 +527,56 @@ def test_rows_backward_equals_the_channel_kernel(shape, rng):
     og = rng.normal(size=shape).astype(f32)
     y = rng.normal(size=shape).astype(f32)                  # ReLU's mask: y > 0
     gamma = rng.uniform(0.5, 1.5, c).astype(f32)
-    mean, st = (x.mean(axis=(0, 2)) if o * i else np.zeros(c)).astype(f32), \
-        rng.uniform(0.5, 2, c).astype(f32)
-    inv_m = f32(1 / (o * i)) if o * i else f32(0)
+    mean = (x.mean(axis=(0, 2)) if o * i else np.zeros(c)).astype(f32)
+    st = rng.uniform(0.5, 2, c).astype(f32)
+    n = o * i
+    inv_m = f32(1 / n) if n else f32(0)
+    eps = 1e-3
     for use_batch, stored_var, relu, fix_gamma in ((True, False, False, False),
                                                    (True, True, True, True),
                                                    (False, False, True, False)):
+        inv = 1 / np.sqrt(st.astype(np.float64) + eps) if stored_var else st.astype(np.float64)
+        g = og.astype(np.float64) * ((y > 0) if relu else 1)
+        xhat = (x - mean[None, :, None].astype(np.float64)) * inv[None, :, None]
+        sb, sg = g.sum(axis=(0, 2)), (g * xhat).sum(axis=(0, 2))
+        gm = np.ones(c) if fix_gamma else gamma.astype(np.float64)
+        if use_batch and n:
+            want_dx = (g - (sb / n)[None, :, None] - xhat * (sg / n)[None, :, None]) * \
+                (gm * inv)[None, :, None]
+        else:
+            want_dx = g * (gm * inv)[None, :, None]
+        want = (want_dx, np.zeros(c) if fix_gamma else sg, sb)
         for req in (REQ_WRITE, REQ_ADD, REQ_NULL):
-            runs = []
-            for nt in (0, 1, 2, 3):
-                dx = np.full(shape, 0.5, f32)
-                dg, db = np.full(c, 0.25, f32), np.full(c, 0.75, f32)
-                sc = (f32(1e-3), f32(1), inv_m, fix_gamma, use_batch, stored_var, relu, req,
-                      req, req)
-                if nt:
-                    B.bn_backward_rows(og, x, gamma, mean, st, y, dx, dg, db,
-                                       np.full((4, c * i), np.nan, f32), *sc, nt)
-                else:
-                    B.bn_backward(og, x, gamma, mean, st, y, dx, dg, db, *sc)
-                runs.append((dx, dg, db))
-            for run in runs[1:]:
-                for got, want in zip(run, runs[0]):
-                    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    dxs = [np.zeros(shape, f32) for _ in range(2)]
-    grads = [(np.zeros(c, f32), np.zeros(c, f32)) for _ in range(2)]
-    sc = (f32(1e-3), f32(1), inv_m, False, True, False, False, REQ_WRITE, REQ_WRITE, REQ_WRITE)
-    B.bn_backward_rows_parallel(og, x, gamma, mean, st, og, dxs[0], *grads[0],
-                                np.zeros((4, c * i), f32), *sc, 2)
-    B.bn_backward(og, x, gamma, mean, st, og, dxs[1], *grads[1], *sc)
-    np.testing.assert_allclose(dxs[0], dxs[1], rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-4, atol=1e-4)
+            base = {REQ_WRITE: 0, REQ_ADD: 0.5, REQ_NULL: 0.5}[req]
+            for nt in (1, 2, 3):
+                got = (np.full(shape, 0.5, f32), np.full(c, 0.5, f32), np.full(c, 0.5, f32))
+                B.bn_backward(og, x, gamma, mean, st, y, *got,
+                              np.full(B.bn_temp(shape), np.nan, f32), f32(eps), f32(1), inv_m,
+                              fix_gamma, use_batch, stored_var, relu, req, req, req, nt)
+                for a, w in zip(got, want):
+                    np.testing.assert_allclose(a, w + base if req != REQ_NULL else
+                                               np.full(a.shape, 0.5), rtol=1e-4, atol=1e-4)
+    runs = []
+    for fn in (B.bn_backward, B.bn_backward_parallel):
+        got = (np.zeros(shape, f32), np.zeros(c, f32), np.zeros(c, f32))
+        fn(og, x, gamma, mean, st, og, *got, np.zeros(B.bn_temp(shape), f32), f32(eps),
+           f32(1), inv_m, False, True, False, False, REQ_WRITE, REQ_WRITE, REQ_WRITE, 2)
+        runs.append(got)
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
 
 
-def test_batch_norm_picks_rows_for_short_channel_runs():
-    """BatchNorm on dense-layer outputs and small maps binds the rows kernels
-    (with their scratch), larger maps the per-channel ones."""
-    for shape, rows in (((8, 6), True), ((4, 6, 3, 3), True), ((2, 3, 4, 4), True),
-                        ((2, 3, 5, 4), False)):
+def test_batch_norm_scratch_follows_the_channel_runs():
+    """The bind gives BatchNorm's kernels per-position scratch ``(4, C *
+    inner)`` for runs of up to 16 values (dense-layer outputs, small maps)
+    and per-channel scratch ``(4, C)`` for longer ones."""
+    for shape, temp in (((8, 6), (4, 6)), ((4, 6, 3, 3), (4, 54)), ((2, 3, 4, 4), (4, 48)),
+                        ((2, 3, 5, 4), (4, 3))):
         ex = nbdl.sym.BatchNorm(nbdl.sym.var("x"), name="bn").simple_bind(
             cpu(), x=shape, grad_req="write")
-        fns = [p.fn for p in ex._sched.fwd_train + ex._sched.backward]
-        used = {f.py_func.__name__ for f in fns}
-        assert bool(used & {"bn_forward_rows", "bn_forward_rows_parallel"}) == rows, used
-        assert bool(used & {"bn_backward_rows", "bn_backward_rows_parallel"}) == rows, used
-        assert ("bn_temp0" in ex.debug_str()) == rows
+        temps = [a.shape for p in ex._sched.fwd_train + ex._sched.backward for a in p.args
+                 if getattr(a, "ndim", 0) == 2 and a.shape[0] == 4]
+        assert temps == [temp, temp], (shape, temps)
 
 
 def test_norm_parallel_variant(monkeypatch, rng):

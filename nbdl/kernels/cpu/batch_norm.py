@@ -1,22 +1,26 @@
-"""CPU kernels for BatchNorm, InstanceNorm, GroupNorm and their gradients.
+"""CPU kernels for BatchNorm, InstanceNorm and GroupNorm and their gradients.
 
 BatchNorm views the data as ``(outer, C, inner)`` with ``C`` the channel
 axis; parameters, moving statistics and the mean/var outputs are ``(C,)``
 (the ``var`` output holds the inverse std, as MXNet's CPU operator, and the
-gradient reads it back).  Per channel: one pass for the statistics (sums of
-the data shifted by the channel's first element, which keeps the variance
-free of catastrophic cancellation when the mean is far from 0), then one
-pass writing ``x * scale + shift``.  The gradient is one pass for the two
-sums and one writing the data gradient.
+gradient reads it back).  The statistics are sums of the data shifted by
+each channel's first element (which keeps the variance free of catastrophic
+cancellation when the mean is far from 0); the output is ``x * scale +
+shift``; the gradient is one pass for two sums and one writing the data
+gradient.
 
-Where a channel's runs are short (``inner <= ROWS_MAX_INNER``: BatchNorm after a
-dense layer, ``inner = 1``, or on the 1x1 to 4x4 maps of a CNN's last
-stages) a channel's loop hops across the data and runs inner loops of a few
-elements: 70 us for the 64 KB of a (32, 512, 1, 1) batch.  The *rows*
-kernels walk each sample's row of ``C * inner`` values in memory order
-instead, with a sum (and, for the output pass, the channel's coefficient)
-per position in a scratch of ``(4, C * inner)``: the same passes, vectorised
-across channels, each thread a block of channels.
+The BatchNorm kernels walk the data in memory order, each sample's row of
+``C * inner`` values, a block of channels a thread, with the sums and then
+the coefficients in a scratch ``tmp``: per channel (``(4, C)``) where a
+channel's run is long, held in registers over the run; per position
+(``(4, C * inner)``) where runs are short (``inner <= ROWS_MAX_INNER``:
+BatchNorm after a dense layer, CNN maps of 4x4 and less), so that the loops
+run across channels and vectorise.  (The CPU ran a loop per channel over
+its runs before: forward + backward of the 64 KB of a (32, 512, 1, 1) batch
+took 75 + 110 us, now 20 + 17 us; of a (512, 2048) batch 10.3 ms, now
+0.9 ms; 2 threads.)  The loops index 1-d slices of a block from 0, or
+with unsigned offsets (indexing the 2-d rows from a computed signed start
+kept LLVM from vectorising them: 14x slower).
 
 InstanceNorm and GroupNorm share kernels: the data is viewed as
 ``(N, G, J, S)`` (InstanceNorm: ``G = C``, ``J = 1``), the statistics as
@@ -25,36 +29,36 @@ viewed as ``(G, J)`` when per channel and ``(G, 1)`` when per group
 (GroupNorm's MXNet 1.x form); the kernels tell the two apart by that view's
 second dimension and read ``gamma[g, j * pj]`` (``pj`` 1 or 0).
 
-The per-channel and per-row functions are plain Python so the CUDA module
-compiles the same code as device functions.  Constants come in as typed
-scalars (``one``, ``inv_m``) so float32 stays float32."""
+BatchNorm's per-channel coefficients and the GroupNorm per-row functions
+are ``kernels.shared.batch_norm``'s, which the CUDA module compiles too.
+Constants come in as typed scalars (``one``, ``inv_m``) so float32 stays
+float32."""
 from functools import partial
 import math
+
+import numpy as np
 
 from numba import prange
 
 from ..shared.jit import njit
 
-from ._parallel import serial_and_parallel, twins as _twins, use_parallel as _parallel
+from ._parallel import (chunk, serial_and_parallel, threads, twins as _twins,
+                        use_parallel as _parallel)
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.batch_norm import (STATS_BATCH, bn_apply_scalars, bn_scalars, bn_views,
-                                 group_scalars, group_views, py_bn_backward_channel,
-                                 py_bn_channel_coef, py_bn_forward_channel, py_bn_grad_coef,
+                                 group_scalars, group_views, py_bn_channel_coef, py_bn_grad_coef,
                                  py_bn_grad_inv, py_group_backward_row, py_group_forward_row,
                                  py_group_param)
-from ._parallel import chunk, threads
 
 
-# -- the per-window / per-channel math of kernels/shared, compiled for the CPU --
+# -- the per-row math of kernels/shared, compiled for the CPU ------------------------
 
-# ``reassoc`` lets LLVM vectorise a channel's sums (several partial sums, not
-# one chain of dependent additions: the statistics and gradient passes were
-# bound by the addition latency); ``contract`` fuses x * scale + shift.  NaN
-# and inf propagate as before (no ``nnan``/``ninf``).
+# ``reassoc`` lets LLVM vectorise the sums (several partial sums, not one
+# chain of dependent additions: the statistics and gradient passes were bound
+# by the addition latency); ``contract`` fuses x * scale + shift.  NaN and inf
+# propagate as before (no ``nnan``/``ninf``).
 _SUMS = {"reassoc", "contract"}
 
-_bn_fwd_c = njit(cache=True, inline="always")(py_bn_forward_channel)
-_bn_bwd_c = njit(cache=True, inline="always")(py_bn_backward_channel)
 _gn_fwd_r = njit(cache=True, inline="always")(py_group_forward_row)
 _gn_bwd_r = njit(cache=True, inline="always")(py_group_backward_row)
 _gn_param = njit(cache=True, inline="always")(py_group_param)
@@ -62,14 +66,102 @@ _gn_param = njit(cache=True, inline="always")(py_group_param)
 
 # -- BatchNorm, BatchNorm_v1, _contrib_BatchNormWithReLU -------------------------
 #
-# One channel function does all three (``store_var``: v1's variance output;
-# ``relu``: the fused ReLU); the entry points differ in their arrays only.
+# One kernel does all three (``store_var``: v1's variance output; ``relu``: the
+# fused ReLU); the entry points differ in their arrays only.
 
-def bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
-               fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
-    for c in prange(x.shape[1]):
-        _bn_fwd_c(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m, fix_gamma,
-                  stats, store_var, relu, r_out, r_mean, r_var)
+# per-position sums for channel runs of at most this many values (measured, 2
+# threads: at 16 values (4x4 maps) level with per-channel sums, at 4 and 1
+# value 2-3x faster; at 64 and more per-channel sums are faster)
+ROWS_MAX_INNER = 16
+
+
+@njit(cache=True, inline="always")
+def _put(to, i, val, zero, relu, req):
+    """``to[i]`` (=|+=) ``val``, clamped at 0 with ``relu`` (NaN passes)."""
+    if relu and val < zero:
+        val = zero
+    if req == REQ_ADD:
+        to[i] += val
+    else:
+        to[i] = val
+
+
+@njit(cache=True, inline="always")
+def _masked(g, y, zero, relu):
+    """The head gradient ``g``, 0 with ``relu`` where the output ``y`` is not positive."""
+    return zero if relu and not y > zero else g
+
+
+def bn_forward(x, gamma, beta, mm, mv, out, mean, var, tmp, eps, mom, one, inv_m, fix_gamma,
+               stats, store_var, relu, r_out, r_mean, r_var, nt):
+    """Statistics (batch, saved or moving: ``py_bn_channel_coef``) and
+    ``out = x * scale + shift`` (clamped at 0 with ``relu``; NaN passes);
+    ``tmp`` as ``bn_temp``; thread ``t`` of ``nt`` takes a block of channels."""
+    outer, C, inner = x.shape
+    x2 = x.reshape((outer, C * inner))
+    o2 = out.reshape((outer, C * inner))
+    zero = one - one
+    batch = stats == STATS_BATCH and outer * inner > 0
+    short = inner <= ROWS_MAX_INNER
+    ui = np.uintp(inner)              # unsigned offsets: no wrap-around checks
+    for t in prange(nt):
+        c0, c1 = chunk(C, t, nt)
+        j0, j1 = c0 * inner, c1 * inner
+        nc, w = c1 - c0, j1 - j0
+        a0, a1 = (j0, j1) if short else (c0, c1)
+        k, s1, s2 = tmp[0, a0:a1], tmp[1, a0:a1], tmp[2, a0:a1]
+        if batch:
+            first = x2[0, j0:j1]
+            for j in range(a1 - a0):
+                k[j] = first[j - j % inner] if short else first[j * inner]
+                s1[j] = zero
+                s2[j] = zero
+            for o in range(outer):
+                row = x2[o, j0:j1]
+                if short:
+                    for j in range(w):
+                        d = row[j] - k[j]
+                        s1[j] += d
+                        s2[j] += d * d
+                    continue
+                for c in range(nc):
+                    base = np.uintp(c) * ui
+                    kc = k[c]
+                    a = zero
+                    b = zero
+                    for i in range(ui):
+                        d = row[base + i] - kc
+                        a += d
+                        b += d * d
+                    s1[c] += a
+                    s2[c] += b
+        for c in range(nc):
+            u0, u1 = (c * inner, (c + 1) * inner) if short else (c, c + 1)
+            a = zero
+            b = zero
+            for j in range(u0, u1):
+                a += s1[j]
+                b += s2[j]
+            scale, shift = py_bn_channel_coef(c0 + c, a, b, k[u0] if batch else zero,
+                                              outer * inner, gamma, beta, mm, mv, mean, var,
+                                              eps, mom, one, inv_m, fix_gamma, stats, store_var,
+                                              r_mean, r_var)
+            for j in range(u0, u1):
+                s1[j] = scale
+                s2[j] = shift
+        for o in range(outer if r_out != REQ_NULL else 0):
+            row = x2[o, j0:j1]
+            dst = o2[o, j0:j1]
+            if short:
+                for j in range(w):
+                    _put(dst, j, row[j] * s1[j] + s2[j], zero, relu, r_out)
+                continue
+            for c in range(nc):
+                base = np.uintp(c) * ui
+                sc = s1[c]
+                sh = s2[c]
+                for i in range(ui):
+                    _put(dst, base + i, row[base + i] * sc + sh, zero, relu, r_out)
 
 
 bn_forward, bn_forward_parallel = serial_and_parallel(bn_forward, fastmath=_SUMS)
@@ -90,182 +182,98 @@ def _copy_out(out, ws, r_ws):
 
 
 @njit(cache=True)
-def bn_relu_forward(x, gamma, beta, mm, mv, out, mean, var, ws, eps, mom, one, inv_m,
-                    fix_gamma, stats, store_var, relu, r_out, r_mean, r_var, r_ws):
-    bn_forward(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m, fix_gamma,
-               stats, store_var, relu, r_out, r_mean, r_var)
+def bn_relu_forward(x, gamma, beta, mm, mv, out, mean, var, ws, tmp, eps, mom, one, inv_m,
+                    fix_gamma, stats, store_var, relu, r_out, r_mean, r_var, r_ws, nt):
+    bn_forward(x, gamma, beta, mm, mv, out, mean, var, tmp, eps, mom, one, inv_m, fix_gamma,
+               stats, store_var, relu, r_out, r_mean, r_var, nt)
     _copy_out(out, ws, r_ws)
 
 
 @njit(cache=True)
-def bn_relu_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, ws, eps, mom, one, inv_m,
-                             fix_gamma, stats, store_var, relu, r_out, r_mean, r_var, r_ws):
-    bn_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, eps, mom, one, inv_m,
-                        fix_gamma, stats, store_var, relu, r_out, r_mean, r_var)
+def bn_relu_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, ws, tmp, eps, mom, one,
+                             inv_m, fix_gamma, stats, store_var, relu, r_out, r_mean, r_var,
+                             r_ws, nt):
+    bn_forward_parallel(x, gamma, beta, mm, mv, out, mean, var, tmp, eps, mom, one, inv_m,
+                        fix_gamma, stats, store_var, relu, r_out, r_mean, r_var, nt)
     _copy_out(out, ws, r_ws)
 
 
-def bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, eps, one, inv_m,
-                fix_gamma, use_batch, stored_var, relu, r_x, r_g, r_b):
-    for c in prange(x.shape[1]):
-        _bn_bwd_c(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m, fix_gamma,
-                  use_batch, stored_var, relu, r_x, r_g, r_b)
-
-
-bn_backward, bn_backward_parallel = serial_and_parallel(bn_backward, fastmath=_SUMS)
-
-
-# -- BatchNorm by rows (short channel runs) -----------------------------------------
-
-# the rows kernels for channel runs of at most this many values (measured, 2
-# threads: at 16 values (4x4 maps) level with the per-channel loops in parallel,
-# 1.7x faster serially; at 4 and 1 value 2-30x faster)
-ROWS_MAX_INNER = 16
-
-
-def bn_forward_rows(x, gamma, beta, mm, mv, out, mean, var, tmp, eps, mom, one, inv_m,
-                    fix_gamma, stats, store_var, relu, r_out, r_mean, r_var, nt):
-    """``bn_forward`` in memory order (module docstring); ``tmp`` is ``(4, C
-    * inner)``: the shift and the two sums per position, then the scale and
-    shift; thread ``t`` of ``nt`` takes a block of channels.  (The loops run
-    over 1-d slices of the block from 0: indexing the 2-d rows from a
-    computed start kept LLVM from vectorising them, 14x slower.)"""
+def bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, tmp, eps, one, inv_m, fix_gamma,
+                use_batch, stored_var, relu, r_x, r_g, r_b, nt):
+    """The data, gamma and beta gradients; ``st`` holds the inverse std, or
+    the variance (``stored_var``: BatchNorm_v1); with ``relu`` the head
+    gradient only flows where the forward output ``y`` is positive.
+    ``tmp`` as ``bn_temp``: the mean and the two sums, then the channel's
+    ``a``, ``mb`` and ``inv * mg`` (``py_bn_grad_coef``)."""
     outer, C, inner = x.shape
-    n = C * inner
-    x2 = x.reshape((outer, n))
-    o2 = out.reshape((outer, n))
-    zero = one - one
-    batch = stats == STATS_BATCH and outer * inner > 0
-    for t in prange(nt):
-        c0, c1 = chunk(C, t, nt)
-        j0, j1 = c0 * inner, c1 * inner
-        w = j1 - j0
-        k, s1, s2 = tmp[0, j0:j1], tmp[1, j0:j1], tmp[2, j0:j1]
-        if batch:
-            first = x2[0, j0:j1]
-            for j in range(w):
-                k[j] = first[j - j % inner]
-                s1[j] = zero
-                s2[j] = zero
-            for o in range(outer):
-                row = x2[o, j0:j1]
-                for j in range(w):
-                    d = row[j] - k[j]
-                    s1[j] += d
-                    s2[j] += d * d
-        for c in range(c1 - c0):
-            a = zero
-            b = zero
-            kc = zero
-            if batch:
-                kc = k[c * inner]
-                for j in range(c * inner, (c + 1) * inner):
-                    a += s1[j]
-                    b += s2[j]
-            scale, shift = py_bn_channel_coef(c0 + c, a, b, kc, outer * inner, gamma, beta, mm,
-                                              mv, mean, var, eps, mom, one, inv_m, fix_gamma,
-                                              stats, store_var, r_mean, r_var)
-            for j in range(c * inner, (c + 1) * inner):
-                s1[j] = scale
-                s2[j] = shift
-        if r_out != REQ_NULL:
-            for o in range(outer):
-                row = x2[o, j0:j1]
-                dst = o2[o, j0:j1]
-                for j in range(w):
-                    val = row[j] * s1[j] + s2[j]
-                    if relu and val < zero:
-                        val = zero
-                    if r_out == REQ_ADD:
-                        dst[j] += val
-                    else:
-                        dst[j] = val
-
-
-bn_forward_rows, bn_forward_rows_parallel = serial_and_parallel(bn_forward_rows,
-                                                                fastmath=_SUMS)
-
-
-@njit(cache=True)
-def bn_relu_forward_rows(x, gamma, beta, mm, mv, out, mean, var, ws, tmp, eps, mom, one, inv_m,
-                         fix_gamma, stats, store_var, relu, r_out, r_mean, r_var, r_ws, nt):
-    bn_forward_rows(x, gamma, beta, mm, mv, out, mean, var, tmp, eps, mom, one, inv_m,
-                    fix_gamma, stats, store_var, relu, r_out, r_mean, r_var, nt)
-    _copy_out(out, ws, r_ws)
-
-
-@njit(cache=True)
-def bn_relu_forward_rows_parallel(x, gamma, beta, mm, mv, out, mean, var, ws, tmp, eps, mom,
-                                  one, inv_m, fix_gamma, stats, store_var, relu, r_out, r_mean,
-                                  r_var, r_ws, nt):
-    bn_forward_rows_parallel(x, gamma, beta, mm, mv, out, mean, var, tmp, eps, mom, one, inv_m,
-                             fix_gamma, stats, store_var, relu, r_out, r_mean, r_var, nt)
-    _copy_out(out, ws, r_ws)
-
-
-def bn_backward_rows(og, x, gamma, mean, st, y, dx, dgamma, dbeta, tmp, eps, one, inv_m,
-                     fix_gamma, use_batch, stored_var, relu, r_x, r_g, r_b, nt):
-    """``bn_backward`` in memory order; ``tmp`` is ``(4, C * inner)``: the
-    mean and the two sums per position, then the channel's ``a``, ``mb``
-    and ``inv * mg`` (``py_bn_grad_coef``)."""
-    outer, C, inner = x.shape
-    n = C * inner
-    og2 = og.reshape((outer, n))
-    x2 = x.reshape((outer, n))
+    og2 = og.reshape((outer, C * inner))
+    x2 = x.reshape((outer, C * inner))
     y2 = y.reshape((outer, y.size // max(outer, 1)))
-    dx2 = dx.reshape((outer, n))
+    dx2 = dx.reshape((outer, C * inner))
     zero = one - one
+    short = inner <= ROWS_MAX_INNER
+    ui = np.uintp(inner)
     for t in prange(nt):
         c0, c1 = chunk(C, t, nt)
         j0, j1 = c0 * inner, c1 * inner
-        w = j1 - j0
-        mj, sb, sg, q = tmp[0, j0:j1], tmp[1, j0:j1], tmp[2, j0:j1], tmp[3, j0:j1]
-        for j in range(w):
-            mj[j] = mean[c0 + j // inner]
+        nc, w = c1 - c0, j1 - j0
+        a0, a1 = (j0, j1) if short else (c0, c1)
+        mj, sb, sg, q = tmp[0, a0:a1], tmp[1, a0:a1], tmp[2, a0:a1], tmp[3, a0:a1]
+        for j in range(a1 - a0):
+            mj[j] = mean[c0 + j // inner] if short else mean[c0 + j]
             sb[j] = zero
             sg[j] = zero
         for o in range(outer):
-            grow = og2[o, j0:j1]
-            xrow = x2[o, j0:j1]
-            yrow = y2[o, j0:j1]
-            for j in range(w):
-                g = grow[j]
-                if relu and not yrow[j] > zero:
-                    g = zero
-                sb[j] += g
-                sg[j] += g * (xrow[j] - mj[j])
-        for c in range(c1 - c0):
+            grow, xrow, yrow = og2[o, j0:j1], x2[o, j0:j1], y2[o, j0:j1]
+            if short:
+                for j in range(w):
+                    g = _masked(grow[j], yrow[j], zero, relu)
+                    sb[j] += g
+                    sg[j] += g * (xrow[j] - mj[j])
+                continue
+            for c in range(nc):
+                base = np.uintp(c) * ui
+                m = mj[c]
+                b = zero
+                s = zero
+                for i in range(ui):
+                    g = _masked(grow[base + i], yrow[base + i], zero, relu)
+                    b += g
+                    s += g * (xrow[base + i] - m)
+                sb[c] += b
+                sg[c] += s
+        for c in range(nc):
+            u0, u1 = (c * inner, (c + 1) * inner) if short else (c, c + 1)
             b = zero
             s = zero
-            for j in range(c * inner, (c + 1) * inner):
+            for j in range(u0, u1):
                 b += sb[j]
                 s += sg[j]
             inv = py_bn_grad_inv(c0 + c, st, eps, one, stored_var)
             a, mb, mg = py_bn_grad_coef(c0 + c, b, s, inv, gamma, dgamma, dbeta, one, inv_m,
                                         fix_gamma, use_batch, r_g, r_b)
-            for j in range(c * inner, (c + 1) * inner):
+            for j in range(u0, u1):
                 sb[j] = a
                 sg[j] = mb
                 q[j] = inv * mg
-        if r_x != REQ_NULL:
-            for o in range(outer):
-                grow = og2[o, j0:j1]
-                xrow = x2[o, j0:j1]
-                yrow = y2[o, j0:j1]
-                dst = dx2[o, j0:j1]
+        for o in range(outer if r_x != REQ_NULL else 0):
+            grow, xrow, yrow, drow = og2[o, j0:j1], x2[o, j0:j1], y2[o, j0:j1], dx2[o, j0:j1]
+            if short:
                 for j in range(w):
-                    g = grow[j]
-                    if relu and not yrow[j] > zero:
-                        g = zero
-                    val = sb[j] * (g - sg[j] - (xrow[j] - mj[j]) * q[j])
-                    if r_x == REQ_ADD:
-                        dst[j] += val
-                    else:
-                        dst[j] = val
+                    g = _masked(grow[j], yrow[j], zero, relu)
+                    _put(drow, j, sb[j] * (g - sg[j] - (xrow[j] - mj[j]) * q[j]), zero, False,
+                         r_x)
+                continue
+            for c in range(nc):
+                base = np.uintp(c) * ui
+                a, mb, m, f = sb[c], sg[c], mj[c], q[c]
+                for i in range(ui):
+                    g = _masked(grow[base + i], yrow[base + i], zero, relu)
+                    _put(drow, base + i, a * (g - mb - (xrow[base + i] - m) * f), zero, False,
+                         r_x)
 
 
-bn_backward_rows, bn_backward_rows_parallel = serial_and_parallel(bn_backward_rows,
-                                                                  fastmath=_SUMS)
+bn_backward, bn_backward_parallel = serial_and_parallel(bn_backward, fastmath=_SUMS)
 
 
 # -- InstanceNorm / GroupNorm ------------------------------------------------------
@@ -307,51 +315,42 @@ def _pick(data, serial, parallel):
     return parallel if _parallel(math.prod(data)) and data[1] > 1 else serial
 
 
-def _by_rows(data):
-    """Whether BatchNorm on the view ``data`` runs the rows kernels."""
-    return data[2] <= ROWS_MAX_INNER
-
-
-def _rows(data, serial, parallel):
-    """(kernel, threads) of the rows kernels for the view ``data``."""
+def _bn_kernel(data, serial, parallel):
+    """(kernel, blocks of channels) for the view ``data``."""
     nt = min(threads(), data[1]) if _parallel(math.prod(data)) and data[1] > 1 else 1
     return (parallel if nt > 1 else serial), nt
 
 
-def _rows_temp(data, dtype):
-    return [((4, data[1] * data[2]), dtype)] if _by_rows(data) else []
+def bn_temp(data):
+    """Shape of the BatchNorm kernels' scratch for the view ``data``: ``(4,
+    C * inner)`` for per-position sums (``inner <= ROWS_MAX_INNER``), else
+    ``(4, C)``."""
+    _, C, inner = data
+    return (4, C * inner if inner <= ROWS_MAX_INNER else C)
 
 
 def temp_batch_norm(call):
-    """The rows kernels' scratch (``(4, C * inner)``), none for the per-channel ones."""
-    return _rows_temp(bn_views(call, call.in_shapes[0])[0], call.in_dtypes[0])
+    """The forward's scratch (``bn_temp``) in the data's dtype."""
+    return [(bn_temp(bn_views(call, call.in_shapes[0])[0]), call.in_dtypes[0])]
 
 
 def temp_batch_norm_backward(call):
-    """As ``temp_batch_norm``, for the gradient (the data is input 1)."""
-    return _rows_temp(bn_views(call, call.in_shapes[1])[0], call.in_dtypes[1])
+    """The gradient's scratch (``bn_temp``; the data is input 1)."""
+    return [(bn_temp(bn_views(call, call.in_shapes[1])[0]), call.in_dtypes[1])]
 
 
 def prepare_batch_norm(call):
     """BatchNorm and BatchNorm_v1 (one kernel), _contrib_BatchNormWithReLU (a
-    4th output, ``workspace``)."""
+    4th output, ``workspace``); the arrays end with the scratch."""
     data, param = bn_views(call, call.in_shapes[0])
     views = [data, param, param, param, param, data, param, param]
     scalars = bn_scalars(call, data, True)
     head, reqs = scalars[:7], scalars[7:]
-    relu = len(call.out_shapes) == 4
-    if _by_rows(data):
-        tmp = [(4, data[1] * data[2])]
-        if relu:
-            fn, nt = _rows(data, bn_relu_forward_rows, bn_relu_forward_rows_parallel)
-            return Launch(fn, head + (True,) + reqs + (nt,), views=views + [data] + tmp)
-        fn, nt = _rows(data, bn_forward_rows, bn_forward_rows_parallel)
-        return Launch(fn, head + (False,) + reqs + (nt,), views=views + tmp)
-    if relu:
-        return Launch(_pick(data, bn_relu_forward, bn_relu_forward_parallel),
-                      head + (True,) + reqs, views=views + [data])
-    return Launch(_pick(data, bn_forward, bn_forward_parallel), head + (False,) + reqs,
-                  views=views)
+    if len(call.out_shapes) == 4:
+        fn, nt = _bn_kernel(data, bn_relu_forward, bn_relu_forward_parallel)
+        return Launch(fn, head + (True,) + reqs + (nt,), views=views + [data, bn_temp(data)])
+    fn, nt = _bn_kernel(data, bn_forward, bn_forward_parallel)
+    return Launch(fn, head + (False,) + reqs + (nt,), views=views + [bn_temp(data)])
 
 
 def prepare_batch_norm_apply(call):
@@ -359,14 +358,10 @@ def prepare_batch_norm_apply(call):
     (STATS_SAVED: its mean and var arrays are the given mean and invstd)."""
     data, param = bn_views(call, call.in_shapes[0])
     scalars = bn_apply_scalars(call)
-    views = [data, param, param, param, param, data]
-    args = (0, 1, 2, 3, 4, 5, 3, 4)
-    if _by_rows(data):
-        fn, nt = _rows(data, bn_forward_rows, bn_forward_rows_parallel)
-        return Launch(fn, scalars[:7] + (False,) + scalars[7:] + (nt,),
-                      views=views + [(4, data[1] * data[2])], args=args + (6,))
-    return Launch(_pick(data, bn_forward, bn_forward_parallel),
-                  scalars[:7] + (False,) + scalars[7:], views=views, args=args)
+    fn, nt = _bn_kernel(data, bn_forward, bn_forward_parallel)
+    return Launch(fn, scalars[:7] + (False,) + scalars[7:] + (nt,),
+                  views=[data, param, param, param, param, data, bn_temp(data)],
+                  args=(0, 1, 2, 3, 4, 5, 3, 4, 6))
 
 
 def prepare_batch_norm_backward(call):
@@ -376,17 +371,14 @@ def prepare_batch_norm_backward(call):
     data, param = bn_views(call, call.in_shapes[1])
     scalars = bn_scalars(call, data, False)
     head, reqs = scalars[:6], scalars[6:]
-    relu = len(call.in_shapes) == 6
-    views = [data, data, param, param, param] + ([data] if relu else []) + \
-        [data, param, param]
-    args = None if relu else (0, 1, 2, 3, 4, 0, 5, 6, 7)
-    if _by_rows(data):
-        fn, nt = _rows(data, bn_backward_rows, bn_backward_rows_parallel)
-        views.append((4, data[1] * data[2]))
-        args = args if args is None else args + (8,)
-        return Launch(fn, head + (relu,) + reqs + (nt,), views=views, args=args)
-    fn = _pick(data, bn_backward, bn_backward_parallel)
-    return Launch(fn, head + (relu,) + reqs, views=views, args=args)
+    fn, nt = _bn_kernel(data, bn_backward, bn_backward_parallel)
+    scal = head + (len(call.in_shapes) == 6,) + reqs + (nt,)
+    if len(call.in_shapes) == 6:
+        return Launch(fn, scal, views=[data, data, param, param, param, data, data, param,
+                                       param, bn_temp(data)])
+    return Launch(fn, scal, views=[data, data, param, param, param, data, param, param,
+                                   bn_temp(data)],
+                  args=(0, 1, 2, 3, 4, 0, 5, 6, 7, 8))
 
 
 def _group_forward(call, is_std):
@@ -410,5 +402,4 @@ prepare_group_norm_backward = partial(_group_backward, is_std=True)
 
 
 # Serial twins: what an executor runs until the parallel variant is compiled.
-_twins((bn_relu_forward_parallel, bn_relu_forward),
-       (bn_relu_forward_rows_parallel, bn_relu_forward_rows))
+_twins((bn_relu_forward_parallel, bn_relu_forward))
