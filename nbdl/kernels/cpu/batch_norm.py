@@ -59,6 +59,9 @@ from ..shared.batch_norm import (STATS_BATCH, bn_apply_scalars, bn_scalars, bn_v
 # propagate as before (no ``nnan``/``ninf``).
 _SUMS = {"reassoc", "contract"}
 
+_bn_coef = njit(cache=True, inline="always")(py_bn_channel_coef)
+_bn_grad_coef = njit(cache=True, inline="always")(py_bn_grad_coef)
+_bn_grad_inv = njit(cache=True, inline="always")(py_bn_grad_inv)
 _gn_fwd_r = njit(cache=True, inline="always")(py_group_forward_row)
 _gn_bwd_r = njit(cache=True, inline="always")(py_group_backward_row)
 _gn_param = njit(cache=True, inline="always")(py_group_param)
@@ -142,10 +145,9 @@ def bn_forward(x, gamma, beta, mm, mv, out, mean, var, tmp, eps, mom, one, inv_m
             for j in range(u0, u1):
                 a += s1[j]
                 b += s2[j]
-            scale, shift = py_bn_channel_coef(c0 + c, a, b, k[u0] if batch else zero,
-                                              outer * inner, gamma, beta, mm, mv, mean, var,
-                                              eps, mom, one, inv_m, fix_gamma, stats, store_var,
-                                              r_mean, r_var)
+            scale, shift = _bn_coef(c0 + c, a, b, k[u0] if batch else zero, outer * inner,
+                                    gamma, beta, mm, mv, mean, var, eps, mom, one, inv_m,
+                                    fix_gamma, stats, store_var, r_mean, r_var)
             for j in range(u0, u1):
                 s1[j] = scale
                 s2[j] = shift
@@ -249,9 +251,9 @@ def bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, tmp, eps, one, inv
             for j in range(u0, u1):
                 b += sb[j]
                 s += sg[j]
-            inv = py_bn_grad_inv(c0 + c, st, eps, one, stored_var)
-            a, mb, mg = py_bn_grad_coef(c0 + c, b, s, inv, gamma, dgamma, dbeta, one, inv_m,
-                                        fix_gamma, use_batch, r_g, r_b)
+            inv = _bn_grad_inv(c0 + c, st, eps, one, stored_var)
+            a, mb, mg = _bn_grad_coef(c0 + c, b, s, inv, gamma, dgamma, dbeta, one, inv_m,
+                                      fix_gamma, use_batch, r_g, r_b)
             for j in range(u0, u1):
                 sb[j] = a
                 sg[j] = mb

@@ -10,13 +10,14 @@ import math
 from numba import cuda
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.batch_norm import (bn_apply_scalars, bn_scalars, bn_views, group_scalars,
-                                 group_views, py_bn_backward_channel, py_bn_forward_channel,
-                                 py_group_backward_row, py_group_forward_row, py_group_param)
+from ..shared.batch_norm import (bn_apply_scalars, bn_scalars, bn_views, build_channel,
+                                 group_scalars, group_views, py_group_backward_row,
+                                 py_group_forward_row, py_group_param)
 from ._launch import copy_kernel, launcher
 
-_bn_fwd_c = cuda.jit(device=True)(py_bn_forward_channel)
-_bn_bwd_c = cuda.jit(device=True)(py_bn_backward_channel)
+_ch = build_channel(cuda.jit(device=True))
+_bn_fwd_c = cuda.jit(device=True)(_ch.forward_channel)
+_bn_bwd_c = cuda.jit(device=True)(_ch.backward_channel)
 _gn_fwd_r = cuda.jit(device=True)(py_group_forward_row)
 _gn_bwd_r = cuda.jit(device=True)(py_group_backward_row)
 _gn_param = cuda.jit(device=True)(py_group_param)

@@ -1,11 +1,12 @@
 """BatchNorm / GroupNorm per-channel and per-row math (plain Python: compiled by
-``njit`` for the CPU, by ``cuda.jit`` for CUDA; the per-channel coefficients
-``register_jitable``, called from both targets' kernels) and their
-prepare-time views and scalars."""
+``njit`` for the CPU, by ``cuda.jit`` for CUDA) and their prepare-time views and
+scalars.  BatchNorm's per-channel coefficients are plain functions both
+devices compile; CUDA's per-channel loops are made on them by
+``build_channel``."""
 import math
+from types import SimpleNamespace
 
 import numpy as np
-from numba.extending import register_jitable
 
 from ...ops.batch_norm import bn_axis, group_dims
 from ...ops.registry import REQ_ADD, REQ_NULL
@@ -20,7 +21,6 @@ STATS_BATCH = 1      # the batch's, updating the moving ones (training)
 STATS_SAVED = 2
 
 
-@register_jitable(inline="always")
 def py_bn_channel_coef(c, s1, s2, k, count, gamma, beta, mm, mv, mean, var, eps, mom, one,
                        inv_m, fix_gamma, stats, store_var, r_mean, r_var):
     """Channel ``c``'s ``(scale, shift)`` (``out = x * scale + shift``) from
@@ -65,40 +65,6 @@ def py_bn_channel_coef(c, s1, s2, k, count, gamma, beta, mm, mv, mean, var, eps,
     return scale, shift
 
 
-def py_bn_forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m,
-                          fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
-    """Channel ``c``: statistics (batch or moving), ``out = x * scale + shift``
-    (clamped at 0 with ``relu``: BatchNormWithReLU; NaN passes), ``mean``
-    and ``var`` (``py_bn_channel_coef``)."""
-    outer = x.shape[0]
-    inner = x.shape[2]
-    zero = one - one
-    k = zero
-    s1 = zero
-    s2 = zero
-    if stats == STATS_BATCH and outer * inner > 0:
-        k = x[0, c, 0]
-        for o in range(outer):
-            for i in range(inner):
-                d = x[o, c, i] - k
-                s1 += d
-                s2 += d * d
-    scale, shift = py_bn_channel_coef(c, s1, s2, k, outer * inner, gamma, beta, mm, mv, mean,
-                                      var, eps, mom, one, inv_m, fix_gamma, stats, store_var,
-                                      r_mean, r_var)
-    if r_out != REQ_NULL:
-        for o in range(outer):
-            for i in range(inner):
-                val = x[o, c, i] * scale + shift
-                if relu and val < zero:
-                    val = zero
-                if r_out == REQ_ADD:
-                    out[o, c, i] += val
-                else:
-                    out[o, c, i] = val
-
-
-@register_jitable(inline="always")
 def py_bn_grad_coef(c, sb, sg, inv, gamma, dgamma, dbeta, one, inv_m, fix_gamma, use_batch,
                     r_g, r_b):
     """Channel ``c``'s ``(a, mb, mg)`` (``dx = a * (g - mb - (x - mean) * inv
@@ -126,45 +92,100 @@ def py_bn_grad_coef(c, sb, sg, inv, gamma, dgamma, dbeta, one, inv_m, fix_gamma,
     return a, mb, mg
 
 
-@register_jitable(inline="always")
 def py_bn_grad_inv(c, st, eps, one, stored_var):
     """Channel ``c``'s inverse std from the saved ``st``: itself, or (BatchNorm_v1,
     ``stored_var``) from the variance."""
     return one / math.sqrt(st[c] + eps) if stored_var else st[c]
 
 
-def py_bn_backward_channel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m,
-                           fix_gamma, use_batch, stored_var, relu, r_x, r_g, r_b):
-    """Channel ``c``'s gradients; ``st`` holds the inverse std, or the
-    variance (``stored_var``: BatchNorm_v1); with ``relu`` the head gradient
-    only flows where the forward output ``y`` is positive."""
-    outer = x.shape[0]
-    inner = x.shape[2]
-    zero = one - one
-    m = mean[c]
-    inv = py_bn_grad_inv(c, st, eps, one, stored_var)
-    sb = zero
-    sg = zero
-    for o in range(outer):
-        for i in range(inner):
-            g = og[o, c, i]
-            if relu and not y[o, c, i] > zero:
-                g = zero
-            sb += g
-            sg += g * (x[o, c, i] - m)
-    a, mb, mg = py_bn_grad_coef(c, sb, sg, inv, gamma, dgamma, dbeta, one, inv_m, fix_gamma,
-                                use_batch, r_g, r_b)
-    if r_x != REQ_NULL:
+def build_channel(jit):
+    """BatchNorm's per-channel forward and backward (one channel's whole
+    computation: what a CUDA thread runs) on the coefficient functions
+    compiled with ``jit``; plain functions for the caller to compile.
+
+    Parameters
+    ----------
+    jit : callable
+        The decorator applied to ``py_bn_channel_coef``, ``py_bn_grad_coef``
+        and ``py_bn_grad_inv`` (``cuda.jit(device=True)``).
+
+    Returns
+    -------
+    SimpleNamespace
+        ``forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom,
+        one, inv_m, fix_gamma, stats, store_var, relu, r_out, r_mean, r_var)``
+        and ``backward_channel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c,
+        eps, one, inv_m, fix_gamma, use_batch, stored_var, relu, r_x, r_g,
+        r_b)``.
+    """
+    coef, grad_coef, grad_inv = jit(py_bn_channel_coef), jit(py_bn_grad_coef), \
+        jit(py_bn_grad_inv)
+
+    def forward_channel(x, gamma, beta, mm, mv, out, mean, var, c, eps, mom, one, inv_m,
+                        fix_gamma, stats, store_var, relu, r_out, r_mean, r_var):
+        """Channel ``c``: statistics (batch or moving), ``out = x * scale + shift``
+        (clamped at 0 with ``relu``: BatchNormWithReLU; NaN passes), ``mean``
+        and ``var`` (``py_bn_channel_coef``)."""
+        outer = x.shape[0]
+        inner = x.shape[2]
+        zero = one - one
+        k = zero
+        s1 = zero
+        s2 = zero
+        if stats == STATS_BATCH and outer * inner > 0:
+            k = x[0, c, 0]
+            for o in range(outer):
+                for i in range(inner):
+                    d = x[o, c, i] - k
+                    s1 += d
+                    s2 += d * d
+        scale, shift = coef(c, s1, s2, k, outer * inner, gamma, beta, mm, mv, mean, var, eps,
+                            mom, one, inv_m, fix_gamma, stats, store_var, r_mean, r_var)
+        if r_out != REQ_NULL:
+            for o in range(outer):
+                for i in range(inner):
+                    val = x[o, c, i] * scale + shift
+                    if relu and val < zero:
+                        val = zero
+                    if r_out == REQ_ADD:
+                        out[o, c, i] += val
+                    else:
+                        out[o, c, i] = val
+
+    def backward_channel(og, x, gamma, mean, st, y, dx, dgamma, dbeta, c, eps, one, inv_m,
+                         fix_gamma, use_batch, stored_var, relu, r_x, r_g, r_b):
+        """Channel ``c``'s gradients; ``st`` holds the inverse std, or the
+        variance (``stored_var``: BatchNorm_v1); with ``relu`` the head gradient
+        only flows where the forward output ``y`` is positive."""
+        outer = x.shape[0]
+        inner = x.shape[2]
+        zero = one - one
+        m = mean[c]
+        inv = grad_inv(c, st, eps, one, stored_var)
+        sb = zero
+        sg = zero
         for o in range(outer):
             for i in range(inner):
                 g = og[o, c, i]
                 if relu and not y[o, c, i] > zero:
                     g = zero
-                val = a * (g - mb - (x[o, c, i] - m) * inv * mg)
-                if r_x == REQ_ADD:
-                    dx[o, c, i] += val
-                else:
-                    dx[o, c, i] = val
+                sb += g
+                sg += g * (x[o, c, i] - m)
+        a, mb, mg = grad_coef(c, sb, sg, inv, gamma, dgamma, dbeta, one, inv_m, fix_gamma,
+                              use_batch, r_g, r_b)
+        if r_x != REQ_NULL:
+            for o in range(outer):
+                for i in range(inner):
+                    g = og[o, c, i]
+                    if relu and not y[o, c, i] > zero:
+                        g = zero
+                    val = a * (g - mb - (x[o, c, i] - m) * inv * mg)
+                    if r_x == REQ_ADD:
+                        dx[o, c, i] += val
+                    else:
+                        dx[o, c, i] = val
+
+    return SimpleNamespace(forward_channel=forward_channel, backward_channel=backward_channel)
 
 
 def py_group_forward_row(x, gamma, beta, out, mean, st, n, g, eps, one, inv_m, store_std,
