@@ -78,7 +78,7 @@ class World:
             sys.stderr.flush()
             # mpiexec (MPICH's hydra) kills the job as soon as the abort
             # reaches it and may exit before it has forwarded what the rank
-            # just wrote (measured: the message lost in 1 run of 3); a pause
+            # just wrote (measured: the message lost in 2 runs of 6); a pause
             # lets it drain the rank's output first.
             time.sleep(_ABORT_GRACE_S)
         finally:
