@@ -95,6 +95,30 @@ def _masked(g, y, zero, relu):
     return zero if relu and not y > zero else g
 
 
+@njit(cache=True, inline="always")
+def _block(C, inner, t, nt, short):
+    """Thread ``t``'s block of ``nt``: channels ``[c0, c1)``, their positions
+    ``[j0, j1)`` in a row, and the span ``[a0, a1)`` of the scratch it owns
+    (its positions for per-position sums, else its channels)."""
+    c0, c1 = chunk(C, t, nt)
+    j0, j1 = c0 * inner, c1 * inner
+    a0, a1 = (j0, j1) if short else (c0, c1)
+    return c0, c1, j0, j1, a0, a1
+
+
+@njit(cache=True, inline="always")
+def _channel_sums(p, r, c, inner, short, zero):
+    """Channel ``c``'s span ``[u0, u1)`` in a block's scratch (its positions,
+    or its one entry) and the totals of the partial sums ``p`` and ``r`` there."""
+    u0, u1 = (c * inner, (c + 1) * inner) if short else (c, c + 1)
+    a = zero
+    b = zero
+    for j in range(u0, u1):
+        a += p[j]
+        b += r[j]
+    return u0, u1, a, b
+
+
 def bn_forward(x, gamma, beta, mm, mv, out, mean, var, tmp, eps, mom, one, inv_m, fix_gamma,
                stats, store_var, relu, r_out, r_mean, r_var, nt):
     """Statistics (batch, saved or moving: ``py_bn_channel_coef``) and
@@ -108,10 +132,8 @@ def bn_forward(x, gamma, beta, mm, mv, out, mean, var, tmp, eps, mom, one, inv_m
     short = inner <= ROWS_MAX_INNER
     ui = np.uintp(inner)              # unsigned offsets: no wrap-around checks
     for t in prange(nt):
-        c0, c1 = chunk(C, t, nt)
-        j0, j1 = c0 * inner, c1 * inner
+        c0, c1, j0, j1, a0, a1 = _block(C, inner, t, nt, short)
         nc, w = c1 - c0, j1 - j0
-        a0, a1 = (j0, j1) if short else (c0, c1)
         k, s1, s2 = tmp[0, a0:a1], tmp[1, a0:a1], tmp[2, a0:a1]
         if batch:
             first = x2[0, j0:j1]
@@ -139,12 +161,7 @@ def bn_forward(x, gamma, beta, mm, mv, out, mean, var, tmp, eps, mom, one, inv_m
                     s1[c] += a
                     s2[c] += b
         for c in range(nc):
-            u0, u1 = (c * inner, (c + 1) * inner) if short else (c, c + 1)
-            a = zero
-            b = zero
-            for j in range(u0, u1):
-                a += s1[j]
-                b += s2[j]
+            u0, u1, a, b = _channel_sums(s1, s2, c, inner, short, zero)
             scale, shift = _bn_coef(c0 + c, a, b, k[u0] if batch else zero, outer * inner,
                                     gamma, beta, mm, mv, mean, var, eps, mom, one, inv_m,
                                     fix_gamma, stats, store_var, r_mean, r_var)
@@ -216,10 +233,8 @@ def bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, tmp, eps, one, inv
     short = inner <= ROWS_MAX_INNER
     ui = np.uintp(inner)
     for t in prange(nt):
-        c0, c1 = chunk(C, t, nt)
-        j0, j1 = c0 * inner, c1 * inner
+        c0, c1, j0, j1, a0, a1 = _block(C, inner, t, nt, short)
         nc, w = c1 - c0, j1 - j0
-        a0, a1 = (j0, j1) if short else (c0, c1)
         mj, sb, sg, q = tmp[0, a0:a1], tmp[1, a0:a1], tmp[2, a0:a1], tmp[3, a0:a1]
         for j in range(a1 - a0):
             mj[j] = mean[c0 + j // inner] if short else mean[c0 + j]
@@ -245,12 +260,7 @@ def bn_backward(og, x, gamma, mean, st, y, dx, dgamma, dbeta, tmp, eps, one, inv
                 sb[c] += b
                 sg[c] += s
         for c in range(nc):
-            u0, u1 = (c * inner, (c + 1) * inner) if short else (c, c + 1)
-            b = zero
-            s = zero
-            for j in range(u0, u1):
-                b += sb[j]
-                s += sg[j]
+            u0, u1, b, s = _channel_sums(sb, sg, c, inner, short, zero)
             inv = _bn_grad_inv(c0 + c, st, eps, one, stored_var)
             a, mb, mg = _bn_grad_coef(c0 + c, b, s, inv, gamma, dgamma, dbeta, one, inv_m,
                                       fix_gamma, use_batch, r_g, r_b)
@@ -311,10 +321,6 @@ group_backward, group_backward_parallel = serial_and_parallel(group_backward)
 
 
 # -- prepare -------------------------------------------------------------------
-
-
-def _pick(data, serial, parallel):
-    return parallel if _parallel(math.prod(data)) and data[1] > 1 else serial
 
 
 def _bn_kernel(data, serial, parallel):
