@@ -268,6 +268,66 @@ def test_req_null_and_add(device, kw, rng):
         assert_almost_equal(dev.to_numpy(arrays[3]), want)
 
 
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum", "lp"])
+@pytest.mark.parametrize("shape,layout", [((3, 4, 1, 1), "NCHW"), ((2, 3, 2, 3), "NCHW"),
+                                          ((2, 1, 1, 4), "NHWC"), ((2, 2, 3, 3), "NHWC")])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_global_pooling_rows_and_1x1_maps(monkeypatch, pool_type, shape, layout, parallel, rng):
+    """Global pooling's CPU paths: channels-first rows (a 1x1 map copied),
+    channels-last per (sample, channel), serial and parallel, each req."""
+    if parallel:
+        monkeypatch.setenv("NBDL_PARALLEL_MIN", "1")
+    kw = dict(global_pool=True, pool_type=pool_type, layout=layout)
+    x = _data(rng, shape, kw, np.float64)
+    perm, back = (0, 3, 1, 2), (0, 2, 3, 1)
+    xf = x.transpose(perm) if layout == "NHWC" else x
+    y = np_pool(xf, **_ref_kw(kw))
+    og = rng.normal(size=y.shape)
+    dx = np_pool_grad(og, xf, **_ref_kw(kw))
+    if layout == "NHWC":
+        y, og, dx = y.transpose(back), og.transpose(back), dx.transpose(back)
+    dev = cpu()
+    for req, base, want in ((REQ_WRITE, -9.0, y), (REQ_ADD, 1.0, y + 1),
+                            (REQ_NULL, -9.0, np.full(y.shape, -9.0))):
+        op, call = _call("Pooling", [x.shape], [req], np.float64, kw, dev)
+        arrays = [x, np.full(y.shape, base)]
+        _run(op.prepare(call), *arrays)
+        assert_almost_equal(arrays[1], want)
+    for req, base, want in ((REQ_WRITE, -9.0, dx), (REQ_ADD, 1.0, dx + 1),
+                            (REQ_NULL, -9.0, np.full(x.shape, -9.0))):
+        op, call = _call("_backward_Pooling", [y.shape, x.shape, y.shape], [req], np.float64, kw,
+                         dev)
+        arrays = [og, x, y, np.full(x.shape, base)]
+        _run(op.prepare(call), *arrays)
+        assert_almost_equal(arrays[3], want)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("stride,pad,conv", [(1, 0, "valid"), (1, 1, "valid"), (2, 1, "valid"),
+                                             (2, 1, "full"), (3, 2, "full"), (2, 0, "full")])
+def test_max_windows_clamped_into_the_data(k, stride, pad, conv, rng):
+    """2x2/3x3 max pooling's forward clamps border windows into the data
+    (repeating border elements): equal to the clipped windows' max, windows
+    wholly in the padding give 0, each req; Pooling_v1's zero padding keeps
+    its own path (a padding zero takes part)."""
+    if pad >= k:
+        pytest.skip("pad must be smaller than the kernel")
+    kw = dict(kernel=(k, k), stride=(stride, stride), pad=(pad, pad), pooling_convention=conv)
+    x = rng.normal(size=(2, 3, 5, 4))
+    y = np_pool(x, **_ref_kw(kw))
+    dev = cpu()
+    for req, base, want in ((REQ_WRITE, -9.0, y), (REQ_ADD, 1.0, y + 1)):
+        op, call = _call("Pooling", [x.shape], [req], np.float64, kw, dev)
+        arrays = [x, np.full(y.shape, base)]
+        _run(op.prepare(call), *arrays)
+        assert_almost_equal(arrays[1], want)
+    xn = -np.abs(x) - 1
+    count = np_pool(np.ones_like(x), **dict(_ref_kw(kw), pool_type="sum"))
+    want = np.where(count < k * k, 0.0, np_pool(xn, **_ref_kw(kw)))
+    v1 = nbdl.sym.Pooling_v1(nbdl.sym.var("x"), **kw)
+    check_symbolic_forward(v1, {"x": xn}, [want])
+
+
 def _first_greater_grad(og, x, stride, pad):
     """3x3 max pooling's gradient by the kernels' rule, written out: each
     output's gradient goes to the first window element strictly greater

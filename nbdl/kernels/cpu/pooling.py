@@ -14,7 +14,8 @@ while it is in cache).
 
 Global pooling takes a fast path: the data is viewed as ``(A, S, B)``
 (``(N*C, S, 1)`` channels-first, ``(N, S, C)`` channels-last) and each
-``(a, b)`` is one reduction over ``S``.
+``(a, b)`` is one reduction over ``S`` (channels-first: a row of ``x``
+viewed as ``(A, S)``).
 
 The per-window, per-plane and global per-(a, b) functions are
 ``nbdl.kernels.shared.pooling``'s (``build``), which the CUDA module
@@ -33,7 +34,7 @@ from ..shared.pooling import AVG, LP, MAX, build, pool_params
 
 _s = build(njit(cache=True))
 _bounds, _plane, _divisor, _pad_zero = _s.bounds, _s.plane, _s.divisor, _s.pad_zero
-_pool_window, _scatter_window = _s.pool_window, _s.scatter_window
+_pool_window, _scatter_window, _ipow = _s.pool_window, _s.scatter_window, _s.ipow
 _pool_at = njit(cache=True, inline="always")(_s.pool_at)
 _scatter_plane = njit(cache=True)(_s.scatter_plane)
 _global_one = njit(cache=True, inline="always")(_s.global_one)
@@ -75,14 +76,83 @@ pool_backward, pool_backward_parallel = serial_and_parallel(pool_backward)
 
 
 # -- global pooling: x as (A, S, B), out as (A, B) ------------------------------
+# Channels-first (B == 1): rows of S values, x as (A, S), one reduction a row
+# in 2-D indexing from 0 (a row index computed with a division, or 3-D
+# indexing, costs several times the reduction on small maps); S == 1 (a 1x1
+# map: ResNet's head on small images) is a copy.  Channels-last: each (a, b)
+# through the shared per-(a, b) functions.
+
+@njit(cache=True, inline="always")
+def _put(o, i, v, add):
+    if add:
+        o[i] += v
+    else:
+        o[i] = v
+
+
+@njit(cache=True, inline="always")
+def _row_pool(xr, ptype, ip, inv_p, zero):
+    """The pooling of the row ``xr`` (``global_one``'s rule)."""
+    S = xr.shape[0]
+    if S == 0:
+        return zero
+    if ptype == MAX:
+        v = xr[0]
+        for s in range(1, S):
+            t = xr[s]
+            v = t if t > v else v
+        return v
+    v = zero
+    if ptype == LP:
+        for s in range(S):
+            v += _ipow(xr[s], ip)
+        return v ** inv_p if ip > 1 else v
+    for s in range(S):
+        v += xr[s]
+    if ptype == AVG:
+        v = v / xr.dtype.type(S)
+    return v
+
+
+@njit(cache=True, inline="always")
+def _row_grad(xr, dr, g, yv, ptype, ip, zero, add):
+    """The row's gradient from the output's ``g`` (``global_back_one``'s rule)."""
+    S = xr.shape[0]
+    if ptype == MAX:
+        arg = 0
+        for s in range(1, S):
+            if xr[s] > xr[arg]:
+                arg = s
+        for s in range(S):
+            _put(dr, s, g if s == arg else zero, add)
+        return
+    if ptype == LP and ip > 1:
+        for s in range(S):
+            _put(dr, s, zero if yv == zero else g * _ipow(xr[s] / yv, ip - 1), add)
+        return
+    if ptype == AVG:
+        g = g / xr.dtype.type(max(S, 1))
+    for s in range(S):
+        _put(dr, s, g, add)
+
 
 def global_forward(x, out, ptype, ip, inv_p, zero, req):
     if req == REQ_NULL:
         return
-    B = x.shape[2]
-    for r in prange(x.shape[0] * B):
-        a = r // B
-        _global_one(x, out, a, r - a * B, ptype, ip, inv_p, zero, req)
+    A, S, B = x.shape
+    add = req == REQ_ADD
+    if B == 1:
+        x2, o1 = x.reshape(A, S), out.reshape(A)
+        if S == 1 and ptype != LP:
+            for a in prange(A):
+                _put(o1, a, x2[a, 0], add)
+            return
+        for a in prange(A):
+            _put(o1, a, _row_pool(x2[a], ptype, ip, inv_p, zero), add)
+        return
+    for a in prange(A):
+        for b in range(B):
+            _global_one(x, out, a, b, ptype, ip, inv_p, zero, req)
 
 
 global_forward, global_forward_parallel = serial_and_parallel(global_forward)
@@ -91,10 +161,20 @@ global_forward, global_forward_parallel = serial_and_parallel(global_forward)
 def global_backward(og, x, y, dx, ptype, ip, inv_p, zero, req):
     if req == REQ_NULL:
         return
-    B = x.shape[2]
-    for r in prange(x.shape[0] * B):
-        a = r // B
-        _global_back_one(og, x, y, dx, a, r - a * B, ptype, ip, zero, req == REQ_ADD)
+    A, S, B = x.shape
+    add = req == REQ_ADD
+    if B == 1:
+        x2, d2, g1, y1 = x.reshape(A, S), dx.reshape(A, S), og.reshape(A), y.reshape(A)
+        if S == 1 and ptype != LP:
+            for a in prange(A):
+                _put(d2, (a, 0), g1[a], add)
+            return
+        for a in prange(A):
+            _row_grad(x2[a], d2[a], g1[a], y1[a], ptype, ip, zero, add)
+        return
+    for a in prange(A):
+        for b in range(B):
+            _global_back_one(og, x, y, dx, a, b, ptype, ip, zero, add)
 
 
 global_backward, global_backward_parallel = serial_and_parallel(global_backward)
@@ -104,8 +184,11 @@ global_backward, global_backward_parallel = serial_and_parallel(global_backward)
 # The common case (LeNet's and ResNet's pooling) with 2-D indexing: the
 # outputs whose window lies wholly inside the data in tight loops (2x2 and
 # 3x3 max unrolled: runtime-sized window loops this short cost ~5x), the
-# border ones through the clipping code; the flat 3-D kernels above cover
-# the rest (3-D, channels-last, lp).  The helpers called once an output are
+# border ones through the clipping code; 2x2 and 3x3 max forward (not
+# Pooling_v1) clamps every window into the data instead and takes the
+# unrolled path for all outputs (2x faster on ResNet's 16x16 stem map, where
+# a quarter of the outputs are border ones); the flat 3-D kernels above
+# cover the rest (3-D, channels-last, lp).  The helpers called once an output are
 # inlined: a compiled call that passes an array costs its reference
 # counting (two atomic operations), more than a 3x3 window's search.
 
@@ -189,6 +272,48 @@ def _store(op, oh, ow, v, req):
         op[oh, ow] = v
 
 
+@njit(cache=True, inline="always")
+def _clamped(i, n):
+    """``i`` clipped to ``[0, n - 1]``, unsigned (no wrap-around checks)."""
+    return np.uintp(min(max(i, 0), n - 1))
+
+
+@njit(cache=True)
+def _plane_max_clamped(x3, out3, q, K, SH, SW, PH, PW, zero, req):
+    """One plane of K x K max pooling, K 2 or 3 (not Pooling_v1, whose
+    padding zeros take part): each window's rows and columns clamped into
+    the data, which repeats border elements instead of leaving them out
+    (a repeat does not change a max), so the border outputs take the
+    unrolled path too, through unsigned flat offsets.  A window wholly in
+    the padding gives 0, as ``_window_value``."""
+    H, W = x3.shape[1], x3.shape[2]
+    OH, OW = out3.shape[1], out3.shape[2]
+    xf = x3[q].reshape(H * W)
+    op = out3[q]
+    w = np.uintp(W)
+    for oh in range(OH):
+        h0 = oh * SH - PH
+        rows = h0 < H and h0 + K > 0
+        r0 = _clamped(h0, H) * w
+        r1 = _clamped(h0 + 1, H) * w
+        r2 = _clamped(h0 + 2, H) * w
+        for ow in range(OW):
+            w0 = ow * SW - PW
+            v = zero
+            if rows and w0 < W and w0 + K > 0:
+                c0, c1 = _clamped(w0, W), _clamped(w0 + 1, W)
+                if K == 2:
+                    v = _sel_max(_sel_max(xf[r0 + c0], xf[r0 + c1]),
+                                 _sel_max(xf[r1 + c0], xf[r1 + c1]))
+                else:
+                    c2 = _clamped(w0 + 2, W)
+                    v0 = _sel_max(_sel_max(xf[r0 + c0], xf[r0 + c1]), xf[r0 + c2])
+                    v1 = _sel_max(_sel_max(xf[r1 + c0], xf[r1 + c1]), xf[r1 + c2])
+                    v2 = _sel_max(_sel_max(xf[r2 + c0], xf[r2 + c1]), xf[r2 + c2])
+                    v = _sel_max(_sel_max(v0, v1), v2)
+            _store(op, oh, ow, v, req)
+
+
 @njit(cache=True)
 def _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
     H, W = x3.shape[1], x3.shape[2]
@@ -222,6 +347,10 @@ def _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
 
 def pool2d_forward(x3, out3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
     if req == REQ_NULL:
+        return
+    if ptype == MAX and cip != 2 and KH == KW and (KH == 2 or KH == 3):
+        for q in prange(x3.shape[0]):
+            _plane_max_clamped(x3, out3, q, KH, SH, SW, PH, PW, zero, req)
         return
     for q in prange(x3.shape[0]):
         _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)

@@ -47,6 +47,15 @@ def py_pad_zero(mode, ptype, dn, kn):
     return mode == 2 and ptype == 0 and dn < kn
 
 
+def py_ipow(v, k):
+    """``v ** k`` for an integer ``k >= 1``, by repeated multiplication (lp
+    pooling's terms: ``v ** p`` forward, ``(x / y) ** (p - 1)`` backward)."""
+    t = v
+    for _ in range(k - 1):
+        t = t * v
+    return t
+
+
 def py_plane(n, c, C, S, cl):
     """(offset of plane (n, c), element stride of the last spatial dim)."""
     if cl:
@@ -146,14 +155,14 @@ def build(jit):  # noqa: C901  (one closure per function)
     ----------
     jit : callable
         The decorator applied to ``py_bounds``, ``py_plane``,
-        ``py_pool_window``, ``py_scatter_window``, ``py_divisor`` and
-        ``py_pad_zero``.
+        ``py_pool_window``, ``py_scatter_window``, ``py_divisor``,
+        ``py_pad_zero`` and ``py_ipow``.
 
     Returns
     -------
     SimpleNamespace
         ``bounds``, ``plane``, ``pool_window``, ``scatter_window``,
-        ``divisor``, ``pad_zero`` (compiled); ``pool_at`` (one output of
+        ``divisor``, ``pad_zero``, ``ipow`` (compiled); ``pool_at`` (one output of
         the flat 3-D layout, honouring ``req``), ``scatter_plane`` (one
         ``(n, c)`` plane's data gradient), ``global_one`` and
         ``global_back_one`` (one ``(a, b)`` reduction of global pooling and
@@ -165,6 +174,7 @@ def build(jit):  # noqa: C901  (one closure per function)
     scatter_window = jit(py_scatter_window)
     divisor = jit(py_divisor)
     pad_zero = jit(py_pad_zero)
+    ipow = jit(py_ipow)
 
     def pool_at(x, out, q, od, oh, ow, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH,
                 PW, cl, ptype, ip, inv_p, cip, zero, req):
@@ -224,11 +234,7 @@ def build(jit):  # noqa: C901  (one closure per function)
             v = zero
             if ptype == LP:
                 for s in range(S):
-                    t = x[a, s, b]
-                    u = t
-                    for _ in range(ip - 1):
-                        u = u * t
-                    v += u
+                    v += ipow(x[a, s, b], ip)
                 if ip > 1:
                     v = v ** inv_p
             else:
@@ -266,11 +272,7 @@ def build(jit):  # noqa: C901  (one closure per function)
                 if yv == zero:
                     v = zero
                 else:
-                    r = x[a, s, b] / yv
-                    t = r
-                    for _ in range(ip - 2):
-                        t = t * r
-                    v = g * t
+                    v = g * ipow(x[a, s, b] / yv, ip - 1)
             if add:
                 dx[a, s, b] += v
             else:
@@ -278,7 +280,7 @@ def build(jit):  # noqa: C901  (one closure per function)
 
     return SimpleNamespace(bounds=bounds, plane=plane, pool_window=pool_window,
                            scatter_window=scatter_window, divisor=divisor, pad_zero=pad_zero,
-                           pool_at=pool_at, scatter_plane=scatter_plane, global_one=global_one,
+                           ipow=ipow, pool_at=pool_at, scatter_plane=scatter_plane, global_one=global_one,
                            global_back_one=global_back_one)
 
 
