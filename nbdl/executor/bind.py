@@ -226,6 +226,8 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, memory_budget=None, 
     aux states and, as MXNet does, a gradient for every argument whose
     grad_req is not 'null' (data included: pass a dict such as
     ``{"data": "null", ...}`` or ``'null'`` entries to skip them), and bind.
+    ``type_dict``: {argument name: dtype}; the others are inferred.  Without
+    one, as in MXNet, every argument not declared with a dtype is float32.
     ``memory_budget``: as for ``bind``."""
     device = as_device(ctx)
     order = topo_order(sym._outputs)
@@ -237,7 +239,12 @@ def simple_bind(sym, ctx, grad_req="write", type_dict=None, memory_budget=None, 
     if unknown:
         raise BindError(f"simple_bind: {unknown} are not arguments of the symbol "
                         f"(arguments: {arg_names})")
-    type_dict = dict(type_dict or {})
+    if type_dict is None:
+        # MXNet's simple_bind without a type_dict: every argument not
+        # declared with a dtype (``__dtype__``) is float32 (aux states are
+        # inferred), so one inference sweep settles the graph.
+        type_dict = {n.name: np.float32 for n in arg_nodes if "__dtype__" not in n.user_attrs}
+    type_dict = dict(type_dict)
     bad = [k for k in type_dict if k not in arg_names]
     if bad:
         raise BindError(f"simple_bind: type_dict names {bad} that are not arguments")
