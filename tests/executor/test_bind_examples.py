@@ -161,3 +161,23 @@ def test_monitor_all_names_inputs_as_mxnet():
     ex.set_monitor_callback(lambda name, arr: seen.append(name))
     ex.forward()
     assert seen == ["fc_output", "act_output"]
+
+
+def test_simple_bind_dtypes_as_mxnet():
+    """Without a type_dict every argument not declared with a dtype is
+    float32 (MXNet's simple_bind); a declared dtype is kept; with a
+    type_dict the others are inferred from it."""
+    x, w = nbdl.sym.var("x"), nbdl.sym.var("w", dtype="float64")
+    ex = (x * 2).simple_bind(nbdl.cpu(), x=(2, 3))
+    assert ex.arg_dict["x"].dtype == np.float32
+    ex = (w * 2).simple_bind(nbdl.cpu(), w=(2, 3))
+    assert ex.arg_dict["w"].dtype == np.float64 and ex.outputs[0].dtype == np.float64
+    # x is float32 without a type_dict: x + w (float64) is a conflict, as in MXNet
+    with pytest.raises(nbdl.errors.DTypeError, match="float64"):
+        (x + w).simple_bind(nbdl.cpu(), x=(2, 3), w=(2, 3))
+    # with one, x's dtype is inferred from w's
+    ex = (x + w).simple_bind(nbdl.cpu(), x=(2, 3), w=(2, 3), type_dict={})
+    assert ex.arg_dict["x"].dtype == np.float64
+    ex = (x + nbdl.sym.var("v")).simple_bind(nbdl.cpu(), x=(2, 3), v=(2, 3),
+                                             type_dict={"v": np.float16})
+    assert ex.arg_dict["x"].dtype == np.float16
