@@ -155,9 +155,14 @@ def _plan(request: PlanRequest, packers, mode) -> MemoryPlan:
         roots, starts, ends, sizes = group_arrays(groups, nbytes, align)
         own_lower = lower_bound_bytes(starts, ends, sizes, num_steps)
         # the bound must hold whichever inplace choices the winner used
-        mx_groups = groups_from_aliases(liveness, mxnet_aliases(request, liveness))
-        _, mx_starts, mx_ends, mx_sizes = group_arrays(mx_groups, nbytes, align)
-        mx_lower = lower_bound_bytes(mx_starts, mx_ends, mx_sizes, num_steps)
+        # (MXNet's often are ours: a chain's, a ResNet's; then its bound is ours)
+        mx_alias = mxnet_aliases(request, liveness)
+        if mx_alias == groups.alias_of:
+            mx_lower = own_lower
+        else:
+            mx_groups = groups_from_aliases(liveness, mx_alias)
+            _, mx_starts, mx_ends, mx_sizes = group_arrays(mx_groups, nbytes, align)
+            mx_lower = lower_bound_bytes(mx_starts, mx_ends, mx_sizes, num_steps)
         best = None
         for name in packers:
             if name == "mxnet_pool":
