@@ -108,6 +108,14 @@ class Device:
 
     @staticmethod
     def to_numpy(a):
+        """``a`` (this device's array: numpy, or a CUDA device array) as a
+        numpy array on the host.
+
+        Parameters
+        ----------
+        a : array
+            A device array.
+        """
         if isinstance(a, np.ndarray):
             return a
         return a.copy_to_host()
@@ -128,14 +136,30 @@ def _cuda(dev):
 
 
 def cpu(device_id=0):
+    """The CPU device (``nbdl.cpu()``; the id is kept for MXNet's API and
+    names nothing else).
+
+    Parameters
+    ----------
+    device_id : int
+        MXNet's CPU id.
+    """
     return Device("cpu", device_id)
 
 
 def gpu(device_id=0):
+    """GPU ``device_id`` (a CUDA device through Numba).
+
+    Parameters
+    ----------
+    device_id : int
+        The GPU's index.
+    """
     return Device("gpu", device_id)
 
 
 def num_gpus():
+    """The number of CUDA GPUs Numba sees (0 without CUDA)."""
     try:
         from numba import cuda
         return len(cuda.gpus) if cuda.is_available() else 0
@@ -144,11 +168,22 @@ def num_gpus():
 
 
 def current_device():
+    """The device of the innermost ``with device:`` scope on this thread
+    (``nbdl.cpu()`` outside any).
+    """
     d = getattr(_state, "device", None)
     return d if d is not None else Device("cpu", 0)
 
 
 def as_device(d):
+    """``d`` as a ``Device``: a Device as it is, None as the current
+    device, a string such as ``'cpu'`` or ``'gpu(1)'`` parsed.
+
+    Parameters
+    ----------
+    d : Device, str or None
+        What to convert.
+    """
     if d is None:
         return current_device()
     if isinstance(d, Device):

@@ -135,6 +135,16 @@ def read_host(filename, flag=1):
 
 
 def interp_name(interpolation, where):
+    """The name of an interpolation given as MXNet's code or name
+    (0/'nearest', 1/'bilinear'); an ``ImageError`` naming ``where`` otherwise.
+
+    Parameters
+    ----------
+    interpolation : int or str
+        The interpolation.
+    where : str
+        The calling op or function, for the message.
+    """
     try:
         return _INTERP_NAMES[interpolation]
     except (KeyError, TypeError):

@@ -155,17 +155,24 @@ class NDArray(NDArrayBase):
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def asscalar(self):
+        """The array's one element as a numpy scalar (a ``ShapeError`` for any
+        other size)."""
         if self.size != 1:
             raise ShapeError(f"asscalar: the array has shape {self.shape}, not a single element")
         return self.asnumpy().reshape(-1)[0]
 
     def item(self):
+        """The array's one element as a Python number."""
         return self.asscalar().item()
 
     def tolist(self):
+        """The array as nested Python lists (``asnumpy().tolist()``)."""
         return self.asnumpy().tolist()
 
     def wait_to_read(self):
+        """Block until pending writes to the array are done: kernels on the CPU
+        run synchronously, so this waits only for a GPU's stream
+        (``wait_to_write`` is the same)."""
         if self._device.device_type != "cpu":
             from numba import cuda
             with _scope(self._device):
@@ -385,6 +392,16 @@ class NDArray(NDArrayBase):
         return _invoke("transpose", [self], {})
 
     def transpose(self, *axes, **kwargs):
+        """The array with its axes permuted (``nd.transpose``).
+
+        Parameters
+        ----------
+        *axes : int or tuple of int
+            The new order of the axes, as ints or one tuple; none (or None)
+            reverses them.
+        **kwargs
+            ``transpose``'s other arguments (``out``).
+        """
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         if len(axes) == 1 and axes[0] is None:

@@ -16,17 +16,45 @@ from ..imperative.tape import record_custom
 
 
 class Function:
+    """A differentiable operation written by the user, as MXNet's
+    ``autograd.Function``: subclass it, define ``forward(*inputs)`` and
+    ``backward(*output_grads)`` on NDArrays, and call an instance on its
+    inputs inside ``autograd.record()``; ``backward`` returns one gradient an
+    input.  An instance is called once (make a new one a call).
+    """
     def __init__(self):
         self.saved_tensors = ()
         self._used = False
 
     def save_for_backward(self, *arrays):
+        """Keep ``arrays`` for ``backward`` (as ``self.saved_tensors``).
+
+        Parameters
+        ----------
+        *arrays : NDArray
+            What ``backward`` needs from the forward.
+        """
         self.saved_tensors = arrays
 
     def forward(self, *inputs):
+        """The operation's outputs from its inputs; every subclass defines it.
+
+        Parameters
+        ----------
+        *inputs : NDArray
+            The inputs the instance was called on.
+        """
         raise NbdlError(f"{type(self).__name__}: a Function subclass must define forward()")
 
     def backward(self, *output_grads):
+        """The inputs' gradients from the outputs' gradients (one an input,
+        in order); every subclass defines it.
+
+        Parameters
+        ----------
+        *output_grads : NDArray
+            One gradient an output of ``forward``.
+        """
         raise NbdlError(f"{type(self).__name__}: a Function subclass must define backward()")
 
     def __call__(self, *inputs):

@@ -103,6 +103,7 @@ class CachedOp:
                                 monitor_all)
 
     def executors(self):
+        """The executors bound so far (one per input signature and training mode)."""
         return [b.ex for lst in self._bound.values() for b in lst]
 
     def _bind(self, inputs, needs_grad, primary, predict=False):

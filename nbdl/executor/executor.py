@@ -433,6 +433,11 @@ class Executor:
 
     # -- inspection -------------------------------------------------------
     def debug_str(self):
+        """The bound graph and its memory as text (``nbdl.debug_str``): MXNet's
+        listing (each node's op, inputs and attributes, the total allocated),
+        then the memory plan: each arena buffer's offset, bytes, live steps
+        and entries, and the planned bytes against the naive, lower-bound
+        and MXNet-pool figures (and what inference passes fused)."""
         return executor_debug_str(self)
 
     def __str__(self):

@@ -29,6 +29,7 @@ class HookHandle:
         self._hook = hook
 
     def detach(self):
+        """Remove the hook this handle was returned for (a second call does nothing)."""
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
 
@@ -309,6 +310,13 @@ class Block(ResetCtxAlias):
         self.collect_params().zero_grad()
 
     def cast(self, dtype):
+        """Cast every Parameter of this block and its children to ``dtype``.
+
+        Parameters
+        ----------
+        dtype : str or numpy dtype
+            The new dtype (``'float16'``, ``np.float64``...).
+        """
         for child in self._children.values():
             child.cast(dtype)
         for p in self._reg_params.values():
@@ -325,6 +333,14 @@ class Block(ResetCtxAlias):
         self.collect_params().reset_device(device)
 
     def apply(self, fn):
+        """Call ``fn(block)`` on every child (recursively), then on this block;
+        returns this block.
+
+        Parameters
+        ----------
+        fn : callable
+            Called with each Block.
+        """
         for child in self._children.values():
             child.apply(fn)
         fn(self)
@@ -493,10 +509,26 @@ class Block(ResetCtxAlias):
 
     # -- calling ----------------------------------------------------------
     def register_forward_pre_hook(self, hook):
+        """Call ``hook(block, args)`` before each ``forward``; returns a handle
+        whose ``detach()`` removes it.
+
+        Parameters
+        ----------
+        hook : callable
+            The hook.
+        """
         self._forward_pre_hooks.append(hook)
         return HookHandle(self._forward_pre_hooks, hook)
 
     def register_forward_hook(self, hook):
+        """Call ``hook(block, args, outputs)`` after each ``forward``; returns a
+        handle whose ``detach()`` removes it.
+
+        Parameters
+        ----------
+        hook : callable
+            The hook.
+        """
         self._forward_hooks.append(hook)
         return HookHandle(self._forward_hooks, hook)
 
@@ -538,6 +570,15 @@ class Block(ResetCtxAlias):
         return out
 
     def forward(self, *args):
+        """The block's computation, which every subclass defines (a
+        ``HybridBlock`` may define ``hybrid_forward(self, F, x, ...)``
+        instead); called by ``block(*args)``.
+
+        Parameters
+        ----------
+        *args : NDArray
+            The inputs.
+        """
         raise NbdlError(f"{type(self).__name__} does not define forward(); every Block "
                         f"subclass must")
 

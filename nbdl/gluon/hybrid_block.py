@@ -48,6 +48,16 @@ class HybridBlock(Block):
         object.__setattr__(self, "_cached_op", None)
 
     def register_child(self, block, name=None):
+        """Register ``block`` as a child (``self.name = block`` does it); a
+        HybridBlock's children must be HybridBlocks.
+
+        Parameters
+        ----------
+        block : HybridBlock
+            The child.
+        name : str, optional
+            Its attribute name (default: its position).
+        """
         if not isinstance(block, HybridBlock):
             raise NbdlError(f"{type(self).__name__}: children of a HybridBlock must be "
                             f"HybridBlocks, but {name or 'the child'} is a {type(block).__name__}; "

@@ -364,6 +364,7 @@ class Parameter(ResetCtxAlias):
         return self._check_and_get(arrays, device)
 
     def list_data(self):
+        """The parameter's arrays, one a device, in ``list_device()`` order."""
         return self._check_and_get(self._data, list)
 
     def grad(self, device=None, ctx=None):
@@ -383,6 +384,8 @@ class Parameter(ResetCtxAlias):
         return self._check_and_get(self._grad, device)
 
     def list_grad(self):
+        """The gradient arrays, one a device, in ``list_device()`` order (a
+        ``ParameterError`` when ``grad_req`` is ``'null'``)."""
         if self._data is not None and self._grad is None:
             raise ParameterError(f"Cannot get the gradients of Parameter {self._name!r} because "
                                  f"grad_req='null'")

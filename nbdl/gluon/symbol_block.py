@@ -49,6 +49,15 @@ class SymbolBlock(HybridBlock):
         return list(self._reg_params.items())
 
     def forward(self, *args):
+        """The graph applied to Symbols (composition); arrays run through the
+        cached graph, which ``block(*arrays)`` uses (a SymbolBlock is always
+        hybridized).
+
+        Parameters
+        ----------
+        *args : Symbol
+            One input a name of ``input_names``.
+        """
         from ..symbol import Symbol
         if len(args) != len(self._input_names):
             raise NbdlError(f"SymbolBlock takes {len(self._input_names)} inputs "
@@ -64,6 +73,16 @@ class SymbolBlock(HybridBlock):
         return self._symbol, list(self._input_names), in_fmt, out_fmt
 
     def hybridize(self, active=True, **kwargs):
+        """Set the cached graph's flags (``static_alloc``...); a SymbolBlock
+        stays hybridized whatever ``active`` says.
+
+        Parameters
+        ----------
+        active : bool
+            Ignored (a SymbolBlock is its graph).
+        **kwargs
+            ``HybridBlock.hybridize``'s flags.
+        """
         super().hybridize(True, **kwargs)   # a SymbolBlock is its graph: always cached
 
     @staticmethod

@@ -12,10 +12,12 @@ _state = _State()
 
 
 def is_recording():
+    """Whether operations are being recorded for ``backward`` (inside ``autograd.record()``)."""
     return _state.recording
 
 
 def is_training():
+    """Whether ops run in training mode (Dropout drops, BatchNorm uses batch statistics)."""
     return _state.training
 
 
@@ -64,8 +66,12 @@ def pause(train_mode=False):
 
 
 def train_mode():
+    """A scope in which ops run in training mode, recording unchanged
+    (``with autograd.train_mode():``)."""
     return _Scope(None, True)
 
 
 def predict_mode():
+    """A scope in which ops run in inference mode, recording unchanged
+    (``with autograd.predict_mode():``)."""
     return _Scope(None, False)

@@ -65,6 +65,16 @@ def tape_op(op, attrs, akey, inputs, outputs, is_train):
 
 
 class Variable:
+    """A leaf of the tape: an array marked for gradients
+    (``attach_grad``/``mark_variables``) holds one.
+
+    Parameters
+    ----------
+    grad : NDArray
+        Where its gradient is written (or added).
+    grad_req : str
+        ``'write'``, ``'add'`` or ``'null'``.
+    """
     __slots__ = ("grad", "grad_req")
 
     def __init__(self, grad, grad_req):
@@ -76,6 +86,14 @@ _REQS = ("write", "add", "null")
 
 
 def check_req(req):
+    """``req`` validated as a gradient request (``'inplace'`` read as
+    ``'write'``, as MXNet's autograd does).
+
+    Parameters
+    ----------
+    req : str
+        ``'write'``, ``'add'``, ``'null'`` or ``'inplace'``.
+    """
     if req == "inplace":
         req = "write"
     if req not in _REQS:

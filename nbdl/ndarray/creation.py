@@ -102,6 +102,19 @@ def from_numpy(ndarray, zero_copy=True, ctx=None, device=None):
 
 
 def empty(shape, ctx=None, dtype=None, device=None, stype=None):
+    """An uninitialised array of ``shape``.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The shape.
+    ctx, device : Device, optional
+        Where it lives (the current device by default).
+    dtype : dtype, optional
+        float32 by default.
+    stype : str, optional
+        ``'default'`` only (dense storage).
+    """
     _check_stype(stype)
     dev = _device(ctx, device)
     return NDArray(dev.empty(_shape(shape), as_dtype(dtype)), dev)
@@ -136,14 +149,27 @@ def full(shape, val, ctx=None, dtype=None, out=None, device=None):
 
 
 def zeros_like(data, dtype=None):
+    """Zeros of ``data``'s shape and device, in its dtype unless ``dtype``.
+
+    Parameters
+    ----------
+    data : NDArray
+        Gives the shape, device (and dtype).
+    dtype : dtype, optional
+        The result's dtype.
+    """
     return zeros(data.shape, ctx=data.context, dtype=data.dtype if dtype is None else dtype)
 
 
 def ones_like(data, dtype=None):
+    """Ones of ``data``'s shape and device (``zeros_like``'s parameters)."""
     return ones(data.shape, ctx=data.context, dtype=data.dtype if dtype is None else dtype)
 
 
 def full_like(data, fill_value, dtype=None):
+    """``fill_value`` in ``data``'s shape and device (``zeros_like``'s
+    parameters, and the scalar ``fill_value``).
+    """
     return full(data.shape, fill_value, ctx=data.context,
                 dtype=data.dtype if dtype is None else dtype)
 
@@ -190,11 +216,41 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
 
 
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None, device=None):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included with
+    ``endpoint``), as numpy's ``linspace``.
+
+    Parameters
+    ----------
+    start, stop : float
+        The interval.
+    num : int
+        The number of values.
+    endpoint : bool
+        Whether ``stop`` is the last value.
+    ctx, device : Device, optional
+        Where it lives.
+    dtype : dtype, optional
+        float32 by default.
+    """
     values = np.linspace(start, stop, int(num), endpoint=endpoint)
     return from_host(values.astype(as_dtype(dtype)), _device(ctx, device))
 
 
 def eye(N, M=0, k=0, ctx=None, dtype=None, device=None):
+    """An ``N`` x ``M`` matrix (``M`` 0: square) with ones on the ``k``-th
+    diagonal.
+
+    Parameters
+    ----------
+    N, M : int
+        Rows and columns.
+    k : int
+        The diagonal (0 the main one, positive above it).
+    ctx, device : Device, optional
+        Where it lives.
+    dtype : dtype, optional
+        float32 by default.
+    """
     values = np.eye(int(N), int(M) or None, int(k), dtype=as_dtype(dtype))
     return from_host(values, _device(ctx, device))
 

@@ -78,6 +78,20 @@ def empty(shape, dtype=None, order="C", device=None, ctx=None):
 
 
 def zeros(shape, dtype=None, order="C", device=None, ctx=None):
+    """An array of ``shape`` filled with zeros.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The shape.
+    dtype : dtype, optional
+        float32 by default.
+    order : str
+        ``'C'`` only.
+    device, ctx : Device, optional
+        Where it lives (``ctx``: MXNet 1.x's name); the current device by
+        default.
+    """
     _order(order, "zeros")
     dev = resolve_device(device, ctx, "zeros")
     return NDArray(dev.zeros(_shape(shape, "zeros"), as_dtype(dtype)), dev)
@@ -94,6 +108,7 @@ def full(shape, fill_value, dtype=None, order="C", device=None, ctx=None):
 
 
 def ones(shape, dtype=None, order="C", device=None, ctx=None):
+    """An array of ``shape`` filled with ones (``zeros``' parameters)."""
     return full(shape, 1, dtype=dtype, order=order, device=device, ctx=ctx)
 
 
@@ -130,6 +145,9 @@ def eye(N, M=None, k=0, dtype=None, device=None, ctx=None):
 
 
 def identity(n, dtype=None, device=None, ctx=None):
+    """The ``n`` x ``n`` identity matrix (``eye(n)``; ``zeros``' other
+    parameters).
+    """
     return eye(n, dtype=dtype, device=device, ctx=ctx)
 
 
@@ -155,10 +173,23 @@ def _like(a, fill, dtype, where, device=None):
 
 
 def zeros_like(a, dtype=None, device=None):
+    """Zeros of ``a``'s shape, in ``a``'s dtype unless ``dtype`` (a Symbol
+    gives a ``zeros_like`` node).
+
+    Parameters
+    ----------
+    a : NDArray, Symbol or array-like
+        Gives the shape (and dtype).
+    dtype : dtype, optional
+        The result's dtype.
+    device : Device, optional
+        Where it lives (default: ``a``'s device).
+    """
     return _like(a, 0, dtype, "zeros_like", device)
 
 
 def ones_like(a, dtype=None, device=None):
+    """Ones of ``a``'s shape (``zeros_like``'s parameters)."""
     return _like(a, 1, dtype, "ones_like", device)
 
 

@@ -452,11 +452,20 @@ def get_op(name):
 
 
 def list_ops(include_hidden=False):
+    """The names of the registered ops, sorted.
+
+    Parameters
+    ----------
+    include_hidden : bool
+        Also the hidden ones (backward ops, internal helpers).
+    """
     _load_all()
     return sorted(n for n, op in _TABLE.items() if include_hidden or not op.hidden)
 
 
 def aliases():
+    """{alias: op name} for every registered alias (``add_n``:
+    ``ElementWiseSum``, ``flatten``: ``Flatten``...)."""
     _load_all()
     return dict(_ALIASES)
 

@@ -91,6 +91,8 @@ class Symbol(SymbolBase):
     # MXNet's copy is a copy of the graph: attributes set on it or inputs
     # composed into it do not reach the original.
     def __copy__(self):
+        """A copy of the graph (nodes copied; attributes set on the copy or
+        inputs composed into it do not reach the original)."""
         return Symbol(_copy_graph(self._outputs))
 
     def __deepcopy__(self, memo):
@@ -109,9 +111,13 @@ class Symbol(SymbolBase):
         return classify_variables(self._order())
 
     def list_arguments(self):
+        """Names of the arguments (variables that are not auxiliary states), in
+        graph order: what ``bind``'s ``args`` list follows."""
         return [n.name for n in self._variables()[0]]
 
     def list_auxiliary_states(self):
+        """Names of the auxiliary states (BatchNorm's moving statistics...), in
+        graph order: what ``bind``'s ``aux_states`` list follows."""
         return [n.name for n in self._variables()[1]]
 
     def list_inputs(self):
@@ -119,6 +125,7 @@ class Symbol(SymbolBase):
         return [n.name for n in self._order() if n.op is None]
 
     def list_outputs(self):
+        """Names of the symbol's outputs (``<node>_output``...)."""
         return [e.name for e in self._outputs]
 
     def get_internals(self):
@@ -354,6 +361,16 @@ class Symbol(SymbolBase):
         return _complete(table, arg_nodes, aux_nodes, self._outputs, "shape")
 
     def infer_type_partial(self, *args, **kwargs):
+        """As ``infer_type``, with ``None`` for what cannot be inferred instead
+        of a warning.
+
+        Parameters
+        ----------
+        *args : dtype
+            Dtypes of the arguments by position (``list_arguments()`` order).
+        **kwargs : dtype
+            Dtypes by argument name.
+        """
         order, arg_nodes, aux_nodes, known = self._known(args, kwargs, "type")
         table = infer_types(order, known)
 
@@ -373,20 +390,83 @@ class Symbol(SymbolBase):
 
     # -- serialisation (nbdl.symbol.json_io) ------------------------------
     def tojson(self, remove_amp_cast=True):
+        """The graph as MXNet's JSON text (``nodes``, ``arg_nodes``, ``heads``).
+
+        Parameters
+        ----------
+        remove_amp_cast : bool
+            MXNet's flag; nbdl writes no AMP casts, so it changes nothing.
+        """
         return json_io.to_json(self)
 
     def save(self, fname, remove_amp_cast=True):
+        """Write ``tojson()`` to the file ``fname`` (MXNet's ``-symbol.json``).
+
+        Parameters
+        ----------
+        fname : str
+            The file's path.
+        remove_amp_cast : bool
+            As for ``tojson``.
+        """
         json_io.save(self, fname)
 
     # -- execution (nbdl.executor) ----------------------------------------
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
              group2ctx=None, shared_exec=None, memory_budget=None):
+        """Bind the symbol to arrays: an ``Executor`` whose memory plan is made
+        here (``nbdl.bind``).
+
+        Parameters
+        ----------
+        ctx : Context or str
+            The device (``nbdl.cpu()``, ``nbdl.gpu(0)``).
+        args : list or dict of NDArray
+            Every argument's array, in ``list_arguments()`` order or by name.
+        args_grad : list or dict of NDArray, optional
+            Arrays the gradients are written to (or added to); an argument
+            without one gets no gradient.
+        grad_req : str, list or dict
+            ``'write'``, ``'add'``, ``'inplace'`` or ``'null'``, for all
+            arguments, per argument in order, or by name (unlisted: null).
+        aux_states : list or dict of NDArray, optional
+            The auxiliary states' arrays.
+        group2ctx, shared_exec : optional
+            MXNet's model-parallel groups and memory sharing: accepted and
+            ignored (one device an executor; ``Executor.reshape`` shares).
+        memory_budget : int or str, optional
+            Arena bytes not to exceed (``'1.5GB'``), by recomputing forward
+            entries in backward (docs/memory-budget.md).
+        """
         return _bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req,
                      aux_states=aux_states, memory_budget=memory_budget)
 
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
                     shared_buffer=None, memory_budget=None, **kwargs):
+        """Infer every shape from the given ones, allocate the arguments,
+        auxiliary states and gradients, and bind (``nbdl.simple_bind``).
+
+        Parameters
+        ----------
+        ctx : Context or str
+            The device.
+        grad_req : str, list or dict
+            As for ``bind``; every argument whose request is not null gets a
+            gradient array, data included, as in MXNet.
+        type_dict : dict, optional
+            {argument name: dtype}; the others are inferred from these.
+            Without it every argument not declared with a dtype is float32,
+            as in MXNet.
+        stype_dict, group2ctx, shared_arg_names, shared_exec, shared_buffer : optional
+            MXNet's storage types, model-parallel groups and memory sharing:
+            accepted and ignored (dense storage, one device).
+        memory_budget : int or str, optional
+            As for ``bind``.
+        **kwargs : tuple
+            Shapes by argument or auxiliary-state name; keywords whose value
+            is not a tuple or list are ignored, as MXNet's.
+        """
         # as MXNet's, only tuple (or list) keywords are shapes; others (its
         # tests pass force_rebind=True) are ignored
         shapes = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
@@ -394,10 +474,22 @@ class Symbol(SymbolBase):
                             memory_budget=memory_budget, **shapes)
 
     def eval(self, ctx=None, **kwargs):
+        """Bind without gradients to the arrays given by name and run forward
+        once: the list of outputs.
+
+        Parameters
+        ----------
+        ctx : Context or str, optional
+            The device (default: the current one).
+        **kwargs : NDArray
+            Every argument's array, by name.
+        """
         ex = _bind(self, ctx, kwargs, grad_req="null")
         return ex.forward()
 
     def debug_str(self):
+        """The graph as text, a line per node with its op, inputs and
+        attributes (MXNet's ``Symbol.debug_str``)."""
         return symbol_debug_str(self)
 
     # -- arithmetic: +, -, *, /, %, ** and comparisons are generated below
@@ -422,6 +514,16 @@ class Symbol(SymbolBase):
 
     # -- fluent methods (more are generated below the class) --------------
     def reshape(self, *shape, **kwargs):
+        """``Reshape`` of this symbol (MXNet's fluent method).
+
+        Parameters
+        ----------
+        *shape : int or tuple
+            The new shape, as ints or one tuple (MXNet's special values 0,
+            -1, -2, -3, -4 as for ``Reshape``).
+        **kwargs
+            ``Reshape``'s other attributes (``reverse``...) and ``name``.
+        """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         if shape:
@@ -429,6 +531,15 @@ class Symbol(SymbolBase):
         return create("Reshape", self, **kwargs)
 
     def astype(self, dtype, **kwargs):
+        """``Cast`` of this symbol to ``dtype``.
+
+        Parameters
+        ----------
+        dtype : str or numpy dtype
+            The target dtype.
+        **kwargs
+            ``name`` and other attributes of the node.
+        """
         return create("Cast", self, dtype=np.dtype(dtype).name, **kwargs)
 
     @property

@@ -235,6 +235,7 @@ class EvalMetric(abc.ABC):
         return self.name, self._value(self.global_sum_metric, self.global_num_inst)
 
     def get_name_value(self):
+        """``get()`` as a list of ``(name, value)`` pairs."""
         return _zip_name_value(*self.get())
 
     def get_global_name_value(self):
@@ -289,6 +290,13 @@ class CompositeEvalMetric(EvalMetric):
         self.metrics.append(create(metric))
 
     def get_metric(self, index):
+        """The child metric at ``index`` (negative counts from the end).
+
+        Parameters
+        ----------
+        index : int
+            Its position in ``metrics``.
+        """
         if not -len(self.metrics) <= index < len(self.metrics):
             raise MetricError(f"CompositeEvalMetric: metric index {index} is out of range for "
                               f"{len(self.metrics)} metrics")

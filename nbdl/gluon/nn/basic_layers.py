@@ -23,11 +23,29 @@ class _SequentialMixin:
         super().__init__(prefix=prefix, params=params)
 
     def add(self, *blocks):
+        """Append blocks, run in the order added; returns this container.
+
+        Parameters
+        ----------
+        *blocks : Block
+            The blocks (HybridBlocks in a HybridSequential).
+        """
         for b in blocks:
             self.register_child(b)
         return self
 
     def forward(self, x, *args):
+        """Run the children in order, each on the previous one's output (a
+        child returning a tuple passes its first item as the next input and the
+        rest as extra arguments).
+
+        Parameters
+        ----------
+        x : NDArray or Symbol
+            The first child's input.
+        *args
+            Extra arguments of the first child.
+        """
         for block in self._children.values():
             x = block(x, *args)
             args = ()
@@ -111,6 +129,16 @@ class Dense(HybridBlock):
 
 
 class Activation(HybridBlock):
+    """An activation function applied elementwise.
+
+    Parameters
+    ----------
+    activation : str
+        ``'relu'``, ``'sigmoid'``, ``'tanh'``, ``'softrelu'`` or
+        ``'softsign'`` (``Activation``'s ``act_type``).
+    **kwargs
+        HybridBlock's arguments (``prefix``, ``params``).
+    """
     def __init__(self, activation, **kwargs):
         object.__setattr__(self, "_act_type", activation)   # the 1.x alias (relu0_)
         super().__init__(**kwargs)
@@ -144,6 +172,7 @@ class Dropout(HybridBlock):
 
 
 class Flatten(HybridBlock):
+    """Flattens every axis but the first: (N, d1, d2, ...) -> (N, d1*d2*...)."""
     def forward(self, x):
         return call_op("Flatten", [x])
 
@@ -152,6 +181,7 @@ class Flatten(HybridBlock):
 
 
 class Identity(HybridBlock):
+    """Returns its input (a placeholder block, e.g. in a HybridConcatenate)."""
     def forward(self, x):
         return x
 
@@ -235,11 +265,25 @@ class _ConcatMixin:
         self._axis = axis
 
     def add(self, *blocks):
+        """Append blocks, each run on the same input; returns this container.
+
+        Parameters
+        ----------
+        *blocks : Block
+            The blocks.
+        """
         for b in blocks:
             self.register_child(b)
         return self
 
     def forward(self, x):
+        """Every child on ``x``, their outputs concatenated along ``axis``.
+
+        Parameters
+        ----------
+        x : NDArray or Symbol
+            The input every child gets.
+        """
         outs = [block(x) for block in self._children.values()]
         return call_op("Concat", outs, dim=self._axis)
 

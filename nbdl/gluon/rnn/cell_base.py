@@ -54,10 +54,31 @@ def _mask_outputs(outputs, length, valid_length, axis, merge_outputs):
 
 class _CellMixin:
     def state_info(self, batch_size=0):
+        """One dict per state (``shape``, ``__layout__``) for a batch of
+        ``batch_size`` (0: unknown); every cell defines it.
+
+        Parameters
+        ----------
+        batch_size : int
+            The batch size.
+        """
         raise NbdlError(f"{type(self).__name__} does not define state_info(); every recurrent "
                         f"cell subclass must")
 
     def begin_state(self, batch_size=0, func=None, **kwargs):
+        """Initial states: ``func(shape, **kwargs)`` for each of
+        ``state_info(batch_size)`` (zeros by default).
+
+        Parameters
+        ----------
+        batch_size : int
+            The batch size.
+        func : callable, optional
+            Makes one state from its shape (``nd.zeros`` by default;
+            ``nd.random.uniform``...).
+        **kwargs
+            Passed to ``func`` (``dtype``, ``ctx``).
+        """
         from ... import ndarray as nd
         func = func or nd.zeros
         return [func(info["shape"], **kwargs) for info in self.state_info(batch_size)]

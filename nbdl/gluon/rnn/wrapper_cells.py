@@ -29,9 +29,23 @@ merge_outputs : bool or None
 
 class _SequentialMixin:
     def add(self, cell):
+        """Append a cell to the stack.
+
+        Parameters
+        ----------
+        cell : RecurrentCell
+            The cell (a HybridRecurrentCell in a HybridSequentialRNNCell).
+        """
         self.register_child(cell)
 
     def state_info(self, batch_size=0):
+        """Every cell's ``state_info``, in order.
+
+        Parameters
+        ----------
+        batch_size : int
+            The batch size.
+        """
         return [i for c in self._children.values() for i in c.state_info(batch_size)]
 
     def _zero_states(self, x):
@@ -39,6 +53,16 @@ class _SequentialMixin:
         return [z for c in self._children.values() for z in c._zero_states(x)]
 
     def forward(self, inputs, states):
+        """One time step through every cell in order, each cell taking its
+        slice of ``states``; returns ``(output, new states)``.
+
+        Parameters
+        ----------
+        inputs : NDArray or Symbol
+            The step's input (batch, features).
+        states : list
+            Every cell's states, in order.
+        """
         new, p = [], 0
         for cell in self._children.values():
             n = len(cell.state_info())
@@ -119,6 +143,17 @@ class DropoutCell(HybridRecurrentCell):
 
 
 class ModifierCell(HybridRecurrentCell):
+    """A cell wrapping ``base_cell`` and changing what it computes
+    (``ZoneoutCell``, ``ResidualCell`` derive from it); states are the base
+    cell's.
+
+    Parameters
+    ----------
+    base_cell : RecurrentCell
+        The wrapped cell.
+    **kwargs
+        HybridRecurrentCell's arguments.
+    """
     def __init__(self, base_cell, **kwargs):
         super().__init__(**kwargs)
         self.base_cell = base_cell

@@ -9,6 +9,17 @@ __all__ = ["AlexNet", "alexnet"]
 
 
 class AlexNet(HybridBlock):
+    """AlexNet (one tower): ``features`` (five convolutions with ReLU, three
+    max poolings, two 4096-unit Dense layers with dropout), ``output`` the
+    classifier.
+
+    Parameters
+    ----------
+    classes : int
+        Output classes.
+    **kwargs
+        HybridBlock's arguments (``prefix``, ``params``).
+    """
     def __init__(self, classes=1000, **kwargs):
         super().__init__()
         self.features = nn.HybridSequential()

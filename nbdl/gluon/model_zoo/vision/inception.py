@@ -89,6 +89,17 @@ def _make_E():
 
 
 class Inception3(HybridBlock):
+    """Inception v3 (Szegedy et al., 2015) for 299x299 inputs: ``features``
+    (the stem and the A-E mixed blocks, global average pooling, dropout),
+    ``output`` the classifier.
+
+    Parameters
+    ----------
+    classes : int
+        Output classes.
+    **kwargs
+        HybridBlock's arguments (``prefix``, ``params``).
+    """
     def __init__(self, classes=1000, **kwargs):
         super().__init__()
         self.features = nn.HybridSequential()
