@@ -49,8 +49,25 @@ def _windows(x_shape, geo):
             yield (n, c) + o, (n, c) + tuple(sl), full
 
 
+# Max pooling's rule, MXNet 1.9.1's (checked on it): the maximum starts at the
+# dtype's lowest finite value and takes each element strictly greater (NaN
+# never; a window of NaN or -inf gives the floor); the gradient goes to the
+# first element that raised it, else to the window's first.
+
+
+def mx_max(w, floor):
+    """(value, flat index) of max pooling over the window ``w`` (row-major)
+    starting at ``floor``."""
+    best, at = floor, 0
+    for i, v in enumerate(np.ravel(w)):
+        if v > best:
+            best, at = v, i
+    return best, at
+
+
 def np_pool(x, kernel=(), stride=(), pad=(), pool_type="max", conv="valid", p=2, cip=True,
             global_pool=False):
+    floor = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.finfo(np.float64).min
     x = x.astype(np.float64)
     geo = _geometry(x.shape, kernel, stride, pad, conv, global_pool)
     out = np.zeros(x.shape[:2] + tuple(g[4] for g in geo))
@@ -59,7 +76,7 @@ def np_pool(x, kernel=(), stride=(), pad=(), pool_type="max", conv="valid", p=2,
         if w.size == 0:
             continue
         if pool_type == "max":
-            out[oidx] = w.max()
+            out[oidx] = mx_max(w, floor)[0]
         elif pool_type == "avg":
             out[oidx] = w.sum() / (full if cip else w.size)
         elif pool_type == "sum":
@@ -71,8 +88,9 @@ def np_pool(x, kernel=(), stride=(), pad=(), pool_type="max", conv="valid", p=2,
 
 def np_pool_grad(og, x, kernel=(), stride=(), pad=(), pool_type="max", conv="valid", p=2,
                  cip=True, global_pool=False):
-    x = x.astype(np.float64)
     y = np_pool(x, kernel, stride, pad, pool_type, conv, p, cip, global_pool)
+    floor = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.finfo(np.float64).min
+    x = x.astype(np.float64)
     geo = _geometry(x.shape, kernel, stride, pad, conv, global_pool)
     dx = np.zeros(x.shape)
     for oidx, sl, full in _windows(x.shape, geo):
@@ -82,7 +100,7 @@ def np_pool_grad(og, x, kernel=(), stride=(), pad=(), pool_type="max", conv="val
         g = og[oidx]
         view = dx[sl]
         if pool_type == "max":
-            pos = np.unravel_index(np.argmax(w), w.shape)   # first maximum
+            pos = np.unravel_index(mx_max(w, floor)[1], w.shape)   # first maximum
             view[pos] += g
         elif pool_type == "avg":
             view += g / (full if cip else w.size)
@@ -329,17 +347,20 @@ def test_max_windows_clamped_into_the_data(k, stride, pad, conv, rng):
 
 
 def _first_greater_grad(og, x, stride, pad):
-    """3x3 max pooling's gradient by the kernels' rule, written out: each
-    output's gradient goes to the first window element strictly greater
-    than every earlier one (row-major; a NaN wins only as the first)."""
+    """3x3 max pooling's gradient by the rule written out: each output's
+    gradient goes to the first window element strictly greater than the
+    floor and every earlier one (row-major; NaN never), else to the
+    window's first element."""
     dx = np.zeros_like(x)
     (sh, sw), (ph, pw) = stride, pad
     H, W = x.shape[2:]
     for n, c, oh, ow in itertools.product(*[range(d) for d in og.shape]):
-        best, at = None, None
+        best, at = np.finfo(x.dtype).min, None
         for h in range(max(oh * sh - ph, 0), min(oh * sh - ph + 3, H)):
             for w in range(max(ow * sw - pw, 0), min(ow * sw - pw + 3, W)):
-                if best is None or x[n, c, h, w] > best:
+                if at is None:
+                    at = (h, w)
+                if x[n, c, h, w] > best:
                     best, at = x[n, c, h, w], (h, w)
         if at is not None:
             dx[(n, c) + at] += og[n, c, oh, ow]
@@ -367,6 +388,97 @@ def test_max3x3_backward_ties_nan_and_req(stride, pad, rng):
         arrays = [og, x, og, np.full(x.shape, base)]
         _run(op.prepare(call), *arrays)
         assert_almost_equal(arrays[3], want)
+
+
+def _nan_data(rng, shape, dtype):
+    """Small integers (ties), with NaN, -inf and whole windows of NaN."""
+    x = np.round(rng.uniform(-3, 3, size=shape)).astype(dtype)
+    u = rng.uniform(size=shape)
+    x[u < 0.15] = np.nan
+    x[(u >= 0.15) & (u < 0.2)] = -np.inf
+    x[..., :2, :2] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,kw", [
+    ((2, 3, 6, 7), dict(kernel=(2, 2), stride=(2, 2))),                 # disjoint 2x2
+    ((2, 3, 6, 7), dict(kernel=(2, 2), stride=(1, 1), pad=(1, 1))),     # clamped 2x2
+    ((2, 3, 9, 8), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1))),     # ResNet's stem
+    ((1, 2, 7, 7), dict(kernel=(3, 3))),                                # 3x3 inside
+    ((1, 2, 6, 5), dict(kernel=(3, 2), stride=(2, 1), pad=(1, 1))),     # generic 2-D
+    ((1, 2, 9), dict(kernel=(3,), stride=(2,), pad=(1,))),              # 1-D
+    ((1, 2, 3, 4, 4), dict(kernel=(2, 2, 2), pad=(1, 0, 1))),          # flat 3-D
+    ((2, 3, 3, 4), dict(global_pool=True)),                             # global rows
+    ((2, 3, 1, 1), dict(global_pool=True)),                             # global 1x1
+])
+def test_max_pooling_nan_and_inf_as_mxnet(shape, kw, dtype, rng):
+    """NaN never wins a max and -inf counts as float32's lowest value
+    (MXNet 1.9.1's rule, ``mx_max``), on every CPU path; the gradient goes
+    where the rule's first maximum is (a window's first element when all
+    of it is NaN)."""
+    kw = dict(kw, pool_type="max")
+    x = _data(rng, shape, kw, dtype) if len(shape) < 4 else _nan_data(rng, shape, dtype)
+    if len(shape) < 4:
+        x[..., ::3] = np.nan
+        x[..., 1] = -np.inf
+    y = np_pool(x, **_ref_kw(kw))
+    outs = check_symbolic_forward(pool(**kw), {"x": x}, [y], **tol(dtype))
+    assert not np.isnan(outs[0]).any()
+    og = rng.normal(size=y.shape).astype(dtype)
+    check_symbolic_backward(pool(**kw), {"x": x}, [og], {"x": np_pool_grad(og, x, **_ref_kw(kw))},
+                            **tol(dtype))
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NWC"])
+def test_max_pooling_nan_channels_last(layout, rng):
+    """The flat channels-last path and the global one follow the same rule."""
+    shape = (2, 5, 4, 3) if layout == "NHWC" else (2, 7, 3)
+    x = np.round(rng.uniform(-3, 3, size=shape))
+    x[rng.uniform(size=shape) < 0.2] = np.nan
+    x[0, :2] = np.nan
+    perm = (0, x.ndim - 1) + tuple(range(1, x.ndim - 1))
+    back = (0,) + tuple(range(2, x.ndim)) + (1,)
+    for kw in (dict(kernel=(2,) * (x.ndim - 2), pool_type="max"),
+               dict(global_pool=True, pool_type="max")):
+        y = np_pool(x.transpose(perm), **_ref_kw(kw)).transpose(back)
+        check_symbolic_forward(pool(layout=layout, **kw), {"x": x}, [y])
+        og = rng.normal(size=y.shape)
+        dx = np_pool_grad(og.transpose(perm), x.transpose(perm), **_ref_kw(kw)).transpose(back)
+        check_symbolic_backward(pool(layout=layout, **kw), {"x": x}, [og], {"x": dx})
+
+
+def test_max_pooling_values_mxnet_gives():
+    """Outputs and gradients MXNet 1.9.1 gave for these inputs (float32; in
+    float64 the floor is float64's lowest value)."""
+    low = np.finfo(np.float32).min
+    x = np.full((1, 1, 4, 4), np.nan, np.float32)
+    x[0, 0, 0, 0] = 1.0
+    check_symbolic_forward(pool(kernel=(2, 2), stride=(2, 2)), {"x": x},
+                           [np.array([1.0, low, low, low], np.float32).reshape(1, 1, 2, 2)])
+    want = np.zeros(16, np.float32)
+    want[[0, 2, 8, 10]] = 1          # all-NaN windows: their first element
+    check_symbolic_backward(pool(kernel=(2, 2), stride=(2, 2)), {"x": x},
+                            [np.ones((1, 1, 2, 2), np.float32)], {"x": want.reshape(x.shape)})
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    x[0, 0, 1, 1] = x[0, 0, 0, 0] = np.nan
+    check_symbolic_forward(pool(kernel=(2, 2), stride=(2, 2)), {"x": x},
+                           [np.array([4, 7, 13, 15], np.float32).reshape(1, 1, 2, 2)])
+    want = np.zeros(16, np.float32)
+    want[[4, 7, 13, 15]] = 1
+    check_symbolic_backward(pool(kernel=(2, 2), stride=(2, 2)), {"x": x},
+                            [np.ones((1, 1, 2, 2), np.float32)], {"x": want.reshape(x.shape)})
+    x = np.full((1, 1, 2, 2), -np.inf, np.float32)
+    check_symbolic_forward(pool(kernel=(2, 2), stride=(2, 2)), {"x": x},
+                           [np.full((1, 1, 1, 1), low, np.float32)])
+    x = np.array([1, np.nan, 3, 2], np.float32).reshape(1, 1, 2, 2)
+    check_symbolic_forward(pool(global_pool=True), {"x": x}, [np.full((1, 1, 1, 1), 3.0)])
+    x = np.array([np.nan, 1, 3, 2, 5], np.float32).reshape(1, 1, 5)
+    check_symbolic_forward(pool(kernel=(2,), stride=(1,)), {"x": x},
+                           [np.array([1, 3, 3, 5], np.float32).reshape(1, 1, 4)])
+    x = np.full((1, 1, 2, 2), np.nan)
+    check_symbolic_forward(pool(kernel=(2, 2), stride=(2, 2)), {"x": x},
+                           [np.full((1, 1, 1, 1), np.finfo(np.float64).min)])
 
 
 @pytest.mark.parametrize("kw", [dict(kernel=(3, 2), stride=(2, 1), pad=(1, 1), pool_type="avg"),
@@ -397,6 +509,30 @@ def test_parallel_variant(monkeypatch, kw, rng):
 def test_cuda_matches_cpu(shape, kw, rng):
     check_consistency(pool(**kw), {"x": _data(rng, shape, kw, np.float32)},
                       devices=[cpu(), gpu()], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("kw", [dict(kernel=(2, 2), stride=(1, 1), pad=(1, 1)),
+                                dict(global_pool=True), dict(global_pool=True, layout="NHWC")])
+def test_cuda_max_pooling_nan_rule(kw, rng):
+    """The CUDA kernels (the shared per-window functions) follow max
+    pooling's NaN and -inf rule: outputs and gradients equal to the rule's."""
+    x = _nan_data(rng, (2, 3, 4, 5), np.float32)
+    if kw.get("layout") == "NHWC":
+        x = x.transpose(0, 2, 3, 1).copy()
+    kw = dict(kw, pool_type="max")
+    xf = x.transpose(0, 3, 1, 2) if kw.get("layout") == "NHWC" else x
+    y = np_pool(xf, **_ref_kw(kw))
+    og = rng.normal(size=y.shape).astype(np.float32)
+    dx = np_pool_grad(og, xf, **_ref_kw(kw))
+    if kw.get("layout") == "NHWC":
+        y, og, dx = y.transpose(0, 2, 3, 1), og.transpose(0, 2, 3, 1), dx.transpose(0, 2, 3, 1)
+    ex = pool(**kw).bind(gpu(), {"x": nbdl.nd.array(x, ctx=gpu())},
+                         args_grad={"x": nbdl.nd.zeros(x.shape, ctx=gpu())})
+    ex.forward(is_train=True)
+    assert_almost_equal(ex.outputs[0].asnumpy(), y)
+    ex.backward(nbdl.nd.array(og, ctx=gpu()))
+    assert_almost_equal(ex.grad_dict["x"].asnumpy(), dx)
 
 
 def test_kernel_larger_than_data():

@@ -97,7 +97,7 @@ def _row_pool(xr, ptype, ip, inv_p, zero):
     if S == 0:
         return zero
     if ptype == MAX:
-        v = xr[0]
+        v = _key(xr[0], _floor(xr))
         for s in range(1, S):
             t = xr[s]
             v = t if t > v else v
@@ -120,8 +120,10 @@ def _row_grad(xr, dr, g, yv, ptype, ip, zero, add):
     S = xr.shape[0]
     if ptype == MAX:
         arg = 0
+        best = _key(xr[0], _floor(xr))
         for s in range(1, S):
-            if xr[s] > xr[arg]:
+            if xr[s] > best:
+                best = xr[s]
                 arg = s
         for s in range(S):
             _put(dr, s, g if s == arg else zero, add)
@@ -143,6 +145,11 @@ def global_forward(x, out, ptype, ip, inv_p, zero, req):
     add = req == REQ_ADD
     if B == 1:
         x2, o1 = x.reshape(A, S), out.reshape(A)
+        if S == 1 and ptype == MAX:
+            low = _floor(x2)
+            for a in prange(A):
+                _put(o1, a, _key(x2[a, 0], low), add)
+            return
         if S == 1 and ptype != LP:
             for a in prange(A):
                 _put(o1, a, x2[a, 0], add)
@@ -192,6 +199,23 @@ global_backward, global_backward_parallel = serial_and_parallel(global_backward)
 # inlined: a compiled call that passes an array costs its reference
 # counting (two atomic operations), more than a 3x3 window's search.
 
+# Max pooling's rule is MXNet's (``kernels/shared/pooling.py``): the
+# unrolled windows rank each element by ``_key`` (NaN and -inf as the
+# dtype's lowest value, ``_floor``), so that their select trees, in any
+# order, give the rule's maximum; the searches for the first maximum start
+# from the first element's key.
+
+@njit(cache=True, inline="always")
+def _floor(a):
+    """Max pooling's starting value for the data ``a``: its dtype's lowest."""
+    return a.dtype.type(np.finfo(a.dtype).min)
+
+
+@njit(cache=True, inline="always")
+def _key(v, low):
+    """``v`` as max pooling ranks it: itself above ``low``, else ``low``."""
+    return v if v > low else low
+
 @njit(cache=True, inline="always")
 def _sel_max(a, b):
     """a if a > b else b, compiled to a select (random data mispredicts a branch)."""
@@ -199,18 +223,28 @@ def _sel_max(a, b):
 
 
 @njit(cache=True, inline="always")
-def _win_max(xp, h0, h1, w0, w1, k2, k3):
-    """Max over rows h0..h1, columns w0..w1 of xp; k2/k3: a whole 2x2 / 3x3
-    window starting at (h0, w0), unrolled."""
+def _max3(a, b, c):
+    """The maximum of three keys (``_key``)."""
+    return _sel_max(_sel_max(a, b), c)
+
+
+@njit(cache=True, inline="always")
+def _win_max(xp, h0, h1, w0, w1, k2, k3, low):
+    """Max pooling's value over rows h0..h1, columns w0..w1 of xp (``low``:
+    ``_floor(xp)``); k2/k3: a whole 2x2 / 3x3 window starting at (h0, w0),
+    unrolled."""
     if k2:
-        return _sel_max(_sel_max(xp[h0, w0], xp[h0, w0 + 1]),
-                        _sel_max(xp[h0 + 1, w0], xp[h0 + 1, w0 + 1]))
+        return _sel_max(_sel_max(_key(xp[h0, w0], low), _key(xp[h0, w0 + 1], low)),
+                        _sel_max(_key(xp[h0 + 1, w0], low), _key(xp[h0 + 1, w0 + 1], low)))
     if k3:
-        r0 = _sel_max(_sel_max(xp[h0, w0], xp[h0, w0 + 1]), xp[h0, w0 + 2])
-        r1 = _sel_max(_sel_max(xp[h0 + 1, w0], xp[h0 + 1, w0 + 1]), xp[h0 + 1, w0 + 2])
-        r2 = _sel_max(_sel_max(xp[h0 + 2, w0], xp[h0 + 2, w0 + 1]), xp[h0 + 2, w0 + 2])
-        return _sel_max(_sel_max(r0, r1), r2)
-    v = xp[h0, w0]
+        r0 = _max3(_key(xp[h0, w0], low), _key(xp[h0, w0 + 1], low),
+                   _key(xp[h0, w0 + 2], low))
+        r1 = _max3(_key(xp[h0 + 1, w0], low), _key(xp[h0 + 1, w0 + 1], low),
+                   _key(xp[h0 + 1, w0 + 2], low))
+        r2 = _max3(_key(xp[h0 + 2, w0], low), _key(xp[h0 + 2, w0 + 1], low),
+                   _key(xp[h0 + 2, w0 + 2], low))
+        return _max3(r0, r1, r2)
+    v = _key(xp[h0, w0], low)
     for h in range(h0, h1):
         for w in range(w0, w1):
             v = _sel_max(xp[h, w], v)
@@ -218,10 +252,11 @@ def _win_max(xp, h0, h1, w0, w1, k2, k3):
 
 
 @njit(cache=True, inline="always")
-def _win_argmax(xp, h0, h1, w0, w1):
-    """(h, w) of the first maximum of the window (row-major order)."""
+def _win_argmax(xp, h0, h1, w0, w1, low):
+    """(h, w) of the window's first maximum by max pooling's rule (the
+    first element when none rises above the floor)."""
     ah, aw = h0, w0
-    best = xp[h0, w0]
+    best = _key(xp[h0, w0], low)
     for h in range(h0, h1):
         for w in range(w0, w1):
             if xp[h, w] > best:
@@ -251,7 +286,7 @@ def _window_value(xp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip, zero):
         return zero
     dn = (h1 - h0) * (w1 - w0)
     if ptype == MAX:
-        v = _win_max(xp, h0, h1, w0, w1, False, False)
+        v = _win_max(xp, h0, h1, w0, w1, False, False, _floor(xp))
         if _pad_zero(cip, ptype, dn, KH * KW) and v < zero:
             v = zero
         return v
@@ -291,6 +326,7 @@ def _plane_max_clamped(x3, out3, q, K, SH, SW, PH, PW, zero, req):
     xf = x3[q].reshape(H * W)
     op = out3[q]
     w = np.uintp(W)
+    low = _floor(xf)
     for oh in range(OH):
         h0 = oh * SH - PH
         rows = h0 < H and h0 + K > 0
@@ -303,14 +339,13 @@ def _plane_max_clamped(x3, out3, q, K, SH, SW, PH, PW, zero, req):
             if rows and w0 < W and w0 + K > 0:
                 c0, c1 = _clamped(w0, W), _clamped(w0 + 1, W)
                 if K == 2:
-                    v = _sel_max(_sel_max(xf[r0 + c0], xf[r0 + c1]),
-                                 _sel_max(xf[r1 + c0], xf[r1 + c1]))
+                    v = _sel_max(_sel_max(_key(xf[r0 + c0], low), _key(xf[r0 + c1], low)),
+                                 _sel_max(_key(xf[r1 + c0], low), _key(xf[r1 + c1], low)))
                 else:
                     c2 = _clamped(w0 + 2, W)
-                    v0 = _sel_max(_sel_max(xf[r0 + c0], xf[r0 + c1]), xf[r0 + c2])
-                    v1 = _sel_max(_sel_max(xf[r1 + c0], xf[r1 + c1]), xf[r1 + c2])
-                    v2 = _sel_max(_sel_max(xf[r2 + c0], xf[r2 + c1]), xf[r2 + c2])
-                    v = _sel_max(_sel_max(v0, v1), v2)
+                    v = _max3(_max3(_key(xf[r0 + c0], low), _key(xf[r0 + c1], low), _key(xf[r0 + c2], low)),
+                              _max3(_key(xf[r1 + c0], low), _key(xf[r1 + c1], low), _key(xf[r1 + c2], low)),
+                              _max3(_key(xf[r2 + c0], low), _key(xf[r2 + c1], low), _key(xf[r2 + c2], low)))
             _store(op, oh, ow, v, req)
 
 
@@ -324,6 +359,7 @@ def _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
     wlo, whi = _whole_range(OW, SW, PW, KW, W)
     sq2 = ptype == MAX and KH == 2 and KW == 2
     sq3 = ptype == MAX and KH == 3 and KW == 3
+    low = _floor(xp)
     for oh in range(OH):
         inner = oh >= hlo and oh < hhi and (sq2 or sq3)
         for ow in range(OW):
@@ -339,10 +375,10 @@ def _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
         h0 = oh * SH - PH
         if sq2:
             for ow in range(wlo, whi):
-                _store(op, oh, ow, _win_max(xp, h0, h0 + 2, ow * SW - PW, 0, True, False), req)
+                _store(op, oh, ow, _win_max(xp, h0, h0 + 2, ow * SW - PW, 0, True, False, low), req)
         else:
             for ow in range(wlo, whi):
-                _store(op, oh, ow, _win_max(xp, h0, h0 + 3, ow * SW - PW, 0, False, True), req)
+                _store(op, oh, ow, _win_max(xp, h0, h0 + 3, ow * SW - PW, 0, False, True, low), req)
 
 
 def pool2d_forward(x3, out3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
@@ -365,8 +401,9 @@ def _put_argmax2(xp, dp, h0, w0, g, zero, add):
     value the forward's unrolled 2x2 max gives) gets g, the others 0,
     written directly: no zeroing pass, no read-modify-write through a
     computed address, no data-dependent branch."""
-    a, b = xp[h0, w0], xp[h0, w0 + 1]
-    c, d = xp[h0 + 1, w0], xp[h0 + 1, w0 + 1]
+    low = _floor(xp)
+    a, b = _key(xp[h0, w0], low), _key(xp[h0, w0 + 1], low)
+    c, d = _key(xp[h0 + 1, w0], low), _key(xp[h0 + 1, w0 + 1], low)
     m = _sel_max(_sel_max(a, b), _sel_max(c, d))
     ka = a == m
     kb = b == m and not ka
@@ -396,11 +433,11 @@ def _later_max(v, i, best, at):
 def _add_argmax3(xf, df, b, w, g):
     """A whole 3x3 max window starting at flat offset ``b`` of a plane of
     row length ``w`` (both ``np.uintp``: no wrap-around checks): g added at
-    its first maximum (``_win_argmax``'s choice, NaN included), as a chain
-    of selects (random data mispredicts branches)."""
+    its first maximum (``_win_argmax``'s choice), as a chain of selects
+    (random data mispredicts branches)."""
     one = np.uintp(1)
     two = one + one
-    best, at = xf[b], b
+    best, at = _key(xf[b], _floor(xf)), b
     for r in (b, b + w, b + w + w):
         if r != b:
             best, at = _later_max(xf[r], r, best, at)
@@ -420,6 +457,7 @@ def _plane3x3_backward(og3, x3, dx3, q, SH, SW, PH, PW, cip, zero, add):
     OH, OW = og3.shape[1], og3.shape[2]
     xp, gp, dp = x3[q], og3[q], dx3[q]
     xf, df = xp.reshape(H * W), dp.reshape(H * W)
+    low = _floor(xp)
     if not add:
         for i in range(H * W):
             df[i] = zero
@@ -436,8 +474,9 @@ def _plane3x3_backward(og3, x3, dx3, q, SH, SW, PH, PW, cip, zero, add):
             ha, hb = max(h0, 0), min(h0 + 3, H)
             wa, wb = max(w0, 0), min(w0 + 3, W)
             if hb > ha and wb > wa:
-                ah, aw = _win_argmax(xp, ha, hb, wa, wb)
-                if not (_pad_zero(cip, MAX, (hb - ha) * (wb - wa), 9) and xp[ah, aw] < zero):
+                ah, aw = _win_argmax(xp, ha, hb, wa, wb, low)
+                if not (_pad_zero(cip, MAX, (hb - ha) * (wb - wa), 9)
+                        and _key(xp[ah, aw], low) < zero):
                     dp[ah, aw] += gp[oh, ow]
 
 
@@ -451,8 +490,9 @@ def _scatter_one(xp, gp, dp, oh, ow, H, W, KH, KW, SH, SW, PH, PW, ptype, cip):
     g = gp[oh, ow]
     dn = (h1 - h0) * (w1 - w0)
     if ptype == MAX:
-        ah, aw = _win_argmax(xp, h0, h1, w0, w1)
-        if not (_pad_zero(cip, ptype, dn, KH * KW) and xp[ah, aw] < xp.dtype.type(0)):
+        low = _floor(xp)
+        ah, aw = _win_argmax(xp, h0, h1, w0, w1, low)
+        if not (_pad_zero(cip, ptype, dn, KH * KW) and _key(xp[ah, aw], low) < xp.dtype.type(0)):
             dp[ah, aw] += g
         return
     if ptype == AVG:

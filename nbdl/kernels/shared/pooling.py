@@ -13,6 +13,14 @@ from ...ops.registry import REQ_ADD
 MAX, AVG, SUM, LP = 0, 1, 2, 3
 POOL_CODES = {"max": MAX, "avg": AVG, "sum": SUM, "lp": LP}
 
+# Max pooling as MXNet 1.9.1 computes it (checked on it): a window's maximum
+# starts at the dtype's lowest finite value (``x.dtype.type(np.finfo(
+# x.dtype).min)`` in the kernels) and takes each element strictly greater,
+# so NaN never wins and a window of NaN or -inf gives that value; the
+# gradient goes to the first element that raised the maximum, or to the
+# window's first element when none did (MXNet's float32 kernels; its
+# float64 ones drop that gradient).
+
 
 def py_bounds(o, s, p, k, x):
     """Window of output ``o``: (first, end) clipped to the data, and its size
@@ -70,7 +78,7 @@ def py_pool_window(x, base, unit, H, W, d0, d1, h0, h1, w0, w1, cnt, ptype, ip, 
     esh = W * unit
     esd = H * esh
     if ptype == 0:
-        best = x[base + d0 * esd + h0 * esh + w0 * unit]
+        best = x.dtype.type(np.finfo(x.dtype).min)
         for d in range(d0, d1):
             for h in range(h0, h1):
                 row = base + d * esd + h * esh
@@ -112,7 +120,7 @@ def py_scatter_window(x, yv, gv, dx, base, unit, H, W, d0, d1, h0, h1, w0, w1, c
     esd = H * esh
     if ptype == 0:
         arg = base + d0 * esd + h0 * esh + w0 * unit
-        best = x[arg]
+        best = x.dtype.type(np.finfo(x.dtype).min)
         for d in range(d0, d1):
             for h in range(h0, h1):
                 row = base + d * esd + h * esh
@@ -226,8 +234,8 @@ def build(jit):  # noqa: C901  (one closure per function)
         if S == 0:
             v = zero
         elif ptype == MAX:
-            v = x[a, 0, b]
-            for s in range(1, S):
+            v = x.dtype.type(np.finfo(x.dtype).min)
+            for s in range(S):
                 if x[a, s, b] > v:
                     v = x[a, s, b]
         else:
@@ -253,8 +261,10 @@ def build(jit):  # noqa: C901  (one closure per function)
         g = og[a, b]
         if ptype == MAX:
             arg = 0
-            for s in range(1, S):
-                if x[a, s, b] > x[a, arg, b]:
+            best = x.dtype.type(np.finfo(x.dtype).min)
+            for s in range(S):
+                if x[a, s, b] > best:
+                    best = x[a, s, b]
                     arg = s
             for s in range(S):
                 v = g if s == arg else zero
