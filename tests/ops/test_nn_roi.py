@@ -122,6 +122,30 @@ def test_roi_pooling_maxidx_output_and_nd(rng):
     assert np.allclose(out.asnumpy().ravel(), x.reshape(2, -1).max(axis=1))
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_roi_pooling_nan_as_mxnet(dtype, device):
+    """MXNet 1.9.1's outputs and gradients for bins with NaN (checked on it,
+    both dtypes): the maximum starts at -FLT_MAX, NaN never wins, a bin of
+    NaN gives -FLT_MAX and passes no gradient."""
+    x = np.arange(16, dtype=dtype).reshape(1, 1, 4, 4)
+    x[0, 0, 0, :] = np.nan
+    x[0, 0, 1, :2] = np.nan
+    x[0, 0, 2, 2] = np.nan
+    sym = nbdl.sym.ROIPooling(nbdl.sym.var("data"), nbdl.sym.var("rois"), pooled_size=(2, 2),
+                              spatial_scale=1.0)
+    rois = np.array([[0, 0, 0, 3, 3]], dtype)
+    low = -3.4028234663852886e+38
+    dev = nbdl.cpu() if device == "cpu" else nbdl.gpu()
+    check_symbolic_forward(sym, {"data": x, "rois": rois},
+                           [np.array([low, 7, 13, 15], dtype).reshape(1, 1, 2, 2)], device=dev)
+    want = np.zeros(16, dtype)
+    want[[7, 13, 15]] = 1
+    check_symbolic_backward(sym, {"data": x, "rois": rois}, [np.ones((1, 1, 2, 2), dtype)],
+                            {"data": want.reshape(x.shape), "rois": np.zeros_like(rois)},
+                            device=dev)
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("kw", [
     dict(pooled_size=(2, 2), spatial_scale=1.0),

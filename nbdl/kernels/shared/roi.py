@@ -8,6 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 
 
+_FLT_LOWEST = -3.4028234663852886e+38   # C's -FLT_MAX
+
 def roi_scalars(call, data_shape):
     """(N, C, H, W, PH, PW, spatial_scale in the data's dtype, zero)."""
     t = np.dtype(call.in_dtypes[0]).type
@@ -140,16 +142,20 @@ def build(jit, add):
 
     def pool_max(x, rois, r, c, ph, pw, N, C, H, W, PH, PW, scale, zero):
         b, h0, h1, w0, w1 = pool_bin(rois, r, ph, pw, N, H, W, PH, PW, scale)
-        best = zero
+        if b < 0 or h1 <= h0 or w1 <= w0:
+            return zero, -1
+        # MXNet's rule: the maximum starts at -FLT_MAX (whatever the dtype) and
+        # takes each element strictly greater, so NaN never wins; a bin of NaN
+        # gives -FLT_MAX and no index (its gradient goes nowhere)
+        best = x.dtype.type(_FLT_LOWEST)
         arg = -1
-        if b >= 0:
-            base = (b * C + c) * H * W
-            for h in range(h0, h1):
-                for w in range(w0, w1):
-                    v = x[base + h * W + w]
-                    if arg < 0 or v > best:
-                        best = v
-                        arg = base + h * W + w
+        base = (b * C + c) * H * W
+        for h in range(h0, h1):
+            for w in range(w0, w1):
+                v = x[base + h * W + w]
+                if v > best:
+                    best = v
+                    arg = base + h * W + w
         return best, arg
 
     def align_value(x, rois, r, c, ph, pw, C_in, H, W, PH, PW, scale, offset, ratio, sens,
