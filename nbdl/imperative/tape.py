@@ -87,7 +87,7 @@ _REQS = ("write", "add", "null")
 
 def check_req(req):
     """``req`` validated as a gradient request (``'inplace'`` read as
-    ``'write'``, as MXNet's autograd does).
+    ``'write'``).
 
     Parameters
     ----------
