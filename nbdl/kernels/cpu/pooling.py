@@ -200,10 +200,10 @@ global_backward, global_backward_parallel = serial_and_parallel(global_backward)
 # counting (two atomic operations), more than a 3x3 window's search.
 
 # Max pooling's rule is MXNet's (``kernels/shared/pooling.py``): the
-# unrolled windows rank each element by ``_key`` (NaN and -inf as the
-# dtype's lowest value, ``_floor``), so that their select trees, in any
-# order, give the rule's maximum; the searches for the first maximum start
-# from the first element's key.
+# unrolled windows take their elements in a chain of selects from the
+# dtype's lowest value (``_floor``), which a NaN never enters; the searches
+# for the first maximum start from the first element ranked by ``_key``
+# (NaN and -inf as the floor).
 
 @njit(cache=True, inline="always")
 def _floor(a):
@@ -223,27 +223,18 @@ def _sel_max(a, b):
 
 
 @njit(cache=True, inline="always")
-def _max3(a, b, c):
-    """The maximum of three keys (``_key``)."""
-    return _sel_max(_sel_max(a, b), c)
-
-
-@njit(cache=True, inline="always")
 def _win_max(xp, h0, h1, w0, w1, k2, k3, low):
     """Max pooling's value over rows h0..h1, columns w0..w1 of xp (``low``:
     ``_floor(xp)``); k2/k3: a whole 2x2 / 3x3 window starting at (h0, w0),
     unrolled."""
-    if k2:
-        return _sel_max(_sel_max(_key(xp[h0, w0], low), _key(xp[h0, w0 + 1], low)),
-                        _sel_max(_key(xp[h0 + 1, w0], low), _key(xp[h0 + 1, w0 + 1], low)))
-    if k3:
-        r0 = _max3(_key(xp[h0, w0], low), _key(xp[h0, w0 + 1], low),
-                   _key(xp[h0, w0 + 2], low))
-        r1 = _max3(_key(xp[h0 + 1, w0], low), _key(xp[h0 + 1, w0 + 1], low),
-                   _key(xp[h0 + 1, w0 + 2], low))
-        r2 = _max3(_key(xp[h0 + 2, w0], low), _key(xp[h0 + 2, w0 + 1], low),
-                   _key(xp[h0 + 2, w0 + 2], low))
-        return _max3(r0, r1, r2)
+    if k2 or k3:
+        v = _sel_max(xp[h0, w0 + 1], _sel_max(xp[h0, w0], low))
+        v = _sel_max(xp[h0 + 1, w0 + 1], _sel_max(xp[h0 + 1, w0], v))
+        if k3:
+            v = _sel_max(xp[h0 + 1, w0 + 2], _sel_max(xp[h0, w0 + 2], v))
+            v = _sel_max(xp[h0 + 2, w0 + 2],
+                         _sel_max(xp[h0 + 2, w0 + 1], _sel_max(xp[h0 + 2, w0], v)))
+        return v
     v = _key(xp[h0, w0], low)
     for h in range(h0, h1):
         for w in range(w0, w1):
@@ -337,15 +328,16 @@ def _plane_max_clamped(x3, out3, q, K, SH, SW, PH, PW, zero, req):
             w0 = ow * SW - PW
             v = zero
             if rows and w0 < W and w0 + K > 0:
+                # a chain from the floor: NaN never enters it (fewer operations
+                # than ranking each element for a tree: 146-202 against 217-363 us
+                # on ResNet's 16x16 stem map, in one process)
                 c0, c1 = _clamped(w0, W), _clamped(w0 + 1, W)
-                if K == 2:
-                    v = _sel_max(_sel_max(_key(xf[r0 + c0], low), _key(xf[r0 + c1], low)),
-                                 _sel_max(_key(xf[r1 + c0], low), _key(xf[r1 + c1], low)))
-                else:
+                v = _sel_max(xf[r0 + c1], _sel_max(xf[r0 + c0], low))
+                v = _sel_max(xf[r1 + c1], _sel_max(xf[r1 + c0], v))
+                if K == 3:
                     c2 = _clamped(w0 + 2, W)
-                    v = _max3(_max3(_key(xf[r0 + c0], low), _key(xf[r0 + c1], low), _key(xf[r0 + c2], low)),
-                              _max3(_key(xf[r1 + c0], low), _key(xf[r1 + c1], low), _key(xf[r1 + c2], low)),
-                              _max3(_key(xf[r2 + c0], low), _key(xf[r2 + c1], low), _key(xf[r2 + c2], low)))
+                    v = _sel_max(xf[r1 + c2], _sel_max(xf[r0 + c2], v))
+                    v = _sel_max(xf[r2 + c2], _sel_max(xf[r2 + c1], _sel_max(xf[r2 + c0], v)))
             _store(op, oh, ow, v, req)
 
 
