@@ -9,10 +9,10 @@ The kernels walk each sample's row in memory order with per-position sums
 where a channel's run is short (16 values or fewer) and per-channel sums
 otherwise (``nbdl/kernels/cpu/batch_norm.py``); figures in perf/README.md.
 """
-import numpy as np
 import pytest
 
 import nbdl
+from workloads import single_op_train
 
 SHAPES = [(32, 64, 16, 16), (32, 64, 8, 8), (32, 128, 4, 4), (32, 256, 2, 2),
           (32, 512, 1, 1), (512, 2048)]
@@ -21,16 +21,5 @@ SHAPES = [(32, 64, 16, 16), (32, 64, 8, 8), (32, 128, 4, 4), (32, 256, 2, 2),
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_batch_norm_train_step(benchmark, shape):
     """Forward (training) and backward of BatchNorm on ``shape``."""
-    ex = nbdl.sym.BatchNorm(nbdl.sym.var("x"), fix_gamma=False, name="bn").simple_bind(
-        nbdl.cpu(), x=shape, grad_req="write")
-    ex.arg_dict["x"][:] = np.random.RandomState(0).rand(*shape).astype(np.float32)
-    head = nbdl.nd.array(np.random.RandomState(1).rand(*shape).astype(np.float32))
-
-    def step():
-        ex.forward(is_train=True)
-        ex.backward(head)
-        return ex.grad_dict["x"]
-    for _ in range(3):
-        step()
-    nbdl.nd.waitall()
-    benchmark(step)
+    sym = nbdl.sym.BatchNorm(nbdl.sym.var("x"), fix_gamma=False, name="bn")
+    benchmark(single_op_train(sym, shape))

@@ -11,10 +11,10 @@ unrolled path for every output; channels-first global pooling reduces rows
 of ``x`` viewed as (N*C, H*W), a 1x1 map is a copy
 (``nbdl/kernels/cpu/pooling.py``); figures in perf/README.md.
 """
-import numpy as np
 import pytest
 
 import nbdl
+from workloads import single_op_train
 
 CASES = [
     ("max3x3s2_32x64x16x16", (32, 64, 16, 16), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1))),
@@ -30,16 +30,5 @@ CASES = [
 @pytest.mark.parametrize("shape,kw", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_pooling_train_step(benchmark, shape, kw):
     """Forward (training) and backward of Pooling(``kw``) on ``shape``."""
-    ex = nbdl.sym.Pooling(nbdl.sym.var("x"), name="pool", **kw).simple_bind(
-        nbdl.cpu(), x=shape, grad_req="write")
-    ex.arg_dict["x"][:] = np.random.RandomState(0).rand(*shape).astype(np.float32)
-    head = nbdl.nd.array(np.random.RandomState(1).rand(*ex.outputs[0].shape).astype(np.float32))
-
-    def step():
-        ex.forward(is_train=True)
-        ex.backward(head)
-        return ex.grad_dict["x"]
-    for _ in range(3):
-        step()
-    nbdl.nd.waitall()
-    benchmark(step)
+    sym = nbdl.sym.Pooling(nbdl.sym.var("x"), name="pool", **kw)
+    benchmark(single_op_train(sym, shape))

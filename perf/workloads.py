@@ -120,6 +120,32 @@ def symbol_mlp_train():
     return step, 1
 
 
+def single_op_train(sym, shape):
+    """One op bound alone (``sym`` of one variable ``x``), data of ``shape``:
+    ``step()`` runs its training forward and backward (the per-kernel rows of
+    ``perf/test_batch_norm.py`` and ``perf/test_pooling.py``).
+
+    Parameters
+    ----------
+    sym : Symbol
+        The op applied to ``nbdl.sym.var("x")``.
+    shape : tuple of int
+        The data's shape.
+    """
+    ex = sym.simple_bind(nbdl.cpu(), x=shape, grad_req="write")
+    ex.arg_dict["x"][:] = np.random.RandomState(0).rand(*shape).astype(np.float32)
+    head = nbdl.nd.array(np.random.RandomState(1).rand(*ex.outputs[0].shape).astype(np.float32))
+
+    def step():
+        ex.forward(is_train=True)
+        ex.backward(head)
+        return ex.grad_dict["x"]
+    for _ in range(3):
+        step()
+    nbdl.nd.waitall()
+    return step
+
+
 def chain_symbol(n=N_OPS):
     """relu and ``* 0.5`` alternating, ``n`` ops."""
     x = nbdl.sym.var("x")
