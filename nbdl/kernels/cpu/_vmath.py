@@ -24,6 +24,13 @@ A loop vectorises only in a kernel compiled with ``error_model="numpy"``:
 under Numba's default (``"python"``) every float division tests its divisor
 for a ZeroDivisionError, and that branch stops LLVM (sigmoid and tanh
 divide).
+
+``_exp32`` and ``_tanh32`` are ordinary compiled functions that LLVM inlines
+into the calling loop (vectorised as when Numba inlined them into the
+caller's IR); inlined at Numba's IR level, their conditional expressions
+left variables that the checks of a ``parallel=True`` caller warned about
+(NumbaIRAssumptionWarning, printed on a user's first LSTM step).  Only the
+one-line overloads are inlined there.
 """
 import numpy as np
 from llvmlite import ir
@@ -71,15 +78,13 @@ def vtanh(x):
     return np.tanh(x)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _horner(c, x):
-    """c[0] + c[1] x + ... + c[5] x^5 (six coefficients, lowest first),
-    written out: a loop here, inlined, leaves variables Numba's IR checks
-    warn about (NumbaIRAssumptionWarning) when the caller is compiled."""
+    """c[0] + c[1] x + ... + c[5] x^5 (six coefficients, lowest first)."""
     return ((((c[5] * x + c[4]) * x + c[3]) * x + c[2]) * x + c[1]) * x + c[0]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy")
 def _exp32(x):
     xc = min(max(x, _F(-104.0)), _F(89.0))
     n = np.floor(xc * _LOG2E + _F(0.5))
@@ -92,7 +97,7 @@ def _exp32(x):
     return y if x == x else x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy")
 def _tanh32(x):
     ax = abs(x)
     t = ax * ax
