@@ -428,22 +428,23 @@ def test_npx_rnn_eager_autograd_matches_executor():
 
 @pytest.mark.parametrize("dev", [cpu, pytest.param(gpu, marks=pytest.mark.cuda)])
 @pytest.mark.parametrize("mode,L,bi", [("lstm", 2, True), ("gru", 1, False)])
-def test_backward_without_parameter_gradient(dev, mode, L, bi):
-    """grad_req null for the parameters: the kernel then computes the weight
-    gradients in its scratch instead of the output; the other gradients must
-    not change."""
+@pytest.mark.parametrize("skip", ["parameters", "data"])
+def test_backward_with_a_gradient_not_wanted(dev, mode, L, bi, skip):
+    """grad_req null for the parameters (the CPU kernel then skips the weight
+    products) or for the data (it skips the first layer's input product):
+    the other gradients must not change."""
     D = 2 if bi else 1
     loc = make_inputs(np.random.RandomState(7), mode, 3, 2, 2, 2, L, D, np.float64)
     sym = rnn_sym(mode, state_size=2, num_layers=L, bidirectional=bi, state_outputs=True)
     outs = expected(loc, mode, L, D, 2)
     rng = np.random.RandomState(8)
     heads = [rng.uniform(-1, 1, o.shape) for o in outs]
-    others = [k for k in loc if k != "parameters"]
+    others = [k for k in loc if k != skip]
     _, full, _ = run_symbol(sym, loc, out_grads=heads, device=dev(), is_train=True,
                             engine="executor")
     _, part, _ = run_symbol(sym, loc, out_grads=heads, grad_nodes=others, device=dev(),
                             is_train=True, engine="executor")
-    assert set(part) == set(others) and "parameters" in full
+    assert set(part) == set(others) and skip in full
     for k in others:
         np.testing.assert_array_equal(part[k], full[k], err_msg=k)
 
@@ -451,13 +452,17 @@ def test_backward_without_parameter_gradient(dev, mode, L, bi):
 @pytest.mark.parametrize("mode,P,lens", [("lstm", 0, None), ("gru", 0, [4, 1, 0, 3, 4]),
                                          ("lstm", 2, [2, 4, 3, 1, 4]), ("rnn_tanh", 0, None),
                                          ("rnn_relu", 0, [3, 4, 1, 4, 2])])
-def test_rnn_batch_slices(mode, P, lens, monkeypatch):
-    """The parallel kernels run the time loops in batch slices (one a thread,
-    each with its own per-step GEMM rows): the same outputs and gradients as
-    the numpy reference and the serial kernels, with lengths and a projection."""
+@pytest.mark.parametrize("N,H", [(5, 3), (4, 8)])
+def test_rnn_batch_slices(mode, P, lens, N, H, monkeypatch):
+    """The parallel kernels run the gate math in batch slices (one a thread)
+    and split each step's recurrent products along their longer side (by
+    rows for N=5, H=3; by columns, the gates' or the hidden units', for N=4,
+    H=8): the same outputs and gradients as the numpy reference and the
+    serial kernels, with lengths and a projection."""
     import numba
     from nbdl.testing import bind_and_run
-    T, N, I, H, L, D = 4, 5, 3, 3, 2, 2
+    T, I, L, D = 4, 3, 2, 2
+    lens = None if lens is None else lens[:N]
     loc = make_inputs(np.random.RandomState(2), mode, T, N, I, H, L, D, np.float32, P=P,
                       lens=lens)
     sym = rnn_sym(mode, lens=lens is not None, state_size=H, num_layers=L, bidirectional=True,

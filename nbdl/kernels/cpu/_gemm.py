@@ -175,23 +175,28 @@ def gemm_c(a, b, c, ta, tb, alpha, beta):
             c.ctypes.data, max(n, 1))
 
 
+@njit(cache=True, inline="always")
+def part_bounds(m, n, t, nt):
+    """``(r0, r1, c0, c1)``: the rows and columns of an (m, n) result that
+    part ``t`` of ``nt`` computes in ``gemm_part``, which cuts the result
+    along its longer side (rows: each part reads all of ``b``; columns: all
+    of ``a``), so that the operand every part packs again is the smaller
+    one (an MLP's 128-row batch by 512 units split by rows packed the whole
+    weight matrix twice: 6% slower than BLAS's own threads)."""
+    if m >= n:
+        lo, hi = chunk(m, t, nt)
+        return lo, hi, 0, n
+    lo, hi = chunk(n, t, nt)
+    return 0, m, lo, hi
+
+
 @njit(cache=True)
 def gemm_part(a, b, c, alpha, beta, t, nt):
     """Part ``t`` of ``nt`` of ``gemm(a, b, c, alpha, beta)``: one thread's
-    share of a product split over threads, ``c`` cut along its longer side
-    (rows: each part reads all of ``b``; columns: all of ``a``), so the
-    operand every part packs again is the smaller one (an MLP's 128-row
-    batch by 512 units split by rows packed the whole weight matrix twice:
-    6% slower than BLAS's own threads)."""
-    m, n = c.shape
-    if m >= n:
-        lo, hi = chunk(m, t, nt)
-        if hi > lo:
-            gemm(a[lo:hi], b, c[lo:hi], alpha, beta)
-    else:
-        lo, hi = chunk(n, t, nt)
-        if hi > lo:
-            gemm(a, b[:, lo:hi], c[:, lo:hi], alpha, beta)
+    share of a product split over threads (``part_bounds``)."""
+    r0, r1, c0, c1 = part_bounds(c.shape[0], c.shape[1], t, nt)
+    if r1 > r0 and c1 > c0:
+        gemm(a[r0:r1], b[:, c0:c1], c[r0:r1, c0:c1], alpha, beta)
 
 
-__all__ = ["gemm", "gemm_c", "gemm_part"]
+__all__ = ["gemm", "gemm_c", "gemm_part", "part_bounds"]
