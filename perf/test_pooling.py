@@ -9,7 +9,7 @@ map) and on 224x224 inputs (7x7), 2 threads.
 Max pooling's forward clamps border windows into the data and takes one
 unrolled path for every output; channels-first global pooling reduces rows
 of ``x`` viewed as (N*C, H*W), a 1x1 map is a copy
-(``nbdl/kernels/cpu/pooling.py``); figures in perf/README.md.
+(``nbdl/kernels/cpu/pooling.py``, ``pooling_global.py``); figures in perf/README.md.
 """
 import pytest
 

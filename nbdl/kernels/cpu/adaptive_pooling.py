@@ -7,7 +7,7 @@ from ..shared.jit import njit
 
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.adaptive_pooling import AVG, adaptive_plan, py_adaptive_bounds
-from .pooling import _pool_window, _scatter_window
+from .pooling_math import _pool_window, _scatter_window
 from ..shared.store import py_put
 
 _put = njit(cache=True, inline="always")(py_put)

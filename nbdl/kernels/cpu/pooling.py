@@ -12,14 +12,11 @@ ResNet's) takes a 2-D path: planes ``(N*C, H, W)`` indexed in 2-D, one
 fused pass per plane (the backward zeroes a plane and scatters into it
 while it is in cache).
 
-Global pooling takes a fast path: the data is viewed as ``(A, S, B)``
-(``(N*C, S, 1)`` channels-first, ``(N, S, C)`` channels-last) and each
-``(a, b)`` is one reduction over ``S`` (channels-first: a row of ``x``
-viewed as ``(A, S)``).
+Global pooling takes a fast path (``pooling_global``).
 
 The per-window, per-plane and global per-(a, b) functions are
-``nbdl.kernels.shared.pooling``'s (``build``), which the CUDA module
-compiles as device functions."""
+``nbdl.kernels.shared.pooling``'s (``build``), compiled for the CPU in
+``pooling_math`` and as device functions by the CUDA module."""
 import numpy as np
 from numba import prange
 
@@ -27,18 +24,11 @@ from ..shared.jit import njit
 
 from ._parallel import serial_and_parallel, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
-from ..shared.pooling import AVG, LP, MAX, build, pool_params
-
-
-# -- the per-window / per-plane math of kernels/shared, compiled for the CPU --
-
-_s = build(njit(cache=True))
-_bounds, _plane, _divisor, _pad_zero = _s.bounds, _s.plane, _s.divisor, _s.pad_zero
-_pool_window, _scatter_window, _ipow = _s.pool_window, _s.scatter_window, _s.ipow
-_pool_at = njit(cache=True, inline="always")(_s.pool_at)
-_scatter_plane = njit(cache=True)(_s.scatter_plane)
-_global_one = njit(cache=True, inline="always")(_s.global_one)
-_global_back_one = njit(cache=True, inline="always")(_s.global_back_one)
+from ..shared.pooling import AVG, LP, MAX, pool_params
+from .pooling_global import (global_backward, global_backward_parallel, global_forward,
+                             global_forward_parallel)
+from .pooling_math import (_bounds, _divisor, _floor, _key, _pad_zero, _pool_at,
+                           _scatter_plane)
 
 
 @njit(cache=True)
@@ -75,118 +65,6 @@ def pool_backward(og, x, y, dx, N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, S
 pool_backward, pool_backward_parallel = serial_and_parallel(pool_backward)
 
 
-# -- global pooling: x as (A, S, B), out as (A, B) ------------------------------
-# Channels-first (B == 1): rows of S values, x as (A, S), one reduction a row
-# in 2-D indexing from 0 (a row index computed with a division, or 3-D
-# indexing, costs several times the reduction on small maps); S == 1 (a 1x1
-# map: ResNet's head on small images) is a copy.  Channels-last: each (a, b)
-# through the shared per-(a, b) functions.
-
-@njit(cache=True, inline="always")
-def _put(o, i, v, add):
-    if add:
-        o[i] += v
-    else:
-        o[i] = v
-
-
-@njit(cache=True, inline="always")
-def _row_pool(xr, ptype, ip, inv_p, zero):
-    """The pooling of the row ``xr`` (``global_one``'s rule)."""
-    S = xr.shape[0]
-    if S == 0:
-        return zero
-    if ptype == MAX:
-        v = _key(xr[0], _floor(xr))
-        for s in range(1, S):
-            t = xr[s]
-            v = t if t > v else v
-        return v
-    v = zero
-    if ptype == LP:
-        for s in range(S):
-            v += _ipow(xr[s], ip)
-        return v ** inv_p if ip > 1 else v
-    for s in range(S):
-        v += xr[s]
-    if ptype == AVG:
-        v = v / xr.dtype.type(S)
-    return v
-
-
-@njit(cache=True, inline="always")
-def _row_grad(xr, dr, g, yv, ptype, ip, zero, add):
-    """The row's gradient from the output's ``g`` (``global_back_one``'s rule)."""
-    S = xr.shape[0]
-    if ptype == MAX:
-        arg = 0
-        best = _key(xr[0], _floor(xr))
-        for s in range(1, S):
-            if xr[s] > best:
-                best = xr[s]
-                arg = s
-        for s in range(S):
-            _put(dr, s, g if s == arg else zero, add)
-        return
-    if ptype == LP and ip > 1:
-        for s in range(S):
-            _put(dr, s, zero if yv == zero else g * _ipow(xr[s] / yv, ip - 1), add)
-        return
-    if ptype == AVG:
-        g = g / xr.dtype.type(max(S, 1))
-    for s in range(S):
-        _put(dr, s, g, add)
-
-
-def global_forward(x, out, ptype, ip, inv_p, zero, req):
-    if req == REQ_NULL:
-        return
-    A, S, B = x.shape
-    add = req == REQ_ADD
-    if B == 1:
-        x2, o1 = x.reshape(A, S), out.reshape(A)
-        if S == 1 and ptype == MAX:
-            low = _floor(x2)
-            for a in prange(A):
-                _put(o1, a, _key(x2[a, 0], low), add)
-            return
-        if S == 1 and ptype != LP:
-            for a in prange(A):
-                _put(o1, a, x2[a, 0], add)
-            return
-        for a in prange(A):
-            _put(o1, a, _row_pool(x2[a], ptype, ip, inv_p, zero), add)
-        return
-    for a in prange(A):
-        for b in range(B):
-            _global_one(x, out, a, b, ptype, ip, inv_p, zero, req)
-
-
-global_forward, global_forward_parallel = serial_and_parallel(global_forward)
-
-
-def global_backward(og, x, y, dx, ptype, ip, inv_p, zero, req):
-    if req == REQ_NULL:
-        return
-    A, S, B = x.shape
-    add = req == REQ_ADD
-    if B == 1:
-        x2, d2, g1, y1 = x.reshape(A, S), dx.reshape(A, S), og.reshape(A), y.reshape(A)
-        if S == 1 and ptype != LP:
-            for a in prange(A):
-                _put(d2, (a, 0), g1[a], add)
-            return
-        for a in prange(A):
-            _row_grad(x2[a], d2[a], g1[a], y1[a], ptype, ip, zero, add)
-        return
-    for a in prange(A):
-        for b in range(B):
-            _global_back_one(og, x, y, dx, a, b, ptype, ip, zero, add)
-
-
-global_backward, global_backward_parallel = serial_and_parallel(global_backward)
-
-
 # -- 2-D (and 1-D) channels-first max/avg/sum: planes (N*C, H, W) --------------
 # The common case (LeNet's and ResNet's pooling) with 2-D indexing: the
 # outputs whose window lies wholly inside the data in tight loops (2x2 and
@@ -199,22 +77,9 @@ global_backward, global_backward_parallel = serial_and_parallel(global_backward)
 # inlined: a compiled call that passes an array costs its reference
 # counting (two atomic operations), more than a 3x3 window's search.
 
-# Max pooling's rule is MXNet's (``kernels/shared/pooling.py``): the
-# unrolled windows take their elements in a chain of selects from the
-# dtype's lowest value (``_floor``), which a NaN never enters; the searches
-# for the first maximum start from the first element ranked by ``_key``
-# (NaN and -inf as the floor).
-
-@njit(cache=True, inline="always")
-def _floor(a):
-    """Max pooling's starting value for the data ``a``: its dtype's lowest."""
-    return a.dtype.type(np.finfo(a.dtype).min)
-
-
-@njit(cache=True, inline="always")
-def _key(v, low):
-    """``v`` as max pooling ranks it: itself above ``low``, else ``low``."""
-    return v if v > low else low
+# Max pooling's rule (``pooling_math``): the unrolled windows below take
+# their elements in a chain of selects from ``_floor``; the searches for the
+# first maximum start from the first element ranked by ``_key``.
 
 @njit(cache=True, inline="always")
 def _sel_max(a, b):
