@@ -20,7 +20,7 @@ y = nbdl.nd.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max")
 w = nbdl.nd.array(np.random.rand(4, 3, 3, 3).astype(np.float32))
 z = nbdl.nd.Convolution(x, w, kernel=(3, 3), num_filter=4, no_bias=True)
 import numba
-par = [d.py_func.__name__ for d in (pooling.pool2d_forward_parallel,
+par = [d.py_func.__name__ for d in (pooling.max_clamped_forward_parallel,
        convolution.conv_forward_parallel) if d.overloads]
 print(par)
 """
@@ -44,7 +44,7 @@ def test_one_thread_never_picks_a_parallel_variant(var):
 def test_two_threads_pick_the_parallel_variants():
     head, compiled = _probe(NBDL_NUM_THREADS="2")
     assert head == "2 True"
-    assert compiled == "['pool2d_forward_parallel', 'conv_forward_parallel']"
+    assert compiled == "['max_clamped_forward_parallel', 'conv_forward_parallel']"
 
 
 def test_threshold(monkeypatch):

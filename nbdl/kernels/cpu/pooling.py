@@ -25,8 +25,7 @@ from ..shared.jit import njit
 from ._parallel import serial_and_parallel, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.pooling import AVG, LP, MAX, pool_params
-from .pooling_global import (global_backward, global_backward_parallel, global_forward,
-                             global_forward_parallel)
+from .pooling_global import global_kernels
 from .pooling_math import (_bounds, _divisor, _floor, _key, _pad_zero, _pool_at,
                            _scatter_plane)
 
@@ -241,15 +240,28 @@ def _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
 def pool2d_forward(x3, out3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
     if req == REQ_NULL:
         return
-    if ptype == MAX and cip != 2 and KH == KW and (KH == 2 or KH == 3):
-        for q in prange(x3.shape[0]):
-            _plane_max_clamped(x3, out3, q, KH, SH, SW, PH, PW, zero, req)
-        return
     for q in prange(x3.shape[0]):
         _plane2d_forward(x3, out3, q, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req)
 
 
 pool2d_forward, pool2d_forward_parallel = serial_and_parallel(pool2d_forward)
+
+
+def max_clamped_forward(x3, out3, KH, KW, SH, SW, PH, PW, ptype, cip, zero, req):
+    """2x2 / 3x3 max pooling (not Pooling_v1's): every window clamped into
+    the data (``_is_clamped_max``), a kernel of its own so that a model with
+    only these poolings (LeNet, ResNet) does not compile ``pool2d_forward``."""
+    if req == REQ_NULL:
+        return
+    for q in prange(x3.shape[0]):
+        _plane_max_clamped(x3, out3, q, KH, SH, SW, PH, PW, zero, req)
+
+
+max_clamped_forward, max_clamped_forward_parallel = serial_and_parallel(max_clamped_forward)
+
+
+def _is_clamped_max(KH, KW, ptype, cip):
+    return ptype == MAX and cip != 2 and KH == KW and (KH == 2 or KH == 3)
 
 
 @njit(cache=True, inline="always")
@@ -449,10 +461,14 @@ def prepare_pooling(call):
     big = _parallel(int(np.prod(call.in_shapes[0])))
     planes = _plane2d(is_global, scalars)
     if planes is not None:
-        fn = pool2d_forward_parallel if big else pool2d_forward
+        KH, KW, ptype, cip = planes[2][0], planes[2][1], planes[2][6], planes[2][7]
+        if _is_clamped_max(KH, KW, ptype, cip):
+            fn = max_clamped_forward_parallel if big else max_clamped_forward
+        else:
+            fn = pool2d_forward_parallel if big else pool2d_forward
         return Launch(fn, planes[2] + (int(call.req[0]),), views=[planes[0], planes[1]])
     if is_global:
-        fn = global_forward_parallel if big else global_forward
+        fn = global_kernels(False, view[2], big)
     else:
         fn = pool_forward_parallel if big else pool_forward
     return Launch(fn, scalars + (int(call.req[0]),), views=[view, oview])
@@ -471,7 +487,7 @@ def prepare_pooling_backward(call):
         xv, ov = planes[0], planes[1]
         return Launch(fn, planes[2] + (int(call.req[0]),), views=[ov, xv, ov, xv])
     if is_global:
-        fn = global_backward_parallel if big else global_backward
+        fn = global_kernels(True, view[2], big)
     else:
         fn = pool_backward_parallel if big else pool_backward
     return Launch(fn, scalars + (int(call.req[0]),), views=[oview, view, oview, view])
