@@ -15,6 +15,14 @@ the output are computed and dropped.  The valid positions are then written
 through the epilogue (``conv_epilogue``: bias, folded BatchNorm, residual,
 ReLU).
 
+A plane of a small map is little work (1024 planes of 7x7: 0.2 us each),
+so what each plane pays besides its multiply-adds is kept small: the plane
+and phase functions are inlined into the kernels' loops (a compiled call a
+plane passed seven arrays with their reference counts), and each tap's phase
+and offset are carried from tap to tap instead of divided out (six integer
+divisions a tap).  MobileNet 1.0's depthwise layers alone: 3.1 -> 2.3 ms at
+batch 1; the network 0.92 x before.
+
 Views (prepare): ``img (N*G, D, H, W)``, ``w (F, KD*KH*KW)`` with ``F = G*Fg``
 output channels, ``out``/``res (N*G*Fg, OD, OH, OW)``: plane ``j = i*Fg + f``
 of item ``i = n*G + g`` is output channel ``g*Fg + f``; scratch ``(nt, L)``
@@ -54,7 +62,7 @@ def scratch_size(geom):
 _U = np.uint64
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fill_phases(src, buf, dq, hq, wq, sd, sh, sw, pd, ph, pw, d_n, h_n, w_n):
     """Phase (rd, rh, rw) of the padded plane ``src`` (flat, D*H*W) at
     buf[r*S:], r in (rd, rh, rw) order, S = Dq*Hq*Wq + Wq."""
@@ -95,7 +103,17 @@ def _fill_phases(src, buf, dq, hq, wq, sd, sh, sw, pd, ph, pw, d_n, h_n, w_n):
 _STRIP = 256
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _carry(qt, r, s):
+    """(quotient, remainder) of ``qt * s + r`` by ``s``, for 0 <= r: the next
+    tap's phase and offset along an axis, without a division."""
+    while r >= s:
+        r -= s
+        qt += 1
+    return qt, r
+
+
+@njit(cache=True, inline="always")
 def _plane(j, fill, img, w, out, res, st, buf, ep, add, fg, g_n,
            kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
     """Output plane j (of ``out``, flat ``(planes, OD*OH*OW)``) from its
@@ -122,17 +140,22 @@ def _plane(j, fill, img, w, out, res, st, buf, ep, add, fg, g_n,
         a_at = _U(acc0 + q0)
         for q in range(m):
             buf[a_at + q] = zero
+        # tap (a, b, e) reads phase (a*dd % sd, ...) at (a*dd // sd, ...): the
+        # quotients and remainders carried from tap to tap (a division a
+        # tap and axis cost more than a small plane's multiply-adds)
+        qa, ra = 0, 0
         for a in range(kd):
-            ta = a * dd
+            qb, rb = 0, 0
             for b in range(kh):
-                tb = b * dh
+                qe, re = 0, 0
                 for e in range(kw):
-                    te = e * dw
-                    p_at = _U((((ta % sd) * sh + tb % sh) * sw + te % sw) * size
-                              + ((ta // sd) * hq + tb // sh) * wq + te // sw + q0)
+                    p_at = _U(((ra * sh + rb) * sw + re) * size + (qa * hq + qb) * wq + qe + q0)
                     wv = wr[(a * kh + b) * kw + e]
                     for q in range(m):
                         buf[a_at + q] += wv * buf[p_at + q]
+                    qe, re = _carry(qe, re + dw, sw)
+                qb, rb = _carry(qb, rb + dh, sh)
+            qa, ra = _carry(qa, ra + dd, sd)
     n_out = od_n * oh_n * ow_n
     dst = out[j].reshape(n_out)
     r_flat = res[j].reshape(n_out) if ep & EP_RESIDUAL else dst
