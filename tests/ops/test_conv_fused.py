@@ -9,7 +9,7 @@ import pytest
 import nbdl
 from nbdl.device import cpu
 from nbdl.ops.ir import make_node, make_variable
-from nbdl.ops.registry import REQ_ADD, Call, get_op, pick_args
+from nbdl.ops.registry import REQ_ADD, REQ_WRITE, Call, get_op, pick_args
 from nbdl.testing import (assert_almost_equal, check_consistency, check_symbolic_forward,
                           run_symbol)
 
@@ -82,6 +82,22 @@ def test_depthwise_forward(case, parallel, monkeypatch, two_threads, rng):
     launch.fn(*pick_args(launch.args, [a if v is None else a.reshape(v)
                                        for a, v in zip(arrays, launch.views)]), *launch.scalars)
     assert_almost_equal(out, want + 2.0, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("k,parallel", [((3, 3), True), ((1, 1), False)])
+def test_depthwise_parallel_rule_counts_the_taps(k, parallel, monkeypatch, two_threads):
+    """A depthwise forward goes parallel by its multiply-adds (outputs times
+    taps) against NBDL_PARALLEL_MIN: MobileNet's 512 channels of 14x14 (100k
+    outputs, under the 131k default) with a 3x3 kernel are 900k."""
+    monkeypatch.delenv("NBDL_PARALLEL_MIN", raising=False)
+    attrs = dict(kernel=k, num_filter=512, num_group=512, pad=(k[0] // 2, k[1] // 2))
+    op = get_op("Convolution")
+    parsed, _ = op.parse_attrs(attrs)
+    xs = (1, 512, 14, 14)
+    call = Call(op, parsed, [xs, (512, 1) + k, (512,)], [np.dtype(np.float32)] * 3, [xs],
+                [np.dtype(np.float32)], req=[REQ_WRITE], device=cpu())
+    name = op.prepare(call).fn.py_func.__name__
+    assert name == ("dw_forward_parallel" if parallel else "dw_forward")
 
 
 def _bn(y, gamma, beta, mm, mv, eps, fix_gamma):
