@@ -320,6 +320,38 @@ def test_global_pooling_rows_and_1x1_maps(monkeypatch, pool_type, shape, layout,
         assert_almost_equal(arrays[3], want)
 
 
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
+@pytest.mark.parametrize("conv,stride", [("valid", 1), ("full", 2)])
+def test_window_of_the_whole_map_runs_as_global_pooling(pool_type, conv, stride, rng):
+    """A 2-D pooling whose one window is the whole unpadded map (SqueezeNet's
+    AvgPool2D(13)) runs global pooling's row kernels: the numpy reference's
+    values and gradients, NaN rule included, each req."""
+    kw = dict(kernel=(3, 4), stride=(stride, stride), pool_type=pool_type,
+              pooling_convention=conv)
+    x = _nan_data(rng, (2, 3, 3, 4), np.float32) if pool_type == "max" else \
+        rng.normal(size=(2, 3, 3, 4)).astype(np.float32)
+    y = np_pool(x, **_ref_kw(kw))
+    assert y.shape == (2, 3, 1, 1)
+    og = rng.normal(size=y.shape).astype(np.float32)
+    dx = np_pool_grad(og, x, **_ref_kw(kw))
+    dev = cpu()
+    for req, base, want in ((REQ_WRITE, -9.0, y), (REQ_ADD, 1.0, y + 1)):
+        op, call = _call("Pooling", [x.shape], [req], np.float32, kw, dev)
+        launch = op.prepare(call)
+        assert launch.fn.py_func.__name__ == "global_rows_forward"
+        arrays = [x, np.full(y.shape, base, np.float32)]
+        _run(launch, *arrays)
+        assert_almost_equal(arrays[1], want, rtol=1e-5, atol=1e-6)
+    for req, base, want in ((REQ_WRITE, -9.0, dx), (REQ_ADD, 1.0, dx + 1)):
+        op, call = _call("_backward_Pooling", [y.shape, x.shape, y.shape], [req], np.float32, kw,
+                         dev)
+        launch = op.prepare(call)
+        assert launch.fn.py_func.__name__ == "global_rows_backward"
+        arrays = [og, x, y, np.full(x.shape, base, np.float32)]
+        _run(launch, *arrays)
+        assert_almost_equal(arrays[3], want, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("k,stride,pad,conv", [
     (k, s, p, c) for k in (2, 3)
     for s, p, c in ((1, 0, "valid"), (1, 1, "valid"), (2, 1, "valid"), (2, 1, "full"),

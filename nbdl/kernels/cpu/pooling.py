@@ -453,6 +453,17 @@ def _plane2d(is_global, scalars):
     return ((N * C, H, W), (N * C, OH, OW), (KH, KW, SH, SW, PH, PW, ptype, cip, zero))
 
 
+def _whole_map(scalars):
+    """Global pooling's ``(view, out view, scalars)`` when a 2-D plane pooling's
+    one window is the whole unpadded map (SqueezeNet's ``AvgPool2D(13)``
+    head): the same reduction, by rows; else None."""
+    (N, C, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH, PW, cl, ptype, ip, inv_p, cip,
+     zero) = scalars
+    if OH != 1 or OW != 1 or KH != H or KW != W or PH != 0 or PW != 0:
+        return None
+    return (N * C, H * W, 1), (N * C, 1), (ptype, ip, inv_p, zero)
+
+
 # -- prepare -------------------------------------------------------------------
 
 
@@ -460,6 +471,10 @@ def prepare_pooling(call):
     is_global, view, oview, scalars = pool_params(call, call.in_shapes[0], call.out_shapes[0])
     big = _parallel(int(np.prod(call.in_shapes[0])))
     planes = _plane2d(is_global, scalars)
+    whole = _whole_map(scalars) if planes is not None else None
+    if whole is not None:
+        return Launch(global_kernels(False, 1, big), whole[2] + (int(call.req[0]),),
+                      views=[whole[0], whole[1]])
     if planes is not None:
         KH, KW, ptype, cip = planes[2][0], planes[2][1], planes[2][6], planes[2][7]
         if _is_clamped_max(KH, KW, ptype, cip):
@@ -478,6 +493,11 @@ def prepare_pooling_backward(call):
     is_global, view, oview, scalars = pool_params(call, call.in_shapes[1], call.in_shapes[0])
     big = _parallel(int(np.prod(call.in_shapes[1])))
     planes = _plane2d(is_global, scalars)
+    whole = _whole_map(scalars) if planes is not None else None
+    if whole is not None:
+        v, ov = whole[0], whole[1]
+        return Launch(global_kernels(True, 1, big), whole[2] + (int(call.req[0]),),
+                      views=[ov, v, ov, v])
     if planes is not None:
         KH, KW, ptype = planes[2][0], planes[2][1], planes[2][6]
         if ptype == MAX and KH == 3 and KW == 3:
