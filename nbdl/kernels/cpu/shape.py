@@ -16,6 +16,8 @@ Four kinds of loop cover every op:
 - ``concat_kernel`` / ``split_kernel``: variadic (``*args``) kernels; Numba
   compiles one specialisation per arity.
 """
+import numpy as np
+
 from ..shared.jit import njit
 from numba.core import types
 from numba.extending import overload
@@ -27,6 +29,7 @@ from ..shared.store import py_copy
 
 _copy = njit(cache=True, inline="always")(py_copy)
 
+_U = np.uint64
 _BLOCK = 32  # tile edge of the blocked transpose (32x32 float32 = 4 KiB)
 
 
@@ -133,14 +136,18 @@ def transpose2d_kernel(x, out, req):
 
 @njit(cache=True, inline="always")
 def _window_rows(src, dst, so, do, w, req):
-    """dst[r, do:do + w] = (or +=) src[r, so:so + w] for every row r."""
+    """dst[r, do:do + w] = (or +=) src[r, so:so + w] for every row r.  The
+    column indices are unsigned: Numba tests a signed ``do + j`` for
+    wraparound, which kept LLVM from vectorising the copy (Concat's 1.5 MB
+    of SqueezeNet's first fire module: 95 -> 13 us)."""
+    so_, do_, w_ = _U(so), _U(do), _U(w)
     for r in range(src.shape[0]):
         if req == REQ_ADD:
-            for j in range(w):
-                dst[r, do + j] += src[r, so + j]
+            for j in range(w_):
+                dst[r, do_ + j] += src[r, so_ + j]
         else:
-            for j in range(w):
-                dst[r, do + j] = src[r, so + j]
+            for j in range(w_):
+                dst[r, do_ + j] = src[r, so_ + j]
 
 
 @njit(cache=True)
