@@ -105,6 +105,44 @@ register(OpDef(
     doc="Join the inputs along ``dim``."), aliases=("concat",))
 
 
+@accepts_partial
+def _rnn_param_concat_shape(attrs, in_shapes, out_shapes):
+    """MXNet's RNNParamConcatShape: Concat's, except that when the output's
+    size along ``dim`` is known and two inputs' are not (a Gluon 1.x RNN
+    layer's first-layer weights before deferred initialisation), the
+    remainder is shared evenly between them; more than two is an error."""
+    out = out_shapes[0]
+    if out is not None and len(out) and min(out) >= 0:
+        d = norm_axis(attrs["dim"], len(out), "_rnn_param_concat", "dim", in_shapes)
+        unknown = [i for i, s in enumerate(in_shapes) if s is None or s[d] < 0]
+        if len(unknown) > 2:
+            raise shape_error("_rnn_param_concat", f"expects one or two inputs whose size along "
+                              f"dim {d} is inferred from the output, got {len(unknown)}",
+                              in_shapes)
+        if len(unknown) == 2:
+            rest = out[d] - sum(s[d] for i, s in enumerate(in_shapes) if i not in unknown)
+            if rest < 0:
+                raise shape_error("_rnn_param_concat", f"the inputs add up to more than the "
+                                  f"output's {out[d]} along dim {d}", in_shapes)
+            in_shapes = list(in_shapes)
+            for i in unknown:
+                in_shapes[i] = tuple(out[:d]) + (rest // 2,) + tuple(out[d + 1:])
+    return _concat_shape(attrs, in_shapes, out_shapes)
+
+
+register(OpDef(
+    name="_rnn_param_concat", hidden=True,
+    input_names=_args, key_var_num_args="num_args",
+    attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
+    infer_shape=_rnn_param_concat_shape, infer_type=same_type,
+    gradient=_concat_grad,
+    half_mirrors=True,
+    kernels=kernels("prepare_concat"), supports_add=True, dtypes=MOVE_DTYPES,
+    doc="Concat of a fused RNN's flattened parameters (MXNet 1.x Gluon's RNN layers "
+        "export it): Concat, with the shape rule of ``_rnn_param_concat_shape``."),
+    aliases=("_npi_rnn_param_concat",))
+
+
 def _backward_concat_shape(attrs, in_shapes, out_shapes):
     carriers = [c if c is not None else o for c, o in zip(in_shapes[1:], out_shapes)]
     return [in_shapes[0]] + carriers, carriers

@@ -81,6 +81,61 @@ def test_concat_gradient():
     check_symbolic_backward(s, loc, [g], {"a": g[:, :1], "b": g[:, 1:4], "c": g[:, 4:]})
 
 
+def test_rnn_param_concat_shape_rule():
+    """MXNet 1.x's _rnn_param_concat: Concat's rule, plus two inputs of unknown
+    size sharing the output's remainder evenly (MXNet's RNNParamConcatShape);
+    three is an error."""
+    op = get_op("_rnn_param_concat")
+    attrs = op.parse_attrs({"num_args": 4, "dim": 0})[0]
+    ins, outs = op.infer_shape(attrs, [None, None, (6,), (4,)], [(30,)])
+    assert ins == [(10,), (10,), (6,), (4,)] and outs == [(30,)]
+    ins, _ = op.infer_shape(attrs, [None, (3,), (6,), (4,)], [(30,)])
+    assert ins[0] == (17,)
+    assert op.infer_shape(attrs, [(1,), (3,), (6,), (4,)], [None])[1] == [(14,)]
+    with pytest.raises(nbdl.ShapeError, match="_rnn_param_concat.*one or two inputs"):
+        op.infer_shape(attrs, [None, None, None, (4,)], [(30,)])
+    with pytest.raises(nbdl.ShapeError, match="_rnn_param_concat.*more than the output"):
+        op.infer_shape(attrs, [None, None, (26,), (5,)], [(30,)])
+    assert get_op("_npi_rnn_param_concat") is op
+
+
+def test_rnn_param_concat_values_and_gradient():
+    s = sym._internal._rnn_param_concat(sym.var("a"), sym.var("b"), sym.var("c"), dim=0,
+                                        num_args=3)
+    loc = {"a": data((5,)), "b": data((3,), seed=1), "c": data((2,), seed=2)}
+    check_symbolic_forward(s, loc, [np.concatenate([loc["a"], loc["b"], loc["c"]])])
+    check_numeric_gradient(s, loc)
+    a, b = (loc[k].astype(np.float32) for k in "ab")
+    got = nbdl.nd._internal._rnn_param_concat(nbdl.nd.array(a), nbdl.nd.array(b), dim=0,
+                                              num_args=2)
+    np.testing.assert_array_equal(got.asnumpy(), np.concatenate([a, b]))
+
+
+def test_mxnet_1x_exported_lstm_graph_loads(tmp_path):
+    """A Gluon 1.x LSTM layer exports its parameters through Reshape and
+    _rnn_param_concat into RNN (MXNet 1.9.1's rnn_layer.py): such a file loads
+    and gives the nbdl layer's output for the same parameters."""
+    from nbdl.gluon import SymbolBlock, rnn
+    layer = rnn.LSTM(4, num_layers=2, input_size=3)
+    layer.initialize(nbdl.init.Uniform(0.5))
+    x = nbdl.nd.array(data((5, 2, 3)).astype(np.float32))
+    want = layer(x).asnumpy()
+    names = [f"l{i}_{g}_{t}" for t in ("weight", "bias") for i in range(2) for g in ("i2h", "h2h")]
+    params = [sym.Reshape(sym.var(n), shape=(-1,)) for n in names]
+    flat = sym._internal._rnn_param_concat(*params, dim=0, num_args=len(params))
+    h0, c0 = sym.var("data1"), sym.var("data2")
+    out = sym.RNN(sym.var("data0"), flat, h0, c0, state_size=4, num_layers=2, mode="lstm",
+                  state_outputs=True)[0]
+    (tmp_path / "lstm-symbol.json").write_text(out.tojson())
+    block = SymbolBlock.imports(str(tmp_path / "lstm-symbol.json"), ["data0", "data1", "data2"])
+    block.initialize()
+    mine = dict(layer.collect_params().items())
+    for n in names:
+        block.collect_params()[n].set_data(mine[next(k for k in mine if k.endswith(n))].data())
+    z = nbdl.nd.zeros((2, 2, 4))
+    np.testing.assert_allclose(block(x, z, z).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.cuda)])
 def test_backward_concat_req_per_output(device):
     """REQ_NULL leaves an output alone, REQ_ADD accumulates, per output."""

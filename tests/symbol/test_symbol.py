@@ -418,3 +418,19 @@ def test_a_node_whose_entries_its_neighbours_set_still_checks_them():
         s3.simple_bind(nbdl.cpu(), x=(2, 3), grad_req="null")
     with pytest.raises(nbdl.ShapeError):
         s3.infer_shape(x=(2, 3))
+
+
+def test_op_and_internal_namespaces():
+    """MXNet 1.x's ``mx.sym.op`` / ``mx.sym._internal`` (Gluon 1.x code calls
+    ``F._internal._plus_scalar``, ``F._internal._rnn_param_concat``): the same
+    node builders as ``nbdl.sym.<op>``; unknown names are AttributeErrors."""
+    import sys
+    x = nbdl.sym.var("x")
+    y = nbdl.sym._internal._plus_scalar(x, scalar=1.0)
+    assert y.list_arguments() == ["x"] and y.get_internals()[1].name.startswith("_plus_scalar")
+    np.testing.assert_array_equal(y.eval(x=nbdl.nd.array([1.0, 2.0]))[0].asnumpy(), [2, 3])
+    assert nbdl.sym.op.FullyConnected is nbdl.sym._internal.FullyConnected
+    assert sys.modules["nbdl.symbol._internal"] is nbdl.sym._internal
+    assert "_rnn_param_concat" in dir(nbdl.sym._internal)
+    with pytest.raises(AttributeError, match="no_such_op"):
+        nbdl.sym._internal.no_such_op
