@@ -35,9 +35,21 @@ def {name}({params}, out, {scalars}req):
 {hoisted}    if req == REQ_ADD:
         for i in {loop}(out.size):
 {loads}            {add_i}
-    else:
+{inplace}    else:
         for i in {loop}(out.size):
 {loads}            {set_i}
+'''
+
+# The serial loop again, for an output the planner placed on the first array
+# input: stored through that input, so that LLVM sees one array read and
+# written at the same index.  Through ``out`` its vector loop's overlap test
+# fails for an exact alias and the scalar loop runs (ResNet-18's in-place
+# relu gradients: 190 against 7 us for 65,536 elements, in the network).  The
+# parallel loops need no copy: Numba marks a parfor's arrays ``noalias``.
+_MAP_INPLACE = '''    elif (out.ctypes.data == {a}_arr.ctypes.data and out.size == {a}_arr.size
+          and out.dtype == {a}_arr.dtype):
+        for i in range(out.size):
+{loads}            {a}_arr[i] = {expr}
 '''
 
 _BROADCAST_INNER = '''            if req == REQ_ADD:
@@ -139,6 +151,10 @@ def map_kernel(tag, spec, parallel=False, hoisted=(), half=False):
         used = [a for a in spec.args if _uses(a, spec.expr)]
         lo, lc = _load(half)
         add_i, set_i = _stores("i", spec.expr, half)
+        loads = "".join(f"            {a} = {lo}{a}_arr[i]{lc}\n" for a in used if a not in hoisted)
+        first = next((a for a in spec.args if a not in hoisted), None)
+        inplace = "" if parallel or half or first is None else \
+            _MAP_INPLACE.format(a=first, loads=loads, expr=spec.expr)
         fn = _compile(
             f"{tag}_{'par' if parallel else 'ser'}" + "".join(f"_{h}0" for h in hoisted)
             + ("_f16" if half else ""),
@@ -146,8 +162,7 @@ def map_kernel(tag, spec, parallel=False, hoisted=(), half=False):
             params=", ".join(f"{a}_arr" for a in spec.args),
             scalars="".join(f"{s}, " for s in spec.scalars),
             hoisted="".join(f"    {a} = {lo}{a}_arr[0]{lc}\n" for a in used if a in hoisted),
-            loads="".join(f"            {a} = {lo}{a}_arr[i]{lc}\n" for a in used
-                          if a not in hoisted),
+            loads=loads, inplace=inplace,
             loop="prange" if parallel else "range", add_i=add_i, set_i=set_i)
         if half:
             fn = bits_launcher(fn)
