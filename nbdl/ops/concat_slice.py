@@ -94,15 +94,22 @@ def _args(attrs):
     return [f"arg{i}" for i in range(attrs["num_args"])]
 
 
-register(OpDef(
-    name="Concat",
-    input_names=_args, key_var_num_args="num_args",
-    attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
-    infer_shape=_concat_shape, infer_type=same_type,
-    gradient=_concat_grad,
-    half_mirrors=True,
-    kernels=kernels("prepare_concat"), supports_add=True, dtypes=MOVE_DTYPES,
-    doc="Join the inputs along ``dim``."), aliases=("concat",))
+def _concat_op(name, infer_shape, doc, hidden=False):
+    """A Concat-family OpDef (Concat, _rnn_param_concat): the same inputs,
+    attributes, kernels and gradient; its own shape rule."""
+    return OpDef(
+        name=name, hidden=hidden,
+        input_names=_args, key_var_num_args="num_args",
+        attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
+        infer_shape=infer_shape, infer_type=same_type,
+        gradient=_concat_grad,
+        half_mirrors=True,
+        kernels=kernels("prepare_concat"), supports_add=True, dtypes=MOVE_DTYPES,
+        doc=doc)
+
+
+register(_concat_op("Concat", _concat_shape, "Join the inputs along ``dim``."),
+         aliases=("concat",))
 
 
 @accepts_partial
@@ -130,17 +137,11 @@ def _rnn_param_concat_shape(attrs, in_shapes, out_shapes):
     return _concat_shape(attrs, in_shapes, out_shapes)
 
 
-register(OpDef(
-    name="_rnn_param_concat", hidden=True,
-    input_names=_args, key_var_num_args="num_args",
-    attrs={"num_args": Attr("int"), "dim": Attr("int", 1)},
-    infer_shape=_rnn_param_concat_shape, infer_type=same_type,
-    gradient=_concat_grad,
-    half_mirrors=True,
-    kernels=kernels("prepare_concat"), supports_add=True, dtypes=MOVE_DTYPES,
-    doc="Concat of a fused RNN's flattened parameters (MXNet 1.x Gluon's RNN layers "
-        "export it): Concat, with the shape rule of ``_rnn_param_concat_shape``."),
-    aliases=("_npi_rnn_param_concat",))
+register(_concat_op("_rnn_param_concat", _rnn_param_concat_shape,
+                    "Concat of a fused RNN's flattened parameters (MXNet 1.x Gluon's RNN "
+                    "layers export it): Concat, with the shape rule of "
+                    "``_rnn_param_concat_shape``.", hidden=True),
+         aliases=("_npi_rnn_param_concat",))
 
 
 def _backward_concat_shape(attrs, in_shapes, out_shapes):
