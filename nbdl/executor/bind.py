@@ -164,8 +164,8 @@ def _finish(sym, device, arg_nds, grad_nds, aux_nds, reqs, shared_arena=None, ch
                       {n.name: a.shape for n, a in zip(aux_nodes, aux_nds)},
                       {n.name: np.dtype(a.dtype) for n, a in zip(aux_nodes, aux_nds)},
                       wants, checked=checked, fuse=fuse and config.graph_passes())
-    for n, a in zip(arg_names, arg_nds):
-        want = bg.shapes[bg.arg_nodes[arg_names.index(n)].output(0)]
+    for n, a, node in zip(arg_names, arg_nds, bg.arg_nodes):
+        want = bg.shapes[node.output(0)]
         if tuple(a.shape) != tuple(want):
             raise ShapeError(f"bind: argument {n!r} has shape {tuple(a.shape)}, inferred {want}")
     for n, g, a in zip(arg_names, grad_nds, arg_nds):

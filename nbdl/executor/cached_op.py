@@ -109,12 +109,13 @@ class CachedOp:
     def _bind(self, inputs, needs_grad, primary, predict=False):
         dev = inputs[0]._device if inputs else self.params[next(iter(self.params))].list_device()[0]
         by_input = dict(zip(self.input_names, inputs))
+        wants_grad = dict(zip(self.input_names, needs_grad))
         args, grads, reqs = {}, {}, {}
         for name in self._arg_names:
             if name in by_input:
                 a = by_input[name]
                 args[name] = NDArray(dev.zeros(a.shape, a._data.dtype), dev)
-                if needs_grad[self.input_names.index(name)]:
+                if wants_grad[name]:
                     grads[name] = NDArray(dev.zeros(a.shape, a._data.dtype), dev)
                     reqs[name] = "write"
             else:

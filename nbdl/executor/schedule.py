@@ -122,15 +122,9 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     nodes = bg.fwd_nodes + bg.bwd_nodes
     shapes, dtypes = bg.shapes, bg.dtypes
     shape_of, dtype_of = shapes.__getitem__, dtypes.__getitem__
-    ids, entries = {}, []
-    new_id = ids.get
-
-    def eid(e):
-        i = new_id(e)
-        if i is None:
-            i = ids[e] = len(entries)
-            entries.append(e)
-        return i
+    entries = []
+    ids = _EntryIds(entries)    # ids[e]: e's id, a new one for an entry not seen yet
+    eid = ids.__getitem__
 
     ext = {}
     for e, a in external_arrays.items():
@@ -149,12 +143,13 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
 
     steps, nbytes, names, temps, calls = [], {}, {}, {}, []
     unwritten_order = []
+    no_temps = ()
     for node in nodes:
         op = node.op
         if op.mutates:
             _check_mutated(node, ids, ext)
         inputs = node.inputs
-        outs = node.outputs()
+        outs = node._outs or node.outputs()
         reqs = []
         for e in outs:
             if e in bound_req:
@@ -173,12 +168,11 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
             if key is not None:
                 memo[key] = known
         pc, node_temps, node_pairs, shape_only = known
-        calls.append((node, pc))
-        nid = id(node)
-        tids = []
+        tids = no_temps
         if node_temps:
             name = node.name
-            mine = temps[nid] = []
+            mine = temps[id(node)] = []
+            tids = []
             for k, (shape, dt) in enumerate(node_temps):
                 t = len(entries)
                 entries.append(None)
@@ -192,18 +186,18 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
                 pairs.append((eid(inputs[i_in]), eid(outs[i_out])))
         # Inputs used only for their shape are not reads: their data may be
         # overwritten before this step (the kernel still gets a view).
-        if shape_only:
-            reads = [eid(e) for k, e in enumerate(inputs) if k not in shape_only]
-            for e in inputs:
-                eid(e)
-        else:
-            reads = [eid(e) for e in inputs]
-        writes = [eid(e) for e in outs]
+        in_ids = list(map(eid, inputs))
+        reads = [i for k, i in enumerate(in_ids) if k not in shape_only] if shape_only \
+            else in_ids
+        writes = list(map(eid, outs))
         if REQ_NULL in reqs:
             for r, w in zip(reqs, writes):
                 if r == REQ_NULL and w not in ext:
                     unwritten_order.append(w)
+        # the kernel's array arguments: inputs, outputs, temps
+        calls.append((node, pc, in_ids + writes + tids if tids else in_ids + writes))
         steps.append(Step(node.name, op.name, reads, writes, tids, pairs))
+    ids = dict(ids)     # a plain dict from here on: a missing entry is an error again
     itemsize = {}
     for e, i in ids.items():
         dt = dtypes[e]
@@ -251,13 +245,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     n_forward = sched.n_forward
     sched_temps = sched.temps
     array_of = arrays.__getitem__
-    id_of = ids.__getitem__
-    for k, (node, pc) in enumerate(calls):
-        aids = list(map(id_of, node.inputs))
-        aids += map(id_of, node.outputs())
-        t = sched_temps.get(id(node))
-        if t:
-            aids += t
+    for k, (node, pc, aids) in enumerate(calls):
         arrs = list(map(array_of, aids))
         if k < n_forward:
             p_train = _prepared(node, aids, arrs, pc.launch(True))
@@ -268,6 +256,23 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         else:
             sched.backward.append(_prepared(node, aids, arrs, pc.launch(True)))
     return sched
+
+
+class _EntryIds(dict):
+    """{Entry: id} while a schedule is compiled: looking up an entry not seen
+    yet gives it the next id and appends it to ``entries`` (the lookups of
+    the entries already there stay in C)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries):
+        super().__init__()
+        self.entries = entries
+
+    def __missing__(self, e):
+        i = self[e] = len(self.entries)
+        self.entries.append(e)
+        return i
 
 
 class EntryNames(Mapping):
@@ -325,6 +330,8 @@ def _prepared(node, aids, arrays, launch):
     """The node's step: ``launch`` (a ``PreparedCall``'s) over its arena
     arrays, the arguments the launch picks (``Launch.args``) in its order."""
     fn, scalars, shapes, pick = launch.fn, launch.scalars, launch.views, launch.args
+    if shapes is None and pick is None:     # most nodes: the arrays as they are
+        return Prepared(node, aids, fn, (*arrays, *scalars), arrays, scalars, arrays)
     views = list(arrays)
     if shapes is not None:
         views = [a if v is None or v == tuple(a.shape) else a.reshape(v)
