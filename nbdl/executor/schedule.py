@@ -243,7 +243,6 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     sched = Schedule(nodes, len(bg.fwd_nodes), ids, entries, request, plan, arena, arrays,
                      {k: [t for t, _, _ in v] for k, v in temps.items()}, grad_bound=bound)
     n_forward = sched.n_forward
-    sched_temps = sched.temps
     array_of = arrays.__getitem__
     for k, (node, pc, aids) in enumerate(calls):
         arrs = list(map(array_of, aids))

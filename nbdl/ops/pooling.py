@@ -197,6 +197,7 @@ def _register(name, attrs, doc, backward_doc):
                                     else math.prod(outs[0]) * math.prod(a["kernel"] or (1,))),
         half_mirrors=True,
         kernels=kernel_paths("pooling", "prepare_pooling"),
+        temp=kernel_paths("pooling", "temp_pooling"),
         supports_add=True, doc=doc))
     register(OpDef(
         name=f"_backward_{name}",

@@ -378,6 +378,49 @@ def test_max_windows_clamped_into_the_data(k, stride, pad, conv, rng):
     check_symbolic_forward(v1, {"x": xn}, [want])
 
 
+@pytest.mark.parametrize("k,stride,pad,conv", [
+    (k, s, p, c) for k in (2, 3)
+    for s, p, c in ((1, 0, "valid"), (1, 1, "valid"), (2, 1, "valid"), (2, 1, "full"),
+                    (3, 2, "full"), (2, 0, "full"), (2, 0, "valid"))
+    if p < k])
+def test_max_pooling_by_rows(monkeypatch, k, stride, pad, conv, rng):
+    """``pooling_rows`` (column maxima, then windows along them), which wide
+    maps take in parallel: the serial twin and the parallel kernel, with one
+    and several scratch planes a thread, against the reference with NaN,
+    -inf and each req; and through an executor once ``prepare`` picks it
+    (the temp rule gives the scratch it runs on)."""
+    from nbdl.kernels.cpu import pooling as cpu_pooling
+    from nbdl.kernels.cpu.pooling_rows import (max_rows_forward, max_rows_forward_parallel,
+                                               scratch_len)
+    kw = dict(kernel=(k, k), stride=(stride, stride), pad=(pad, pad), pooling_convention=conv)
+    x = rng.normal(size=(2, 5, 7, 9)).astype(np.float32)
+    x[rng.uniform(size=x.shape) < 0.1] = np.nan
+    x[rng.uniform(size=x.shape) < 0.05] = -np.inf
+    y = np_pool(x, **_ref_kw(kw)).astype(np.float32)
+    planes = x.reshape(10, 7, 9)
+    oh, ow = y.shape[2:]
+    for fn in (max_rows_forward, max_rows_forward_parallel):
+        for nt in (1, 3):
+            scratch = np.full((nt, 2, oh, scratch_len(9, ow, k, stride, pad)), 5.0, np.float32)
+            for req, base, want in ((REQ_WRITE, -9.0, y), (REQ_ADD, 1.0, y + 1)):
+                out = np.full(y.shape, base, np.float32)
+                fn(planes, out.reshape(10, oh, ow), scratch, k, stride, stride, pad, pad,
+                   np.float32(0), req)
+                np.testing.assert_array_equal(out, want)
+    monkeypatch.setattr(cpu_pooling, "ROWS_MIN_WIDTH", 1)
+    monkeypatch.setenv("NBDL_PARALLEL_MIN", "1")
+    monkeypatch.setenv("NBDL_NUM_THREADS", "2")
+    op, call = _call("Pooling", [x.shape], [REQ_WRITE], np.float32, kw, cpu())
+    if cpu_pooling._threads() > 1:
+        assert op.prepare(call).fn is max_rows_forward_parallel
+        assert [s for s, _ in op.temps(call)] == [(cpu_pooling._threads(), 2, oh,
+                                                   scratch_len(9, ow, k, stride, pad))]
+    ex = pool(**kw).simple_bind(cpu(), x=x.shape, grad_req="null")
+    ex.arg_dict["x"][:] = x
+    for _ in range(3):      # the serial twin first, then the parallel kernel
+        np.testing.assert_array_equal(ex.forward()[0].asnumpy(), y)
+
+
 def _first_greater_grad(og, x, stride, pad):
     """3x3 max pooling's gradient by the rule written out: each output's
     gradient goes to the first window element strictly greater than the

@@ -22,12 +22,13 @@ from numba import prange
 
 from ..shared.jit import njit
 
-from ._parallel import serial_and_parallel, use_parallel as _parallel
+from ._parallel import serial_and_parallel, threads as _threads, use_parallel as _parallel
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.pooling import AVG, LP, MAX, pool_params
 from .pooling_global import global_kernels
 from .pooling_math import (_bounds, _divisor, _floor, _key, _pad_zero, _pool_at,
                            _scatter_plane)
+from .pooling_rows import max_rows_forward_parallel, scratch_len
 
 
 @njit(cache=True)
@@ -264,6 +265,40 @@ def _is_clamped_max(KH, KW, ptype, cip):
     return ptype == MAX and cip != 2 and KH == KW and (KH == 2 or KH == 3)
 
 
+# Maps at least this wide take ``pooling_rows`` when the pooling runs in
+# parallel (2 threads: SqueezeNet's 111- and 55-wide maps and ResNet's 112
+# 1.6-2.3x faster); narrower ones keep the window-at-a-time kernel, which
+# was faster at 16 and 28 and level at 27 (perf/README.md, 2026-12-07).
+ROWS_MIN_WIDTH = 40
+
+
+def _rows_plan(call):
+    """``(nt, OH, L)`` when ``call`` is a parallel clamped max pooling of maps
+    wide enough for ``pooling_rows``, else None (prepare and the temp rule
+    ask the same question)."""
+    is_global, _, _, scalars = pool_params(call, call.in_shapes[0], call.out_shapes[0])
+    planes = _plane2d(is_global, scalars)
+    if planes is None or _whole_map(scalars) is not None:
+        return None
+    _, H, W = planes[0]
+    _, OH, OW = planes[1]
+    KH, KW, SH, SW, PH, PW, ptype, cip, _ = planes[2]
+    if (not _is_clamped_max(KH, KW, ptype, cip) or W < ROWS_MIN_WIDTH
+            or not _parallel(int(np.prod(call.in_shapes[0])))):
+        return None
+    return (_threads(), OH, scratch_len(W, OW, KH, SW, PW))
+
+
+def temp_pooling(call):
+    """Pooling's scratch: ``pooling_rows``'s two planes of column maxima per
+    thread when it runs (``_rows_plan``), else none."""
+    rows = _rows_plan(call)
+    if rows is None:
+        return []
+    nt, oh, n = rows
+    return [((nt, 2, oh, n), call.out_dtypes[0])]
+
+
 @njit(cache=True, inline="always")
 def _put_argmax2(xp, dp, h0, w0, g, zero, add):
     """A whole 2x2 max window of disjoint windows: its first maximum (of the
@@ -477,6 +512,12 @@ def prepare_pooling(call):
                       views=[whole[0], whole[1]])
     if planes is not None:
         KH, KW, ptype, cip = planes[2][0], planes[2][1], planes[2][6], planes[2][7]
+        if _rows_plan(call) is not None:
+            K, SH, SW, PH, PW, zero = KH, planes[2][2], planes[2][3], planes[2][4], \
+                planes[2][5], planes[2][8]
+            return Launch(max_rows_forward_parallel,
+                          (K, SH, SW, PH, PW, zero, int(call.req[0])),
+                          views=[planes[0], planes[1], None])
         if _is_clamped_max(KH, KW, ptype, cip):
             fn = max_clamped_forward_parallel if big else max_clamped_forward
         else:

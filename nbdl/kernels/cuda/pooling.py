@@ -83,3 +83,8 @@ def prepare_pooling_backward(call):
         n = scalars[0] * scalars[1]
         kernel = _backward
     return Launch(launcher(kernel, n), scalars + (int(call.req[0]),), views=views)
+
+
+def temp_pooling(call):
+    """Pooling's scratch on CUDA: none (one thread an output)."""
+    return []
