@@ -92,6 +92,20 @@ class Executor:
         self._plain_graph = None    # binds the graph as written (set when it was fused)
         self._plain = None
 
+    def __del__(self):
+        # The gradient graph is this executor's alone, and a node keeps its
+        # output entries, which point back at it: a reference cycle a node,
+        # left to a full collection of the cyclic collector (a 20k-node chain's
+        # bind left 360,000 objects, and collecting them cost 0.15 s a bind).
+        # Dropping the entries frees the graph with the executor; a node
+        # asked for them again makes equal ones.
+        bg = self.__dict__.get("_bg")
+        if bg is not None:
+            for n in bg.bwd_nodes:
+                n._outs = None
+            for e in bg.head_grads:
+                e.node._outs = None
+
     # -- views by name ----------------------------------------------------
     @property
     def arg_dict(self):

@@ -22,12 +22,12 @@ from .recompute import within_budget
 class Prepared:
     """One node's kernel call, ready to run: ``fn(*args)``."""
     node: object
-    ids: list                # entry id of each array argument
+    ids: tuple               # entry id of each array argument
     fn: object
     args: tuple              # views, then scalars
-    arrays: list             # the views alone (inputs, outputs, temps), before launch.views reshape
+    arrays: tuple            # the views alone (inputs, outputs, temps), before launch.views reshape
     scalars: tuple
-    views: list              # final array arguments (after reshape)
+    views: tuple             # final array arguments (after reshape)
 
 
 @dataclass
@@ -172,24 +172,27 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         if node_temps:
             name = node.name
             mine = temps[id(node)] = []
-            tids = []
             for k, (shape, dt) in enumerate(node_temps):
                 t = len(entries)
                 entries.append(None)
                 nbytes[t] = _nbytes(shape, dt)
                 names[t] = f"{name}_temp{k}"
-                tids.append(t)
                 mine.append((t, shape, dt))
-        pairs = []
-        for i_in, i_out in node_pairs:
-            if reqs[i_out] == REQ_WRITE and i_in < len(inputs):
-                pairs.append((eid(inputs[i_in]), eid(outs[i_out])))
+            tids = tuple(t for t, _, _ in mine)
+        pairs = ()
+        if node_pairs:
+            pairs = tuple((eid(inputs[i_in]), eid(outs[i_out])) for i_in, i_out in node_pairs
+                          if reqs[i_out] == REQ_WRITE and i_in < len(inputs))
         # Inputs used only for their shape are not reads: their data may be
         # overwritten before this step (the kernel still gets a view).
-        in_ids = list(map(eid, inputs))
-        reads = [i for k, i in enumerate(in_ids) if k not in shape_only] if shape_only \
+        # Tuples, not lists, here and in ``Prepared``: a big graph's executor
+        # holds several a node, and the cyclic collector, which tracks lists
+        # for good, stops tracking a tuple of ints or arrays once it has seen
+        # it (a 20k-node chain's executor held 270,000 lists).
+        in_ids = tuple(map(eid, inputs))
+        reads = tuple(i for k, i in enumerate(in_ids) if k not in shape_only) if shape_only \
             else in_ids
-        writes = list(map(eid, outs))
+        writes = tuple(map(eid, outs))
         if REQ_NULL in reqs:
             for r, w in zip(reqs, writes):
                 if r == REQ_NULL and w not in ext:
@@ -245,7 +248,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
     n_forward = sched.n_forward
     array_of = arrays.__getitem__
     for k, (node, pc, aids) in enumerate(calls):
-        arrs = list(map(array_of, aids))
+        arrs = tuple(map(array_of, aids))
         if k < n_forward:
             p_train = _prepared(node, aids, arrs, pc.launch(True))
             both = node.op.train_aware
@@ -331,15 +334,15 @@ def _prepared(node, aids, arrays, launch):
     fn, scalars, shapes, pick = launch.fn, launch.scalars, launch.views, launch.args
     if shapes is None and pick is None:     # most nodes: the arrays as they are
         return Prepared(node, aids, fn, (*arrays, *scalars), arrays, scalars, arrays)
-    views = list(arrays)
+    views = arrays
     if shapes is not None:
-        views = [a if v is None or v == tuple(a.shape) else a.reshape(v)
-                 for a, v in zip(arrays, shapes)]
-    ids = list(aids)
+        views = tuple(a if v is None or v == tuple(a.shape) else a.reshape(v)
+                      for a, v in zip(arrays, shapes))
+    ids = aids
     if pick is not None:
-        views = pick_args(pick, views)
-        ids = [aids[a if type(a) is int else a[0]] for a in pick]
-    return Prepared(node, ids, fn, tuple(views) + scalars, arrays, scalars, views)
+        views = tuple(pick_args(pick, views))
+        ids = tuple(aids[a if type(a) is int else a[0]] for a in pick)
+    return Prepared(node, ids, fn, views + scalars, arrays, scalars, views)
 
 
 def _viewer(device, arena):

@@ -80,6 +80,38 @@ def test_wide_sum_written_and_accumulated(k, grad_req):
     assert_almost_equal(grad.asnumpy(), expect, rtol=1e-6, atol=1e-6)
 
 
+def test_bind_leaves_the_collector_as_it_found_it():
+    """Bind runs with the cyclic collector off and moves what it made to the
+    oldest generation on the way out: the collector is on again afterwards
+    (off if it was off), objects the caller froze stay frozen, and an
+    executor's reference cycles are still collected."""
+    import gc
+    import weakref
+    sym = _chain(50)
+    assert gc.isenabled()
+    ex = sym.simple_bind(nbdl.cpu(), grad_req="write", data=(2, 3))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gone = weakref.ref(ex._bg.bwd_nodes[0])      # a gradient node: part of a cycle
+    del ex
+    gc.collect()
+    assert gone() is None
+    keep = [[i] for i in range(100)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        sym.simple_bind(nbdl.cpu(), grad_req="write", data=(2, 3))
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        sym.simple_bind(nbdl.cpu(), grad_req="write", data=(2, 3))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert len(keep) == 100
+
+
 def test_eager_add_n_over_many_arrays():
     rng = np.random.RandomState(2)
     vals = rng.uniform(-1, 1, (30, 7)).astype(np.float32)
