@@ -1,8 +1,8 @@
 """First-call latency: each case in a fresh Python process, timed from the
 process's start to the end of its first result (import included), with
-``NUMBA_CACHE_DIR`` / ``NBDL_CACHE_DIR`` (and Python's bytecode cache,
-``PYTHONPYCACHEPREFIX``) pointing at an empty directory (``cold``) or at a
-directory the same case filled just before (``warm``).
+``NUMBA_CACHE_DIR`` / ``NBDL_CACHE_DIR`` pointing at an empty directory
+(``cold``) or at a directory the same case filled just before (``warm``);
+Python's bytecode as installed (``_run_case``).
 And bind time of very large graphs (kernels already compiled).
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE NBDL_NUM_THREADS=1 \\
@@ -63,15 +63,18 @@ net(nbdl.nd.array(np.random.rand(1, 3, 224, 224).astype(np.float32))).asnumpy()
 
 
 def _run_case(code, cache):
-    # Python's bytecode cache goes with the case's cache directory: cold
-    # compiles nbdl's sources too, warm finds them compiled, as on any machine
-    # where the package was installed and imported once (an environment with
-    # PYTHONDONTWRITEBYTECODE, as some CI images set, would otherwise compile
-    # ~200 modules from source in every "warm" process).
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    # "Cold" is the issue's: empty Numba and nbdl caches.  Python's bytecode
+    # is what an installed package has (pip compiles it at install; a
+    # checkout's modules are compiled by their first import and kept in their
+    # __pycache__): an environment with PYTHONDONTWRITEBYTECODE, as some CI
+    # images set, would compile ~200 modules from source in every process.
+    # (Until 2026-12-07 the cold column also started from an empty bytecode
+    # cache for every package, numpy's, scipy's and Numba's included: 1.4 s
+    # of each cold figure that no installed machine pays.)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     env.update(NUMBA_CACHE_DIR=os.path.join(cache, "numba"),
                NBDL_CACHE_DIR=os.path.join(cache, "nbdl"), NBDL_QUIET="1",
-               PYTHONPYCACHEPREFIX=os.path.join(cache, "pyc"),
                NBDL_DRIVER="auto", NBDL_PARALLEL_AFTER_RUNS="20")  # a user's defaults
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
