@@ -181,8 +181,8 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
             tids = tuple(t for t, _, _ in mine)
         pairs = ()
         if node_pairs:
-            pairs = tuple((eid(inputs[i_in]), eid(outs[i_out])) for i_in, i_out in node_pairs
-                          if reqs[i_out] == REQ_WRITE and i_in < len(inputs))
+            pairs = tuple([(eid(inputs[i_in]), eid(outs[i_out])) for i_in, i_out in node_pairs
+                           if reqs[i_out] == REQ_WRITE and i_in < len(inputs)])
         # Inputs used only for their shape are not reads: their data may be
         # overwritten before this step (the kernel still gets a view).
         # Tuples, not lists, here and in ``Prepared``: a big graph's executor
@@ -190,7 +190,7 @@ def compile_schedule(bg, device, grad_req, external_arrays, head_grad_arrays, ar
         # for good, stops tracking a tuple of ints or arrays once it has seen
         # it (a 20k-node chain's executor held 270,000 lists).
         in_ids = tuple(map(eid, inputs))
-        reads = tuple(i for k, i in enumerate(in_ids) if k not in shape_only) if shape_only \
+        reads = tuple([i for k, i in enumerate(in_ids) if k not in shape_only]) if shape_only \
             else in_ids
         writes = tuple(map(eid, outs))
         if REQ_NULL in reqs:
@@ -336,12 +336,12 @@ def _prepared(node, aids, arrays, launch):
         return Prepared(node, aids, fn, (*arrays, *scalars), arrays, scalars, arrays)
     views = arrays
     if shapes is not None:
-        views = tuple(a if v is None or v == tuple(a.shape) else a.reshape(v)
-                      for a, v in zip(arrays, shapes))
+        views = tuple([a if v is None or v == a.shape else a.reshape(v)
+                       for a, v in zip(arrays, shapes)])
     ids = aids
     if pick is not None:
         views = tuple(pick_args(pick, views))
-        ids = tuple(aids[a if type(a) is int else a[0]] for a in pick)
+        ids = tuple([aids[a if type(a) is int else a[0]] for a in pick])
     return Prepared(node, ids, fn, views + scalars, arrays, scalars, views)
 
 
