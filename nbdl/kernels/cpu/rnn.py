@@ -310,7 +310,6 @@ def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams,
     hasq = 1 if proj else 0
     extra = 1 if mode == LSTM or mode == GRU else 0
     drop = pkeep < 1.0 and L > 1
-    one = data.dtype.type(1)
     zero = data.dtype.type(0)
     tn = T * N
     imax = max(I, D * R)
