@@ -26,8 +26,8 @@ from ._parallel import serial_and_parallel, threads as _threads, use_parallel as
 from ...ops.registry import REQ_ADD, REQ_NULL, Launch
 from ..shared.pooling import AVG, LP, MAX, pool_params
 from .pooling_global import global_kernels
-from .pooling_math import (_bounds, _divisor, _floor, _key, _pad_zero, _pool_at,
-                           _scatter_plane)
+from .pooling_math import (_bounds, _clamped, _divisor, _floor, _key, _pad_zero, _pool_at,
+                           _scatter_plane, _sel_max)
 from .pooling_rows import max_rows_forward_parallel, scratch_len
 
 
@@ -78,14 +78,8 @@ pool_backward, pool_backward_parallel = serial_and_parallel(pool_backward)
 # counting (two atomic operations), more than a 3x3 window's search.
 
 # Max pooling's rule (``pooling_math``): the unrolled windows below take
-# their elements in a chain of selects from ``_floor``; the searches for the
-# first maximum start from the first element ranked by ``_key``.
-
-@njit(cache=True, inline="always")
-def _sel_max(a, b):
-    """a if a > b else b, compiled to a select (random data mispredicts a branch)."""
-    return max(b, a)
-
+# their elements in a chain of selects (``_sel_max``) from ``_floor``; the
+# searches for the first maximum start from the first element ranked by ``_key``.
 
 @njit(cache=True, inline="always")
 def _win_max(xp, h0, h1, w0, w1, k2, k3, low):
@@ -161,12 +155,6 @@ def _store(op, oh, ow, v, req):
         op[oh, ow] += v
     else:
         op[oh, ow] = v
-
-
-@njit(cache=True, inline="always")
-def _clamped(i, n):
-    """``i`` clipped to ``[0, n - 1]``, unsigned (no wrap-around checks)."""
-    return np.uintp(min(max(i, 0), n - 1))
 
 
 @njit(cache=True)

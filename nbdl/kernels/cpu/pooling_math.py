@@ -35,3 +35,16 @@ def _floor(a):
 def _key(v, low):
     """``v`` as max pooling ranks it: itself above ``low``, else ``low``."""
     return v if v > low else low
+
+
+@njit(cache=True, inline="always")
+def _sel_max(a, b):
+    """a if a > b else b (a NaN ``a`` gives ``b``), compiled to a select
+    (random data mispredicts a branch)."""
+    return max(b, a)
+
+
+@njit(cache=True, inline="always")
+def _clamped(i, n):
+    """``i`` clipped to ``[0, n - 1]``, unsigned (no wrap-around checks)."""
+    return np.uintp(min(max(i, 0), n - 1))

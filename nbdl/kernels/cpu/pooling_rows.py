@@ -1,12 +1,13 @@
-"""2x2 and 3x3 max pooling by rows (``Pooling``'s clamped windows: LeNet's,
-ResNet's and SqueezeNet's pools), CPU.
+"""2x2 and 3x3 max pooling by rows (``Pooling``'s clamped windows), CPU, for
+maps at least ``pooling.ROWS_MIN_WIDTH`` wide when the pooling runs in
+parallel (SqueezeNet's and ResNet's pools at 224 pixels).
 
 Per output row, the maximum of each column over the window's rows goes to a
 scratch row (a contiguous pass that LLVM vectorises), then each output takes
-the maximum of ``K`` neighbours of that row: ``2 + K/S`` operations an
-output instead of the ``K*K`` a window read one by one costs (2-3x faster
-on SqueezeNet's and ResNet's 3x3/2 pools, measured in
-``perf/test_pooling.py``).
+the maximum of ``K`` neighbours of that row: about ``K/S + K`` operations an
+output instead of the ``K*K`` of a window read one by one (SqueezeNet's and
+ResNet's 3x3/2 pools 1.6-2.3x faster; perf/README.md, 2026-12-07, fifth
+session).
 
 Windows are clamped into the data (a repeated border row or column does
 not change a maximum); the scratch row holds the padding on both sides as
@@ -26,19 +27,7 @@ from ..shared.jit import njit
 
 from ._parallel import serial_and_parallel
 from ...ops.registry import REQ_ADD, REQ_NULL
-from .pooling_math import _floor
-
-
-@njit(cache=True, inline="always")
-def _sel_max(a, b):
-    """a if a > b else b (a NaN ``a`` gives b), compiled to a select."""
-    return max(b, a)
-
-
-@njit(cache=True, inline="always")
-def _clamped(i, n):
-    """``i`` clipped to ``[0, n - 1]``, unsigned (no wrap-around checks)."""
-    return np.uintp(min(max(i, 0), n - 1))
+from .pooling_math import _clamped, _floor, _sel_max
 
 
 @njit(cache=True, inline="always")
