@@ -499,12 +499,9 @@ def prepare_pooling(call):
         return Launch(global_kernels(False, 1, big), whole[2] + (int(call.req[0]),),
                       views=[whole[0], whole[1]])
     if planes is not None:
-        KH, KW, ptype, cip = planes[2][0], planes[2][1], planes[2][6], planes[2][7]
+        KH, KW, SH, SW, PH, PW, ptype, cip, zero = planes[2]
         if _rows_plan(call) is not None:
-            K, SH, SW, PH, PW, zero = KH, planes[2][2], planes[2][3], planes[2][4], \
-                planes[2][5], planes[2][8]
-            return Launch(max_rows_forward_parallel,
-                          (K, SH, SW, PH, PW, zero, int(call.req[0])),
+            return Launch(max_rows_forward_parallel, (KH, SH, SW, PH, PW, zero, int(call.req[0])),
                           views=[planes[0], planes[1], None])
         if _is_clamped_max(KH, KW, ptype, cip):
             fn = max_clamped_forward_parallel if big else max_clamped_forward
