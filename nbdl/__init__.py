@@ -50,4 +50,8 @@ _LAZY = {"contrib": "contrib", "io": "io", "recordio": "recordio", "callback": "
 
 __getattr__, __dir__ = lazy_submodules(globals(), _LAZY)
 
+from . import shutdown as _shutdown
+
+_shutdown.install()   # the interpreter's exit skips its full collections; see nbdl.shutdown
+
 __version__ = "0.1.0"

@@ -50,6 +50,12 @@ def apply_thread_defaults():
             del os.environ[k]
 
 
+def exit_collect():
+    """``NBDL_EXIT_COLLECT=1``: keep the interpreter's cyclic collections at
+    exit (``nbdl.shutdown``); by default nbdl skips them."""
+    return _flag("NBDL_EXIT_COLLECT", False)
+
+
 def _flag(name, default):
     v = os.environ.get(name)
     if v is None or v == "":
