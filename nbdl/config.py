@@ -349,6 +349,15 @@ def memory_budget():
     return parse_bytes(v, "NBDL_MEMORY_BUDGET") if v else None
 
 
+def compile_plan_file():
+    """``NBDL_COMPILE_PLAN``: the file of recorded kernel callees that the
+    compile pool hands its workers (``nbdl.executor.compile_plan``; default
+    the package's ``compile_plan.json``: None here); empty: none (``""``:
+    workers get whole kernels only)."""
+    v = os.environ.get("NBDL_COMPILE_PLAN")
+    return None if v is None else v.strip()
+
+
 def compile_workers():
     """``NBDL_COMPILE_WORKERS``: worker processes that compile a graph's
     kernels beside its first run (``nbdl.executor.compile_pool``): ``auto``

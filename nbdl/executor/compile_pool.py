@@ -23,10 +23,13 @@ Workers that fail (an exception, a missing module) cost nothing but their
 start: a kernel they did not finish is compiled here, as without a pool.
 Only kernels a worker can rebuild are handed out: module-level
 ``KernelDispatcher`` functions, and generated ones that name their source
-(``fn.nbdl_source``).
+(``fn.nbdl_source``).  With each kernel go the callees its compilation
+compiles, as the compile plan recorded them (``compile_plan``): every
+process claims those through the compile hook too (``compile_claims``), so a
+kernel whose call tree is most of the work (a convolution's) is shared
+between the cores as well.
 """
 import atexit
-import hashlib
 import os
 import pickle
 import shutil
@@ -34,13 +37,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 from .. import compile_log, config
-from ..kernels.shared.jit import KernelDispatcher, set_compile_hook
+from . import compile_plan
+from .compile_claims import Claims, claim_key, describe
+from ..kernels.shared.jit import set_compile_hook
 
 MIN_KERNELS = 6          # fewer: a worker's start (about a second) would not pay
-WAIT_LIMIT = 600.0       # seconds to wait for a claimed kernel before compiling it here
 
 _lock = threading.Lock()
 _pools = []
@@ -78,16 +81,19 @@ def worker_count(n_kernels, cores=None, busy=None):
 
 def busy_cores():
     """Cores that other processes keep busy now: the smaller of the 1-minute
-    load average and the tasks runnable at this moment besides this one
-    (``/proc/loadavg``'s fourth field).  The load average alone lags: it
+    load average and the tasks runnable at this moment that are not this
+    process's threads (``/proc/loadavg``'s fourth field, which counts
+    threads, less ``_own_running``).  The load average alone lags: it
     still counts, for a minute, a process that just ended (the previous
     command of a script) and, from its first seconds, this process itself,
-    which on a 2-core machine was enough to start no worker at all."""
+    which on a 2-core machine was enough to start no worker at all; and
+    this process's own threads (a BLAS thread spinning after a product)
+    are no other process's work."""
     try:
         with open("/proc/loadavg") as f:
             fields = f.read().split()
         load, running = float(fields[0]), int(fields[3].split("/")[0])
-        return max(0.0, min(load, running - 1.0))
+        return max(0.0, min(load, float(running - _own_running())))
     except (OSError, ValueError, IndexError):
         try:
             return os.getloadavg()[0]
@@ -95,24 +101,21 @@ def busy_cores():
             return 0.0
 
 
-def describe(fn):
-    """How a worker process rebuilds dispatcher ``fn``: ``(module, builder,
-    args)`` (``builder(*args)`` returns it; builder None: ``args`` is the
-    function's name in the module), or None when it cannot."""
-    src = getattr(fn, "nbdl_source", None)
-    if src is not None:
-        return src
-    if not isinstance(fn, KernelDispatcher):
-        return None
-    f = fn.py_func
-    mod = sys.modules.get(f.__module__)
-    if mod is None or "." in f.__qualname__ or getattr(mod, f.__qualname__, None) is not fn:
-        return None
-    return (f.__module__, None, f.__qualname__)
-
-
-def _key(desc, sig):
-    return hashlib.sha1(pickle.dumps((desc, str(sig)))).hexdigest()[:24]
+def _own_running():
+    """This process's threads that are runnable now (at least 1: the caller)."""
+    n = 0
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{tid}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if stat[stat.rindex(")") + 2:].startswith("R"):
+                n += 1
+    except OSError:
+        pass
+    return max(1, n)
 
 
 class Pool:
@@ -124,19 +127,24 @@ class Pool:
         Kernels to compile, in the order this process will run them.
     workers : int
         Worker processes to start.
+    callees : list of (description, tuple of Numba types), optional
+        For each item, after it, the kernels the compile plan says its
+        compilation compiles (``compile_plan``): workers take them too.
     """
 
-    def __init__(self, items, workers):
+    def __init__(self, items, workers, callees=None):
         self.dir = tempfile.mkdtemp(prefix="nbdl-compile-")
-        self.keys = {}
         self.order = []                         # (fn, sig, key), this process's order
-        self.mine = set()                       # keys this process claimed
         payload = []
-        for fn, sig, desc in items:
-            k = _key(desc, sig)
-            self.keys[(id(fn), sig)] = k
+        for i, (fn, sig, desc) in enumerate(items):
+            k = claim_key(desc, sig)
             self.order.append((fn, sig, k))
             payload.append((k, desc, sig))
+            for cdesc, csig in (callees[i] if callees else ()):
+                payload.append((claim_key(cdesc, csig), cdesc, csig))
+        self.claims = Claims(self.dir, [k for k, _, _ in payload])
+        self.keys = self.claims.keys
+        self.mine = self.claims.mine
         payload.reverse()                       # workers start from the end
         blob = pickle.dumps({"dir": self.dir, "items": payload})
         env = dict(os.environ, NBDL_COMPILE_WORKERS="0")
@@ -153,36 +161,26 @@ class Pool:
             self.procs.append(p)
 
     def _take(self, key):
-        if key in self.mine:
-            return True
-        try:
-            os.close(os.open(os.path.join(self.dir, key), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            return False
-        self.mine.add(key)
-        return True
+        return self.claims.take(key)
 
-    def claim(self, fn, sig):
-        """Called (through the compile hook) before this process compiles
-        ``fn`` for ``sig``: claims it; or, while a worker compiles it,
-        compiles the next kernels nobody has claimed (they come later in
-        this process's order) and then waits for the worker's."""
-        k = self.keys.get((id(fn), sig))
-        if k is None or self._take(k):
-            return                              # not pooled, or ours: compile it here
-        done = os.path.join(self.dir, k + ".done")
-        while self.order and not os.path.exists(done):
+    def _ahead(self, key):
+        # while a worker compiles ``key``: compile the next kernels of this
+        # process's order that nobody has claimed (they come later in it)
+        while self.order and not self.claims.is_done(key):
             fn2, sig2, k2 = self.order.pop(0)
-            if k2 != k and self._take(k2):
+            if k2 != key and self._take(k2):
                 try:                            # ahead of need, while the worker works;
                     fn2.compile(sig2)           # the call itself reports a failure
                 except Exception:
                     pass
-        end = time.monotonic() + WAIT_LIMIT
-        while not os.path.exists(done) and time.monotonic() < end:
-            if all(p.poll() is not None for p in self.procs):
-                break                           # the workers are gone: compile it here
-            time.sleep(0.005)
+
+    def claim(self, fn, sig):
+        """Called (through the compile hook) before this process compiles
+        ``fn`` for ``sig``: claims it (returns what marks it done); or,
+        while a worker compiles it, compiles the next kernels nobody has
+        claimed (they come later in this process's order) and then waits for
+        the worker's."""
+        return self.claims.hook(fn, sig, gone=self.finished, meanwhile=self._ahead)
 
     def finished(self):
         return all(p.poll() is not None for p in self.procs)
@@ -196,8 +194,14 @@ class Pool:
 
 
 def _hook(fn, sig):
-    for pool in list(_pools):
-        pool.claim(fn, sig)
+    afters = [a for a in (pool.claim(fn, sig) for pool in list(_pools)) if a is not None]
+    if not afters:
+        return None
+
+    def after():
+        for a in afters:
+            a()
+    return after
 
 
 def _close_all():
@@ -231,10 +235,13 @@ def start(calls):
         desc = describe(fn)
         if desc is not None:
             items.append((fn, sig, desc))
-    workers = worker_count(len(items))
+    plan = compile_plan.load()
+    callees = [[((m, None, n), csig) for m, n, csig in compile_plan.callees(fn, sig, plan)]
+               for fn, sig, _ in items]
+    workers = worker_count(len(items) + sum(len(c) for c in callees))
     if workers == 0:
         return None
-    pool = Pool(items, workers)
+    pool = Pool(items, workers, callees)
     with _lock:
         for old in [p for p in _pools if p.finished()]:
             _pools.remove(old)

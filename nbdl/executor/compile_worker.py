@@ -1,8 +1,11 @@
 """A compile-pool worker (``python -m nbdl.executor.compile_worker``): reads
 the pickled work list of ``nbdl.executor.compile_pool`` from stdin and, in
 its order, claims each kernel no other process has claimed, compiles it into
-Numba's on-disk cache and marks it done.  Nothing else: it runs no kernel and
-writes nothing but the cache and its marker files."""
+Numba's on-disk cache and marks it done.  The callees a compilation meets are
+claimed the same way (through the compile hook): one the work list names and
+another process is compiling is waited for and loaded from the cache.
+Nothing else: it runs no kernel and writes nothing but the cache and its
+marker files."""
 import importlib
 import os
 import pickle
@@ -20,23 +23,20 @@ def _rebuild(desc):
 def main():
     """Compile what stdin's work list holds (see the module docstring)."""
     work = pickle.loads(sys.stdin.buffer.read())
-    root = work["dir"]
+    from ..kernels.shared.jit import set_compile_hook
+    from .compile_claims import Claims
+    claims = Claims(work["dir"], [key for key, _, _ in work["items"]])
+    set_compile_hook(claims.hook)
     for key, desc, sig in work["items"]:
-        path = os.path.join(root, key)
-        try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            continue                    # claimed by another process
-        except OSError:
+        if not os.path.isdir(claims.dir):
             return                      # the pool is gone
+        if not claims.take(key) or claims.is_done(key):
+            continue                    # another process has it
         try:
-            _rebuild(desc).compile(sig)
+            _rebuild(desc).compile(sig)     # marks it done through the hook
         except Exception:               # the claimer waits for .done, then compiles itself
             pass
-        try:
-            os.close(os.open(path + ".done", os.O_CREAT | os.O_WRONLY))
-        except OSError:
-            return
+        claims.mark_done(key)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from nbdl.executor import compile_pool
+from nbdl.executor import compile_claims, compile_pool
 
 _SCRIPT = r"""
 import json, sys, numpy as np, nbdl
@@ -72,12 +72,34 @@ def test_worker_and_this_process_share_the_work(tmp_path):
 
 
 def test_claims(tmp_path):
-    pool = compile_pool.Pool.__new__(compile_pool.Pool)
-    pool.dir, pool.mine, pool.procs, pool.order = str(tmp_path), set(), [], []
-    assert pool._take("k1") and pool._take("k1")            # ours, and ours again
+    claims = compile_pool.Claims(str(tmp_path), ["k1", "k2"])
+    assert claims.take("k1") and claims.take("k1")          # ours, and ours again
     with open(tmp_path / "k2", "w"):
         pass                                                # a worker's claim
-    assert not pool._take("k2")
+    assert not claims.take("k2")
+    assert not claims.is_done("k1")
+    claims.mark_done("k1")
+    assert claims.is_done("k1")
+
+
+def test_hook_claims_marks_and_waits(tmp_path, monkeypatch):
+    """The hook claims a pooled key and marks it done after the compilation;
+    a key another process holds is waited for (until done or its claimer is
+    gone); anything else is left alone."""
+    claims = compile_pool.Claims(str(tmp_path), ["mine", "theirs"])
+    keys = {"a": "mine", "b": "theirs", "c": "other", "d": None}
+    monkeypatch.setattr(compile_claims, "key_for", lambda fn, sig: keys[fn])
+    after = claims.hook("a", ())
+    assert after is not None and not claims.is_done("mine")
+    after()
+    assert claims.is_done("mine")
+    assert claims.hook("c", ()) is None and claims.hook("d", ()) is None
+    assert not os.path.exists(tmp_path / "other")
+    with open(tmp_path / "theirs", "w"):
+        pass
+    seen = []
+    assert claims.hook("b", (), gone=lambda: True, meanwhile=seen.append) is None
+    assert seen == ["theirs"]                   # waited, but the claimer was gone
 
 
 @pytest.mark.parametrize("value, expect", [("0", 0), ("2", 2), ("auto", None), ("x", None)])
@@ -100,6 +122,31 @@ def test_auto_workers(monkeypatch, cores, busy, expect):
     assert compile_pool.worker_count(compile_pool.MIN_KERNELS - 1, cores=cores, busy=busy) == 0
 
 
+def test_own_threads_are_not_another_process_s_work():
+    """A thread of this process computing (a BLAS product, which releases
+    the GIL) is runnable, and ``busy_cores`` must not take it for another
+    process: the pool started no worker when a BLAS thread of its own was
+    spinning at that moment."""
+    import threading
+    import numpy as np
+    a = np.ones((400, 400))
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            a.dot(a)
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        seen = max(compile_pool._own_running() for _ in range(200))
+    finally:
+        stop.set()
+        t.join()
+    assert seen >= 2
+    assert compile_pool._own_running() >= 1
+
+
 def test_busy_cores_reads_the_machine():
     busy = compile_pool.busy_cores()
     assert isinstance(busy, float) and busy >= 0.0
@@ -120,17 +167,20 @@ def test_lookup_folds_star_args_as_numba_compiles_them():
     assert sig in concat_kernel.overloads and out.sum() == 8
 
 
-def test_a_failed_compile_ahead_of_need_is_not_the_callers(tmp_path):
+def test_a_failed_compile_ahead_of_need_is_not_the_callers(tmp_path, monkeypatch):
     class Broken:
         def compile(self, sig):
             raise TypeError("cannot compile this ahead")
 
     pool = compile_pool.Pool.__new__(compile_pool.Pool)
-    pool.dir, pool.mine, pool.procs = str(tmp_path), set(), []
+    pool.dir, pool.procs = str(tmp_path), []
+    pool.claims = compile_pool.Claims(str(tmp_path), ["k1", "k2"])
+    pool.keys, pool.mine = pool.claims.keys, pool.claims.mine
     fn, sig = object(), ("sig",)
-    pool.keys = {(id(fn), sig): "k1"}
+    monkeypatch.setattr(compile_claims, "key_for", lambda f, s: "k1" if f is fn else None)
     pool.order = [(Broken(), ("other",), "k2")]
     with open(tmp_path / "k1", "w"):
         pass                                    # a worker compiles fn
-    pool.claim(fn, sig)                         # compiles k2 ahead: fails, silently
+    monkeypatch.setattr(compile_claims, "WAIT_LIMIT", 0.05)
+    assert pool.claim(fn, sig) is None          # compiles k2 ahead: fails, silently
     assert "k2" in pool.mine and not pool.order

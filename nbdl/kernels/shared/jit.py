@@ -17,9 +17,13 @@ Everything else is Numba's ``njit``: the same options (``cache``,
 
 ``set_compile_hook(hook)`` lets a higher layer see a compilation coming:
 ``hook(dispatcher, argument_types)`` runs before a ``KernelDispatcher``
-compiles for types it has not compiled in this process (the executor's
-compile pool uses it to wait for a kernel a worker process is compiling, then
-load it from the on-disk cache instead of compiling it a second time).
+compiles (or loads from the on-disk cache) for types it has no code for in
+this process, callees compiled for a caller included, and may return a
+callable that runs once that compilation has ended, failed or not (the
+executor's compile pool uses the pair to share a graph's kernels and their
+callees with worker processes: it waits for a kernel a worker is compiling,
+then loads it from the on-disk cache instead of compiling it a second time,
+and marks the ones this process compiled).
 """
 import functools
 import hashlib
@@ -42,7 +46,8 @@ def set_compile_hook(hook):
     hook : callable or None
         Called before a ``KernelDispatcher`` compiles for argument types it
         has no code for in this process; it may block (a worker process is
-        compiling the same kernel into the on-disk cache).
+        compiling the same kernel into the on-disk cache) and may return a
+        callable, called without arguments when that compilation has ended.
     """
     old = _hook[0]
     _hook[0] = hook
@@ -111,9 +116,14 @@ class KernelDispatcher(CPUDispatcher):
 
     def compile(self, sig):
         hook = _hook[0]
-        if hook is not None and isinstance(sig, tuple) and sig not in self.overloads:
-            hook(self, sig)
-        return super().compile(sig)
+        if hook is None or not isinstance(sig, tuple) or sig in self.overloads:
+            return super().compile(sig)
+        after = hook(self, sig)
+        try:
+            return super().compile(sig)
+        finally:
+            if after is not None:
+                after()
 
 
 def njit(*args, **options):

@@ -1,0 +1,214 @@
+"""The callees each kernel compiles, recorded ahead of time, so that a fresh
+machine's first run can hand them to the compile pool's workers.
+
+Numba compiles a kernel's callees while it types the kernel, one after the
+other: ResNet's convolution is one kernel whose call tree (the im2col table,
+the block loops, the GEMM, the epilogue) takes 8 s of a cold ResNet-50
+inference's 9 s of compilation, so a pool that hands out whole kernels had
+nothing to give a second core.  A callee's argument types follow from its
+caller's, but only typing finds them; ``compile_plan.json`` (next to this
+module) holds them, recorded by ``tools/compile_plan.py`` from the
+workloads of ``nbdl.precompile`` and ``perf/test_cold_start.py`` on an
+empty cache: for each kernel and argument types, the module-level kernels
+its compilation compiled, in the order it compiled them.  The pool gives
+them to its workers (``compile_pool.start``), which then compile them into
+the on-disk cache while this process types the caller.
+
+A plan that no longer matches the kernels costs nothing but a worker's
+time: an entry names a function and argument types; a function that is
+gone is skipped, and code compiled for types nobody calls is never loaded.
+The file is JSON (it is read, never executed); argument types are written
+in the small vocabulary of ``encode_type`` (arrays, scalars, tuples, None).
+"""
+import json
+import os
+
+from numba.core import types
+
+from .compile_claims import describe
+
+PLAN_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_plan.json")
+_plan = [None]
+
+
+def encode_type(ty):
+    """A JSON value for the Numba type ``ty``, or None when it is outside the
+    plan's vocabulary (arrays, booleans, integers, floats, complex numbers,
+    None, tuples of these).
+
+    Parameters
+    ----------
+    ty : numba.core.types.Type
+    """
+    if isinstance(ty, types.Array) and type(ty) is types.Array:
+        dt = encode_type(ty.dtype)
+        if dt is None:
+            return None
+        return ["array", dt, ty.ndim, ty.layout, bool(ty.mutable), bool(ty.aligned)]
+    if isinstance(ty, (types.Boolean, types.Integer, types.Float, types.Complex)) \
+            and not isinstance(ty, types.Literal):
+        return str(ty)
+    if isinstance(ty, types.NoneType):
+        return "none"
+    if isinstance(ty, types.UniTuple):
+        dt = encode_type(ty.dtype)
+        return None if dt is None else ["unituple", dt, ty.count]
+    if isinstance(ty, types.Tuple):
+        items = [encode_type(t) for t in ty.types]
+        return None if any(t is None for t in items) else ["tuple", items]
+    return None
+
+
+def decode_type(v):
+    """The Numba type ``encode_type`` wrote as ``v`` (ValueError when ``v``
+    is not one).
+
+    Parameters
+    ----------
+    v : str or list
+    """
+    if isinstance(v, str):
+        if v == "none":
+            return types.none
+        ty = getattr(types, v, None)
+        if isinstance(ty, (types.Boolean, types.Integer, types.Float, types.Complex)):
+            return ty
+        raise ValueError(f"compile plan: unknown type {v!r}")
+    if isinstance(v, list) and v:
+        kind = v[0]
+        if kind == "array" and len(v) == 6:
+            return types.Array(decode_type(v[1]), int(v[2]), str(v[3]), readonly=not v[4],
+                               aligned=bool(v[5]))
+        if kind == "unituple" and len(v) == 3:
+            return types.UniTuple(decode_type(v[1]), int(v[2]))
+        if kind == "tuple" and len(v) == 2:
+            return types.Tuple([decode_type(t) for t in v[1]])
+    raise ValueError(f"compile plan: unknown type {v!r}")
+
+
+def encode_sig(sig):
+    """The list of ``encode_type`` values of the argument types ``sig``, or
+    None when one of them is outside the vocabulary.
+
+    Parameters
+    ----------
+    sig : tuple of numba.core.types.Type
+    """
+    out = [encode_type(t) for t in sig]
+    return None if any(t is None for t in out) else out
+
+
+def decode_sig(v):
+    """The tuple of argument types ``encode_sig`` wrote as ``v``.
+
+    Parameters
+    ----------
+    v : list
+    """
+    return tuple(decode_type(t) for t in v)
+
+
+def name_of(fn):
+    """``'module:qualname'`` of the dispatcher ``fn``'s Python function (the
+    plan's name for a kernel).
+
+    Parameters
+    ----------
+    fn : numba dispatcher
+    """
+    f = fn.py_func
+    return f"{f.__module__}:{f.__qualname__}"
+
+
+def key_of(fn, sig):
+    """The plan's key for ``fn`` compiled for the argument types ``sig``.
+
+    Parameters
+    ----------
+    fn : numba dispatcher
+    sig : tuple of numba.core.types.Type
+    """
+    return f"{name_of(fn)}{tuple(sig)}"
+
+
+def load(path=None):
+    """The plan: ``{key_of(kernel, sig): [[module, name, encoded sig], ...]}``
+    ({} when the file is missing or unreadable).  Read once per process for
+    the default file.
+
+    Parameters
+    ----------
+    path : str, optional
+        A plan file (default: ``NBDL_COMPILE_PLAN``'s, ``config.compile_plan_file``,
+        kept after the first read).
+    """
+    if path is None:
+        if _plan[0] is not None:
+            return _plan[0]
+        from .. import config
+        chosen = config.compile_plan_file()
+        _plan[0] = load(PLAN_FILE if chosen is None else chosen) if chosen != "" else {}
+        return _plan[0]
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    plan = data.get("plan") if isinstance(data, dict) else None
+    return plan if isinstance(plan, dict) else {}
+
+
+def callees(fn, sig, plan=None):
+    """The ``(module, name, argument types)`` of the kernels the plan says
+    ``fn`` compiles for ``sig``, in its order; entries whose types do not
+    decode are left out.
+
+    Parameters
+    ----------
+    fn : numba dispatcher
+    sig : tuple of numba.core.types.Type
+    plan : dict, optional
+        A plan (default: the package's, ``load()``).
+    """
+    plan = load() if plan is None else plan
+    out = []
+    for entry in plan.get(key_of(fn, sig), ()):
+        try:
+            module, name, enc = entry
+            out.append((str(module), str(name), decode_sig(enc)))
+        except (ValueError, TypeError):
+            continue
+    return out
+
+
+class Recorder:
+    """A compile hook (``nbdl.kernels.shared.jit.set_compile_hook``) that
+    records, for each kernel compiled from Python (or by the executor), the
+    module-level kernels compiled while it compiled: ``plan`` in ``load``'s
+    form.  Run with an empty cache: a kernel loaded from the cache compiles
+    no callee."""
+
+    def __init__(self):
+        self.plan = {}
+        self._stack = []      # (key, nested list) of the compilations under way
+
+    def __call__(self, fn, sig):
+        if self._stack:
+            desc = describe(fn)
+            enc = encode_sig(sig)
+            if desc is not None and desc[1] is None and enc is not None:
+                entry = [desc[0], desc[2], enc]
+                nested = self._stack[0][1]
+                if entry not in nested:
+                    nested.append(entry)
+        self._stack.append((key_of(fn, sig), []))
+
+        def after():
+            key, nested = self._stack.pop()
+            if not self._stack and nested:
+                self.plan[key] = nested
+        return after
+
+
+__all__ = ["PLAN_FILE", "encode_type", "decode_type", "encode_sig", "decode_sig", "name_of",
+           "key_of", "load", "callees", "Recorder"]

@@ -1,0 +1,159 @@
+"""The compile plan (``nbdl.executor.compile_plan``): the callees each kernel
+compiles, recorded ahead of time, so that the compile pool's workers can
+compile them while this process types the caller."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numba.core import types
+
+from nbdl.executor import compile_plan
+from nbdl.kernels.shared.jit import njit, set_compile_hook
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.mark.parametrize("ty", [
+    types.float32, types.float64, types.int32, types.int64, types.uint8, types.boolean,
+    types.complex64, types.none,
+    types.Array(types.float32, 2, "C"), types.Array(types.int32, 1, "A", readonly=True),
+    types.Array(types.float64, 5, "F", aligned=False),
+    types.UniTuple(types.int64, 15), types.Tuple([types.int64, types.float32, types.boolean]),
+    types.UniTuple(types.UniTuple(types.intp, 2), 3)])
+def test_types_read_back_as_written(ty):
+    enc = compile_plan.encode_type(ty)
+    assert enc is not None
+    assert json.loads(json.dumps(enc)) == enc
+    assert compile_plan.decode_type(json.loads(json.dumps(enc))) == ty
+
+
+def test_types_outside_the_vocabulary():
+    assert compile_plan.encode_type(types.literal(3)) is None
+    assert compile_plan.encode_type(types.unicode_type) is None
+    assert compile_plan.encode_sig((types.int64, types.unicode_type)) is None
+    for bad in ("float128", "unicode_type", ["array"], ["tuple", 3], 7, ["nope", 1]):
+        with pytest.raises((ValueError, TypeError)):
+            compile_plan.decode_type(bad)
+
+
+@njit
+def _leaf(x, n):
+    return x[:n].sum()
+
+
+@njit
+def _middle(x, n):
+    return _leaf(x, n) + _leaf(x, 1)
+
+
+@njit
+def _top(x, n):
+    return _middle(x, n) * 2
+
+
+def test_recorder_lists_callees_in_the_order_compiled():
+    rec = compile_plan.Recorder()
+    old = set_compile_hook(rec)
+    try:
+        assert _top(np.arange(5, dtype=np.float32), 3) == 6.0     # (0+1+2 + 0) * 2
+    finally:
+        set_compile_hook(old)
+    sig = (types.Array(types.float32, 1, "C"), types.int64)
+    key = compile_plan.key_of(_top, sig)
+    assert list(rec.plan) == [key]
+    names = [name for _, name, _ in rec.plan[key]]
+    assert names == ["_middle", "_leaf"]         # one entry per (callee, types)
+    assert all(m == __name__ for m, _, _ in rec.plan[key])
+    assert compile_plan.callees(_top, sig, rec.plan) == [
+        (__name__, "_middle", sig), (__name__, "_leaf", sig)]
+
+
+def test_the_packaged_plan_names_kernels_that_exist():
+    plan = compile_plan.load(compile_plan.PLAN_FILE)
+    assert plan, "nbdl/executor/compile_plan.json is missing or empty"
+    import importlib
+    for key, nested in plan.items():
+        assert nested
+        for module, name, enc in nested:
+            fn = getattr(importlib.import_module(module), name)
+            assert hasattr(fn, "compile"), (module, name)
+            assert compile_plan.encode_sig(compile_plan.decode_sig(enc)) == enc
+
+
+def test_unreadable_plans_are_empty(tmp_path):
+    bad = tmp_path / "plan.json"
+    bad.write_text("{not json")
+    assert compile_plan.load(str(bad)) == {}
+    bad.write_text('{"plan": [1, 2]}')
+    assert compile_plan.load(str(bad)) == {}
+    assert compile_plan.load(str(tmp_path / "missing.json")) == {}
+
+
+_POOLED = r"""
+import json, sys, numpy as np, nbdl
+from nbdl.executor import compile_pool, compile_plan
+from nbdl.kernels.shared.jit import set_compile_hook
+mode = sys.argv[1]
+x = nbdl.sym.var("x")
+y = nbdl.sym.FullyConnected(x, num_hidden=5, name="fc")
+for op in ("exp", "sin", "cos", "tanh", "square"):   # more kernels: a pool needs >= 6 items
+    y = getattr(nbdl.sym, op)(y)
+ex = y.simple_bind(nbdl.cpu(), x=(4, 3))
+for name, arr in ex.arg_dict.items():
+    arr[:] = np.linspace(-1, 1, arr.size, dtype=np.float32).reshape(arr.shape)
+if mode == "record":
+    rec = compile_plan.Recorder()
+    set_compile_hook(rec)
+    ex.forward()
+    set_compile_hook(None)
+    json.dump({"plan": rec.plan}, open(sys.argv[2], "w"))
+    print(json.dumps({"out": ex.outputs[0].asnumpy().ravel().tolist()}))
+    sys.exit()
+pools = []
+start = compile_pool.start
+def spy(calls):
+    p = start(calls)
+    pools.append(p)
+    if p is not None:
+        for proc in p.procs:
+            proc.wait()           # the worker compiles everything first
+    return p
+compile_pool.start = spy
+ex.forward()
+pool = pools[0]
+import os
+from nbdl.kernels.cpu import matrix
+callee_keys = [k for k in pool.keys if k not in {k2 for _, _, k2 in pool.order}]
+done = sum(os.path.exists(os.path.join(pool.dir, k + ".done")) for k in callee_keys)
+print(json.dumps({"items": len(pool.keys), "callees": len(callee_keys), "done": done,
+                  "mine": len(pool.mine),
+                  "loaded": sum(matrix.fc_forward.stats.cache_hits.values()),
+                  "out": ex.outputs[0].asnumpy().ravel().tolist()}))
+"""
+
+
+def test_workers_compile_the_callees_the_plan_names(tmp_path):
+    plan = tmp_path / "plan.json"
+
+    def run(mode, cache):
+        workers = "0" if mode == "record" else "1"   # a pool's hook would replace the recorder
+        env = dict(os.environ, NBDL_COMPILE_WORKERS=workers, NBDL_QUIET="1", NBDL_DRIVER="0",
+                   NUMBA_CACHE_DIR=str(tmp_path / cache / "numba"),
+                   NBDL_CACHE_DIR=str(tmp_path / cache / "nbdl"), NBDL_COMPILE_PLAN=str(plan),
+                   PYTHONPATH=ROOT, NBDL_NUM_THREADS="1")
+        out = subprocess.run([sys.executable, "-c", _POOLED, mode, str(plan)], env=env,
+                             check=True, capture_output=True, text=True, timeout=600).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    recorded = run("record", "a")
+    names = [n for v in compile_plan.load(str(plan)).values() for _, n, _ in v]
+    assert "gemm_c" in names and "_add_bias_rows" in names
+    pooled = run("pool", "b")
+    assert pooled["callees"] >= 2               # the kernels' callees were handed out ...
+    assert pooled["done"] == pooled["callees"]  # ... and compiled by the worker,
+    assert pooled["mine"] == 0                  # none here:
+    assert pooled["loaded"] >= 1                # fc_forward came from the cache
+    assert pooled["out"] == recorded["out"]
