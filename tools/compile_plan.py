@@ -27,6 +27,13 @@ from nbdl.executor.compile_plan import Recorder
 from nbdl.kernels.shared.jit import set_compile_hook
 rec = Recorder()
 set_compile_hook(rec)
+from nbdl.executor import compile_pool
+_start = compile_pool.start
+def start(calls, training=False):
+    if training:
+        rec.graph_started(calls)
+    return _start(calls, training)
+compile_pool.start = start
 kind, name = sys.argv[1], sys.argv[2]
 if kind == "workload":
     from nbdl.precompile import WORKLOADS
@@ -36,7 +43,7 @@ else:
     from test_cold_start import CASES
     exec(CASES[name], {})
 set_compile_hook(None)
-print("PLAN" + json.dumps(rec.plan))
+print("PLAN" + json.dumps({"plan": rec.plan, "followers": rec.followers()}))
 """
 
 
@@ -58,12 +65,12 @@ def _record(job):
     return f"{name}{' (1 thread)' if threads else ''}", json.loads(line[4:])
 
 
-def _merge(plans):
+def _merge(tables):
     merged = {}
-    for plan in plans:
-        for key, nested in plan.items():
+    for table in tables:
+        for key, entries in table.items():
             have = merged.setdefault(key, [])
-            for entry in nested:
+            for entry in entries:
                 if entry not in have:
                     have.append(entry)
     return dict(sorted(merged.items()))
@@ -83,26 +90,34 @@ def main():
     # kernels) and as a user does; the workloads with the user's defaults
     jobs = ([("case", n, t) for t in ("1", "") for n in CASES]
             + [("workload", n, "") for n in WORKLOADS])
-    plans = []
+    plans, followers = [], []
     with ThreadPoolExecutor(a.jobs) as ex:
-        for name, plan in ex.map(_record, jobs):
-            print(f"  {name:<40} {len(plan):4d} kernels with callees", flush=True)
-            plans.append(plan)
-    merged = _merge(plans)
-    for key, nested in merged.items():       # every entry must read back as written
+        for name, rec in ex.map(_record, jobs):
+            print(f"  {name:<40} {len(rec['plan']):4d} kernels with callees, "
+                  f"{sum(len(v) for v in rec['followers'].values()):3d} followers", flush=True)
+            plans.append(rec["plan"])
+            followers.append(rec["followers"])
+    merged, after = _merge(plans), _merge(followers)
+    # every entry must read back as written
+    for key, nested in merged.items():
         for _, _, enc in nested:
             assert compile_plan.encode_sig(compile_plan.decode_sig(enc)) == enc, (key, enc)
+    for key, entries in after.items():
+        for _, enc in entries:
+            assert compile_plan.encode_sig(compile_plan.decode_sig(enc)) == enc, (key, enc)
     doc = {"about": "written by tools/compile_plan.py; see nbdl/executor/compile_plan.py",
-           "plan": merged}
+           "plan": merged, "followers": after}
     if a.check:
-        same = compile_plan.load(compile_plan.PLAN_FILE) == merged
+        same = (compile_plan.load(compile_plan.PLAN_FILE) == merged
+                and compile_plan.load_followers(compile_plan.PLAN_FILE) == after)
         print("plan up to date" if same else "plan differs from the kernels: rerun the tool")
         return 0 if same else 1
     with open(compile_plan.PLAN_FILE, "w") as f:
         json.dump(doc, f, indent=0, sort_keys=False)
         f.write("\n")
     print(f"wrote {compile_plan.PLAN_FILE}: {len(merged)} kernels, "
-          f"{sum(len(v) for v in merged.values())} callee entries")
+          f"{sum(len(v) for v in merged.values())} callee entries, "
+          f"{sum(len(v) for v in after.values())} followers of {len(after)} training graphs")
     return 0
 
 

@@ -14,6 +14,13 @@ its compilation compiled, in the order it compiled them.  The pool gives
 them to its workers (``compile_pool.start``), which then compile them into
 the on-disk cache while this process types the caller.
 
+The file also lists, for the first kernel of each recorded training graph,
+the kernels that run compiled after that graph's first run began and that
+were not its own (``load_followers``: a loss called eagerly, its gradient,
+the optimizer's update); a pool for a training graph gives its workers
+those too, after everything else, since this process will compile them
+right after the graph's own.
+
 A plan that no longer matches the kernels costs nothing but a worker's
 time: an entry names a function and argument types; a function that is
 gone is skipped, and code compiled for types nobody calls is never loaded.
@@ -142,20 +149,42 @@ def load(path=None):
         A plan file (default: ``NBDL_COMPILE_PLAN``'s, ``config.compile_plan_file``,
         kept after the first read).
     """
+    return _read(path)[0]
+
+
+def load_followers(path=None):
+    """The plan's followers: ``{key_of(kernel, sig): [[description, encoded
+    sig], ...]}``, for the first kernel of a training graph, the kernels
+    compiled after that graph's first run began that were none of its own
+    (a loss called eagerly, its gradient, the optimizer's update), in the
+    order they were compiled ({} when there are none).
+
+    Parameters
+    ----------
+    path : str, optional
+        As for ``load``.
+    """
+    return _read(path)[1]
+
+
+def _read(path):
     if path is None:
         if _plan[0] is not None:
             return _plan[0]
         from .. import config
         chosen = config.compile_plan_file()
-        _plan[0] = load(PLAN_FILE if chosen is None else chosen) if chosen != "" else {}
+        _plan[0] = _read(PLAN_FILE if chosen is None else chosen) if chosen != "" else ({}, {})
         return _plan[0]
     try:
         with open(path) as f:
             data = json.load(f)
     except (OSError, ValueError):
-        return {}
-    plan = data.get("plan") if isinstance(data, dict) else None
-    return plan if isinstance(plan, dict) else {}
+        return {}, {}
+    if not isinstance(data, dict):
+        return {}, {}
+    plan, followers = data.get("plan"), data.get("followers")
+    return (plan if isinstance(plan, dict) else {},
+            followers if isinstance(followers, dict) else {})
 
 
 def callees(fn, sig, plan=None):
@@ -181,6 +210,30 @@ def callees(fn, sig, plan=None):
     return out
 
 
+def followers(fn, sig, table=None):
+    """The ``(description, argument types)`` of the kernels recorded as
+    compiled after a training graph whose first kernel is ``fn`` for
+    ``sig`` (``load_followers``); entries that do not decode are left out.
+
+    Parameters
+    ----------
+    fn : numba dispatcher
+    sig : tuple of numba.core.types.Type
+    table : dict, optional
+        Followers (default: the package's, ``load_followers()``).
+    """
+    table = load_followers() if table is None else table
+    out = []
+    for entry in table.get(key_of(fn, sig), ()):
+        try:
+            desc, enc = entry
+            module, builder, args = desc
+            out.append(((str(module), builder, args), decode_sig(enc)))
+        except (ValueError, TypeError):
+            continue
+    return out
+
+
 class Recorder:
     """A compile hook (``nbdl.kernels.shared.jit.set_compile_hook``) that
     records, for each kernel compiled from Python (or by the executor), the
@@ -191,8 +244,38 @@ class Recorder:
     def __init__(self):
         self.plan = {}
         self._stack = []      # (key, nested list) of the compilations under way
+        self._order = []      # (key, [description, encoded sig]) of top-level compilations
+        self._graphs = []     # (first kernel's key, its kernels' keys, len(_order) then)
+
+    def graph_started(self, calls):
+        """Note that a training graph's first run begins: ``calls`` are its
+        kernels and their arguments (``compile_pool.start``'s)."""
+        from .. import compile_log
+        keys = []
+        for fn, args in calls:
+            known = compile_log.lookup(fn, args)
+            if known is not None:
+                keys.append(key_of(fn, known[0]))
+        if keys:
+            self._graphs.append((keys[0], set(keys), len(self._order)))
+
+    def followers(self):
+        """``load_followers``'s table for what was recorded."""
+        table = {}
+        mine = set().union(*(keys for _, keys, _ in self._graphs)) if self._graphs else set()
+        for first, _, at in self._graphs:
+            out = table.setdefault(first, [])
+            for key, entry in self._order[at:]:
+                if key not in mine and entry not in out:
+                    out.append(entry)
+        return {k: v for k, v in table.items() if v}
 
     def __call__(self, fn, sig):
+        if not self._stack:
+            desc = describe(fn)
+            enc = encode_sig(sig)
+            if desc is not None and enc is not None:
+                self._order.append((key_of(fn, sig), [list(desc), enc]))
         if self._stack:
             desc = describe(fn)
             enc = encode_sig(sig)
@@ -211,4 +294,4 @@ class Recorder:
 
 
 __all__ = ["PLAN_FILE", "encode_type", "decode_type", "encode_sig", "decode_sig", "name_of",
-           "key_of", "load", "callees", "Recorder"]
+           "key_of", "load", "load_followers", "callees", "followers", "Recorder"]

@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 from .. import compile_log, config
 from . import compile_plan
@@ -88,17 +89,30 @@ def busy_cores():
     command of a script) and, from its first seconds, this process itself,
     which on a 2-core machine was enough to start no worker at all; and
     this process's own threads (a BLAS thread spinning after a product)
-    are no other process's work."""
+    are no other process's work.  The runnable count is the least of up to
+    five samples 2 ms apart: a short-lived process (a shell's ``date``)
+    runnable at the one moment sampled kept the pool from starting (a
+    training step's first run then took 21 s instead of 12)."""
     try:
-        with open("/proc/loadavg") as f:
-            fields = f.read().split()
-        load, running = float(fields[0]), int(fields[3].split("/")[0])
-        return max(0.0, min(load, float(running - _own_running())))
+        others = None
+        for i in range(5):
+            fields = _loadavg()
+            running = int(fields[3].split("/")[0]) - _own_running()
+            others = running if others is None else min(others, running)
+            if others <= 0:
+                break
+            time.sleep(0.002)
+        return max(0.0, min(float(fields[0]), float(others)))
     except (OSError, ValueError, IndexError):
         try:
             return os.getloadavg()[0]
         except (AttributeError, OSError):   # pragma: no cover - not Unix
             return 0.0
+
+
+def _loadavg():
+    with open("/proc/loadavg") as f:
+        return f.read().split()
 
 
 def _own_running():
@@ -127,12 +141,15 @@ class Pool:
         Kernels to compile, in the order this process will run them.
     workers : int
         Worker processes to start.
-    callees : list of (description, tuple of Numba types), optional
-        For each item, after it, the kernels the compile plan says its
-        compilation compiles (``compile_plan``): workers take them too.
+    callees : list of lists of (description, tuple of Numba types), optional
+        For each item, the kernels the compile plan says its compilation
+        compiles (``compile_plan``): workers take them too.
+    after : list of (description, tuple of Numba types), optional
+        Kernels this process is expected to compile after the items
+        (``compile_plan.followers``): workers take them last, from the end.
     """
 
-    def __init__(self, items, workers, callees=None):
+    def __init__(self, items, workers, callees=None, after=()):
         self.dir = tempfile.mkdtemp(prefix="nbdl-compile-")
         self.order = []                         # (fn, sig, key), this process's order
         payload = []
@@ -142,10 +159,13 @@ class Pool:
             payload.append((k, desc, sig))
             for cdesc, csig in (callees[i] if callees else ()):
                 payload.append((claim_key(cdesc, csig), cdesc, csig))
-        self.claims = Claims(self.dir, [k for k, _, _ in payload])
+        payload.reverse()                       # workers start from the end
+        # then the expected followers, the last first (this process needs the first first)
+        payload += [(claim_key(d, s), d, s) for d, s in reversed(list(after))]
+        self.work = [k for k, _, _ in payload]  # the workers' order
+        self.claims = Claims(self.dir, self.work)
         self.keys = self.claims.keys
         self.mine = self.claims.mine
-        payload.reverse()                       # workers start from the end
         blob = pickle.dumps({"dir": self.dir, "items": payload})
         env = dict(os.environ, NBDL_COMPILE_WORKERS="0")
         self.procs = []
@@ -213,7 +233,7 @@ def _close_all():
         pool.close()
 
 
-def start(calls):
+def start(calls, training=False):
     """Start workers for the kernels of ``calls`` that need compiling, when
     that pays (``worker_count``).  Returns the ``Pool`` or None.
 
@@ -222,6 +242,10 @@ def start(calls):
     calls : list of (callable, tuple)
         Kernels and their arguments, in the order they will run (the
         forward pass, then the backward pass).
+    training : bool
+        ``calls`` are a training graph's: the workers also get, last, the
+        kernels the compile plan recorded after such a graph
+        (``compile_plan.load_followers``).
     """
     items, seen = [], set()
     for fn, args in calls:
@@ -241,7 +265,8 @@ def start(calls):
     workers = worker_count(len(items) + sum(len(c) for c in callees))
     if workers == 0:
         return None
-    pool = Pool(items, workers, callees)
+    after = compile_plan.followers(*items[0][:2]) if training else []
+    pool = Pool(items, workers, callees, after)
     with _lock:
         for old in [p for p in _pools if p.finished()]:
             _pools.remove(old)

@@ -160,9 +160,10 @@ class Executor:
             if not self._pool_started and self._device.device_type == "cpu":
                 self._pool_started = True
                 ahead = calls
-                if which == "fwd_train" and self._has_backward:
+                training = which == "fwd_train" and self._has_backward
+                if training:
                     ahead = calls + _first_calls(self._sched.backward)
-                compile_pool.start(ahead)
+                compile_pool.start(ahead, training=training)
             note = compile_log.announce(calls, self._describe(which))
             if note.count:
                 def first():

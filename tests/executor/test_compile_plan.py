@@ -114,8 +114,8 @@ if mode == "record":
     sys.exit()
 pools = []
 start = compile_pool.start
-def spy(calls):
-    p = start(calls)
+def spy(calls, training=False):
+    p = start(calls, training)
     pools.append(p)
     if p is not None:
         for proc in p.procs:
@@ -157,3 +157,129 @@ def test_workers_compile_the_callees_the_plan_names(tmp_path):
     assert pooled["mine"] == 0                  # none here:
     assert pooled["loaded"] >= 1                # fc_forward came from the cache
     assert pooled["out"] == recorded["out"]
+
+
+@njit
+def _graph_kernel(x):
+    return x + 1.0
+
+
+@njit
+def _eager_a(x):
+    return x * 2.0
+
+
+@njit
+def _eager_b(x):
+    return x - 1.0
+
+
+def test_recorder_lists_what_follows_a_training_graph():
+    from numba import typeof
+    a = np.ones(3)
+    rec = compile_plan.Recorder()
+    old = set_compile_hook(rec)
+    try:
+        _eager_b(np.ones(2, np.float32))          # before the graph: not a follower
+        rec.graph_started([(_graph_kernel, (a,))])
+        _graph_kernel(a)                            # the graph's own kernel: not one either
+        _eager_a(a)
+        _eager_b(a)
+        _eager_a(a)
+    finally:
+        set_compile_hook(old)
+    sig = (typeof(a),)
+    table = rec.followers()
+    key = compile_plan.key_of(_graph_kernel, sig)
+    assert list(table) == [key]
+    assert [d[2] for d, _ in table[key]] == ["_eager_a", "_eager_b"]
+    table = json.loads(json.dumps(table))          # as the file holds it
+    assert compile_plan.followers(_graph_kernel, sig, table) == [
+        ((__name__, None, "_eager_a"), sig), ((__name__, None, "_eager_b"), sig)]
+
+
+def test_pool_hands_out_followers_last(tmp_path):
+    from nbdl.executor import compile_pool
+    from nbdl.executor.compile_claims import claim_key
+    sig = (types.float64,)
+    item = (_graph_kernel, sig, (__name__, None, "_graph_kernel"))
+    callee = ((__name__, None, "_eager_b"), sig)
+    after = [((__name__, None, "_eager_a"), sig), ((__name__, None, "_leaf"), sig)]
+    pool = compile_pool.Pool([item], 0, [[callee]], after)
+    try:
+        assert pool.work == [claim_key(*callee), claim_key(item[2], sig),
+                             claim_key(*after[1]), claim_key(*after[0])]
+        assert [k for _, _, k in pool.order] == [claim_key(item[2], sig)]
+    finally:
+        pool.close()
+
+
+_TRAINED = r"""
+import json, os, sys, numpy as np, nbdl
+from nbdl.executor import compile_pool, compile_plan
+from nbdl.kernels.shared.jit import set_compile_hook
+mode, path = sys.argv[1], sys.argv[2]
+x = nbdl.sym.var("x")
+y = nbdl.sym.FullyConnected(x, num_hidden=5, name="fc")
+for op in ("exp", "sin", "cos", "tanh", "square"):
+    y = getattr(nbdl.sym, op)(y)
+ex = y.simple_bind(nbdl.cpu(), x=(4, 3), grad_req="write")
+for name, arr in ex.arg_dict.items():
+    arr[:] = np.linspace(-1, 1, arr.size, dtype=np.float32).reshape(arr.shape)
+pools = []
+rec = compile_plan.Recorder()
+start = compile_pool.start
+def spy(calls, training=False):
+    if mode == "record":
+        rec.graph_started(calls)
+        return None
+    p = start(calls, training)
+    pools.append(p)
+    if p is not None:
+        for proc in p.procs:
+            proc.wait()           # the worker compiles everything first
+    return p
+compile_pool.start = spy
+if mode == "record":
+    set_compile_hook(rec)
+ex.forward(is_train=True)
+ex.backward()
+after = nbdl.nd.arcsinh(ex.outputs[0]).asnumpy()   # an eager call after the graph
+if mode == "record":
+    set_compile_hook(None)
+    json.dump({"plan": rec.plan, "followers": rec.followers()}, open(path, "w"))
+    print(json.dumps({"after": after.ravel().tolist()}))
+    sys.exit()
+pool = pools[0]
+from nbdl.executor.compile_claims import claim_key
+table = compile_plan.load_followers(path)
+keys = [claim_key(d, compile_plan.decode_sig(e)) for v in table.values() for d, e in v]
+print(json.dumps({"after": after.ravel().tolist(), "n_follow": len(keys),
+                  "handed": [k in pool.work for k in keys],
+                  "done": [os.path.exists(os.path.join(pool.dir, k + ".done")) for k in keys],
+                  "mine": [k in pool.mine for k in keys]}))
+"""
+
+
+def test_workers_compile_what_follows_a_training_graph(tmp_path):
+    plan = tmp_path / "plan.json"
+
+    def run(mode, cache):
+        env = dict(os.environ, NBDL_COMPILE_WORKERS="0" if mode == "record" else "1",
+                   NBDL_QUIET="1", NBDL_DRIVER="0", NBDL_NUM_THREADS="1",
+                   NUMBA_CACHE_DIR=str(tmp_path / cache / "numba"),
+                   NBDL_CACHE_DIR=str(tmp_path / cache / "nbdl"), NBDL_COMPILE_PLAN=str(plan),
+                   PYTHONPATH=ROOT)
+        out = subprocess.run([sys.executable, "-c", _TRAINED, mode, str(plan)], env=env,
+                             check=True, capture_output=True, text=True, timeout=600).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    recorded = run("record", "a")
+    table = compile_plan.load_followers(str(plan))
+    names = [d[2][0] if d[1] else d[2] for v in table.values() for d, _ in v]
+    assert any("arcsinh" in n for n in names), names
+    pooled = run("pool", "b")
+    assert pooled["n_follow"] >= 1
+    # the eager kernels went to the worker, which compiled them; this process did not
+    assert all(pooled["handed"]) and all(pooled["done"]) and not any(pooled["mine"])
+    assert pooled["after"] == recorded["after"]

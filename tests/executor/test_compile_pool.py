@@ -26,8 +26,8 @@ ex = y.simple_bind(nbdl.cpu(), x=(3, 4))
 ex.arg_dict["x"][:] = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
 pools = []
 start = compile_pool.start
-def spy(calls):
-    p = start(calls)
+def spy(calls, training=False):
+    p = start(calls, training)
     pools.append(p)
     if p is not None and wait:
         for proc in p.procs:
@@ -145,6 +145,18 @@ def test_own_threads_are_not_another_process_s_work():
         t.join()
     assert seen >= 2
     assert compile_pool._own_running() >= 1
+
+
+def test_busy_cores_takes_the_least_of_a_few_samples(monkeypatch):
+    """A process runnable for a moment (a shell command) must not keep the
+    pool from starting: the runnable count is sampled a few times."""
+    samples = iter(["0.9 0.5 0.4 3/200 1", "0.9 0.5 0.4 2/200 1", "0.9 0.5 0.4 1/200 1"])
+    monkeypatch.setattr(compile_pool, "_loadavg", lambda: next(samples).split())
+    monkeypatch.setattr(compile_pool, "_own_running", lambda: 1)
+    assert compile_pool.busy_cores() == 0.0
+    steady = "1.7 1.5 1.4 3/200 1".split()
+    monkeypatch.setattr(compile_pool, "_loadavg", lambda: steady)
+    assert compile_pool.busy_cores() == 1.7          # two others, the load says 1.7
 
 
 def test_busy_cores_reads_the_machine():
