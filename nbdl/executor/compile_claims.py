@@ -80,9 +80,12 @@ class Claims:
         return True
 
     def is_done(self, key):
+        """Whether ``key``'s compilation has ended (in any process)."""
         return os.path.exists(os.path.join(self.dir, key + ".done"))
 
     def mark_done(self, key):
+        """Mark ``key``'s compilation ended (the code is in the on-disk cache,
+        or the compilation failed and a waiter will try it itself)."""
         try:
             os.close(os.open(os.path.join(self.dir, key + ".done"), os.O_CREAT | os.O_WRONLY))
         except OSError:                         # the pool is gone

@@ -26,6 +26,9 @@ time: an entry names a function and argument types; a function that is
 gone is skipped, and code compiled for types nobody calls is never loaded.
 The file is JSON (it is read, never executed); argument types are written
 in the small vocabulary of ``encode_type`` (arrays, scalars, tuples, None).
+A follower that is a generated kernel (``_elemwise_gen``) is described by
+its source, which a worker compiles: such entries are taken from the
+package's own plan only, not from a file ``NBDL_COMPILE_PLAN`` names.
 """
 import json
 import os
@@ -183,8 +186,20 @@ def _read(path):
     if not isinstance(data, dict):
         return {}, {}
     plan, followers = data.get("plan"), data.get("followers")
-    return (plan if isinstance(plan, dict) else {},
-            followers if isinstance(followers, dict) else {})
+    plan = plan if isinstance(plan, dict) else {}
+    followers = followers if isinstance(followers, dict) else {}
+    if os.path.realpath(path) != os.path.realpath(PLAN_FILE):
+        # a generated kernel is described by its source, which a worker would
+        # compile: only the package's own plan may name one
+        followers = {k: [e for e in v if _named(e)] for k, v in followers.items()}
+    return plan, followers
+
+
+def _named(entry):
+    try:
+        return entry[0][1] is None
+    except (TypeError, IndexError, KeyError):
+        return False
 
 
 def callees(fn, sig, plan=None):

@@ -26,9 +26,14 @@ def main():
     from ..kernels.shared.jit import set_compile_hook
     from .compile_claims import Claims
     claims = Claims(work["dir"], [key for key, _, _ in work["items"]])
-    set_compile_hook(claims.hook)
+    parent = os.getppid()
+
+    def gone():                         # the pool's process died: stop waiting for its claims
+        return os.getppid() != parent
+
+    set_compile_hook(lambda fn, sig: claims.hook(fn, sig, gone=gone))
     for key, desc, sig in work["items"]:
-        if not os.path.isdir(claims.dir):
+        if not os.path.isdir(claims.dir) or gone():
             return                      # the pool is gone
         if not claims.take(key) or claims.is_done(key):
             continue                    # another process has it
