@@ -125,7 +125,11 @@ def _scale_only(c, beta):
 @njit(cache=True)
 def gemm(a, b, c, alpha, beta):
     """c (m, n) = alpha * a (m, k) . b (k, n) + beta * c; shapes are trusted
-    (the caller's views are sized at prepare time)."""
+    (the caller's views are sized at prepare time).  Compiled per operand
+    type, and ``x``, ``x.T`` and ``x[r0:r1]`` are three types: callers pass
+    every operand as a full slice (``x[:, :]``, layout ``A``) so that one
+    compilation per dtype serves them all (a ResNet's first training step
+    compiled it four times, 0.34 s each)."""
     m, k = a.shape
     n = c.shape[1]
     if m == 0 or n == 0:
@@ -196,7 +200,7 @@ def gemm_part(a, b, c, alpha, beta, t, nt):
     share of a product split over threads (``part_bounds``)."""
     r0, r1, c0, c1 = part_bounds(c.shape[0], c.shape[1], t, nt)
     if r1 > r0 and c1 > c0:
-        gemm(a[r0:r1], b[:, c0:c1], c[r0:r1, c0:c1], alpha, beta)
+        gemm(a[r0:r1, :], b[:, c0:c1], c[r0:r1, c0:c1], alpha, beta)
 
 
 __all__ = ["gemm", "gemm_c", "gemm_part", "part_bounds"]

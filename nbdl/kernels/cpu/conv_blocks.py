@@ -84,14 +84,14 @@ def _product_cols(wg, src, out3, buf, st, r3, n0, nb, g, g_n, ep, add, f0, f1, q
     if nb == 1:
         i = n0 * g_n + g
         o = out3[i]
-        gemm(wg[f0:f1], src, o[f0:f1, qa:qb], 1.0, 1.0 if add else 0.0)
+        gemm(wg[f0:f1, :], src[:, :], o[f0:f1, qa:qb], 1.0, 1.0 if add else 0.0)
         if ep:
             for f in range(f0, f1):
                 finish_run(o[f], r3[i, f] if ep & EP_RESIDUAL else o[f], st, g * fg + f, ep,
                            qa, qb)
         return
     res = _block(buf, fg, nb * p)
-    gemm(wg[f0:f1], src, res[f0:f1], 1.0, 0.0)
+    gemm(wg[f0:f1, :], src[:, :], res[f0:f1, :], 1.0, 0.0)
     for j in range(nb):
         for f in range(f0, f1):
             _scatter_unit(j * fg + f, res, out3, st, r3, n0, g, g_n, ep, add)
@@ -107,10 +107,10 @@ def _product_img(wg, src, img3, col, n0, nb, g, g_n, direct, add, tbl, k, p, c0,
     r0, r1 = c0 * k, c1 * k
     wt = wg[:, r0:r1].T
     if direct and nb == 1:
-        gemm(wt, src, img3[n0 * g_n + g, c0:c1, qa:qb], 1.0, 1.0 if add else 0.0)
+        gemm(wt, src[:, :], img3[n0 * g_n + g, c0:c1, qa:qb], 1.0, 1.0 if add else 0.0)
         return
     colb = _block(col, ci * k, nb * (qb - qa))
-    gemm(wt, src, colb[r0:r1], 1.0, 0.0)
+    gemm(wt, src[:, :], colb[r0:r1, :], 1.0, 0.0)
     for j in range(nb):
         for c in range(c0, c1):
             _unfill_unit(j * ci + c, colb, img3, n0, g, g_n, direct, add, tbl, k, p, qa, qb)
@@ -175,7 +175,7 @@ def _conv_backward_range(lo, hi, bs, tile, og3, img3, w, dimg3, dwt, col, buf, r
                 ogb = _cols_side(og3, buf, n0, nb, g, g_n, qa, qb)
                 if r_w != REQ_NULL:
                     src = _columns(img3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
-                    gemm(ogb, src.T, dwt[g], 1.0, beta)
+                    gemm(ogb[:, :], src.T[:, :], dwt[g, :, :], 1.0, beta)
                 if r_img != REQ_NULL:
                     _product_img(w[g], ogb, dimg3, col, n0, nb, g, g_n, direct,
                                  r_img == REQ_ADD, tbl, k, p, 0, dimg3.shape[1], qa, qb)
@@ -195,7 +195,7 @@ def _deconv_backward_range(lo, hi, bs, tile, og3, x3, w, dx3, dwt, col, buf, r_x
                 src = _columns(og3, col, n0, nb, g, g_n, direct, tbl, k, p, qa, qb)
                 if r_w != REQ_NULL:
                     xb = _cols_side(x3, buf, n0, nb, g, g_n, qa, qb)
-                    gemm(xb, src.T, dwt[g], 1.0, beta)
+                    gemm(xb[:, :], src.T[:, :], dwt[g, :, :], 1.0, beta)
                 if r_x != REQ_NULL:
                     _product_cols(w[g], src, dx3, buf, w[g], dx3, n0, nb, g, g_n, 0,
                                   r_x == REQ_ADD, 0, fg, qa, qb)
@@ -246,7 +246,7 @@ def _conv_backward_split(nt, bs, og3, img3, w, dimg3, dw3, col, buf, r_img, r_w,
                 for t in prange(nt):
                     f0, f1 = _slice(fg, t, nt)
                     if f1 > f0:
-                        gemm(ogb[f0:f1], src.T, dw3[g, f0:f1], 1.0, beta)
+                        gemm(ogb[f0:f1, :], src.T[:, :], dw3[g, f0:f1, :], 1.0, beta)
             if r_img != REQ_NULL:
                 for t in prange(nt):
                     c0, c1 = _slice(ci, t, nt)
@@ -270,7 +270,7 @@ def _deconv_backward_split(nt, bs, og3, x3, w, dx3, dw3, col, buf, r_x, r_w, w_a
             for t in prange(nt):
                 f0, f1 = _slice(fg, t, nt)
                 if f1 > f0 and r_w != REQ_NULL:
-                    gemm(xb[f0:f1], src.T, dw3[g, f0:f1], 1.0, beta)
+                    gemm(xb[f0:f1, :], src.T[:, :], dw3[g, f0:f1, :], 1.0, beta)
                 if r_x != REQ_NULL:
                     _product_cols(w[g], src, dx3, buf, w[g], dx3, n0, nb, g, g_n, 0,
                                   r_x == REQ_ADD, f0, f1, 0, p)

@@ -418,7 +418,7 @@ def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams,
                 for tt in prange(nt):        # dgs . W_h2h, split along its longer side
                     r0, r1, c0, c1 = part_bounds(N, R, tt, nt)
                     if r1 > r0 and c1 > c0:
-                        gemm(dgs[r0:r1], wh[:, c0:c1], dhn[r0:r1, c0:c1], 1.0, 0.0)
+                        gemm(dgs[r0:r1, :], wh[:, c0:c1], dhn[r0:r1, c0:c1], 1.0, 0.0)
                     for n in range(r0, r1):
                         if s < int(lens[n]):
                             for j in range(c0, c1):
