@@ -350,10 +350,10 @@ def memory_budget():
 
 
 def compile_plan_file():
-    """``NBDL_COMPILE_PLAN``: the file of recorded kernel callees that the
-    compile pool hands its workers (``nbdl.executor.compile_plan``; default
-    the package's ``compile_plan.json``: None here); empty: none (``""``:
-    workers get whole kernels only)."""
+    """``NBDL_COMPILE_PLAN``: the compile plan the compile pool hands its
+    workers from (``nbdl.executor.compile_plan``: recorded kernel callees
+    and followers).  Unset (None here): the package's ``compile_plan.json``;
+    empty (``""``): none, workers get whole kernels only; else a file."""
     v = os.environ.get("NBDL_COMPILE_PLAN")
     return None if v is None else v.strip()
 

@@ -253,8 +253,10 @@ class Recorder:
     """A compile hook (``nbdl.kernels.shared.jit.set_compile_hook``) that
     records, for each kernel compiled from Python (or by the executor), the
     module-level kernels compiled while it compiled: ``plan`` in ``load``'s
-    form.  Run with an empty cache: a kernel loaded from the cache compiles
-    no callee."""
+    form; and, told where each training graph's first run begins
+    (``graph_started``), the kernels compiled after it that were not the
+    graph's own: ``followers()``, in ``load_followers``'s form.  Run with an
+    empty cache: a kernel loaded from the cache compiles no callee."""
 
     def __init__(self):
         self.plan = {}
@@ -286,15 +288,11 @@ class Recorder:
         return {k: v for k, v in table.items() if v}
 
     def __call__(self, fn, sig):
-        if not self._stack:
-            desc = describe(fn)
-            enc = encode_sig(sig)
-            if desc is not None and enc is not None:
+        desc, enc = describe(fn), encode_sig(sig)
+        if desc is not None and enc is not None:
+            if not self._stack:                 # a kernel compiled from Python or the executor
                 self._order.append((key_of(fn, sig), [list(desc), enc]))
-        if self._stack:
-            desc = describe(fn)
-            enc = encode_sig(sig)
-            if desc is not None and desc[1] is None and enc is not None:
+            elif desc[1] is None:               # a module-level callee of the one under way
                 entry = [desc[0], desc[2], enc]
                 nested = self._stack[0][1]
                 if entry not in nested:

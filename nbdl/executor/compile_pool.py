@@ -265,7 +265,13 @@ def start(calls, training=False):
     workers = worker_count(len(items) + sum(len(c) for c in callees))
     if workers == 0:
         return None
-    after = compile_plan.followers(*items[0][:2]) if training else []
+    after = []
+    if training:      # the plan keys followers by the graph's first kernel
+        for fn, args in calls:
+            known = compile_log.lookup(fn, args)
+            if known is not None:
+                after = compile_plan.followers(fn, known[0])
+                break
     pool = Pool(items, workers, callees, after)
     with _lock:
         for old in [p for p in _pools if p.finished()]:
