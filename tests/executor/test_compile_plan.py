@@ -107,29 +107,30 @@ def test_unreadable_plans_are_empty(tmp_path):
     assert compile_plan.load(str(tmp_path / "missing.json")) == {}
 
 
-_POOLED = r"""
-import json, sys, numpy as np, nbdl
+# A graph of FullyConnected and five elementwise ops (a pool needs >= 6
+# kernels), bound with gradients, in a fresh process with an empty cache;
+# ``record`` runs it under a ``Recorder`` (plan to argv[2], no pool: a pool's
+# hook would replace the recorder), ``pool`` with one worker that is let
+# compile everything before this process runs (``compile_pool.start`` spied on).
+_GRAPH = r"""
+import json, os, sys, numpy as np, nbdl
 from nbdl.executor import compile_pool, compile_plan
 from nbdl.kernels.shared.jit import set_compile_hook
-mode = sys.argv[1]
+mode, path = sys.argv[1], sys.argv[2]
 x = nbdl.sym.var("x")
 y = nbdl.sym.FullyConnected(x, num_hidden=5, name="fc")
-for op in ("exp", "sin", "cos", "tanh", "square"):   # more kernels: a pool needs >= 6 items
+for op in ("exp", "sin", "cos", "tanh", "square"):
     y = getattr(nbdl.sym, op)(y)
-ex = y.simple_bind(nbdl.cpu(), x=(4, 3))
+ex = y.simple_bind(nbdl.cpu(), x=(4, 3), grad_req="write")
 for name, arr in ex.arg_dict.items():
     arr[:] = np.linspace(-1, 1, arr.size, dtype=np.float32).reshape(arr.shape)
-if mode == "record":
-    rec = compile_plan.Recorder()
-    set_compile_hook(rec)
-    ex.forward()
-    set_compile_hook(None)
-    json.dump({"plan": rec.plan}, open(sys.argv[2], "w"))
-    print(json.dumps({"out": ex.outputs[0].asnumpy().ravel().tolist()}))
-    sys.exit()
 pools = []
+rec = compile_plan.Recorder()
 start = compile_pool.start
 def spy(calls, training=False):
+    if mode == "record":
+        rec.graph_started(calls)
+        return None
     p = start(calls, training)
     pools.append(p)
     if p is not None:
@@ -137,9 +138,18 @@ def spy(calls, training=False):
             proc.wait()           # the worker compiles everything first
     return p
 compile_pool.start = spy
+if mode == "record":
+    set_compile_hook(rec)
+"""
+
+_POOLED = _GRAPH + r"""
 ex.forward()
+if mode == "record":
+    set_compile_hook(None)
+    json.dump({"plan": rec.plan}, open(path, "w"))
+    print(json.dumps({"out": ex.outputs[0].asnumpy().ravel().tolist()}))
+    sys.exit()
 pool = pools[0]
-import os
 from nbdl.kernels.cpu import matrix
 callee_keys = [k for k in pool.keys if k not in {k2 for _, _, k2 in pool.order}]
 done = sum(os.path.exists(os.path.join(pool.dir, k + ".done")) for k in callee_keys)
@@ -150,23 +160,24 @@ print(json.dumps({"items": len(pool.keys), "callees": len(callee_keys), "done": 
 """
 
 
+def _run_graph(script, mode, plan, cache):
+    """``script`` (``_GRAPH`` and a tail) in a fresh process, ``mode``
+    'record' or 'pool', caches under ``cache``; its last line, parsed."""
+    env = dict(os.environ, NBDL_COMPILE_WORKERS="0" if mode == "record" else "1",
+               NBDL_QUIET="1", NBDL_DRIVER="0", NBDL_NUM_THREADS="1",
+               NUMBA_CACHE_DIR=str(cache / "numba"), NBDL_CACHE_DIR=str(cache / "nbdl"),
+               NBDL_COMPILE_PLAN=str(plan), PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", script, mode, str(plan)], env=env,
+                         check=True, capture_output=True, text=True, timeout=600).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def test_workers_compile_the_callees_the_plan_names(tmp_path):
     plan = tmp_path / "plan.json"
-
-    def run(mode, cache):
-        workers = "0" if mode == "record" else "1"   # a pool's hook would replace the recorder
-        env = dict(os.environ, NBDL_COMPILE_WORKERS=workers, NBDL_QUIET="1", NBDL_DRIVER="0",
-                   NUMBA_CACHE_DIR=str(tmp_path / cache / "numba"),
-                   NBDL_CACHE_DIR=str(tmp_path / cache / "nbdl"), NBDL_COMPILE_PLAN=str(plan),
-                   PYTHONPATH=ROOT, NBDL_NUM_THREADS="1")
-        out = subprocess.run([sys.executable, "-c", _POOLED, mode, str(plan)], env=env,
-                             check=True, capture_output=True, text=True, timeout=600).stdout
-        return json.loads(out.strip().splitlines()[-1])
-
-    recorded = run("record", "a")
+    recorded = _run_graph(_POOLED, "record", plan, tmp_path / "a")
     names = [n for v in compile_plan.load(str(plan)).values() for _, n, _ in v]
     assert "gemm_c" in names and "_add_bias_rows" in names
-    pooled = run("pool", "b")
+    pooled = _run_graph(_POOLED, "pool", plan, tmp_path / "b")
     assert pooled["callees"] >= 2               # the kernels' callees were handed out ...
     assert pooled["done"] == pooled["callees"]  # ... and compiled by the worker,
     assert pooled["mine"] == 0                  # none here:
@@ -229,34 +240,7 @@ def test_pool_hands_out_followers_last(tmp_path):
         pool.close()
 
 
-_TRAINED = r"""
-import json, os, sys, numpy as np, nbdl
-from nbdl.executor import compile_pool, compile_plan
-from nbdl.kernels.shared.jit import set_compile_hook
-mode, path = sys.argv[1], sys.argv[2]
-x = nbdl.sym.var("x")
-y = nbdl.sym.FullyConnected(x, num_hidden=5, name="fc")
-for op in ("exp", "sin", "cos", "tanh", "square"):
-    y = getattr(nbdl.sym, op)(y)
-ex = y.simple_bind(nbdl.cpu(), x=(4, 3), grad_req="write")
-for name, arr in ex.arg_dict.items():
-    arr[:] = np.linspace(-1, 1, arr.size, dtype=np.float32).reshape(arr.shape)
-pools = []
-rec = compile_plan.Recorder()
-start = compile_pool.start
-def spy(calls, training=False):
-    if mode == "record":
-        rec.graph_started(calls)
-        return None
-    p = start(calls, training)
-    pools.append(p)
-    if p is not None:
-        for proc in p.procs:
-            proc.wait()           # the worker compiles everything first
-    return p
-compile_pool.start = spy
-if mode == "record":
-    set_compile_hook(rec)
+_TRAINED = _GRAPH + r"""
 ex.forward(is_train=True)
 ex.backward()
 after = nbdl.nd.softmax(ex.outputs[0]).asnumpy()   # an eager call after the graph
@@ -278,22 +262,11 @@ print(json.dumps({"after": after.ravel().tolist(), "n_follow": len(keys),
 
 def test_workers_compile_what_follows_a_training_graph(tmp_path):
     plan = tmp_path / "plan.json"
-
-    def run(mode, cache):
-        env = dict(os.environ, NBDL_COMPILE_WORKERS="0" if mode == "record" else "1",
-                   NBDL_QUIET="1", NBDL_DRIVER="0", NBDL_NUM_THREADS="1",
-                   NUMBA_CACHE_DIR=str(tmp_path / cache / "numba"),
-                   NBDL_CACHE_DIR=str(tmp_path / cache / "nbdl"), NBDL_COMPILE_PLAN=str(plan),
-                   PYTHONPATH=ROOT)
-        out = subprocess.run([sys.executable, "-c", _TRAINED, mode, str(plan)], env=env,
-                             check=True, capture_output=True, text=True, timeout=600).stdout
-        return json.loads(out.strip().splitlines()[-1])
-
-    recorded = run("record", "a")
+    recorded = _run_graph(_TRAINED, "record", plan, tmp_path / "a")
     table = compile_plan.load_followers(str(plan))
     names = [d[2][0] if d[1] else d[2] for v in table.values() for d, _ in v]
     assert "softmax_forward" in names, names
-    pooled = run("pool", "b")
+    pooled = _run_graph(_TRAINED, "pool", plan, tmp_path / "b")
     assert pooled["n_follow"] >= 1
     # the eager kernels went to the worker, which compiled them; this process did not
     assert all(pooled["handed"]) and all(pooled["done"]) and not any(pooled["mine"])
