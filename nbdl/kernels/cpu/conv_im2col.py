@@ -66,71 +66,62 @@ def table_size(kv, out3, rows_ok=True):
 def _make_table(tbl, d_n, h_n, w_n, geo, rows_ok):
     """Fill the im2col table (layout above) and return the number of taps
     ``kv`` kept.  Taps that read only padding (every output position of a
-    1x1 image but the centre tap of a padded 3x3 kernel) are left out."""
+    1x1 image but the centre tap of a padded 3x3 kernel) are left out.
+    (Plain loops, one pass over the taps to find them: slice assignments
+    and six inlined axis tests made this the costliest compilation of a
+    convolution, about a second.)"""
     od_, oh_, ow_, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geo
     p = od_ * oh_ * ow_
     nr = od_ * oh_
     rows = rows_ok and ow_ >= _ROW_MIN
+    k = kd * kh * kw
     kv = 0
-    for a in range(kd):
-        if not _axis_reads(od_, sd, a * dd - pd, d_n):
-            continue
-        for b in range(kh):
-            if not _axis_reads(oh_, sh, b * dh - ph, h_n):
-                continue
-            for e in range(kw):
-                if _axis_reads(ow_, sw, e * dw - pw, w_n):
-                    kv += 1
+    for t in range(k):
+        a, b, e = t // (kh * kw), (t // kw) % kh, t % kw
+        if (_axis_reads(od_, sd, a * dd - pd, d_n) and _axis_reads(oh_, sh, b * dh - ph, h_n)
+                and _axis_reads(ow_, sw, e * dw - pw, w_n)):
+            tbl[_HEAD + kv] = t
+            kv += 1
     tbl[0] = ROWS if rows else ELEMENTS
     tbl[1] = ow_
     tbl[2] = sw
     body = _HEAD + 3 * kv
-    r = 0
-    for a in range(kd):
-        for b in range(kh):
-            for e in range(kw):
-                if not (_axis_reads(od_, sd, a * dd - pd, d_n)
-                        and _axis_reads(oh_, sh, b * dh - ph, h_n)
-                        and _axis_reads(ow_, sw, e * dw - pw, w_n)):
-                    continue
-                tbl[_HEAD + r] = (a * kh + b) * kw + e
-                # the columns whose x = ow*sw + xo lies in [0, w_n): [lo, hi)
-                xo = e * dw - pw
-                lo = min(ow_, 0 if xo >= 0 else (-xo + sw - 1) // sw)
-                hi = max(lo, min(ow_, (w_n - 1 - xo) // sw + 1))
+    same = ((ow_ == 1 or sw == 1) and (oh_ == 1 or sh * w_n == ow_)
+            and (od_ == 1 or sd * h_n * w_n == oh_ * ow_))
+    for r in range(kv):
+        t = tbl[_HEAD + r]
+        a, b, e = t // (kh * kw), (t // kw) % kh, t % kw
+        # the columns whose x = ow*sw + xo lies in [0, w_n): [lo, hi)
+        xo = e * dw - pw
+        lo = 0 if xo >= 0 else (-xo + sw - 1) // sw
+        if lo > ow_:
+            lo = ow_
+        hi = (w_n - 1 - xo) // sw + 1
+        if hi > ow_:
+            hi = ow_
+        if hi < lo:
+            hi = lo
+        if rows:
+            tbl[_HEAD + kv + r] = lo
+            tbl[_HEAD + 2 * kv + r] = hi
+        for od in range(od_):
+            z = od * sd - pd + a * dd
+            for oh in range(oh_):
+                y = oh * sh - ph + b * dh
+                inside = z >= 0 and z < d_n and y >= 0 and y < h_n
+                at = (z * h_n + y) * w_n + xo
                 if rows:
-                    tbl[_HEAD + kv + r] = lo
-                    tbl[_HEAD + 2 * kv + r] = hi
-                for od in range(od_):
-                    z = od * sd - pd + a * dd
-                    for oh in range(oh_):
-                        y = oh * sh - ph + b * dh
-                        inside = z >= 0 and z < d_n and y >= 0 and y < h_n
-                        at = (z * h_n + y) * w_n + xo
-                        if rows:
-                            tbl[body + r * nr + od * oh_ + oh] = at if inside else NO_ROW
-                            continue
-                        o = body + r * p + (od * oh_ + oh) * ow_
-                        row = tbl[o:o + ow_]
-                        if inside:
-                            row[:lo] = -1
-                            for ow in range(lo, hi):
-                                row[ow] = at + ow * sw
-                            row[hi:] = -1
-                        else:
-                            row[:] = -1
-                if rows:
-                    r += 1
+                    tbl[body + r * nr + od * oh_ + oh] = at if inside else NO_ROW
                     continue
-                # offset - q = od*(sd*H*W - OH*OW) + oh*(sh*W - OW) + ow*(sw - 1) + c:
-                # a shift (c) when every axis with more than one output adds nothing
-                # (computed, not checked per entry: that check doubled the table's time)
-                if ((ow_ == 1 or sw == 1) and (oh_ == 1 or sh * w_n == ow_)
-                        and (od_ == 1 or sd * h_n * w_n == oh_ * ow_)):
-                    tbl[_HEAD + kv + r] = ((a * dd - pd) * h_n + b * dh - ph) * w_n + e * dw - pw
-                else:
-                    tbl[_HEAD + kv + r] = NO_SHIFT
-                r += 1
+                o = body + r * p + (od * oh_ + oh) * ow_
+                for ow in range(ow_):
+                    tbl[o + ow] = at + ow * sw if (inside and lo <= ow < hi) else -1
+        if not rows:
+            # offset - q = od*(sd*H*W - OH*OW) + oh*(sh*W - OW) + ow*(sw - 1) + c:
+            # a shift (c) when every axis with more than one output adds nothing
+            # (computed, not checked per entry: that check doubled the table's time)
+            tbl[_HEAD + kv + r] = (((a * dd - pd) * h_n + b * dh - ph) * w_n + e * dw - pw
+                                   if same else NO_SHIFT)
     return kv
 
 
