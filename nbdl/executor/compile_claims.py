@@ -9,7 +9,7 @@ import os
 import sys
 import time
 
-from ..kernels.shared.jit import KernelDispatcher
+from ..kernels.shared.jit import KernelDispatcher, callee_of
 
 WAIT_LIMIT = 600.0       # seconds to wait for a claimed kernel before compiling it here
 
@@ -24,10 +24,20 @@ def describe(fn):
     if not isinstance(fn, KernelDispatcher):
         return None
     f = fn.py_func
+    public = getattr(fn, "public", fn)          # a callee twin's kernel
     mod = sys.modules.get(f.__module__)
-    if mod is None or "." in f.__qualname__ or getattr(mod, f.__qualname__, None) is not fn:
+    if mod is None or "." in f.__qualname__ or getattr(mod, f.__qualname__, None) is not public:
         return None
+    if public is not fn:
+        return callee_desc(f.__module__, f.__qualname__)
     return (f.__module__, None, f.__qualname__)
+
+
+def callee_desc(module, name):
+    """``describe``'s description of the callee twin of kernel ``name`` of
+    ``module`` (``KernelDispatcher.callee``: what a kernel's compilation
+    compiles for the kernels it calls)."""
+    return (callee_of.__module__, callee_of.__name__, (module, name))
 
 
 def claim_key(desc, sig):

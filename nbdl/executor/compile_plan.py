@@ -292,8 +292,8 @@ class Recorder:
         if desc is not None and enc is not None:
             if not self._stack:                 # a kernel compiled from Python or the executor
                 self._order.append((key_of(fn, sig), [list(desc), enc]))
-            elif desc[1] is None:               # a module-level callee of the one under way
-                entry = [desc[0], desc[2], enc]
+            elif getattr(fn, "public", fn) is not fn:  # a callee twin: a callee of the one under way
+                entry = [desc[2][0], desc[2][1], enc]
                 nested = self._stack[0][1]
                 if entry not in nested:
                     nested.append(entry)

@@ -41,7 +41,7 @@ import time
 
 from .. import compile_log, config
 from . import compile_plan
-from .compile_claims import Claims, claim_key, describe
+from .compile_claims import Claims, callee_desc, claim_key, describe
 from ..kernels.shared.jit import set_compile_hook
 
 MIN_KERNELS = 6          # fewer: a worker's start (about a second) would not pay
@@ -260,7 +260,7 @@ def start(calls, training=False):
         if desc is not None:
             items.append((fn, sig, desc))
     plan = compile_plan.load()
-    callees = [[((m, None, n), csig) for m, n, csig in compile_plan.callees(fn, sig, plan)]
+    callees = [[(callee_desc(m, n), csig) for m, n, csig in compile_plan.callees(fn, sig, plan)]
                for fn, sig, _ in items]
     workers = worker_count(len(items) + sum(len(c) for c in callees))
     if workers == 0:

@@ -1,8 +1,15 @@
 """``nbdl.kernels.shared.jit.njit``: Numba's njit, except that a call from
 compiled code with constant arguments compiles the callee once per argument
-*types* (Numba's own dispatcher compiles it once per constant value), and a
-compile hook sees every new compilation first."""
+*types* (Numba's own dispatcher compiles it once per constant value), in the
+callee's twin without Python wrappers, and a compile hook sees every new
+compilation first."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
+import pytest
 
 from nbdl.kernels.shared import jit
 
@@ -25,9 +32,96 @@ def _caller_b(x):
 def test_constants_do_not_specialise_the_callee():
     x = np.ones(2)
     assert _caller_a(x) == 3.0 and _caller_b(x) == 8.0
+    # both callers' constants: one compilation, in the callee twin
+    assert len(_helper.callee().signatures) == 1, _helper.callee().signatures
+    assert _helper.signatures == []                      # nothing called it from Python yet
     assert _helper(x, 7, True, (0, 1)) == 9.0           # from Python: the same types
-    assert len(_helper.signatures) == 1, _helper.signatures
+    assert _helper.signatures == _helper.callee().signatures
     assert isinstance(_helper, jit.KernelDispatcher)
+
+
+@jit.njit
+def _twice(a):
+    return 2 * a[0]
+
+
+@jit.njit
+def _calls_twice(a):
+    return _twice(a) + 1
+
+
+def test_a_callee_compiles_in_its_twin_without_python_entry():
+    """A call from compiled code compiles the callee's twin (the same function
+    and options, without the CPython and cfunc wrappers); a call from Python
+    compiles the kernel itself; the twin called from Python is an error."""
+    a = np.array([3.0])
+    assert _calls_twice(a) == 7.0
+    twin = _twice.callee()
+    assert twin is _twice.callee() and twin.public is _twice and twin.callee() is twin
+    assert twin.targetoptions["no_cpython_wrapper"] and twin.targetoptions["no_cfunc_wrapper"]
+    assert len(twin.signatures) == 1 and _twice.signatures == []
+    assert "no_cpython_wrapper" not in _twice.targetoptions
+    with pytest.raises(TypeError, match="callee twin"):
+        twin(a)
+    assert _twice(a) == 6.0 and len(_twice.signatures) == 1
+
+
+def test_callee_twins_build_from_their_description():
+    """How a compile-pool worker rebuilds a twin: ``describe`` names it
+    through ``callee_of``, which gives the twin back."""
+    from nbdl.executor.compile_claims import callee_desc, describe
+    from nbdl.executor.compile_worker import _rebuild
+    from nbdl.kernels.cpu import _gemm
+    twin = _gemm.gemm.callee()
+    desc = describe(twin)
+    assert desc == callee_desc("nbdl.kernels.cpu._gemm", "gemm")
+    assert _rebuild(desc) is twin
+    assert describe(_gemm.gemm) == ("nbdl.kernels.cpu._gemm", None, "gemm")
+
+
+_CACHED = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from nbdl.kernels.shared.jit import njit
+
+    @njit(cache=True)
+    def helper(a):
+        return a[0] + 1.0
+
+    @njit(cache=True)
+    def kernel(a):
+        return helper(a) * 2.0
+
+    @njit(cache=True)
+    def other(a):
+        return helper(a) * 3.0
+
+    a = np.ones(2)
+    first = kernel(a) if sys.argv[1] == "1" else other(a)
+    print(first, helper(a), len(helper.callee().signatures), len(helper.signatures))
+""")
+
+
+def test_a_kernel_and_its_twin_keep_separate_cache_files(tmp_path):
+    """Numba's cache index is keyed by argument types, not compile flags: the
+    twin (no Python wrapper) and the kernel (called from Python with the same
+    types) must not load each other's entries.  Two processes on one cache:
+    the first compiles both, the second loads the kernel for its Python call
+    and the twin for a new caller."""
+    (tmp_path / "cached_mod.py").write_text(_CACHED)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
+    outs = [subprocess.run([sys.executable, "-c", "import sys; sys.argv[1:] = ['%d']; "
+                            "import cached_mod" % run], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300) for run in (1, 2)]
+    for out in outs:
+        assert out.returncode == 0, out.stderr
+    assert outs[0].stdout.split() == ["4.0", "2.0", "1", "1"], outs[0].stdout
+    assert outs[1].stdout.split() == ["6.0", "2.0", "1", "1"], outs[1].stdout
+    names = sorted(n for _, _, files in os.walk(tmp_path / "cache") for n in files
+                   if n.endswith(".nbi"))
+    assert any("helper-callee" in n for n in names) and any(
+        "helper-" in n and "callee" not in n for n in names), names
 
 
 def test_options_reach_numba():
