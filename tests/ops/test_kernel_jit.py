@@ -66,6 +66,25 @@ def test_a_callee_compiles_in_its_twin_without_python_entry():
     assert _twice(a) == 6.0 and len(_twice.signatures) == 1
 
 
+@jit.njit
+def _thrice(a):
+    return 3 * a[0]
+
+
+@jit.njit
+def _calls_thrice(a):
+    return _thrice(a) + 1
+
+
+def test_a_kernel_run_from_python_is_linked_not_twinned():
+    """A caller compiled after the kernel ran from Python (a native driver)
+    links the kernel's code: no second compilation."""
+    a = np.array([2.0])
+    assert _thrice(a) == 6.0
+    assert _calls_thrice(a) == 7.0
+    assert _thrice.callee().signatures == [] and len(_thrice.signatures) == 1
+
+
 def test_callee_twins_build_from_their_description():
     """How a compile-pool worker rebuilds a twin: ``describe`` names it
     through ``callee_of``, which gives the twin back."""

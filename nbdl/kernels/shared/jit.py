@@ -19,9 +19,11 @@ function.  A callee's caller links its code and never uses them, and they
 were a tenth to a fifth of a convolution's or a training step's compilation
 (ResNet-50's first inference 9.3 -> 8.3 s of compiling, ResNet-18's first
 training step 24.4 -> 21.0 s).  A function called from Python compiles
-the kernel itself, with the wrappers; one called both ways compiles twice.
-The twin has cache files of its own (Numba keys a cache index by argument
-types, not by compile flags).
+the kernel itself, with the wrappers; a caller compiled after that links
+the kernel's code (a native driver calls kernels that have run), so only a
+function first called from compiled code and later from Python compiles
+twice.  The twin has cache files of its own (Numba keys a cache index by
+argument types, not by compile flags).
 
 Everything else is Numba's ``njit``: the same options (``cache``,
 ``parallel``, ``inline``, ...), the same dispatcher class underneath.
@@ -137,20 +139,27 @@ class KernelDispatcher(CPUDispatcher):
     def get_call_template(self, args, kws):
         args = tuple(_plain(a) for a in args)
         kws = {k: _plain(v) for k, v in kws.items()}
-        return CPUDispatcher.get_call_template(self.callee(), args, kws)
+        _, folded = self._compiler.fold_argument_types(args, kws)
+        return CPUDispatcher.get_call_template(self._linked(tuple(folded)), args, kws)
 
     def get_overload(self, sig):
-        """The compiled function a call from compiled code links (the callee
-        twin's; see ``callee``)."""
-        return CPUDispatcher.get_overload(self.callee(), sig)
+        """The compiled function a call from compiled code links (``_linked``'s)."""
+        return CPUDispatcher.get_overload(self._linked(tuple(sig)), sig)
+
+    def _linked(self, sig):
+        """Whose code a call from compiled code with argument types ``sig``
+        links: this dispatcher's when it has compiled (or loaded) them for
+        Python's calls already (a native driver calls kernels that have run),
+        else the callee twin's, compiled if need be."""
+        return self if sig in self.overloads else self.callee()
 
     def callee(self):
         """The dispatcher that compiles this function for calls from compiled
         code: the same function and options without the wrappers that let
-        Python (and C) call it, which are a fifth of a small function's
+        Python (and C) call it, which are a tenth to a fifth of a function's
         compilation and which a callee's caller never uses.  Python's calls
-        compile this dispatcher itself (a function called both ways is
-        compiled twice)."""
+        compile this dispatcher itself (a function called both ways before
+        either is compiled compiles twice)."""
         twin = self.__dict__.get("_callee")
         if twin is None:
             twin = _CalleeDispatcher(py_func=self.py_func, locals={},
