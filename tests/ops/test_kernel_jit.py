@@ -52,8 +52,9 @@ def _calls_twice(a):
 
 def test_a_callee_compiles_in_its_twin_without_python_entry():
     """A call from compiled code compiles the callee's twin (the same function
-    and options, without the CPython and cfunc wrappers); a call from Python
-    compiles the kernel itself; the twin called from Python is an error."""
+    and options, without the CPython wrapper; neither has a cfunc wrapper); a
+    call from Python compiles the kernel itself; the twin called from Python
+    is an error."""
     a = np.array([3.0])
     assert _calls_twice(a) == 7.0
     twin = _twice.callee()
@@ -61,6 +62,7 @@ def test_a_callee_compiles_in_its_twin_without_python_entry():
     assert twin.targetoptions["no_cpython_wrapper"] and twin.targetoptions["no_cfunc_wrapper"]
     assert len(twin.signatures) == 1 and _twice.signatures == []
     assert "no_cpython_wrapper" not in _twice.targetoptions
+    assert _twice.targetoptions["no_cfunc_wrapper"]
     with pytest.raises(TypeError, match="callee twin"):
         twin(a)
     assert _twice(a) == 6.0 and len(_twice.signatures) == 1

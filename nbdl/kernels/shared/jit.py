@@ -12,13 +12,15 @@ plain type (``int64``, ``bool``, ...): one compilation per argument *types*,
 as a call from Python gets.  Kernels that need a value at compile time can
 still ask for it with ``numba.literally``.
 
-A call from compiled code compiles the callee's *twin*
-(``KernelDispatcher.callee``): the same function and options without the
-CPython and cfunc wrappers through which Python and C call a compiled
-function.  A callee's caller links its code and never uses them, and they
-were a tenth to a fifth of a convolution's or a training step's compilation
-(ResNet-50's first inference 9.3 -> 8.3 s of compiling, ResNet-18's first
-training step 24.4 -> 21.0 s).  A function called from Python compiles
+Compiled functions get no C-callable (cfunc) wrapper: nothing in nbdl
+calls a kernel through a C function pointer.  A call from compiled code
+compiles the callee's *twin* (``KernelDispatcher.callee``): the same
+function and options without the CPython wrapper either, through which
+Python calls a compiled function.  A callee's caller links its code and
+never uses them, and the two wrappers were a tenth to a fifth of a
+convolution's or a training step's compilation (ResNet-50's first
+inference 9.3 -> 8.3 s of compiling, ResNet-18's first training step 24.4
+-> 21.0 s).  A function called from Python compiles
 the kernel itself, with the wrappers; a caller compiled after that links
 the kernel's code (a native driver calls kernels that have run), so only a
 function first called from compiled code and later from Python compiles
@@ -128,8 +130,9 @@ class _CalleeCache(caching.FunctionCache):
     _impl_class = _CalleeCacheImpl
 
 
-# the compile flags of a callee twin: no entry points from Python or C
-_CALLEE_FLAGS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+# the compile flag of a callee twin: no entry point from Python (no kernel
+# has a C entry point: ``njit`` sets ``no_cfunc_wrapper``)
+_CALLEE_FLAGS = {"no_cpython_wrapper": True}
 
 
 class KernelDispatcher(CPUDispatcher):
@@ -241,6 +244,9 @@ def _make(fn, options):
     cache = options.pop("cache", False)
     targetoptions = dict(options, nopython=True)
     targetoptions.setdefault("boundscheck", None)
+    # the C-callable wrapper serves ``numba.cfunc`` and first-class function
+    # values, neither of which nbdl uses: a tenth of a small kernel's compile
+    targetoptions.setdefault("no_cfunc_wrapper", True)
     disp = KernelDispatcher(py_func=fn, locals={}, targetoptions=targetoptions)
     if cache:
         disp.enable_caching()
