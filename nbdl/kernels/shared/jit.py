@@ -14,15 +14,16 @@ still ask for it with ``numba.literally``.
 
 Compiled functions get no C-callable (cfunc) wrapper: nothing in nbdl
 calls a kernel through a C function pointer.  A call from compiled code
-compiles the callee's *twin* (``KernelDispatcher.callee``): the same
+compiles the callee's *callee twin* (``KernelDispatcher.callee``; not the
+serial twin of a parallel kernel, ``kernels.cpu._parallel``): the same
 function and options without the CPython wrapper either, through which
 Python calls a compiled function.  A callee's caller links its code and
-never uses them, and the two wrappers were a tenth to a fifth of a
+never uses the wrappers, and they were a tenth to a fifth of a
 convolution's or a training step's compilation (ResNet-50's first
-inference 9.3 -> 8.3 s of compiling, ResNet-18's first training step 24.4
--> 21.0 s).  A function called from Python compiles
-the kernel itself, with the wrappers; a caller compiled after that links
-the kernel's code (a native driver calls kernels that have run), so only a
+inference 9.3 -> 8.3 s of compiling, ResNet-18's first training step
+24.4 -> 21.0 s).  A function called from Python compiles the kernel
+itself, with its CPython wrapper; a caller compiled after that links the
+kernel's code (a native driver calls kernels that have run), so only a
 function first called from compiled code and later from Python compiles
 twice.  The twin has cache files of its own (Numba keys a cache index by
 argument types, not by compile flags).
@@ -157,12 +158,11 @@ class KernelDispatcher(CPUDispatcher):
         return self if sig in self.overloads else self.callee()
 
     def callee(self):
-        """The dispatcher that compiles this function for calls from compiled
-        code: the same function and options without the wrappers that let
-        Python (and C) call it, which are a tenth to a fifth of a function's
-        compilation and which a callee's caller never uses.  Python's calls
-        compile this dispatcher itself (a function called both ways before
-        either is compiled compiles twice)."""
+        """The callee twin: the dispatcher that compiles this function for
+        calls from compiled code, with the same function and options but
+        without the CPython wrapper that lets Python call it (a callee's
+        caller never uses it).  Python's calls compile this dispatcher
+        itself."""
         twin = self.__dict__.get("_callee")
         if twin is None:
             twin = _CalleeDispatcher(py_func=self.py_func, locals={},
