@@ -40,14 +40,17 @@ def test_constants_do_not_specialise_the_callee():
     assert isinstance(_helper, jit.KernelDispatcher)
 
 
-@jit.njit
-def _twice(a):
-    return 2 * a[0]
+def _callee_and_caller(k):
+    """A fresh kernel ``a[0] * k`` and a kernel that calls it (fresh
+    dispatchers: what compiles depends on which is called first)."""
+    @jit.njit
+    def times(a):
+        return k * a[0]
 
-
-@jit.njit
-def _calls_twice(a):
-    return _twice(a) + 1
+    @jit.njit
+    def caller(a):
+        return times(a) + 1
+    return times, caller
 
 
 def test_a_callee_compiles_in_its_twin_without_python_entry():
@@ -55,38 +58,30 @@ def test_a_callee_compiles_in_its_twin_without_python_entry():
     and options, without the CPython wrapper; neither has a cfunc wrapper); a
     call from Python compiles the kernel itself; the twin called from Python
     is an error."""
+    twice, calls_twice = _callee_and_caller(2)
     a = np.array([3.0])
-    assert _calls_twice(a) == 7.0
-    twin = _twice.callee()
-    assert twin is _twice.callee() and twin.public is _twice and twin.callee() is twin
+    assert calls_twice(a) == 7.0
+    twin = twice.callee()
+    assert twin is twice.callee() and twin.public is twice and twin.callee() is twin
     assert twin.targetoptions["no_cpython_wrapper"] and twin.targetoptions["no_cfunc_wrapper"]
-    assert len(twin.signatures) == 1 and _twice.signatures == []
+    assert len(twin.signatures) == 1 and twice.signatures == []
     # the twin's module skips the module passes (its callers run them)
     assert all(isinstance(c.library, jit._TwinLibrary) for c in twin.overloads.values())
-    assert "no_cpython_wrapper" not in _twice.targetoptions
-    assert _twice.targetoptions["no_cfunc_wrapper"]
+    assert "no_cpython_wrapper" not in twice.targetoptions
+    assert twice.targetoptions["no_cfunc_wrapper"]
     with pytest.raises(TypeError, match="callee twin"):
         twin(a)
-    assert _twice(a) == 6.0 and len(_twice.signatures) == 1
-
-
-@jit.njit
-def _thrice(a):
-    return 3 * a[0]
-
-
-@jit.njit
-def _calls_thrice(a):
-    return _thrice(a) + 1
+    assert twice(a) == 6.0 and len(twice.signatures) == 1
 
 
 def test_a_kernel_run_from_python_is_linked_not_twinned():
     """A caller compiled after the kernel ran from Python (a native driver)
     links the kernel's code: no second compilation."""
+    thrice, calls_thrice = _callee_and_caller(3)
     a = np.array([2.0])
-    assert _thrice(a) == 6.0
-    assert _calls_thrice(a) == 7.0
-    assert _thrice.callee().signatures == [] and len(_thrice.signatures) == 1
+    assert thrice(a) == 6.0
+    assert calls_thrice(a) == 7.0
+    assert thrice.callee().signatures == [] and len(thrice.signatures) == 1
 
 
 def test_callee_twins_build_from_their_description():
