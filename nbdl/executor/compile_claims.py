@@ -29,6 +29,8 @@ def describe(fn):
     if mod is None or "." in f.__qualname__ or getattr(mod, f.__qualname__, None) is not public:
         return None
     if public is not fn:
+        if public.inlined:          # small, compiled for each caller's flags: not shared
+            return None
         return callee_desc(f.__module__, f.__qualname__)
     return (f.__module__, None, f.__qualname__)
 

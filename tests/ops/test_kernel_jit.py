@@ -1,9 +1,10 @@
 """``nbdl.kernels.shared.jit.njit``: Numba's njit, except that a call from
 compiled code with constant arguments compiles the callee once per argument
 *types* (Numba's own dispatcher compiles it once per constant value), in the
-callee's twin without Python wrappers, and a compile hook sees every new
-compilation first."""
+callee's twin without Python wrappers or machine code, ``inline="always"``
+is LLVM's inlining, and a compile hook sees every new compilation first."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -97,10 +98,74 @@ def test_callee_twins_build_from_their_description():
     assert describe(_gemm.gemm) == ("nbdl.kernels.cpu._gemm", None, "gemm")
 
 
+def _inlined_and_callers():
+    """A fresh ``inline="always"`` function ``a / b`` and two kernels that
+    call it, one with Numba's default error model (division by zero raises)
+    and one with ``error_model="numpy"`` (it gives inf)."""
+    @jit.njit(inline="always")
+    def ratio(a, b):
+        return a / b
+
+    @jit.njit
+    def strict(a, b):
+        return ratio(a, b) + 1.0
+
+    @jit.njit(error_model="numpy", fastmath={"contract"})
+    def lenient(a, b):
+        return ratio(a, b) + 1.0
+    return ratio, strict, lenient
+
+
+def test_inline_functions_are_inlined_by_llvm_with_their_callers_flags():
+    """``inline="always"`` compiles the function once per flavour of its
+    callers (error model, fast-math flags: what an inlined body takes from
+    its caller), marked for LLVM to inline: the callers' code has no call to
+    it, and each caller keeps its own division semantics."""
+    ratio, strict, lenient = _inlined_and_callers()
+    assert ratio.inlined and ratio.targetoptions["inline"] == "never"
+    assert lenient(1.0, 0.0) == np.inf
+    with pytest.raises(ZeroDivisionError):
+        strict(1.0, 0.0)
+    assert strict(1.0, 2.0) == 1.5
+    twins = {k: v for k, v in ratio._callees.items()}
+    assert sorted(twins, key=repr) == sorted([("python", ()), ("numpy", ("contract",))], key=repr)
+    for flags, twin in twins.items():
+        assert twin.targetoptions["error_model"] == flags[0]
+        (cres,) = twin.overloads.values()
+        assert isinstance(cres.library, jit._InlineTwinLibrary)
+        fn = cres.library._final_module.get_function(cres.fndesc.mangled_name)
+        assert "alwaysinline" in str(fn), str(fn)[:300]
+    for caller in (strict, lenient):
+        (sig,) = caller.signatures
+        body = caller.inspect_llvm(sig)
+        calls = [ln for ln in body.splitlines() if re.search(r"\bcall\b.*ratio", ln)]
+        assert calls == [], calls
+    from nbdl.executor.compile_claims import describe
+    assert all(describe(t) is None for t in twins.values())   # not handed to a compile pool
+
+
+def test_twins_have_no_machine_code():
+    """A twin is linked, never called: its library holds IR only, and the
+    JIT defines none of its functions."""
+    twice, calls_twice = _callee_and_caller(2)
+    assert calls_twice(np.array([1.0])) == 3.0
+    (cres,) = twice.callee().overloads.values()
+    engine = cres.library._codegen._engine
+    assert not engine.is_symbol_defined(cres.fndesc.mangled_name)
+    (kres,) = calls_twice.overloads.values()
+    assert engine.is_symbol_defined(kres.fndesc.mangled_name)
+    name, kind, _ = cres.library.serialize_using_object_code()
+    assert kind == "bitcode"
+
+
 _CACHED = textwrap.dedent("""
     import sys
     import numpy as np
     from nbdl.kernels.shared.jit import njit
+
+    @njit(cache=True, inline="always")
+    def offset(a):
+        return a[1] - 0.5
 
     @njit(cache=True)
     def helper(a):
@@ -108,15 +173,17 @@ _CACHED = textwrap.dedent("""
 
     @njit(cache=True)
     def kernel(a):
-        return helper(a) * 2.0
+        return helper(a) * 2.0 + offset(a)
 
     @njit(cache=True)
     def other(a):
-        return helper(a) * 3.0
+        return helper(a) * 3.0 + offset(a)
 
     a = np.ones(2)
     first = kernel(a) if sys.argv[1] == "1" else other(a)
-    print(first, helper(a), len(helper.callee().signatures), len(helper.signatures))
+    (inl,) = offset._callees.values()
+    print(first, helper(a), len(helper.callee().signatures), len(helper.signatures),
+          sum(helper.callee()._cache_hits.values()), sum(inl._cache_hits.values()))
 """)
 
 
@@ -125,7 +192,7 @@ def test_a_kernel_and_its_twin_keep_separate_cache_files(tmp_path):
     twin (no Python wrapper) and the kernel (called from Python with the same
     types) must not load each other's entries.  Two processes on one cache:
     the first compiles both, the second loads the kernel for its Python call
-    and the twin for a new caller."""
+    and the twins for a new caller (their IR: twins have no machine code)."""
     (tmp_path / "cached_mod.py").write_text(_CACHED)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
                PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
@@ -134,12 +201,13 @@ def test_a_kernel_and_its_twin_keep_separate_cache_files(tmp_path):
                            capture_output=True, text=True, timeout=300) for run in (1, 2)]
     for out in outs:
         assert out.returncode == 0, out.stderr
-    assert outs[0].stdout.split() == ["4.0", "2.0", "1", "1"], outs[0].stdout
-    assert outs[1].stdout.split() == ["6.0", "2.0", "1", "1"], outs[1].stdout
+    assert outs[0].stdout.split() == ["4.5", "2.0", "1", "1", "0", "0"], outs[0].stdout
+    assert outs[1].stdout.split() == ["6.5", "2.0", "1", "1", "1", "1"], outs[1].stdout
     names = sorted(n for _, _, files in os.walk(tmp_path / "cache") for n in files
                    if n.endswith(".nbi"))
     assert any("helper-callee" in n for n in names) and any(
         "helper-" in n and "callee" not in n for n in names), names
+    assert any("offset-inline-" in n for n in names), names
 
 
 def test_options_reach_numba():

@@ -26,9 +26,21 @@ itself, with its CPython wrapper; a caller compiled after that links the
 kernel's code (a native driver calls kernels that have run), so only a
 function first called from compiled code and later from Python compiles
 twice.  The twin has cache files of its own (Numba keys a cache index by
-argument types, not by compile flags), and its module skips LLVM's
+argument types, not by compile flags), its module skips LLVM's
 module-level passes (``_TwinLibrary``): the kernel that links it runs them
-over the whole tree once.
+over the whole tree once; and it gets no machine code: its cache entry is
+its IR (bitcode), which is what its callers link.
+
+``inline="always"`` is LLVM's, not Numba's: Numba inlines such a function
+into its caller's own IR, where it is typed, rewritten and lowered again at
+every call site (a copy of its IR each time: a tenth of a training step's
+compiling).  Here the function gets a twin per flavour of the compilations
+that call it (their ``error_model`` and ``fastmath`` flags, which an
+inlined body takes from its caller), compiled once, its function marked
+``alwaysinline``: the kernel that links it inlines it before its own
+optimisation, as Numba's inlining did (run time unchanged, measured).
+Such twins are small and compiled wherever their callers are (a compile
+pool does not hand them out).
 
 Everything else is Numba's ``njit``: the same options (``cache``,
 ``parallel``, ``inline``, ...), the same dispatcher class underneath.
@@ -47,10 +59,12 @@ import functools
 import hashlib
 import os
 
-from numba.core import caching, types
-from numba.core.codegen import JITCodeLibrary
-from numba.core.compiler import Compiler
+from llvmlite import binding as ll, ir as llvmir
+from numba.core import caching, cgutils, types
+from numba.core.codegen import JITCodeLibrary, RuntimeLinker
+from numba.core.compiler import Compiler, CompileResult
 from numba.core.registry import CPUDispatcher
+from numba.core.targetconfig import ConfigStack
 
 __all__ = ["njit", "set_compile_hook", "KernelDispatcher", "callee_of"]
 
@@ -123,16 +137,46 @@ class _KernelCache(caching.FunctionCache):
 
 
 class _CalleeCacheImpl(_KernelCacheImpl):
-    """A callee twin's cache files: the kernel's name with ``-callee``
-    (Numba's cache index is keyed by argument types, not by compile flags,
-    so the twin and the kernel must not share files)."""
+    """A callee twin's cache files: the kernel's name with ``tag``
+    (``-callee``, or ``-inline-<flags hash>`` for an inlined function's twin
+    compiled for its callers' flags: Numba's cache index is keyed by argument
+    types, not by compile flags, so the kernel and its twins must not share
+    files)."""
+    tag = "-callee"
 
     def get_filename_base(self, fullname, abiflags):
-        return super().get_filename_base(fullname + "-callee", abiflags)
+        return super().get_filename_base(fullname + self.tag, abiflags)
+
+    def rebuild(self, target_context, payload):
+        """The compile result from a twin's cache entry: its library from
+        the bitcode (``_TwinLibrary.from_bitcode``), as Numba's
+        ``CompileResult._rebuild`` does otherwise."""
+        (name, kind, data), fndesc, env, signature, objectmode, lifted, typeann, \
+            reload_init, referenced_envs = payload
+        if kind != "bitcode":
+            return super().rebuild(target_context, payload)
+        for fn in reload_init or ():
+            fn()
+        library = _TwinLibrary.from_bitcode(target_context.codegen(), name, data)
+        cfunc = target_context.get_executable(library, fndesc, env)
+        cres = CompileResult(target_context=target_context,
+                             typing_context=target_context.typing_context, library=library,
+                             environment=env, entry_point=cfunc, fndesc=fndesc,
+                             type_annotation=typeann, signature=signature,
+                             objectmode=objectmode, lifted=lifted, typing_error=None,
+                             call_helper=None, metadata=None, reload_init=reload_init,
+                             referenced_envs=referenced_envs)
+        for e in referenced_envs:
+            if library.env_names is None or e.env_name in library.env_names:
+                library.codegen.set_env(e.env_name, e)
+        return cres
 
 
-class _CalleeCache(caching.FunctionCache):
-    _impl_class = _CalleeCacheImpl
+@functools.lru_cache(maxsize=None)
+def _callee_cache_class(tag):
+    """The ``FunctionCache`` class of the twins whose files carry ``tag``."""
+    impl = type("_CalleeCacheImpl", (_CalleeCacheImpl,), {"tag": tag})
+    return type("_CalleeCache", (caching.FunctionCache,), {"_impl_class": impl})
 
 
 # the compile flag of a callee twin: no entry point from Python (no kernel
@@ -154,28 +198,51 @@ class KernelDispatcher(CPUDispatcher):
         """The compiled function a call from compiled code links (``_linked``'s)."""
         return CPUDispatcher.get_overload(self._linked(tuple(sig)), sig)
 
+    # ``njit(inline="always")``: calls from compiled code link the twin
+    # compiled for the caller's flags, which LLVM inlines (see the module docstring)
+    inlined = False
+
     def _linked(self, sig):
         """Whose code a call from compiled code with argument types ``sig``
-        links: this dispatcher's when it has compiled (or loaded) them for
-        Python's calls already (a native driver calls kernels that have run),
-        else the callee twin's, compiled if need be."""
+        links: for an inlined function the twin for the calling
+        compilation's flags (``_caller_flags``); else this dispatcher's when
+        it has compiled (or loaded) them for Python's calls already (a
+        native driver calls kernels that have run), else the callee twin's,
+        compiled if need be."""
+        if self.inlined:
+            return self.callee(_caller_flags())
         return self if sig in self.overloads else self.callee()
 
-    def callee(self):
+    def callee(self, flags=None):
         """The callee twin: the dispatcher that compiles this function for
         calls from compiled code, with the same function and options but
         without the CPython wrapper that lets Python call it (a callee's
         caller never uses it).  Python's calls compile this dispatcher
-        itself."""
-        twin = self.__dict__.get("_callee")
+        itself.
+
+        Parameters
+        ----------
+        flags : tuple, optional
+            ``(error_model, fastmath flags)`` of the calling compilation, for
+            an inlined function (``inlined``): its twin for those flags,
+            marked for LLVM to inline.
+        """
+        twins = self.__dict__.setdefault("_callees", {})
+        twin = twins.get(flags)
         if twin is None:
-            twin = _CalleeDispatcher(py_func=self.py_func, locals={},
-                                     targetoptions=dict(self.targetoptions, **_CALLEE_FLAGS),
-                                     pipeline_class=_TwinCompiler)
+            options = dict(self.targetoptions, **_CALLEE_FLAGS)
+            tag = "-callee"
+            if flags is not None:
+                options["error_model"] = flags[0]
+                options["fastmath"] = set(flags[1]) or False
+                tag = "-inline-" + hashlib.sha1(repr(flags).encode()).hexdigest()[:8]
+            twin = _CalleeDispatcher(py_func=self.py_func, locals={}, targetoptions=options,
+                                     pipeline_class=_TwinCompiler if flags is None
+                                     else _InlineTwinCompiler)
             twin.public = self
             if isinstance(self._cache, _KernelCache):
-                twin._cache = _CalleeCache(self.py_func)
-            self.__dict__["_callee"] = twin
+                twin._cache = _callee_cache_class(tag)(self.py_func)
+            twins[flags] = twin
         return twin
 
     def enable_caching(self):
@@ -203,19 +270,91 @@ class _TwinLibrary(JITCodeLibrary):
     fast-math sum in a callee may round differently, if the vectoriser now
     splits its loop otherwise)."""
 
+    env_names = None          # the environments defined apart (None: the module is in the JIT)
+
     def _optimize_final_module(self):
         pass
+
+    def _finalize_final_module(self):
+        """Ready for linking, without machine code: nothing calls a twin's
+        own code (its callers link its IR and run their copies), and the
+        machine code of every twin, each with its linked call tree, was a
+        twelfth of a training step's compiling.  Only the twin's environment
+        pointers (``_ZN08NumbaEnv...``, set by Numba when the twin is
+        compiled or loaded, read by its callers' copies) go into the JIT, as
+        a module of their own.  A module with references the runtime linker
+        resolves (recursion) is finalized as Numba does."""
+        mod = self._final_module
+        if any(gv.name.startswith(RuntimeLinker.PREFIX) for gv in mod.global_variables):
+            return super()._finalize_final_module()
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        envs = [gv.name for gv in mod.global_variables
+                if gv.name.startswith("_ZN08NumbaEnv") and not gv.is_declaration]
+        self.env_names = frozenset(envs)
+        if envs:
+            ir_env = self._codegen._create_empty_module(self.name + ".env")
+            for name in envs:
+                gv = llvmir.GlobalVariable(ir_env, cgutils.voidptr_t, name=name)
+                gv.linkage = "common"
+                gv.initializer = cgutils.get_null_value(gv.type.pointee)
+            env_mod = ll.parse_assembly(str(ir_env))
+            self._codegen._add_module(env_mod)
+            self._codegen._engine.finalize_object()
+        self._finalized = True
+
+    def serialize_using_object_code(self):
+        """The cache's form of a twin: its IR (bitcode), there being no
+        object code (``_CalleeCacheImpl.rebuild`` reads it back)."""
+        return self.serialize_using_bitcode()
+
+    @classmethod
+    def from_bitcode(cls, codegen, name, bitcode):
+        """A twin's library read back from ``serialize_using_object_code``'s
+        bitcode, finalized as above (no machine code)."""
+        lib = cls(codegen, name)
+        lib._final_module = ll.parse_bitcode(bitcode)
+        lib._finalize_final_module()
+        return lib
+
+
+class _InlineTwinLibrary(_TwinLibrary):
+    """An inlined function's twin's library: its functions are marked
+    ``alwaysinline``, so the LLVM inliner of the kernel that links them puts
+    their bodies in their callers."""
+
+    def add_ir_module(self, ir_module):
+        for fn in ir_module.functions:
+            if not fn.is_declaration and "noinline" not in fn.attributes:
+                fn.attributes.add("alwaysinline")
+        super().add_ir_module(ir_module)
 
 
 class _TwinCompiler(Compiler):
     """Numba's pipeline, compiling into a ``_TwinLibrary``."""
+    library_class = _TwinLibrary
 
     def compile_extra(self, func):
         if self.state.library is None:
-            lib = _TwinLibrary(self.state.targetctx.codegen(), func.__qualname__)
+            lib = self.library_class(self.state.targetctx.codegen(), func.__qualname__)
             lib.enable_object_caching()         # as Numba's lowering pass does
             self.state.library = lib
         return super().compile_extra(func)
+
+
+class _InlineTwinCompiler(_TwinCompiler):
+    """Numba's pipeline, compiling into an ``_InlineTwinLibrary``."""
+    library_class = _InlineTwinLibrary
+
+
+def _caller_flags():
+    """``(error_model, sorted fastmath flags)`` of the compilation under way
+    (None outside one): what an inlined body gets from the function it is
+    inlined into."""
+    flags = ConfigStack.top_or_none()
+    if flags is None:
+        return None
+    return (flags.error_model, tuple(sorted(flags.fastmath.flags)))
 
 
 class _CalleeDispatcher(KernelDispatcher):
@@ -223,7 +362,7 @@ class _CalleeDispatcher(KernelDispatcher):
     the kernel.  It has no Python entry point: calling it from Python is an
     error, not a crash."""
 
-    def callee(self):
+    def callee(self, flags=None):
         return self
 
     def __call__(self, *args, **kws):
@@ -271,6 +410,9 @@ def njit(*args, **options):
 
 def _make(fn, options):
     options = dict(options)
+    inlined = options.get("inline") == "always"
+    if inlined:                 # inlined by LLVM, not into Numba's IR: see the module docstring
+        options["inline"] = "never"
     cache = options.pop("cache", False)
     targetoptions = dict(options, nopython=True)
     targetoptions.setdefault("boundscheck", None)
@@ -278,6 +420,7 @@ def _make(fn, options):
     # values, neither of which nbdl uses: a tenth of a small kernel's compile
     targetoptions.setdefault("no_cfunc_wrapper", True)
     disp = KernelDispatcher(py_func=fn, locals={}, targetoptions=targetoptions)
+    disp.inlined = inlined
     if cache:
         disp.enable_caching()
     return disp
