@@ -372,6 +372,17 @@ def compile_workers():
         return None
 
 
+def llvm_lsr():
+    """``NBDL_LLVM_LSR``: ``1`` keeps LLVM's loop strength reduction in this
+    process; unset or ``0`` (default): ``nbdl.kernels.shared.jit`` turns it
+    off when it loads.  That pass was a third of the machine-code generation
+    of nbdl's kernels (ResNet-18's first training step: 5.0-5.5 -> 4.4-4.6 s
+    of LLVM time) and its loss is not measurable in their run time (issue
+    14's rows within 3%); it is an LLVM setting of the process, so Numba
+    code of your own compiled in it goes without it too."""
+    return os.environ.get("NBDL_LLVM_LSR", "0").strip().lower() in ("1", "true", "yes", "on")
+
+
 def cuda_gemm():
     """``NBDL_CUDA_GEMM``: what runs the GPU's matrix products (FullyConnected,
     dot, batch_dot): ``auto`` (default) cuBLAS through CuPy when CuPy imports

@@ -250,3 +250,16 @@ def test_cache_is_stamped_with_the_kernels_tree(tmp_path):
     assert all(issubclass(c, jit._TreeStamped) for c in jit._KernelCacheImpl._locator_classes)
     disp = jit.njit(cache=True)(lambda x: x + 1)
     assert disp._cache is None or isinstance(disp._cache, jit._KernelCache)
+
+
+def test_loop_strength_reduction_is_off_unless_asked(monkeypatch):
+    """Loading the module turns LLVM's loop strength reduction off
+    (``NBDL_LLVM_LSR=1`` keeps it)."""
+    calls = []
+    monkeypatch.setattr(jit.ll, "set_option", lambda name, opt: calls.append(opt))
+    monkeypatch.delenv("NBDL_LLVM_LSR", raising=False)
+    jit._llvm_options()
+    assert calls == ["-disable-lsr"]
+    monkeypatch.setenv("NBDL_LLVM_LSR", "1")
+    jit._llvm_options()
+    assert calls == ["-disable-lsr"]

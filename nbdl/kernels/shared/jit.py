@@ -42,6 +42,9 @@ optimisation, as Numba's inlining did (run time unchanged, measured).
 Such twins are small and compiled wherever their callers are (a compile
 pool does not hand them out).
 
+Loading this module turns LLVM's loop strength reduction off for the
+process (``NBDL_LLVM_LSR=1`` keeps it: ``nbdl.config.llvm_lsr``).
+
 Everything else is Numba's ``njit``: the same options (``cache``,
 ``parallel``, ``inline``, ...), the same dispatcher class underneath.
 
@@ -67,6 +70,18 @@ from numba.core.registry import CPUDispatcher
 from numba.core.targetconfig import ConfigStack
 
 __all__ = ["njit", "set_compile_hook", "KernelDispatcher", "callee_of"]
+
+
+def _llvm_options():
+    """LLVM's loop strength reduction off for this process, unless
+    ``NBDL_LLVM_LSR=1`` (``nbdl.config.llvm_lsr``: a third of the machine-code
+    generation of nbdl's kernels, no measurable run time)."""
+    from ... import config
+    if not config.llvm_lsr():
+        ll.set_option("nbdl", "-disable-lsr")
+
+
+_llvm_options()
 
 _hook = [None]
 
