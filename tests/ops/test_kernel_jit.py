@@ -144,6 +144,21 @@ def test_inline_functions_are_inlined_by_llvm_with_their_callers_flags():
     assert all(describe(t) is None for t in twins.values())   # not handed to a compile pool
 
 
+def test_inline_numba_is_numbas_own_inlining():
+    """``inline="numba"``: Numba copies the function into its callers' IR
+    (no twin is compiled for them)."""
+    @jit.njit(inline="numba")
+    def plus_one(a):
+        return a + 1
+
+    @jit.njit
+    def calls(a):
+        return plus_one(a) * 2
+    assert not plus_one.inlined and plus_one.targetoptions["inline"] == "always"
+    assert calls(1) == 4
+    assert not plus_one.__dict__.get("_callees")
+
+
 def test_twins_have_no_machine_code():
     """A twin is linked, never called: its library holds IR only, and the
     JIT defines none of its functions."""

@@ -40,7 +40,10 @@ inlined body takes from its caller), compiled once, its function marked
 ``alwaysinline``: the kernel that links it inlines it before its own
 optimisation, as Numba's inlining did (run time unchanged, measured).
 Such twins are small and compiled wherever their callers are (a compile
-pool does not hand them out).
+pool does not hand them out).  ``inline="numba"`` asks for Numba's own
+inlining where it measurably runs faster: the convolution epilogue's
+per-row helpers (``kernels.cpu.conv_epilogue``: MobileNet's inference ran
+5-6% slower with them as LLVM-inlined twins; the cause is not isolated).
 
 Loading this module turns LLVM's loop strength reduction off for the
 process (``NBDL_LLVM_LSR=1`` keeps it: ``nbdl.config.llvm_lsr``).
@@ -409,7 +412,9 @@ def njit(*args, **options):
         The function to compile (bare decorator use) or nothing.
     **options
         Numba's ``njit`` options (``cache``, ``parallel``, ``fastmath``,
-        ``inline``, ``error_model``, ...).
+        ``inline``, ``error_model``, ...); ``inline="always"`` is LLVM's
+        inlining of a twin compiled for the caller's flags, ``inline="numba"``
+        Numba's own (see the module docstring).
 
     Returns
     -------
@@ -428,6 +433,8 @@ def _make(fn, options):
     inlined = options.get("inline") == "always"
     if inlined:                 # inlined by LLVM, not into Numba's IR: see the module docstring
         options["inline"] = "never"
+    elif options.get("inline") == "numba":
+        options["inline"] = "always"        # Numba's own inlining
     cache = options.pop("cache", False)
     targetoptions = dict(options, nopython=True)
     targetoptions.setdefault("boundscheck", None)
