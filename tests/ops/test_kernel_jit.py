@@ -127,7 +127,7 @@ def test_inline_functions_are_inlined_by_llvm_with_their_callers_flags():
     with pytest.raises(ZeroDivisionError):
         strict(1.0, 0.0)
     assert strict(1.0, 2.0) == 1.5
-    twins = {k: v for k, v in ratio._callees.items()}
+    twins = dict(ratio._callees)
     assert sorted(twins, key=repr) == sorted([("python", ()), ("numpy", ("contract",))], key=repr)
     for flags, twin in twins.items():
         assert twin.targetoptions["error_model"] == flags[0]
