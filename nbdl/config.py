@@ -380,7 +380,7 @@ def llvm_lsr():
     of LLVM time) and its loss is not measurable in their run time (issue
     14's rows within 3%); it is an LLVM setting of the process, so Numba
     code of your own compiled in it goes without it too."""
-    return os.environ.get("NBDL_LLVM_LSR", "0").strip().lower() in ("1", "true", "yes", "on")
+    return _flag("NBDL_LLVM_LSR", False)
 
 
 def cuda_gemm():

@@ -249,7 +249,7 @@ class KernelDispatcher(CPUDispatcher):
         twin = twins.get(flags)
         if twin is None:
             options = dict(self.targetoptions, **_CALLEE_FLAGS)
-            tag = "-callee"
+            tag = _CalleeCacheImpl.tag
             if flags is not None:
                 options["error_model"] = flags[0]
                 options["fastmath"] = set(flags[1]) or False
