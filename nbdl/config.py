@@ -200,6 +200,15 @@ def conv_parallel_min_flops():
         return 1 << 22
 
 
+def conv_winograd():
+    """``NBDL_CONV_WINOGRAD``: inference forwards of 3x3 stride-1 "same"
+    convolutions on large maps run Winograd F(2x2, 3x3) on the CPU
+    (``nbdl.kernels.cpu.conv_winograd``; the rule is ``conv_plan.winograd_plan``);
+    ``0`` keeps im2col + GEMM for every convolution.  Its results differ from
+    im2col's by rounding (~1e-6 relative in float32)."""
+    return _flag("NBDL_CONV_WINOGRAD", True)
+
+
 def conv_block_cols():
     """``NBDL_CONV_BLOCK_COLS``: the CPU convolution kernels put this many
     output positions (columns) of several images side by side in one GEMM

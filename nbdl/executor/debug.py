@@ -38,6 +38,12 @@ def executor_debug_str(ex):
         lines.append("Fused for inference (nbdl.graph.fuse; NBDL_GRAPH_PASSES=0 binds the graph "
                      "as written):")
         lines += [f"\t{f.describe()}" for f in bg.fused]
+    chosen = [(p.node.name, p.fn.nbdl_algorithm) for p in sched.fwd_infer
+              if getattr(p.fn, "nbdl_algorithm", None)]
+    if chosen:
+        lines.append("--------------------")
+        lines.append("Kernels chosen at bind for the layer's shape (inference forward):")
+        lines += [f"\t{name}: {algo}" for name, algo in chosen]
     plan = sched.plan
     # Temps a kernel requested with zero size (scratch it needs only in some
     # modes) are not counted.

@@ -42,6 +42,7 @@ from ._blas_threads import BLAS_THREAD_CONTROL
 from ._parallel import threads as _threads, use_parallel
 from .conv_depthwise import scratch_size
 from .conv_im2col import table_size
+from .conv_winograd import tiles_of, winograd_scratch
 
 SERIAL, CHUNKS, SPLIT, TILES = 0, 1, 2, 3
 
@@ -176,6 +177,95 @@ def scratch(geom, the_plan, backward, need_weight, dtype):
     return [col, part, buf, tbl, wsc]
 
 
+# -- Winograd F(2x2, 3x3) (prepare time) ----------------------------------------------------
+
+# Measured on 2 cores (AVX-512, OpenBLAS), one bound layer (+ ReLU) against
+# im2col + GEMM, Winograd / im2col (perf/README.md, ninth session): 64
+# channels at 56x56 0.56-0.74 (batch 1 and 16), 128 at 28x28 0.73-0.98, 256
+# at 14x14 0.72-0.94 at batch 16 but 1.05-1.9 at batch 1 (49 tiles: the
+# weights' transform, 16 x F x C values a call, and products of few
+# columns), 512 at 7x7 1.5-1.6 at batch 16 and 32 (each of the 16 products
+# reads a 1 MB matrix for a few tiles), 16 -> 64 channels at 55x55 0.95 /
+# 1.06 (b1 / b16), 32 -> 128 at 27x27 0.92.
+WINO_MIN_TILES = 196          # tiles (2x2 outputs) a call: batch 1 at 28x28, 4 at 14x14
+WINO_MIN_CHANNELS = 32        # input channels (the products' contraction)
+WINO_MIN_FILTERS = 16         # output channels
+WINO_MAX_CHANNELS = 256       # input and output channels
+WINO_BAND_BYTES = 3 << 20     # a work item's transformed input and products, at most
+
+
+def winograd_plan(call, geom):
+    """``(nt, band)`` when ``call`` (Convolution's or the fused convolution's
+    forward) runs ``conv_winograd``, else None: an inference call of a 2-D
+    3x3 kernel, stride 1, pad 1, no dilation, one group, float32 or float64,
+    ``WINO_MIN_CHANNELS`` to ``WINO_MAX_CHANNELS`` input channels,
+    ``WINO_MIN_FILTERS`` to ``WINO_MAX_CHANNELS`` output channels and ``WINO_MIN_TILES`` tiles in the
+    batch, unless ``NBDL_CONV_WINOGRAD=0`` (the limits: the measurements
+    above).  ``nt`` threads (1: the serial kernel, BLAS's own threads), ``band`` tile
+    rows a work item (``_wino_band``).
+
+    Inference: ``_nbdl_fused_conv`` always (only graphs bound without
+    gradients have it: ``nbdl.graph.fuse``), ``Convolution`` when the call
+    is not a training one (eager calls outside ``autograd.record``,
+    ``interpret``).  A bound graph prepares its plain Convolutions' forward
+    for training and runs that launch in both modes, so those keep im2col,
+    and training compiles nothing more (issue 10's first-step figures)."""
+    from ... import config
+    if call.op.name != "_nbdl_fused_conv" and call.is_train:
+        return None
+    if not config.conv_winograd():
+        return None
+    dt = call.out_dtypes[0] if call.out_dtypes and call.out_dtypes[0] is not None else "float32"
+    if np.dtype(dt) not in (np.float32, np.float64):
+        return None
+    if (geom["G"] != 1 or geom["k3"] != (1, 3, 3) or geom["s3"] != (1, 1, 1)
+            or geom["p3"] != (0, 1, 1) or geom["d3"] != (1, 1, 1) or geom["img"][2] != 1):
+        return None
+    n, n_c, _, h, w = geom["img"]
+    n_f = geom["w"][1]
+    th, tw = tiles_of(h, w)
+    if (n_c < WINO_MIN_CHANNELS or n_f < WINO_MIN_FILTERS or max(n_c, n_f) > WINO_MAX_CHANNELS
+            or n * th * tw < WINO_MIN_TILES):
+        return None
+    threads = _threads()
+    nt = threads if threads > 1 and BLAS_THREAD_CONTROL else 1
+    return nt, _wino_band(n, th, tw, nt, n_c, n_f, np.dtype(dt).itemsize)
+
+
+def _band_range(th, tw, n_c, n_f, itemsize):
+    """The bands ``_wino_band`` chooses from: 1 to the most tile rows whose
+    transformed input and products (``16 (C + F)`` values a tile) fit in
+    ``WINO_BAND_BYTES`` (at least one row, at most the image's ``th``)."""
+    per_row = 16 * (n_c + n_f) * (tw + 1) * itemsize
+    return 1, max(1, min(th, WINO_BAND_BYTES // per_row))
+
+
+def _wino_band(n, th, tw, nt, n_c, n_f, itemsize=4):
+    """Tile rows a work item: of the bands in ``_band_range``, the one whose
+    (image, band) items, split into ``nt`` contiguous runs, give the busiest
+    thread the fewest tile rows; of those, the largest (its products have
+    the most columns).  (One image of 7 tile rows on 2 threads is two
+    items, not one a thread had alone.)"""
+    lo, hi = _band_range(th, tw, n_c, n_f, itemsize)
+    best = None
+    for band in range(lo, hi + 1):
+        per = -(-th // band)
+        rows = [min(band, th - b * band) for b in range(per)] * n
+        worst = max(sum(rows[len(rows) * t // nt:len(rows) * (t + 1) // nt]) for t in range(nt))
+        if best is None or worst <= best[0]:
+            best = (worst, band)
+    return best[1]
+
+
+def winograd_temps(geom, the_plan, dtype):
+    """``[u, v, m, rb]``: the transformed weights (shared), each thread's
+    transformed input, products and row buffer (``conv_winograd``)."""
+    nt, band = the_plan
+    n_c, w = geom["img"][1], geom["img"][4]
+    nu, nv, nm, nr = winograd_scratch(n_c, geom["w"][1], w, band, nt)
+    return [((16, nu // 16), dtype), ((nt, nv), dtype), ((nt, nm), dtype), ((nt, nr), dtype)]
+
+
 # -- prepare ----------------------------------------------------------------------------
 
 def _geom_scalars(geom):
@@ -205,6 +295,9 @@ def _temps(call, transposed, backward):
         st = epilogue_temp(call, dtype)
         if is_depthwise(geom):
             return [st, ((depthwise_threads(call), scratch_size(geom)), dtype)]
+        wino = winograd_plan(call, geom)
+        if wino is not None:
+            return winograd_temps(geom, wino, dtype) + [st]
         return scratch(geom, cpu_plan(call, geom, True), False, False, dtype) + [st]
     return scratch(geom, cpu_plan(call, geom), backward, backward and call.req[1] != REQ_NULL,
                    dtype)
@@ -217,6 +310,6 @@ temp_deconvolution_backward = partial(_temps, transposed=True, backward=True)
 
 
 __all__ = ["plan", "scratch", "kept_taps", "is_direct", "is_depthwise", "epilogue_temp",
-           "depthwise_threads", "cpu_plan", "SERIAL", "CHUNKS", "SPLIT", "TILES",
+           "depthwise_threads", "cpu_plan", "winograd_plan", "winograd_temps", "SERIAL", "CHUNKS", "SPLIT", "TILES",
            "temp_convolution", "temp_deconvolution", "temp_convolution_backward",
            "temp_deconvolution_backward"]

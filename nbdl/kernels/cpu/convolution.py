@@ -61,7 +61,8 @@ from ..shared.conv_epilogue import epilogue_args
 from .conv_depthwise import dw_forward, dw_forward_parallel
 from .conv_epilogue import fold
 from .conv_plan import (SERIAL, SPLIT, TILES, _geom_scalars, cpu_plan, depthwise_threads,
-                        is_depthwise, is_direct)
+                        is_depthwise, is_direct, winograd_plan)
+from .conv_winograd import wino_forward, wino_forward_parallel
 
 
 @njit(cache=True)
@@ -315,7 +316,9 @@ def _conv_forward(call, geom):
     """Convolution's forward, and ``_nbdl_fused_conv``'s (a folded BatchNorm,
     a residual and ReLU in its output loop; ``ops/conv_fused.py``): one kernel
     for both, absent inputs as empty stand-ins.  Depthwise convolutions run
-    ``conv_depthwise``'s direct loops, the others im2col + GEMM blocks."""
+    ``conv_depthwise``'s direct loops, inference 3x3 "same" convolutions of
+    large maps ``conv_winograd``'s (``conv_plan.winograd_plan``), the others
+    im2col + GEMM blocks."""
     img, cols, w = geom["img"], geom["cols"], geom["w"]
     depthwise = is_depthwise(geom)
     if depthwise:
@@ -331,6 +334,10 @@ def _conv_forward(call, geom):
         fn = dw_forward_parallel if depthwise_threads(call) > 1 else dw_forward
         scal = head + (geom["cols"][1], geom["G"]) + _geom_scalars(geom)
         return Launch(fn, scal, views=views, args=pick)
+    wino = winograd_plan(call, geom)
+    if wino is not None:
+        fn = wino_forward_parallel if wino[0] > 1 else wino_forward
+        return Launch(fn, head + wino, views=views, args=pick)
     mode, nt, bs, tile = cpu_plan(call, geom, True)
     fn = conv_forward if mode == SERIAL else conv_forward_parallel
     scal = head + (is_direct(geom), mode, nt, bs, tile, _hold(geom, mode, bs, tile)) + \
