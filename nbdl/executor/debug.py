@@ -38,8 +38,8 @@ def executor_debug_str(ex):
         lines.append("Fused for inference (nbdl.graph.fuse; NBDL_GRAPH_PASSES=0 binds the graph "
                      "as written):")
         lines += [f"\t{f.describe()}" for f in bg.fused]
-    chosen = [(p.node.name, p.fn.nbdl_algorithm) for p in sched.fwd_infer
-              if getattr(p.fn, "nbdl_algorithm", None)]
+    chosen = [(p.node.name, p.fn.nbdl_describe(p.scalars)) for p in sched.fwd_infer
+              if getattr(p.fn, "nbdl_describe", None)]
     if chosen:
         lines.append("--------------------")
         lines.append("Kernels chosen at bind for the layer's shape (inference forward):")

@@ -55,14 +55,16 @@ SHAPES = [(1, 3, 4, 5, 7), (2, 4, 3, 6, 6), (3, 5, 7, 9, 4), (1, 2, 2, 1, 1), (2
           (1, 6, 5, 40, 11)]
 
 
+@pytest.mark.parametrize("tm", [2, 4])
 @pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-5), (np.float64, 1e-12)])
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_winograd_against_numpy(shape, parallel, dtype, tol, any_size, monkeypatch, two_threads,
-                                rng):
+def test_winograd_against_numpy(shape, parallel, dtype, tol, tm, any_size, monkeypatch,
+                                two_threads, rng):
     import numba
     if not parallel:
         monkeypatch.setattr(numba, "get_num_threads", lambda: 1)
+    monkeypatch.setattr(conv_plan, "WINO_F4_MIN_SIDE", 1 if tm == 4 else 10 ** 9)
     n, c, f, h, w = shape
     x = rng.uniform(-1, 1, (n, c, h, w)).astype(dtype)
     wt = rng.uniform(-1, 1, (f, c, 3, 3)).astype(dtype)
@@ -72,6 +74,7 @@ def test_winograd_against_numpy(shape, parallel, dtype, tol, any_size, monkeypat
         launch = op.prepare(call)
         name = launch.fn.py_func.__name__
         assert name == ("wino_forward_parallel" if parallel else "wino_forward")
+        assert launch.scalars[-1] == tm
         out = np.full(want.shape, start, dtype)
         arrays = [x, wt, out] + [np.full(sh, np.nan, dt) for sh, dt in op.temps(call)]
         launch.fn(*pick_args(launch.args, [a if v is None else a.reshape(v)
@@ -97,8 +100,9 @@ def test_winograd_eager_and_bias(any_size, rng):
     assert_almost_equal(trained, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("tm", [2, 4])
 @pytest.mark.parametrize("where", ["input", "weight"])
-def test_winograd_nan_and_inf_as_im2col(where, any_size, monkeypatch):
+def test_winograd_nan_and_inf_as_im2col(where, tm, any_size, monkeypatch):
     """Infs and NaNs come out where im2col's sums put them: a band of tiles
     that reads one (or every band, for a weight) is summed directly, since
     the transforms would turn ``inf`` into ``inf - inf`` and spread it
@@ -113,6 +117,7 @@ def test_winograd_nan_and_inf_as_im2col(where, any_size, monkeypatch):
         w[1, 0, 0, 0] = np.inf
         w[2, 1, 1, 1] = -np.inf
     monkeypatch.setattr(conv_plan, "WINO_BAND_BYTES", 1)     # bands of one tile row
+    monkeypatch.setattr(conv_plan, "WINO_F4_MIN_SIDE", 1 if tm == 4 else 10 ** 9)
     got = {}
     for flag in ("1", "0"):
         monkeypatch.setenv("NBDL_CONV_WINOGRAD", flag)
@@ -122,8 +127,8 @@ def test_winograd_nan_and_inf_as_im2col(where, any_size, monkeypatch):
     assert bad.any()
     np.testing.assert_array_equal(got["1"][bad], got["0"][bad])
     assert_almost_equal(got["1"][~bad], got["0"][~bad], rtol=1e-5, atol=1e-5)
-    if where == "input":                                 # rows 6.. read finite values only
-        assert np.isfinite(got["1"][:, :, 6:]).all()
+    if where == "input":                                 # rows 8.. read finite values only
+        assert np.isfinite(got["1"][:, :, 8:]).all()
 
 
 def _plan(xs=(1, 32, 28, 28), nf=16, dtype=np.float32, is_train=False, op="Convolution",
@@ -166,10 +171,13 @@ def test_winograd_band_balances_threads(n, th, tw, nt, c):
     """The band keeps a work item's transformed input and products within
     WINO_BAND_BYTES (or is one tile row), and its split over the threads is
     as even as any band's (one image of 7 tile rows on 2 threads: two items)."""
+    for tm in (2, 4):
+        band = conv_plan._wino_band(n, th, tw, nt, c, c, 4, tm)
+        lo, hi = conv_plan._band_range(th, tw, c, c, 4, tm)
+        assert lo == 1 and 1 <= band <= hi <= th
+        assert hi == 1 or hi * (tm + 2) ** 2 * 2 * c * (tw + 1) * 4 <= conv_plan.WINO_BAND_BYTES
     band = conv_plan._wino_band(n, th, tw, nt, c, c, 4)
     lo, hi = conv_plan._band_range(th, tw, c, c, 4)
-    assert lo == 1 and 1 <= band <= hi <= th
-    assert hi == 1 or hi * 16 * 2 * c * (tw + 1) * 4 <= conv_plan.WINO_BAND_BYTES
 
     def busiest(b):
         rows = [min(b, th - k * b) for k in range(-(-th // b))] * n
@@ -181,17 +189,20 @@ def test_winograd_band_balances_threads(n, th, tw, nt, c):
 
 
 def test_winograd_network_matches_im2col(monkeypatch, rng):
-    """A bound inference graph (convolution + BatchNorm + ReLU fused, and a
-    residual) with Winograd layers gives im2col's output within 1e-5
-    relative; ``debug_str`` names the layers that run it."""
+    """A bound inference graph (convolution + BatchNorm + ReLU fused, a
+    residual; F(4x4) at 28x28, F(2x2) at 14x14) with Winograd layers gives
+    im2col's output within 1e-5 relative; ``debug_str`` names the layers
+    that run it and how."""
     x = nbdl.sym.var("data")
     h = x
-    for i in range(3):
+    for i in range(4):
+        if i == 3:
+            h = nbdl.sym.Pooling(h, kernel=(2, 2), stride=(2, 2), pool_type="max")
         c = nbdl.sym.Convolution(h, kernel=(3, 3), pad=(1, 1), num_filter=32, name=f"c{i}")
         b = nbdl.sym.BatchNorm(c, fix_gamma=False, name=f"bn{i}")
         h = nbdl.sym.Activation(b + h if i == 2 else b, act_type="relu")
-    y = nbdl.sym.Pooling(h, kernel=(2, 2), stride=(2, 2), pool_type="max")
-    shapes = {"data": (2, 32, 30, 28)}
+    y = nbdl.sym.Pooling(h, kernel=(2, 2), stride=(2, 2), pool_type="avg")
+    shapes = {"data": (4, 32, 28, 28)}
     arg_shapes, _, aux_shapes = y.infer_shape(**shapes)
     args = {n: rng.uniform(-1, 1, s).astype(np.float32)
             for n, s in zip(y.list_arguments(), arg_shapes)}
@@ -206,7 +217,7 @@ def test_winograd_network_matches_im2col(monkeypatch, rng):
         ex.arg_dict["data"][:] = args["data"]
         outs[flag] = ex.forward(is_train=False)[0].asnumpy()
         listing = ex.debug_str()
-        assert ("c0: Winograd F(2x2, 3x3)" in listing) == (flag == "1")
-        assert ("c2: Winograd" in listing) == (flag == "1")
+        for name, tm in (("c0", 4), ("c2", 4), ("c3", 2)):
+            assert (f"{name}: Winograd F({tm}x{tm}, 3x3)" in listing) == (flag == "1")
     scale = np.abs(outs["0"]).max()
     assert np.abs(outs["1"] - outs["0"]).max() <= 1e-5 * scale

@@ -195,7 +195,7 @@ WINO_BAND_BYTES = 3 << 20     # a work item's transformed input and products, at
 
 
 def winograd_plan(call, geom):
-    """``(nt, band)`` when ``call`` (Convolution's or the fused convolution's
+    """``(nt, band, tm)`` when ``call`` (Convolution's or the fused convolution's
     forward) runs ``conv_winograd``, else None: an inference call of a 2-D
     3x3 kernel, stride 1, pad 1, no dilation, one group, float32 or float64,
     ``WINO_MIN_CHANNELS`` to ``WINO_MAX_CHANNELS`` input channels,
@@ -229,24 +229,39 @@ def winograd_plan(call, geom):
         return None
     threads = _threads()
     nt = threads if threads > 1 and BLAS_THREAD_CONTROL else 1
-    return nt, _wino_band(n, th, tw, nt, n_c, n_f, np.dtype(dt).itemsize)
+    tm = _wino_tile(h, w)
+    th, tw = tiles_of(h, w, tm)
+    return nt, _wino_band(n, th, tw, nt, n_c, n_f, np.dtype(dt).itemsize, tm), tm
 
 
-def _band_range(th, tw, n_c, n_f, itemsize):
+WINO_F4_MIN_SIDE = 28         # output sides from which F(4x4, 3x3) runs
+
+
+def _wino_tile(h, w):
+    """The output tile: 4 (F(4x4, 3x3): 36 products for 16 outputs, 2.25 a
+    value against F(2x2)'s 4) for maps of ``WINO_F4_MIN_SIDE`` and up, else
+    2 (a 14x14 map is 4x4 tiles of 4 with a sixth of them padding, and
+    few tiles to share each product's 36 weight matrices: F(4x4) 1.0-1.5x
+    im2col's time there, F(2x2) 0.7-1.04x)."""
+    return 4 if min(h, w) >= WINO_F4_MIN_SIDE else 2
+
+
+def _band_range(th, tw, n_c, n_f, itemsize, tm=2):
     """The bands ``_wino_band`` chooses from: 1 to the most tile rows whose
-    transformed input and products (``16 (C + F)`` values a tile) fit in
-    ``WINO_BAND_BYTES`` (at least one row, at most the image's ``th``)."""
-    per_row = 16 * (n_c + n_f) * (tw + 1) * itemsize
+    transformed input and products (``(tm + 2)^2 (C + F)`` values a tile)
+    fit in ``WINO_BAND_BYTES`` (at least one row, at most the image's
+    ``th``)."""
+    per_row = (tm + 2) ** 2 * (n_c + n_f) * (tw + 1) * itemsize
     return 1, max(1, min(th, WINO_BAND_BYTES // per_row))
 
 
-def _wino_band(n, th, tw, nt, n_c, n_f, itemsize=4):
+def _wino_band(n, th, tw, nt, n_c, n_f, itemsize=4, tm=2):
     """Tile rows a work item: of the bands in ``_band_range``, the one whose
     (image, band) items, split into ``nt`` contiguous runs, give the busiest
     thread the fewest tile rows; of those, the largest (its products have
     the most columns).  (One image of 7 tile rows on 2 threads is two
     items, not one a thread had alone.)"""
-    lo, hi = _band_range(th, tw, n_c, n_f, itemsize)
+    lo, hi = _band_range(th, tw, n_c, n_f, itemsize, tm)
     best = None
     for band in range(lo, hi + 1):
         per = -(-th // band)
@@ -260,10 +275,11 @@ def _wino_band(n, th, tw, nt, n_c, n_f, itemsize=4):
 def winograd_temps(geom, the_plan, dtype):
     """``[u, v, m, rb]``: the transformed weights (shared), each thread's
     transformed input, products and row buffer (``conv_winograd``)."""
-    nt, band = the_plan
+    nt, band, tm = the_plan
     n_c, w = geom["img"][1], geom["img"][4]
-    nu, nv, nm, nr = winograd_scratch(n_c, geom["w"][1], w, band, nt)
-    return [((16, nu // 16), dtype), ((nt, nv), dtype), ((nt, nm), dtype), ((nt, nr), dtype)]
+    nu, nv, nm, nr = winograd_scratch(n_c, geom["w"][1], w, band, nt, tm)
+    a2 = (tm + 2) ** 2
+    return [((a2, nu // a2), dtype), ((nt, nv), dtype), ((nt, nm), dtype), ((nt, nr), dtype)]
 
 
 # -- prepare ----------------------------------------------------------------------------

@@ -53,27 +53,28 @@ _U = np.uint64
 _PAD = 16
 
 
-def tiles_of(h, w):
-    """(tile rows, tile columns) of an h x w output."""
-    return (h + 1) // 2, (w + 1) // 2
+def tiles_of(h, w, m=2):
+    """(tile rows, tile columns) of an h x w output in m x m tiles."""
+    return -(-h // m), -(-w // m)
 
 
 @njit(cache=True, inline="always")
-def _slots(nb, w):
-    """(tiles, WB) of a band of ``nb`` tile rows of a ``w``-wide output: a
-    spare tile a row (``_input_band``), ``WB = 2 (TW + 1)`` buffer columns a
-    row."""
-    tw1 = (w + 1) // 2 + 1
-    return nb * tw1, 2 * tw1
+def _slots(nb, w, m):
+    """(tiles, WB) of a band of ``nb`` tile rows of a ``w``-wide output in
+    ``m`` x ``m`` tiles: a spare tile a row (``_input_band``), ``WB = m (TW +
+    1)`` buffer columns a row."""
+    tw1 = (w + m - 1) // m + 1
+    return nb * tw1, m * tw1
 
 
-def winograd_scratch(n_c, n_f, w, band, nt):
-    """Element counts ``(u, v, m, rb)`` of the scratch (module docstring):
-    ``u`` shared, the others per thread (``nt`` rows)."""
-    tw1 = (w + 1) // 2 + 1
+def winograd_scratch(n_c, n_f, w, band, nt, m=2):
+    """Element counts ``(u, v, m, rb)`` of the scratch of F(m x m, 3x3)
+    (module docstring): ``u`` shared, the others per thread (``nt`` rows)."""
+    a2 = (m + 2) ** 2
+    tw1 = -(-w // m) + 1
     t = band * tw1
-    return (16 * (n_f * n_c + _PAD), 16 * (n_c * t + _PAD), 16 * (n_f * t + _PAD),
-            4 * (band * 2 * tw1 + 2) + w)
+    return (a2 * (n_f * n_c + _PAD), a2 * (n_c * t + _PAD), a2 * (n_f * t + _PAD),
+            (m + 2) * (band * m * tw1 + 2) + w)
 
 
 # -- the transforms ---------------------------------------------------------------------------
@@ -136,7 +137,7 @@ def _input_band(img, n, i0, i1, v, rb):
     (NaN otherwise)."""
     n_c, h, w = img.shape[1], img.shape[3], img.shape[4]
     nb = i1 - i0
-    tb, wb = _slots(nb, w)
+    tb, wb = _slots(nb, w, 2)
     plane_n = _U(nb * wb + 2)
     zero = rb.dtype.type(0)
     q0, q1 = rb[0:plane_n], rb[plane_n:2 * plane_n]
@@ -200,7 +201,7 @@ def _output_band(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb):
     ``_input_band``'s) into two row buffers, each tile row's pair of output
     rows then copied out and finished through the epilogue."""
     nb = i1 - i0
-    tb, wb = _slots(nb, w)
+    tb, wb = _slots(nb, w, 2)
     half = _U(nb * wb)
     o0, o1 = rb[0:half], rb[half:2 * half]
     for f in range(n_f):
@@ -241,6 +242,252 @@ def _output_band(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb):
         if ep:
             _finish_rows(dst, r3, st, ep, n, f, 2 * i0, min(h, 2 * i1), w)
 
+
+# -- F(4x4, 3x3): 6x6 patches, 36 products --------------------------------------------------
+#
+# B^T = [[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
+#        [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]]
+# G   = [[1/4, 0, 0], [-1/6, -1/6, -1/6], [-1/6, 1/6, -1/6],
+#        [1/24, 1/12, 1/6], [1/24, -1/12, 1/6], [0, 0, 1]]
+# A^T = [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0],
+#        [0, 1, -1, 8, -8, 1]]
+# (Lavin & Gray's points 0, 1, -1, 2, -2 and infinity.)  The 1/6, 1/12 and
+# 1/24 of G are not exact in binary and the products span a wider range:
+# about 4e-6 of a layer's largest output in float32 against 3e-7 for F(2x2).
+# The integer coefficients are float32 constants: exact, and a float64
+# operand keeps its precision.
+_C2, _C4, _C5, _C8 = np.float32(2), np.float32(4), np.float32(5), np.float32(8)
+
+@njit(cache=True, inline="always")
+def _bt6(e0, e1, e2, e3, e4, e5):
+    """B^T of six values (a column or a row of a patch)."""
+    s12, d12, d31, d42 = e1 + e2, e1 - e2, e3 - e1, e4 - e2
+    return (_C4 * e0 - _C5 * e2 + e4, (e3 + e4) - _C4 * s12, (e4 - e3) + _C4 * d12,
+            d42 + _C2 * d31, d42 - _C2 * d31, _C4 * e1 - _C5 * e3 + e5)
+
+
+@njit(cache=True, inline="always")
+def _g6(a, b, e, q, s6, s12, s24):
+    """G of three values (a kernel column or a row of G g); ``q, s6, s12,
+    s24`` are 1/4, 1/6, 1/12 and 1/24 in the weights' dtype."""
+    r = s24 * a + s6 * e
+    return q * a, -s6 * (a + b + e), -s6 * (a - b + e), r + s12 * b, r - s12 * b, e
+
+
+@njit(cache=True, inline="always")
+def _at6(m0, m1, m2, m3, m4, m5):
+    """A^T of six values."""
+    s, d = m1 + m2, m1 - m2
+    p, q = m3 + m4, m3 - m4
+    return s + p + m0, d + _C2 * q, s + _C4 * p, d + _C8 * q + m5
+
+
+@njit(cache=True)
+def _weight_rows4(w, u, n_c, f0, f1):
+    """u[xi, f*C + c] = (G g G^T)[xi] (6x6, xi = 6 r + s) of w[0, f, 9c:9c+9]
+    for f in [f0, f1); returns 0 when every weight read is finite (NaN
+    otherwise)."""
+    t = u.dtype.type
+    q, s6, s12, s24 = t(0.25), t(1.0 / 6.0), t(1.0 / 12.0), t(1.0 / 24.0)
+    chk = t(0)
+    for f in range(f0, f1):
+        src = w[0, f]
+        base = _U(f * n_c)
+        for c in range(_U(n_c)):
+            o = _U(9) * c
+            g0, g1, g2 = src[o], src[o + _U(1)], src[o + _U(2)]
+            g3, g4, g5 = src[o + _U(3)], src[o + _U(4)], src[o + _U(5)]
+            g6, g7, g8 = src[o + _U(6)], src[o + _U(7)], src[o + _U(8)]
+            chk += ((g0 - g0) + (g1 - g1) + (g2 - g2) + (g3 - g3) + (g4 - g4) + (g5 - g5)
+                    + (g6 - g6) + (g7 - g7) + (g8 - g8))
+            # G g: G on each kernel column (rows r of the result)
+            c00, c10, c20, c30, c40, c50 = _g6(g0, g3, g6, q, s6, s12, s24)
+            c01, c11, c21, c31, c41, c51 = _g6(g1, g4, g7, q, s6, s12, s24)
+            c02, c12, c22, c32, c42, c52 = _g6(g2, g5, g8, q, s6, s12, s24)
+            k = base + c
+            x0, x1, x2, x3, x4, x5 = _g6(c00, c01, c02, q, s6, s12, s24)
+            u[0, k] = x0
+            u[1, k] = x1
+            u[2, k] = x2
+            u[3, k] = x3
+            u[4, k] = x4
+            u[5, k] = x5
+            x0, x1, x2, x3, x4, x5 = _g6(c10, c11, c12, q, s6, s12, s24)
+            u[6, k] = x0
+            u[7, k] = x1
+            u[8, k] = x2
+            u[9, k] = x3
+            u[10, k] = x4
+            u[11, k] = x5
+            x0, x1, x2, x3, x4, x5 = _g6(c20, c21, c22, q, s6, s12, s24)
+            u[12, k] = x0
+            u[13, k] = x1
+            u[14, k] = x2
+            u[15, k] = x3
+            u[16, k] = x4
+            u[17, k] = x5
+            x0, x1, x2, x3, x4, x5 = _g6(c30, c31, c32, q, s6, s12, s24)
+            u[18, k] = x0
+            u[19, k] = x1
+            u[20, k] = x2
+            u[21, k] = x3
+            u[22, k] = x4
+            u[23, k] = x5
+            x0, x1, x2, x3, x4, x5 = _g6(c40, c41, c42, q, s6, s12, s24)
+            u[24, k] = x0
+            u[25, k] = x1
+            u[26, k] = x2
+            u[27, k] = x3
+            u[28, k] = x4
+            u[29, k] = x5
+            x0, x1, x2, x3, x4, x5 = _g6(c50, c51, c52, q, s6, s12, s24)
+            u[30, k] = x0
+            u[31, k] = x1
+            u[32, k] = x2
+            u[33, k] = x3
+            u[34, k] = x4
+            u[35, k] = x5
+    return chk
+
+
+@njit(cache=True)
+def _input_band4(img, n, i0, i1, v, rb):
+    """F(4x4, 3x3)'s ``_input_band``: v[xi, c*T + t] = (B^T d B)[xi] of the
+    6x6 patches of tile rows [i0, i1) of image n, six planes of combined
+    rows in ``rb`` (tile t reads a plane at ``4t .. 4t + 5``)."""
+    n_c, h, w = img.shape[1], img.shape[3], img.shape[4]
+    nb = i1 - i0
+    tb, wb = _slots(nb, w, 4)
+    plane_n = _U(nb * wb + 2)
+    zero = rb.dtype.type(0)
+    zrow = rb[6 * plane_n:6 * plane_n + _U(w)]
+    for x in range(_U(w)):
+        zrow[x] = zero
+    for k in range(6):
+        plane = rb[_U(k) * plane_n:_U(k + 1) * plane_n]
+        for i in range(nb):
+            o = i * wb
+            plane[o] = zero
+            for x in range(w + 1, wb):
+                plane[o + x] = zero
+        plane[nb * wb] = zero
+        plane[nb * wb + 1] = zero
+    q0, q1, q2 = rb[0:plane_n], rb[plane_n:2 * plane_n], rb[2 * plane_n:3 * plane_n]
+    q3, q4, q5 = rb[3 * plane_n:4 * plane_n], rb[4 * plane_n:5 * plane_n], \
+        rb[5 * plane_n:6 * plane_n]
+    chk = zero
+    for c in range(n_c):
+        img_c = img[n, c, 0]
+        for i in range(i0, i1):
+            y0 = 4 * i - 1
+            p0 = img_c[y0] if y0 >= 0 else zrow
+            p1 = img_c[y0 + 1]
+            p2 = img_c[y0 + 2] if y0 + 2 < h else zrow
+            p3 = img_c[y0 + 3] if y0 + 3 < h else zrow
+            p4 = img_c[y0 + 4] if y0 + 4 < h else zrow
+            p5 = img_c[y0 + 5] if y0 + 5 < h else zrow
+            o = _U((i - i0) * wb + 1)
+            n_w = _U(w)
+            d0, d1, d2 = q0[o:o + n_w], q1[o:o + n_w], q2[o:o + n_w]
+            d3, d4, d5 = q3[o:o + n_w], q4[o:o + n_w], q5[o:o + n_w]
+            for x in range(n_w):
+                t0, t1, t2, t3, t4, t5 = _bt6(p0[x], p1[x], p2[x], p3[x], p4[x], p5[x])
+                chk += (t0 - t0) + (t5 - t5)      # t0 reads rows 0, 2, 4; t5 1, 3, 5
+                d0[x] = t0
+                d1[x] = t1
+                d2[x] = t2
+                d3[x] = t3
+                d4[x] = t4
+                d5[x] = t5
+        a, b = c * tb, (c + 1) * tb
+        for k in range(6):
+            row = rb[_U(k) * plane_n:_U(k + 1) * plane_n]
+            v0, v1, v2 = v[6 * k, a:b], v[6 * k + 1, a:b], v[6 * k + 2, a:b]
+            v3, v4, v5 = v[6 * k + 3, a:b], v[6 * k + 4, a:b], v[6 * k + 5, a:b]
+            for t in range(_U(tb)):
+                x = _U(4) * t
+                y0_, y1_, y2_, y3_, y4_, y5_ = _bt6(row[x], row[x + _U(1)], row[x + _U(2)],
+                                                    row[x + _U(3)], row[x + _U(4)],
+                                                    row[x + _U(5)])
+                v0[t] = y0_
+                v1[t] = y1_
+                v2[t] = y2_
+                v3[t] = y3_
+                v4[t] = y4_
+                v5[t] = y5_
+    return chk
+
+
+@njit(cache=True)
+def _output_band4(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb):
+    """F(4x4, 3x3)'s ``_output_band``: out3[n, f, 4i:4i+4, :] (=|+=) (A^T m
+    A) of the band's tiles through four row buffers, then the epilogue."""
+    nb = i1 - i0
+    tb, wb = _slots(nb, w, 4)
+    size = _U(nb * wb)
+    o0, o1, o2, o3 = rb[0:size], rb[size:2 * size], rb[2 * size:3 * size], \
+        rb[3 * size:4 * size]
+    for f in range(n_f):
+        dst = out3[n, f]
+        a, b = f * tb, (f + 1) * tb
+        m0, m1, m2, m3, m4, m5 = \
+            m[0, a:b], m[1, a:b], m[2, a:b], m[3, a:b], m[4, a:b], m[5, a:b]
+        m6, m7, m8, m9, m10, m11 = \
+            m[6, a:b], m[7, a:b], m[8, a:b], m[9, a:b], m[10, a:b], m[11, a:b]
+        m12, m13, m14, m15, m16, m17 = \
+            m[12, a:b], m[13, a:b], m[14, a:b], m[15, a:b], m[16, a:b], m[17, a:b]
+        m18, m19, m20, m21, m22, m23 = \
+            m[18, a:b], m[19, a:b], m[20, a:b], m[21, a:b], m[22, a:b], m[23, a:b]
+        m24, m25, m26, m27, m28, m29 = \
+            m[24, a:b], m[25, a:b], m[26, a:b], m[27, a:b], m[28, a:b], m[29, a:b]
+        m30, m31, m32, m33, m34, m35 = \
+            m[30, a:b], m[31, a:b], m[32, a:b], m[33, a:b], m[34, a:b], m[35, a:b]
+        for t in range(_U(tb)):
+            a00, a10, a20, a30 = _at6(m0[t], m6[t], m12[t], m18[t], m24[t], m30[t])
+            a01, a11, a21, a31 = _at6(m1[t], m7[t], m13[t], m19[t], m25[t], m31[t])
+            a02, a12, a22, a32 = _at6(m2[t], m8[t], m14[t], m20[t], m26[t], m32[t])
+            a03, a13, a23, a33 = _at6(m3[t], m9[t], m15[t], m21[t], m27[t], m33[t])
+            a04, a14, a24, a34 = _at6(m4[t], m10[t], m16[t], m22[t], m28[t], m34[t])
+            a05, a15, a25, a35 = _at6(m5[t], m11[t], m17[t], m23[t], m29[t], m35[t])
+            x = _U(4) * t
+            y0_, y1_, y2_, y3_ = _at6(a00, a01, a02, a03, a04, a05)
+            o0[x] = y0_
+            o0[x + _U(1)] = y1_
+            o0[x + _U(2)] = y2_
+            o0[x + _U(3)] = y3_
+            y0_, y1_, y2_, y3_ = _at6(a10, a11, a12, a13, a14, a15)
+            o1[x] = y0_
+            o1[x + _U(1)] = y1_
+            o1[x + _U(2)] = y2_
+            o1[x + _U(3)] = y3_
+            y0_, y1_, y2_, y3_ = _at6(a20, a21, a22, a23, a24, a25)
+            o2[x] = y0_
+            o2[x + _U(1)] = y1_
+            o2[x + _U(2)] = y2_
+            o2[x + _U(3)] = y3_
+            y0_, y1_, y2_, y3_ = _at6(a30, a31, a32, a33, a34, a35)
+            o3[x] = y0_
+            o3[x + _U(1)] = y1_
+            o3[x + _U(2)] = y2_
+            o3[x + _U(3)] = y3_
+        for i in range(i0, i1):
+            y = 4 * i
+            rows = min(4, h - y)
+            src0 = _U((i - i0) * wb)
+            for k in range(rows):
+                src = o0 if k == 0 else (o1 if k == 1 else (o2 if k == 2 else o3))
+                base = _U((y + k) * w)
+                if add:
+                    for x in range(_U(w)):
+                        dst[base + x] += src[src0 + x]
+                else:
+                    for x in range(_U(w)):
+                        dst[base + x] = src[src0 + x]
+        if ep:
+            _finish_rows(dst, r3, st, ep, n, f, 4 * i0, min(h, 4 * i1), w)
+
+
+# -- the driver -----------------------------------------------------------------------------
 
 @njit(cache=True)
 def _finish_rows(dst, r3, st, ep, n, f, y0, y1, w):
@@ -283,35 +530,43 @@ def _direct_band(img, wt, out3, r3, st, ep, add, n, y0, y1):
 
 
 @njit(cache=True)
-def _bands(lo, hi, per, band, img, wt, u, wbad, n_f, out3, r3, st, ep, add, v, m, rb):
+def _bands(lo, hi, per, band, tm, img, wt, u, wbad, n_f, out3, r3, st, ep, add, v, m, rb):
     """Work items [lo, hi) of the (image, band) pairs (``per`` bands an
-    image): input transform, the 16 products, output transform; a band that
-    reads a value that is not finite (or any band, ``wbad``, when a weight is
-    not) is summed directly instead (``_direct_band``)."""
+    image) of F(tm x tm, 3x3): input transform, the (tm + 2)^2 products,
+    output transform; a band that reads a value that is not finite (or any
+    band, ``wbad``, when a weight is not) is summed directly instead
+    (``_direct_band``)."""
     n_c, h, w = img.shape[1], img.shape[3], img.shape[4]
-    th = (h + 1) // 2
+    th = (h + tm - 1) // tm
     zero = v.dtype.type(0)
     for item in range(lo, hi):
         n = item // per
         i0 = (item - n * per) * band
         i1 = min(th, i0 + band)
-        nt_ = _slots(i1 - i0, w)[0]
-        if wbad or _input_band(img, n, i0, i1, v, rb) != zero:
-            _direct_band(img, wt, out3, r3, st, ep, add, n, 2 * i0, min(h, 2 * i1))
+        nt_ = _slots(i1 - i0, w, tm)[0]
+        if tm == 2:
+            chk = _input_band(img, n, i0, i1, v, rb)
+        else:
+            chk = _input_band4(img, n, i0, i1, v, rb)
+        if wbad or chk != zero:
+            _direct_band(img, wt, out3, r3, st, ep, add, n, tm * i0, min(h, tm * i1))
             continue
-        for xi in range(16):
+        for xi in range((tm + 2) * (tm + 2)):
             gemm(u[xi, :n_f * n_c].reshape(n_f, n_c)[:, :],
                  v[xi, :n_c * nt_].reshape(n_c, nt_)[:, :],
                  m[xi, :n_f * nt_].reshape(n_f, nt_)[:, :], 1.0, 0.0)
-        _output_band(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb)
+        if tm == 2:
+            _output_band(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb)
+        else:
+            _output_band4(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb)
 
 
 def wino_forward(img, w, b, gamma, beta, mm, mv, res, cols, u, v, m, rb, st, has_bias,
-                     has_bn, fix_gamma, eps, ep, req, nt, band):
+                 has_bn, fix_gamma, eps, ep, req, nt, band, tm):
     """cols (=|+=) the 3x3 "same" convolution of img by w, through the
-    epilogue ``ep`` (as ``convolution.conv_forward``); ``nt`` threads
-    (``prange`` parts; 1 in the serial compilation's callers), ``band``
-    tile rows a work item."""
+    epilogue ``ep`` (as ``convolution.conv_forward``), by F(tm x tm, 3x3)
+    (``tm`` 2 or 4); ``nt`` threads (``prange`` parts; 1 in the serial
+    compilation's callers), ``band`` tile rows a work item."""
     if req == REQ_NULL:
         return
     fold(st, b, gamma, beta, mm, mv, has_bias, has_bn, fix_gamma, eps, ep)
@@ -320,7 +575,7 @@ def wino_forward(img, w, b, gamma, beta, mm, mv, res, cols, u, v, m, rb, st, has
     out3 = cols.reshape(cols.shape[0], cols.shape[1], h * w_n)
     r3 = res.reshape(res.shape[0], res.shape[1], res.shape[2] * res.shape[3] * res.shape[4])
     add = req == REQ_ADD
-    per = -(-((h + 1) // 2) // band)
+    per = -(-((h + tm - 1) // tm) // band)
     items = n_img * per
     saved = blas_get_threads()
     if nt > 1:
@@ -328,20 +583,31 @@ def wino_forward(img, w, b, gamma, beta, mm, mv, res, cols, u, v, m, rb, st, has
     chk = u.dtype.type(0)
     for t in prange(nt):
         f0, f1 = chunk(n_f, t, nt)
-        chk += _weight_rows(w, u, img.shape[1], f0, f1)
+        if tm == 2:
+            chk += _weight_rows(w, u, img.shape[1], f0, f1)
+        else:
+            chk += _weight_rows4(w, u, img.shape[1], f0, f1)
     wbad = chk != u.dtype.type(0)
     for t in prange(nt):
         lo, hi = chunk(items, t, nt)
-        _bands(lo, hi, per, band, img, w, u, wbad, n_f, out3, r3, st, ep, add,
-               v[t].reshape(16, v.shape[1] // 16), m[t].reshape(16, m.shape[1] // 16), rb[t])
+        a2 = (tm + 2) * (tm + 2)
+        _bands(lo, hi, per, band, tm, img, w, u, wbad, n_f, out3, r3, st, ep, add,
+               v[t].reshape(a2, v.shape[1] // a2), m[t].reshape(a2, m.shape[1] // a2), rb[t])
     if nt > 1:
         blas_set_threads(saved)
 
 
 wino_forward, wino_forward_parallel = serial_and_parallel(wino_forward)
 # what ``debug_str`` lists for the nodes that run these (``nbdl.executor.debug``)
-wino_forward.nbdl_algorithm = wino_forward_parallel.nbdl_algorithm = \
-    "Winograd F(2x2, 3x3) (NBDL_CONV_WINOGRAD=0: im2col + GEMM)"
+def describe(scalars):
+    """What ``debug_str`` says of a node that runs these kernels (their
+    launch's ``scalars``, which end with ``nt, band, tm``)."""
+    nt, band, tm = scalars[-3:]
+    return (f"Winograd F({tm}x{tm}, 3x3), bands of {band} tile rows on {nt} thread(s) "
+            f"(NBDL_CONV_WINOGRAD=0: im2col + GEMM)")
 
 
-__all__ = ["wino_forward", "wino_forward_parallel", "winograd_scratch", "tiles_of"]
+wino_forward.nbdl_describe = wino_forward_parallel.nbdl_describe = describe
+
+
+__all__ = ["wino_forward", "wino_forward_parallel", "winograd_scratch", "tiles_of", "describe"]
