@@ -186,7 +186,10 @@ def scratch(geom, the_plan, backward, need_weight, dtype):
 # weights' transform, 16 x F x C values a call, and products of few
 # columns), 512 at 7x7 1.5-1.6 at batch 16 and 32 (each of the 16 products
 # reads a 1 MB matrix for a few tiles), 16 -> 64 channels at 55x55 0.95 /
-# 1.06 (b1 / b16), 32 -> 128 at 27x27 0.92.
+# 1.06 (b1 / b16), 32 -> 128 at 27x27 0.92.  F(4x4, 3x3) (``_wino_tile``)
+# at 56x56 and 28x28: 0.48-0.64.  Runs of several whole images a work item
+# (each product's weight matrix read once for all of them) left 512 at 7x7
+# at 0.99-1.02 (batch 16 and 32) and 256 at 14x14 at 0.72: not kept.
 WINO_MIN_TILES = 196          # tiles (2x2 outputs) a call: batch 1 at 28x28, 4 at 14x14
 WINO_MIN_CHANNELS = 32        # input channels (the products' contraction)
 WINO_MIN_FILTERS = 16         # output channels
@@ -199,10 +202,11 @@ def winograd_plan(call, geom):
     forward) runs ``conv_winograd``, else None: an inference call of a 2-D
     3x3 kernel, stride 1, pad 1, no dilation, one group, float32 or float64,
     ``WINO_MIN_CHANNELS`` to ``WINO_MAX_CHANNELS`` input channels,
-    ``WINO_MIN_FILTERS`` to ``WINO_MAX_CHANNELS`` output channels and ``WINO_MIN_TILES`` tiles in the
-    batch, unless ``NBDL_CONV_WINOGRAD=0`` (the limits: the measurements
-    above).  ``nt`` threads (1: the serial kernel, BLAS's own threads), ``band`` tile
-    rows a work item (``_wino_band``).
+    ``WINO_MIN_FILTERS`` to ``WINO_MAX_CHANNELS`` output channels and
+    ``WINO_MIN_TILES`` tiles in the batch, unless ``NBDL_CONV_WINOGRAD=0``
+    (the limits: the measurements above).  ``nt`` threads (1: the serial
+    kernel, BLAS's own threads), ``band`` tile rows a work item
+    (``_wino_band``), ``tm`` the output tile (``_wino_tile``).
 
     Inference: ``_nbdl_fused_conv`` always (only graphs bound without
     gradients have it: ``nbdl.graph.fuse``), ``Convolution`` when the call

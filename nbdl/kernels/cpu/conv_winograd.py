@@ -1,37 +1,41 @@
-"""Winograd F(2x2, 3x3) for the CPU convolution's forward (3x3 kernel, stride
-1, pad 1, no dilation, one group, 2-D): each 2x2 block of outputs ("tile")
-is ``A^T [(G g G^T) * (B^T d B)] A`` of the 4x4 input patch ``d`` around it,
-so a layer costs 16 products of (F, C) by (C, tiles) instead of im2col's one
-of (F, 9C) by (C, 4 tiles): 2.25 times fewer multiplications, and no im2col
-table or columns (Lavin & Gray, "Fast Algorithms for Convolutional Neural
-Networks", 2016).  ``conv_plan`` picks it for inference forwards of the
-shapes where it measured faster (``winograd_ok``).
+"""Winograd F(m x m, 3x3), m = 2 or 4, for the CPU convolution's forward (3x3
+kernel, stride 1, pad 1, no dilation, one group, 2-D): each m x m block of
+outputs ("tile") is ``A^T [(G g G^T) * (B^T d B)] A`` of the (m+2) x (m+2)
+input patch ``d`` around it, so a layer costs (m+2)^2 products of (F, C) by
+(C, tiles) instead of im2col's one of (F, 9C) by (C, m^2 tiles): 2.25
+(F(2x2)) or 4 (F(4x4)) times fewer multiplications, and no im2col table or
+columns (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks",
+2016).  ``conv_plan.winograd_plan`` picks it, and the tile, for inference
+forwards of the shapes where it measured faster.
 
 A call:
 
 1. the weights' transform ``U[xi] = (G g G^T)[xi]`` for every (f, c),
-   ``(16, F, C)``, once a call (parameters change between calls and
+   ``((m+2)^2, F, C)``, once a call (parameters change between calls and
    nothing records that they did: the same rule as the epilogue's folded
    BatchNorm), split over the threads by output channels;
 2. work items are (image, *band*) pairs, a band ``band`` rows of tiles; a
    thread takes a contiguous run of them and, per band, transforms the
-   input into its own ``V (16, C, tiles)`` (the four input rows of a tile
-   row combined first, ``B^T d``, in a row buffer: unit-stride loops over
-   whole rows; then ``. B`` per tile), runs the 16 products
-   ``M[xi] = U[xi] . V[xi]`` (BLAS, one thread), and transforms ``M`` back
-   (``A^T m A``) two output rows at a time into its row buffer, which is
-   written to the output (=|+= under ``REQ_ADD``) and finished through the
-   epilogue (``conv_epilogue``: bias, folded BatchNorm, residual, ReLU)
-   while in cache.
+   input into its own ``V ((m+2)^2, C, tiles)`` (the m+2 input rows of a
+   tile row combined first, ``B^T d``, into planes of a row buffer:
+   unit-stride loops over whole rows; then ``. B`` for all the band's
+   tiles in one loop), runs the products ``M[xi] = U[xi] . V[xi]`` (BLAS,
+   one thread), and transforms ``M`` back (``A^T m A``) into m output row
+   buffers, which are written to the output (=|+= under ``REQ_ADD``) and
+   finished through the epilogue (``conv_epilogue``: bias, folded
+   BatchNorm, residual, ReLU) while in cache.  A band that reads an inf or
+   a NaN (or every band, for such a weight) is summed directly instead.
 
-The transforms add and subtract (and halve, for the weights) only, so the
-result differs from im2col's by the products' different rounding: ~1e-6
-relative in float32.
+F(2x2)'s transforms add and subtract (and halve, for the weights) only, so
+its result differs from im2col's by the products' rounding: ~3e-7 of a
+layer's largest output in float32; F(4x4)'s G has 1/6, 1/12 and 1/24 and
+its products span a wider range: ~4e-6.
 
 Views (prepare): ``img (N, C, 1, H, W)``, ``w (1, F, 9C)``, ``out``/``res
-(N, F, 1, H, W)``; scratch ``u (16, F*C + 16)``, and a row a thread of ``v
-(16 * (C*T + 16))``, ``m (16 * (F*T + 16))`` and the row buffers, with ``T =
-band * (ceil(W/2) + 1)`` tiles a band (``_slots``, ``winograd_scratch``).
+(N, F, 1, H, W)``; scratch ``u ((m+2)^2, F*C + 16)``, and a row a thread of
+``v ((m+2)^2 * (C*T + 16))``, ``m ((m+2)^2 * (F*T + 16))`` and the row
+buffers, with ``T = band * (ceil(W/m) + 1)`` tiles a band (``_slots``,
+``winograd_scratch``).
 """
 import numpy as np
 from numba import prange
@@ -46,10 +50,10 @@ from ._parallel import chunk, serial_and_parallel
 from .conv_epilogue import finish_run, fold
 
 _U = np.uint64
-# The 16 planes of U, V and M are rows of a (16, size + _PAD) array: planes
-# a multiple of 4 KiB long put the 16 streams a transform reads or writes in
+# The (m+2)^2 planes of U, V and M are rows of a ((m+2)^2, size + _PAD) array: planes
+# a multiple of 4 KiB long put the streams a transform reads or writes in
 # the same L1 set (the weight transform of 64 x 64 channels took 30 ns a
-# kernel that way); 16 more elements a plane spread them over 16 lines.
+# kernel that way); 16 more elements a plane spread them over different lines.
 _PAD = 16
 
 
@@ -77,7 +81,7 @@ def winograd_scratch(n_c, n_f, w, band, nt, m=2):
             (m + 2) * (band * m * tw1 + 2) + w)
 
 
-# -- the transforms ---------------------------------------------------------------------------
+# -- F(2x2, 3x3): 4x4 patches, 16 products -------------------------------------------------
 
 @njit(cache=True, inline="always")
 def _gt(a, b, e, half):
