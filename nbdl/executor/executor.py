@@ -9,10 +9,10 @@ from .. import compile_log, config
 from .. import profiler_core as _prof
 from ..array import NDArray
 from ..errors import BindError, ShapeError
-from ..ops.registry import serial_twin
 from . import driver as _driver
 from . import compile_pool
 from .debug import executor_debug_str
+from .first_run import stand_ins
 from .profiled import run as _profiled_run
 
 
@@ -48,21 +48,12 @@ def _dispatch_bound(steps):
 
 def _first_calls(steps):
     """The (kernel, arguments) a first run of ``steps`` makes from Python:
-    serial twins in place of the parallel kernels not compiled yet."""
+    serial twins in place of the parallel kernels not compiled yet, and
+    fallbacks (``Launch.fallback``) in place of the kernels that have one."""
     calls = [(s.fn, s.args) for s in steps]
-    for i in _serial_for_now(calls):
-        calls[i] = (serial_twin(calls[i][0]), calls[i][1])
+    for i, call in stand_ins(steps):
+        calls[i] = call
     return calls
-
-
-def _serial_for_now(calls):
-    """Indices of the calls whose kernel has a serial twin and is neither
-    compiled for these arguments nor in the on-disk cache (none when
-    ``NBDL_PARALLEL_AFTER_RUNS=0``)."""
-    if config.parallel_after_runs() == 0:
-        return []
-    return [i for i, (fn, args) in enumerate(calls)
-            if serial_twin(fn) is not None and not compile_log.compiled_or_cached(fn, args)]
 
 
 class Executor:
@@ -201,19 +192,21 @@ class Executor:
             elif mode == "now" or native.cached():
                 return native.build()
         calls = [(s.fn, s.args) for s in steps]
-        later = _serial_for_now(calls) if self._device.device_type == "cpu" else []
+        later = stand_ins(steps) if self._device.device_type == "cpu" else []
         if later:
             return self._serial_runner(steps, calls, later, native, which)
         return self._python_runner(steps, calls, native, which)
 
     def _serial_runner(self, steps, calls, later, native, which):
-        """The Python loop with the serial twins of the parallel kernels in
-        ``later`` (step indices) that are not compiled yet; after
-        ``NBDL_PARALLEL_AFTER_RUNS`` runs those are compiled in the background
-        and the loop with the parallel kernels takes this one's place."""
+        """The Python loop with, for the steps in ``later`` (``stand_ins``),
+        the serial twins of the parallel kernels not compiled yet or the
+        steps' fallbacks; after ``NBDL_PARALLEL_AFTER_RUNS`` runs those
+        steps' kernels are compiled in the background and the loop with them
+        takes this one's place."""
         now = list(calls)
-        for i in later:
-            now[i] = (serial_twin(calls[i][0]), calls[i][1])
+        for i, call in later:
+            now[i] = call
+        later = [i for i, _ in later]
         left = [config.parallel_after_runs()]
         run = self._python_runner(steps, now, None, which)
 
@@ -227,7 +220,8 @@ class Executor:
             run()
             left[0] -= 1
             if left[0] == 0:
-                compile_log.info("compiling %d parallel kernels for %s in the background "
+                compile_log.info("compiling %d parallel (or fallen-back) kernels for %s in the "
+                                 "background "
                                  "(NBDL_PARALLEL_AFTER_RUNS=0 compiles them before the first "
                                  "run)", len(later), self._describe(which))
                 compile_log.in_background(upgrade, "nbdl-parallel")

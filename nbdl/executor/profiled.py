@@ -7,9 +7,8 @@ its op, with the node's name and the pass in the event's ``args``.  On a GPU
 each step is followed by a device synchronisation so that its time is the
 kernel's.  With ``profile_api`` the whole ``forward``/``backward`` call is
 also recorded (category ``api``)."""
-from .. import compile_log
 from .. import profiler_core as _prof
-from ..ops.registry import serial_twin
+from .first_run import stand_ins
 
 _API_NAMES = {"fwd_train": "Executor.forward", "fwd_infer": "Executor.forward",
               "backward": "Executor.backward"}
@@ -17,21 +16,16 @@ _API_NAMES = {"fwd_train": "Executor.forward", "fwd_infer": "Executor.forward",
 
 def _calls(ex, which, steps):
     """The (kernel, args) pairs the executor's runner uses for ``steps``:
-    its own list when it has one, else the steps' kernels with the serial
-    twin of each parallel kernel that is not compiled yet (as a first run
-    would use)."""
+    its own list when it has one, else the steps' kernels with their stand-ins
+    (``first_run.stand_ins``: what a first run would use)."""
     r = ex._runners.get(which)
     calls = getattr(r, "calls", None) if r is not None else None
     if calls is not None and len(calls) == len(steps):
         return calls
-    calls = []
-    cpu = ex._device.device_type == "cpu"
-    for s in steps:
-        fn = s.fn
-        twin = serial_twin(fn) if cpu else None
-        if twin is not None and not compile_log.compiled_or_cached(fn, s.args):
-            fn = twin
-        calls.append((fn, s.args))
+    calls = [(s.fn, s.args) for s in steps]
+    if ex._device.device_type == "cpu":
+        for i, call in stand_ins(steps):
+            calls[i] = call
     return calls
 
 

@@ -28,6 +28,7 @@ class Prepared:
     arrays: tuple            # the views alone (inputs, outputs, temps), before launch.views reshape
     scalars: tuple
     views: tuple             # final array arguments (after reshape)
+    fallback: object = None  # a Prepared over the same arrays (``Launch.fallback``)
 
 
 @dataclass
@@ -330,7 +331,15 @@ def _check_mutated(node, ids, ext):
 
 def _prepared(node, aids, arrays, launch):
     """The node's step: ``launch`` (a ``PreparedCall``'s) over its arena
-    arrays, the arguments the launch picks (``Launch.args``) in its order."""
+    arrays, the arguments the launch picks (``Launch.args``) in its order
+    (and its fallback's, likewise)."""
+    step = _prepared_one(node, aids, arrays, launch)
+    if launch.fallback is not None:
+        step.fallback = _prepared_one(node, aids, arrays, launch.fallback)
+    return step
+
+
+def _prepared_one(node, aids, arrays, launch):
     fn, scalars, shapes, pick = launch.fn, launch.scalars, launch.views, launch.args
     if shapes is None and pick is None:     # most nodes: the arrays as they are
         return Prepared(node, aids, fn, (*arrays, *scalars), arrays, scalars, arrays)

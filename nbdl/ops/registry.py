@@ -73,11 +73,20 @@ class Launch:
     the first input's dtype, the placeholder a kernel with an optional array
     (a bias) gets when the op has none, so that one compiled kernel serves
     both instead of a thin wrapper per variant (a wrapper is a compilation of
-    its own, and it recompiles what it calls)."""
+    its own, and it recompiles what it calls).
+
+    ``fallback`` (optional) is another ``Launch`` over the same arrays (its
+    own ``args`` and ``scalars``, the same ``views``) that computes the same
+    outputs with kernels a first run compiles anyway: a bound graph runs it
+    while ``fn`` is neither compiled nor cached, and ``fn`` is compiled in
+    the background after ``NBDL_PARALLEL_AFTER_RUNS`` runs, as parallel
+    kernels are (the convolution's Winograd kernels, seconds to compile,
+    fall back to im2col + GEMM).  Eager calls run ``fn``."""
     fn: Callable
     scalars: tuple = ()
     views: Optional[list] = None  # shape per array argument (inputs, outputs, temps) or None
     args: Optional[tuple] = None  # which arrays fn takes (see above), or None: all
+    fallback: Optional["Launch"] = None   # see above
 
 
 def pick_args(args, arrays):

@@ -81,23 +81,29 @@ class PreparedCall:
         if got is None:
             call = self.call
             call.is_train = is_train
-            raw = self.op.prepare(call)
-            views = None if raw.views is None else [None if v is None else tuple(v)
-                                                    for v in raw.views]
-            got = self._launches[is_train] = _Launch(raw.fn, tuple(raw.scalars), views,
-                                                     raw.args)
+            got = self._launches[is_train] = _Launch.of(self.op.prepare(call))
         return got
 
 
 class _Launch:
-    """A ``Launch`` with its scalars a tuple and its views tuples."""
-    __slots__ = ("fn", "scalars", "views", "args")
+    """A ``Launch`` with its scalars a tuple and its views tuples (and its
+    fallback, if any, likewise)."""
+    __slots__ = ("fn", "scalars", "views", "args", "fallback")
 
-    def __init__(self, fn, scalars, views, args):
+    def __init__(self, fn, scalars, views, args, fallback=None):
         self.fn = fn
         self.scalars = scalars
         self.views = views
         self.args = args
+        self.fallback = fallback
+
+    @classmethod
+    def of(cls, raw):
+        views = None if raw.views is None else [None if v is None else tuple(v)
+                                                for v in raw.views]
+        fb = getattr(raw, "fallback", None)
+        return cls(raw.fn, tuple(raw.scalars), views, raw.args,
+                   None if fb is None else cls.of(fb))
 
 
 @shared_doc(op_and_attrs=OP_AND_ATTRS)

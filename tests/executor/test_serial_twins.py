@@ -119,3 +119,54 @@ def test_convolution_serial_twin_in_the_parallel_plans_scratch(monkeypatch, mode
         dxp[:, :, i:i + 9, j:j + 9] += dcols[:, :, K]
     np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), dxp[:, :, 1:-1, 1:-1],
                                rtol=1e-4, atol=1e-3)
+
+
+def test_winograd_layer_falls_back_to_im2col_until_compiled(monkeypatch):
+    """A Winograd convolution not compiled yet runs its launch's fallback
+    (im2col + GEMM over the same arrays, through its serial twin when that
+    is not compiled either: an executor bound with NBDL_CONV_WINOGRAD=0's
+    result, to the twins' rounding) for the first NBDL_PARALLEL_AFTER_RUNS
+    runs, then the Winograd kernel, compiled in the background;
+    NBDL_PARALLEL_AFTER_RUNS=0 runs it at once."""
+    from nbdl.kernels.cpu.conv_winograd import wino_forward, wino_forward_parallel
+    monkeypatch.setenv("NBDL_DRIVER", "0")
+    x = nbdl.sym.var("x")
+    c = nbdl.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=32, name="c")
+    y = nbdl.sym.Activation(nbdl.sym.BatchNorm(c, name="bn"), act_type="relu")
+    rng = np.random.RandomState(0)
+    a = rng.uniform(-1, 1, (1, 32, 28, 28)).astype(np.float32)
+    params = {"c_weight": rng.uniform(-1, 1, (32, 32, 3, 3)).astype(np.float32),
+              "c_bias": rng.uniform(-1, 1, 32).astype(np.float32),
+              "bn_gamma": rng.uniform(0.5, 1.5, 32).astype(np.float32),
+              "bn_beta": rng.uniform(-1, 1, 32).astype(np.float32)}
+
+    def bind():
+        ex = y.simple_bind(nbdl.cpu(), x=a.shape, grad_req="null")
+        ex.copy_params_from({k: nbdl.nd.array(v) for k, v in params.items()})
+        ex.arg_dict["x"][:] = a
+        return ex
+
+    monkeypatch.setenv("NBDL_CONV_WINOGRAD", "0")
+    plain = bind().forward(is_train=False)[0].asnumpy()
+    monkeypatch.setenv("NBDL_CONV_WINOGRAD", "1")
+    monkeypatch.setenv("NBDL_PARALLEL_AFTER_RUNS", "0")
+    at_once = bind()
+    assert _kernels(at_once, "fwd_infer")[0] in (wino_forward, wino_forward_parallel)
+    wino = at_once.forward(is_train=False)[0].asnumpy()
+    assert np.abs(wino - plain).max() <= 1e-5 * np.abs(plain).max()
+
+    monkeypatch.setenv("NBDL_PARALLEL_AFTER_RUNS", "2")
+    _as_if_uncompiled(monkeypatch)
+    ex = bind()
+    step = ex._sched.fwd_infer[0]
+    assert step.fn in (wino_forward, wino_forward_parallel) and step.fallback is not None
+    first = ex._runner("fwd_infer")
+    assert first.calls[0][1] is step.fallback.args
+    assert first.calls[0][0] in (step.fallback.fn, serial_twin(step.fallback.fn))
+    scale = np.abs(plain).max()
+    for _ in range(2):
+        got = ex.forward(is_train=False)[0].asnumpy()
+        assert np.abs(got - plain).max() <= 1e-5 * scale
+    _wait_swap(ex, "fwd_infer", first)
+    assert ex._runner("fwd_infer").calls[0] == (step.fn, step.args)
+    np.testing.assert_array_equal(ex.forward(is_train=False)[0].asnumpy(), wino)

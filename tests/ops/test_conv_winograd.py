@@ -76,7 +76,8 @@ def test_winograd_against_numpy(shape, parallel, dtype, tol, tm, any_size, monke
         assert name == ("wino_forward_parallel" if parallel else "wino_forward")
         assert launch.scalars[-1] == tm
         out = np.full(want.shape, start, dtype)
-        arrays = [x, wt, out] + [np.full(sh, np.nan, dt) for sh, dt in op.temps(call)]
+        arrays = [x, wt, out] + [np.full(sh, np.nan if np.dtype(dt).kind == "f" else 0, dt)
+                                 for sh, dt in op.temps(call)]
         launch.fn(*pick_args(launch.args, [a if v is None else a.reshape(v)
                                            for a, v in zip(arrays, launch.views)]),
                   *launch.scalars)

@@ -308,17 +308,19 @@ def _temps(call, transposed, backward):
     cols-side block (gathered or GEMM result), the int32 im2col table, and the
     weights (and gradient) compacted to the taps that read the image;
     Convolution's forward (and the fused one's) adds the epilogue's scale and
-    shift, and a depthwise one needs nothing else."""
+    shift (and, when it runs Winograd, that kernel's ``winograd_temps``
+    after them), and a depthwise one needs nothing else."""
     geom = geometry(call.attrs, call.in_shapes[1 if backward else 0], transposed)
     dtype = call.out_dtypes[0]
     if not transposed and not backward:
         st = epilogue_temp(call, dtype)
         if is_depthwise(geom):
             return [st, ((depthwise_threads(call), scratch_size(geom)), dtype)]
+        im2col = scratch(geom, cpu_plan(call, geom, True), False, False, dtype) + [st]
         wino = winograd_plan(call, geom)
-        if wino is not None:
-            return winograd_temps(geom, wino, dtype) + [st]
-        return scratch(geom, cpu_plan(call, geom, True), False, False, dtype) + [st]
+        if wino is not None:       # and im2col's, for the launch's fallback
+            return im2col + winograd_temps(geom, wino, dtype)
+        return im2col
     return scratch(geom, cpu_plan(call, geom), backward, backward and call.req[1] != REQ_NULL,
                    dtype)
 

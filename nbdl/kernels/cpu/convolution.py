@@ -327,22 +327,30 @@ def _conv_forward(call, geom):
         w = (w[0] * w[1], w[2])
     n_in, names, pick, flags = epilogue_args(call, len(cols))
     shapes = {"data": img, "weight": w, "sum": cols}
-    views = [shapes.get(n) for n in names] + [cols] + [None] * (2 if depthwise else 5)
-    pick = tuple(pick) + tuple(range(n_in, len(views)))     # the output, then the temps
+    wino = None if depthwise else winograd_plan(call, geom)
+    n_temps = 2 if depthwise else (9 if wino is not None else 5)
+    views = [shapes.get(n) for n in names] + [cols] + [None] * n_temps
     head = flags + (call.req[0],)
     if depthwise:
         fn = dw_forward_parallel if depthwise_threads(call) > 1 else dw_forward
         scal = head + (geom["cols"][1], geom["G"]) + _geom_scalars(geom)
-        return Launch(fn, scal, views=views, args=pick)
-    wino = winograd_plan(call, geom)
-    if wino is not None:
-        fn = wino_forward_parallel if wino[0] > 1 else wino_forward
-        return Launch(fn, head + wino, views=views, args=pick)
+        return Launch(fn, scal, views=views, args=tuple(pick) + tuple(range(n_in, len(views))))
+    # the output, then the temps: im2col's [col, buf, table, wsc, st], then
+    # with Winograd its [u, v, m, rb] (it takes st last, as conv_forward)
+    im2col_pick = tuple(pick) + tuple(range(n_in, n_in + 6))
     mode, nt, bs, tile = cpu_plan(call, geom, True)
     fn = conv_forward if mode == SERIAL else conv_forward_parallel
     scal = head + (is_direct(geom), mode, nt, bs, tile, _hold(geom, mode, bs, tile)) + \
         _geom_scalars(geom)
-    return Launch(fn, scal, views=views, args=pick)
+    im2col = Launch(fn, scal, views=views, args=im2col_pick)
+    if wino is None:
+        return im2col
+    # Winograd's kernels take seconds to compile: a bound graph's first runs
+    # use im2col's (which its other layers need anyway) until they are
+    # compiled in the background (``Launch.fallback``)
+    fn = wino_forward_parallel if wino[0] > 1 else wino_forward
+    wino_pick = tuple(pick) + (n_in,) + tuple(range(n_in + 6, n_in + 10)) + (n_in + 5,)
+    return Launch(fn, head + wino, views=views, args=wino_pick, fallback=im2col)
 
 
 prepare_convolution = partial(_prepare, transposed=False, backward=False)
