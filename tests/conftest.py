@@ -89,6 +89,12 @@ _recording = []
 
 
 def pytest_configure(config):
+    # The warning filter is added here, not in pyproject's ini: pytest
+    # resolves an ini filter's category when it reads its configuration,
+    # before this file runs, and importing numba then fixed
+    # NUMBA_ENABLE_CUDASIM before the lines at the top set it (the `cuda`
+    # tests then found no device in a run whose caches were warm).
+    config.addinivalue_line("filterwarnings", "error::numba.core.errors.NumbaIRAssumptionWarning")
     path = os.environ.get("NBDL_SIM_RECORD_LAUNCHES")
     if path and not REAL_GPU:
         from cuda_sim import record_launches
