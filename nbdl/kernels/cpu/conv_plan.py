@@ -190,15 +190,23 @@ def scratch(geom, the_plan, backward, need_weight, dtype):
 # at 56x56 and 28x28: 0.48-0.64.  Runs of several whole images a work item
 # (each product's weight matrix read once for all of them) left 512 at 7x7
 # at 0.99-1.02 (batch 16 and 32) and 256 at 14x14 at 0.72: not kept.
-WINO_MIN_TILES = 196          # tiles (2x2 outputs) a call: batch 1 at 28x28, 4 at 14x14
+# Few tiles a thread run the batch in three phases (``winograd_plan``; the
+# products split by planes, each read by one thread, with all the tiles'
+# columns): 256 at 14x14, batch 1, 1.05 -> 0.91-0.92 (128 channels 0.82, 64
+# 0.93; batch 2 0.78, 4 0.70), 128 at 28x28 0.64 -> 0.59, 64 at 56x56 0.51 ->
+# 0.47, 512 at 7x7 batch 16 1.43 -> 0.97 (left out: no gain), batch 1 3.2 ->
+# 2.2 (16 MB of transformed weights a call).
+WINO_MIN_TILES = 49           # tiles (2x2 outputs) a call: batch 1 at 14x14
 WINO_MIN_CHANNELS = 32        # input channels (the products' contraction)
 WINO_MIN_FILTERS = 16         # output channels
 WINO_MAX_CHANNELS = 256       # input and output channels
 WINO_BAND_BYTES = 3 << 20     # a work item's transformed input and products, at most
+WINO_PHASES_SLOTS = 128       # tiles a thread below which the batch runs in phases
+WINO_PHASES_BYTES = 32 << 20  # ... if its transformed input and products fit
 
 
 def winograd_plan(call, geom):
-    """``(nt, band, tm)`` when ``call`` (Convolution's or the fused convolution's
+    """``(nt, band, phases, tm)`` when ``call`` (Convolution's or the fused convolution's
     forward) runs ``conv_winograd``, else None: an inference call of a 2-D
     3x3 kernel, stride 1, pad 1, no dilation, one group, float32 or float64,
     ``WINO_MIN_CHANNELS`` to ``WINO_MAX_CHANNELS`` input channels,
@@ -206,7 +214,11 @@ def winograd_plan(call, geom):
     ``WINO_MIN_TILES`` tiles in the batch, unless ``NBDL_CONV_WINOGRAD=0``
     (the limits: the measurements above).  ``nt`` threads (1: the serial
     kernel, BLAS's own threads), ``band`` tile rows a work item
-    (``_wino_band``), ``tm`` the output tile (``_wino_tile``).
+    (``_wino_band``), ``tm`` the output tile (``_wino_tile``), ``phases`` 1
+    when the batch has fewer than ``WINO_PHASES_SLOTS`` tile slots a thread
+    (and its transformed input and products fit ``WINO_PHASES_BYTES``): it
+    then runs in three parallel phases (``conv_winograd.wino_forward``), the
+    returned ``band`` the image's tile rows.
 
     Inference: ``_nbdl_fused_conv`` always (only graphs bound without
     gradients have it: ``nbdl.graph.fuse``), ``Convolution`` when the call
@@ -235,7 +247,12 @@ def winograd_plan(call, geom):
     nt = threads if threads > 1 and BLAS_THREAD_CONTROL else 1
     tm = _wino_tile(h, w)
     th, tw = tiles_of(h, w, tm)
-    return nt, _wino_band(n, th, tw, nt, n_c, n_f, np.dtype(dt).itemsize, tm), tm
+    itemsize = np.dtype(dt).itemsize
+    slots = n * th * (tw + 1)
+    if (nt > 1 and slots < WINO_PHASES_SLOTS * nt
+            and (tm + 2) ** 2 * (n_c + n_f) * slots * itemsize <= WINO_PHASES_BYTES):
+        return nt, th, 1, tm
+    return nt, _wino_band(n, th, tw, nt, n_c, n_f, itemsize, tm), 0, tm
 
 
 WINO_F4_MIN_SIDE = 28         # output sides from which F(4x4, 3x3) runs
@@ -279,11 +296,13 @@ def _wino_band(n, th, tw, nt, n_c, n_f, itemsize=4, tm=2):
 def winograd_temps(geom, the_plan, dtype):
     """``[u, v, m, rb]``: the transformed weights (shared), each thread's
     transformed input, products and row buffer (``conv_winograd``)."""
-    nt, band, tm = the_plan
+    nt, band, phases, tm = the_plan
     n_c, w = geom["img"][1], geom["img"][4]
-    nu, nv, nm, nr = winograd_scratch(n_c, geom["w"][1], w, band, nt, tm)
+    images = geom["img"][0] if phases else 1
+    nu, nv, nm, nr = winograd_scratch(n_c, geom["w"][1], w, band, nt, tm, images)
+    rows = 1 if phases else nt
     a2 = (tm + 2) ** 2
-    return [((a2, nu // a2), dtype), ((nt, nv), dtype), ((nt, nm), dtype), ((nt, nr), dtype)]
+    return [((a2, nu // a2), dtype), ((rows, nv), dtype), ((rows, nm), dtype), ((nt, nr), dtype)]
 
 
 # -- prepare ----------------------------------------------------------------------------

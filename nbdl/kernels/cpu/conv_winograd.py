@@ -71,12 +71,14 @@ def _slots(nb, w, m):
     return nb * tw1, m * tw1
 
 
-def winograd_scratch(n_c, n_f, w, band, nt, m=2):
+def winograd_scratch(n_c, n_f, w, band, nt, m=2, images=1):
     """Element counts ``(u, v, m, rb)`` of the scratch of F(m x m, 3x3)
-    (module docstring): ``u`` shared, the others per thread (``nt`` rows)."""
+    (module docstring): ``u`` shared, the others per thread (``nt`` rows;
+    for ``phases``, ``v`` and ``m`` hold ``images`` whole images of ``band``
+    tile rows and are shared: one row)."""
     a2 = (m + 2) ** 2
     tw1 = -(-w // m) + 1
-    t = band * tw1
+    t = images * band * tw1
     return (a2 * (n_f * n_c + _PAD), a2 * (n_c * t + _PAD), a2 * (n_f * t + _PAD),
             (m + 2) * (band * m * tw1 + 2) + w)
 
@@ -124,10 +126,12 @@ def _weight_rows(w, u, n_c, f0, f1):
 
 
 @njit(cache=True)
-def _input_band(img, n, i0, i1, v, rb):
-    """v[xi, c*T + t] = (B^T d B)[xi] for the tiles of tile rows [i0, i1) of
-    image n, B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]];
-    tile t = (i - i0) * (TW + 1) + j (``_slots``: a spare tile a row).
+def _input_band(img, n, i0, i1, v, rb, c0, c1, col0, nv):
+    """v[xi, c*nv + col0 + t] = (B^T d B)[xi] for channels [c0, c1) and the
+    tiles of tile rows [i0, i1) of image n (its columns of ``v`` from
+    ``col0``, ``nv`` a channel), B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1,
+    0], [0, 1, 0, -1]]; tile t = (i - i0) * (TW + 1) + j (``_slots``: a spare
+    tile a row).
 
     ``B^T d`` first, a tile row's four input rows at once (a row outside the
     image reads the zero row), into four planes of ``rb`` that hold the
@@ -139,7 +143,7 @@ def _input_band(img, n, i0, i1, v, rb):
     row's first columns: their columns of ``v`` (and of the products) are
     never used.  Returns 0 when every input value the band reads is finite
     (NaN otherwise)."""
-    n_c, h, w = img.shape[1], img.shape[3], img.shape[4]
+    h, w = img.shape[3], img.shape[4]
     nb = i1 - i0
     tb, wb = _slots(nb, w, 2)
     plane_n = _U(nb * wb + 2)
@@ -159,7 +163,7 @@ def _input_band(img, n, i0, i1, v, rb):
         plane[nb * wb] = zero
         plane[nb * wb + 1] = zero
     chk = zero
-    for c in range(n_c):
+    for c in range(c0, c1):
         img_c = img[n, c, 0]
         for i in range(i0, i1):
             y0 = 2 * i - 1
@@ -180,7 +184,8 @@ def _input_band(img, n, i0, i1, v, rb):
                 d1[x] = e1 + e2
                 d2[x] = e2 - e1
                 d3[x] = f3
-        a, b = c * tb, (c + 1) * tb
+        a = c * nv + col0
+        b = a + tb
         for k in range(4):
             row = rb[_U(k) * plane_n:_U(k + 1) * plane_n]
             v0 = v[4 * k, a:b]
@@ -199,8 +204,9 @@ def _input_band(img, n, i0, i1, v, rb):
 
 
 @njit(cache=True)
-def _output_band(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb):
-    """out3[n, f, 2i:2i+2, :] (=|+=) (A^T m A) of the band's tiles, A^T =
+def _output_band(m, f0, f1, out3, r3, st, ep, add, n, i0, i1, h, w, rb, col0, nv):
+    """out3[n, f, 2i:2i+2, :] (=|+=) (A^T m A) of the band's tiles (its
+    columns of ``m`` from ``col0``, ``nv`` a channel) for f in [f0, f1), A^T =
     [[1, 1, 1, 0], [0, 1, -1, -1]]: a channel's tiles in one loop (as
     ``_input_band``'s) into two row buffers, each tile row's pair of output
     rows then copied out and finished through the epilogue."""
@@ -208,9 +214,10 @@ def _output_band(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb):
     tb, wb = _slots(nb, w, 2)
     half = _U(nb * wb)
     o0, o1 = rb[0:half], rb[half:2 * half]
-    for f in range(n_f):
+    for f in range(f0, f1):
         dst = out3[n, f]
-        a, b = f * tb, (f + 1) * tb
+        a = f * nv + col0
+        b = a + tb
         m0, m1, m2, m3 = m[0, a:b], m[1, a:b], m[2, a:b], m[3, a:b]
         m4, m5, m6, m7 = m[4, a:b], m[5, a:b], m[6, a:b], m[7, a:b]
         m8, m9, m10, m11 = m[8, a:b], m[9, a:b], m[10, a:b], m[11, a:b]
@@ -355,11 +362,11 @@ def _weight_rows4(w, u, n_c, f0, f1):
 
 
 @njit(cache=True)
-def _input_band4(img, n, i0, i1, v, rb):
-    """F(4x4, 3x3)'s ``_input_band``: v[xi, c*T + t] = (B^T d B)[xi] of the
+def _input_band4(img, n, i0, i1, v, rb, c0, c1, col0, nv):
+    """F(4x4, 3x3)'s ``_input_band``: v[xi, c*nv + col0 + t] = (B^T d B)[xi] of the
     6x6 patches of tile rows [i0, i1) of image n, six planes of combined
     rows in ``rb`` (tile t reads a plane at ``4t .. 4t + 5``)."""
-    n_c, h, w = img.shape[1], img.shape[3], img.shape[4]
+    h, w = img.shape[3], img.shape[4]
     nb = i1 - i0
     tb, wb = _slots(nb, w, 4)
     plane_n = _U(nb * wb + 2)
@@ -380,7 +387,7 @@ def _input_band4(img, n, i0, i1, v, rb):
     q3, q4, q5 = rb[3 * plane_n:4 * plane_n], rb[4 * plane_n:5 * plane_n], \
         rb[5 * plane_n:6 * plane_n]
     chk = zero
-    for c in range(n_c):
+    for c in range(c0, c1):
         img_c = img[n, c, 0]
         for i in range(i0, i1):
             y0 = 4 * i - 1
@@ -403,7 +410,8 @@ def _input_band4(img, n, i0, i1, v, rb):
                 d3[x] = t3
                 d4[x] = t4
                 d5[x] = t5
-        a, b = c * tb, (c + 1) * tb
+        a = c * nv + col0
+        b = a + tb
         for k in range(6):
             row = rb[_U(k) * plane_n:_U(k + 1) * plane_n]
             v0, v1, v2 = v[6 * k, a:b], v[6 * k + 1, a:b], v[6 * k + 2, a:b]
@@ -423,7 +431,7 @@ def _input_band4(img, n, i0, i1, v, rb):
 
 
 @njit(cache=True)
-def _output_band4(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb):
+def _output_band4(m, f0, f1, out3, r3, st, ep, add, n, i0, i1, h, w, rb, col0, nv):
     """F(4x4, 3x3)'s ``_output_band``: out3[n, f, 4i:4i+4, :] (=|+=) (A^T m
     A) of the band's tiles through four row buffers, then the epilogue."""
     nb = i1 - i0
@@ -431,9 +439,10 @@ def _output_band4(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb):
     size = _U(nb * wb)
     o0, o1, o2, o3 = rb[0:size], rb[size:2 * size], rb[2 * size:3 * size], \
         rb[3 * size:4 * size]
-    for f in range(n_f):
+    for f in range(f0, f1):
         dst = out3[n, f]
-        a, b = f * tb, (f + 1) * tb
+        a = f * nv + col0
+        b = a + tb
         m0, m1, m2, m3, m4, m5 = \
             m[0, a:b], m[1, a:b], m[2, a:b], m[3, a:b], m[4, a:b], m[5, a:b]
         m6, m7, m8, m9, m10, m11 = \
@@ -549,9 +558,9 @@ def _bands(lo, hi, per, band, tm, img, wt, u, wbad, n_f, out3, r3, st, ep, add, 
         i1 = min(th, i0 + band)
         nt_ = _slots(i1 - i0, w, tm)[0]
         if tm == 2:
-            chk = _input_band(img, n, i0, i1, v, rb)
+            chk = _input_band(img, n, i0, i1, v, rb, 0, n_c, 0, nt_)
         else:
-            chk = _input_band4(img, n, i0, i1, v, rb)
+            chk = _input_band4(img, n, i0, i1, v, rb, 0, n_c, 0, nt_)
         if wbad or chk != zero:
             _direct_band(img, wt, out3, r3, st, ep, add, n, tm * i0, min(h, tm * i1))
             continue
@@ -560,17 +569,22 @@ def _bands(lo, hi, per, band, tm, img, wt, u, wbad, n_f, out3, r3, st, ep, add, 
                  v[xi, :n_c * nt_].reshape(n_c, nt_)[:, :],
                  m[xi, :n_f * nt_].reshape(n_f, nt_)[:, :], 1.0, 0.0)
         if tm == 2:
-            _output_band(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb)
+            _output_band(m, 0, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb, 0, nt_)
         else:
-            _output_band4(m, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb)
+            _output_band4(m, 0, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb, 0, nt_)
 
 
 def wino_forward(img, w, b, gamma, beta, mm, mv, res, cols, u, v, m, rb, st, has_bias,
-                 has_bn, fix_gamma, eps, ep, req, nt, band, tm):
+                 has_bn, fix_gamma, eps, ep, req, nt, band, phases, tm):
     """cols (=|+=) the 3x3 "same" convolution of img by w, through the
     epilogue ``ep`` (as ``convolution.conv_forward``), by F(tm x tm, 3x3)
     (``tm`` 2 or 4); ``nt`` threads (``prange`` parts; 1 in the serial
-    compilation's callers), ``band`` tile rows a work item."""
+    compilation's callers), ``band`` tile rows a work item; or, with
+    ``phases``, the whole batch at once in three parallel phases (input
+    transform split by channels, products by planes, output transform by
+    output channels: few tiles, where splitting them would leave each thread
+    products of a few columns, and each thread would read every weight
+    plane)."""
     if req == REQ_NULL:
         return
     fold(st, b, gamma, beta, mm, mv, has_bias, has_bn, fix_gamma, eps, ep)
@@ -592,11 +606,49 @@ def wino_forward(img, w, b, gamma, beta, mm, mv, res, cols, u, v, m, rb, st, has
         else:
             chk += _weight_rows4(w, u, img.shape[1], f0, f1)
     wbad = chk != u.dtype.type(0)
-    for t in prange(nt):
-        lo, hi = chunk(items, t, nt)
-        a2 = (tm + 2) * (tm + 2)
-        _bands(lo, hi, per, band, tm, img, w, u, wbad, n_f, out3, r3, st, ep, add,
-               v[t].reshape(a2, v.shape[1] // a2), m[t].reshape(a2, m.shape[1] // a2), rb[t])
+    a2 = (tm + 2) * (tm + 2)
+    if phases:
+        n_c = img.shape[1]
+        th = (h + tm - 1) // tm
+        one = _slots(th, w_n, tm)[0]
+        nv = n_img * one
+        vv = v[0].reshape(a2, v.shape[1] // a2)
+        mv_ = m[0].reshape(a2, m.shape[1] // a2)
+        chk2 = u.dtype.type(0)
+        for t in prange(nt):
+            c0, c1 = chunk(n_c, t, nt)
+            for n in range(n_img):
+                if tm == 2:
+                    chk2 += _input_band(img, n, 0, th, vv, rb[t], c0, c1, n * one, nv)
+                else:
+                    chk2 += _input_band4(img, n, 0, th, vv, rb[t], c0, c1, n * one, nv)
+        if wbad or chk2 != u.dtype.type(0):
+            for t in prange(nt):
+                n0, n1 = chunk(n_img, t, nt)
+                for n in range(n0, n1):
+                    _direct_band(img, w, out3, r3, st, ep, add, n, 0, h)
+        else:
+            for t in prange(nt):
+                x0, x1 = chunk(a2, t, nt)
+                for xi in range(x0, x1):
+                    gemm(u[xi, :n_f * n_c].reshape(n_f, n_c)[:, :],
+                         vv[xi, :n_c * nv].reshape(n_c, nv)[:, :],
+                         mv_[xi, :n_f * nv].reshape(n_f, nv)[:, :], 1.0, 0.0)
+            for t in prange(nt):
+                f0, f1 = chunk(n_f, t, nt)
+                for n in range(n_img):
+                    if tm == 2:
+                        _output_band(mv_, f0, f1, out3, r3, st, ep, add, n, 0, th, h, w_n,
+                                     rb[t], n * one, nv)
+                    else:
+                        _output_band4(mv_, f0, f1, out3, r3, st, ep, add, n, 0, th, h, w_n,
+                                      rb[t], n * one, nv)
+    else:
+        for t in prange(nt):
+            lo, hi = chunk(items, t, nt)
+            _bands(lo, hi, per, band, tm, img, w, u, wbad, n_f, out3, r3, st, ep, add,
+                   v[t].reshape(a2, v.shape[1] // a2), m[t].reshape(a2, m.shape[1] // a2),
+                   rb[t])
     if nt > 1:
         blas_set_threads(saved)
 
@@ -605,9 +657,10 @@ wino_forward, wino_forward_parallel = serial_and_parallel(wino_forward)
 # what ``debug_str`` lists for the nodes that run these (``nbdl.executor.debug``)
 def describe(scalars):
     """What ``debug_str`` says of a node that runs these kernels (their
-    launch's ``scalars``, which end with ``nt, band, tm``)."""
-    nt, band, tm = scalars[-3:]
-    return (f"Winograd F({tm}x{tm}, 3x3), bands of {band} tile rows on {nt} thread(s) "
+    launch's ``scalars``, which end with ``nt, band, phases, tm``)."""
+    nt, band, phases, tm = scalars[-4:]
+    how = "the batch in three phases" if phases else f"bands of {band} tile rows"
+    return (f"Winograd F({tm}x{tm}, 3x3), {how} on {nt} thread(s) "
             f"(NBDL_CONV_WINOGRAD=0: im2col + GEMM)")
 
 
