@@ -202,10 +202,11 @@ def conv_parallel_min_flops():
 
 def conv_winograd():
     """``NBDL_CONV_WINOGRAD``: inference forwards of 3x3 stride-1 "same"
-    convolutions on large maps run Winograd F(2x2, 3x3) on the CPU
-    (``nbdl.kernels.cpu.conv_winograd``; the rule is ``conv_plan.winograd_plan``);
-    ``0`` keeps im2col + GEMM for every convolution.  Its results differ from
-    im2col's by rounding (~1e-6 relative in float32)."""
+    convolutions of 32-256 channels run Winograd F(4x4, 3x3) or F(2x2, 3x3)
+    on the CPU (``nbdl.kernels.cpu.conv_winograd``; the rule is
+    ``conv_plan.winograd_plan``); ``0`` keeps im2col + GEMM for every
+    convolution.  Its results differ from im2col's by rounding (~1e-6 of a
+    layer's largest output in float32; F(4x4)'s up to ~5e-6)."""
     return _flag("NBDL_CONV_WINOGRAD", True)
 
 
