@@ -317,8 +317,8 @@ def _conv_forward(call, geom):
     a residual and ReLU in its output loop; ``ops/conv_fused.py``): one kernel
     for both, absent inputs as empty stand-ins.  Depthwise convolutions run
     ``conv_depthwise``'s direct loops, inference 3x3 "same" convolutions of
-    large maps ``conv_winograd``'s (``conv_plan.winograd_plan``), the others
-    im2col + GEMM blocks."""
+    32-256 channels ``conv_winograd``'s (``conv_plan.winograd_plan``; with
+    im2col's launch as the fallback), the others im2col + GEMM blocks."""
     img, cols, w = geom["img"], geom["cols"], geom["w"]
     depthwise = is_depthwise(geom)
     if depthwise:
