@@ -201,8 +201,9 @@ def conv_parallel_min_flops():
 
 
 def conv_winograd():
-    """``NBDL_CONV_WINOGRAD``: inference forwards of 3x3 stride-1 "same"
-    convolutions of 32-256 channels run Winograd F(4x4, 3x3) or F(2x2, 3x3)
+    """``NBDL_CONV_WINOGRAD``: 3x3 stride-1 "same" convolutions of 32-256
+    channels in graphs bound for inference (Gluon's hybridized predictions,
+    executors without gradients) run Winograd F(4x4, 3x3) or F(2x2, 3x3)
     on the CPU (``nbdl.kernels.cpu.conv_winograd``; the rule is
     ``conv_plan.winograd_plan``); ``0`` keeps im2col + GEMM for every
     convolution.  Its results differ from im2col's by rounding (~1e-6 of a

@@ -1,7 +1,7 @@
-"""Winograd F(2x2, 3x3) forward (``nbdl.kernels.cpu.conv_winograd``): against
-a numpy convolution written here and against im2col + GEMM, the rule that
-picks it (``conv_plan.winograd_plan``), and a network's inference output
-with and without it."""
+"""Winograd F(4x4, 3x3) / F(2x2, 3x3) forward (``nbdl.kernels.cpu.conv_winograd``):
+against a numpy convolution written here and against im2col + GEMM (its
+launch's fallback), the rule that picks it (``conv_plan.winograd_plan``),
+and a network's inference output with and without it."""
 import numpy as np
 import pytest
 
@@ -37,16 +37,31 @@ def any_size(monkeypatch):
     monkeypatch.setattr(conv_plan, "WINO_MIN_FILTERS", 1)
 
 
-def _call(xs, nf, dtype, req=REQ_WRITE, is_train=False, op="Convolution", **attrs):
+def _call(xs, nf, dtype, req=REQ_WRITE, is_train=False, op="_nbdl_fused_conv", **attrs):
+    """(op, Call) of one convolution (by default the inference graphs'
+    ``_nbdl_fused_conv`` with no BatchNorm, residual or activation: a plain
+    convolution, the only op that runs Winograd)."""
     o = get_op(op)
     a = dict(kernel=(3, 3), pad=(1, 1), num_filter=nf, no_bias=True)
     a.update(attrs)
     parsed, _ = o.parse_attrs(a)
     k = tuple(parsed["kernel"])
     ws = (nf, xs[1] // parsed["num_group"]) + k
-    out = o.infer_shape(parsed, [tuple(xs), None], [None])[1][0]
-    return o, Call(o, parsed, [tuple(xs), ws], [np.dtype(dtype)] * 2, [out], [np.dtype(dtype)],
-                   req=[req], device=cpu(), is_train=is_train)
+    shapes = [tuple(xs), ws] + ([] if parsed["no_bias"] else [(nf,)])
+    out = o.infer_shape(parsed, shapes + [None] * 0, [None])[1][0]
+    return o, Call(o, parsed, shapes, [np.dtype(dtype)] * len(shapes), [out],
+                   [np.dtype(dtype)], req=[req], device=cpu(), is_train=is_train)
+
+
+def _run(launch, op, call, arrays, fallback=False):
+    """Call ``launch`` (or its im2col fallback) on the call's arrays (inputs,
+    output) and freshly made temps, NaN-filled where they are floats."""
+    temps = [np.full(sh, np.nan if np.dtype(dt).kind == "f" else 0, dt)
+             for sh, dt in op.temps(call)]
+    use = launch.fallback if fallback else launch
+    full = list(arrays) + temps
+    use.fn(*pick_args(use.args, [a if v is None else a.reshape(v)
+                                 for a, v in zip(full, use.views)]), *use.scalars)
 
 
 # (N, C, F, H, W): odd and even sides, one-pixel and one-row images, a band
@@ -55,11 +70,12 @@ SHAPES = [(1, 3, 4, 5, 7), (2, 4, 3, 6, 6), (3, 5, 7, 9, 4), (1, 2, 2, 1, 1), (2
           (1, 6, 5, 40, 11)]
 
 
+@pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("tm", [2, 4])
 @pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-5), (np.float64, 1e-12)])
 @pytest.mark.parametrize("parallel", [False, "bands", "phases"])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_winograd_against_numpy(shape, parallel, dtype, tol, tm, any_size, monkeypatch,
+def test_winograd_against_numpy(shape, parallel, dtype, tol, tm, bias, any_size, monkeypatch,
                                 two_threads, rng):
     import numba
     if not parallel:
@@ -69,28 +85,28 @@ def test_winograd_against_numpy(shape, parallel, dtype, tol, tm, any_size, monke
     n, c, f, h, w = shape
     x = rng.uniform(-1, 1, (n, c, h, w)).astype(dtype)
     wt = rng.uniform(-1, 1, (f, c, 3, 3)).astype(dtype)
-    want = ref_conv3x3(x, wt)
+    b = rng.uniform(-1, 1, f).astype(dtype)
+    want = ref_conv3x3(x, wt, b if bias else None)
     for req, start in ((REQ_WRITE, np.nan), (REQ_ADD, 2.0)):
-        op, call = _call(x.shape, f, dtype, req=req)
+        if bias and req == REQ_ADD:
+            continue
+        op, call = _call(x.shape, f, dtype, req=req, no_bias=not bias)
         launch = op.prepare(call)
         name = launch.fn.py_func.__name__
         assert name == ("wino_forward_parallel" if parallel else "wino_forward")
         assert launch.scalars[-1] == tm
         assert launch.scalars[-2] == (parallel == "phases")
         out = np.full(want.shape, start, dtype)
-        arrays = [x, wt, out] + [np.full(sh, np.nan if np.dtype(dt).kind == "f" else 0, dt)
-                                 for sh, dt in op.temps(call)]
-        launch.fn(*pick_args(launch.args, [a if v is None else a.reshape(v)
-                                           for a, v in zip(arrays, launch.views)]),
-                  *launch.scalars)
+        _run(launch, op, call, [x, wt] + ([b] if bias else []) + [out])
         expect = want + (2.0 if req == REQ_ADD else 0.0)
         err = np.abs(out - expect).max() / np.abs(expect).max()
         assert err < tol, (req, err)
 
 
-def test_winograd_eager_and_bias(any_size, rng):
-    """An eager Convolution outside autograd.record runs Winograd (with a
-    bias); recorded, it runs im2col; both match numpy."""
+def test_winograd_only_in_inference_graphs(any_size, rng):
+    """Eager Convolution calls (recorded or not) and plain Convolutions keep
+    im2col: no fallback there, so Winograd's compilation would stand before
+    an eager first call; both still match numpy."""
     x = rng.uniform(-1, 1, (2, 4, 9, 8)).astype(np.float32)
     w = rng.uniform(-1, 1, (6, 4, 3, 3)).astype(np.float32)
     b = rng.uniform(-1, 1, 6).astype(np.float32)
@@ -101,6 +117,9 @@ def test_winograd_eager_and_bias(any_size, rng):
     with nbdl.autograd.record():
         trained = nbdl.nd.Convolution(*args, kernel=(3, 3), pad=(1, 1), num_filter=6).asnumpy()
     assert_almost_equal(trained, want, rtol=1e-5, atol=1e-5)
+    for is_train in (False, True):
+        op, call = _call(x.shape, 6, np.float32, op="Convolution", is_train=is_train)
+        assert op.prepare(call).fn.py_func.__name__.startswith("conv_forward")
 
 
 @pytest.mark.parametrize("phases", [0, 1])
@@ -123,11 +142,13 @@ def test_winograd_nan_and_inf_as_im2col(where, tm, phases, any_size, monkeypatch
     monkeypatch.setattr(conv_plan, "WINO_BAND_BYTES", 1)     # bands of one tile row
     monkeypatch.setattr(conv_plan, "WINO_PHASES_SLOTS", 10 ** 9 if phases else 0)
     monkeypatch.setattr(conv_plan, "WINO_F4_MIN_SIDE", 1 if tm == 4 else 10 ** 9)
+    op, call = _call(x.shape, 3, np.float32)
+    launch = op.prepare(call)
+    assert launch.fn.py_func.__name__.startswith("wino_forward")
     got = {}
-    for flag in ("1", "0"):
-        monkeypatch.setenv("NBDL_CONV_WINOGRAD", flag)
-        got[flag] = nbdl.nd.Convolution(nbdl.nd.array(x), nbdl.nd.array(w), kernel=(3, 3),
-                                        pad=(1, 1), num_filter=3, no_bias=True).asnumpy()
+    for flag, fallback in (("1", False), ("0", True)):     # Winograd, its im2col fallback
+        got[flag] = np.full((1, 3, 24, 6), np.nan, np.float32)
+        _run(launch, op, call, [x, w, got[flag]], fallback=fallback)
     bad = ~np.isfinite(got["0"])
     assert bad.any()
     np.testing.assert_array_equal(got["1"][bad], got["0"][bad])
@@ -136,7 +157,7 @@ def test_winograd_nan_and_inf_as_im2col(where, tm, phases, any_size, monkeypatch
         assert np.isfinite(got["1"][:, :, 8:]).all()
 
 
-def _plan(xs=(1, 32, 28, 28), nf=16, dtype=np.float32, is_train=False, op="Convolution",
+def _plan(xs=(1, 32, 28, 28), nf=16, dtype=np.float32, is_train=False, op="_nbdl_fused_conv",
           **attrs):
     o, call = _call(xs, nf, dtype, is_train=is_train, op=op, **attrs)
     from nbdl.ops.convolution import geometry
@@ -152,8 +173,9 @@ def test_winograd_rule(monkeypatch, two_threads):
     assert _plan(xs=(1, 256, 28, 28), nf=256) is not None
     assert _plan(xs=(1, 512, 28, 28), nf=256) is None            # too many channels
     assert _plan(nf=512) is None
-    assert _plan(is_train=True) is None                          # training: im2col
-    assert _plan(op="_nbdl_fused_conv", is_train=True) is not None   # inference by construction
+    assert _plan(is_train=True) is not None                      # inference by construction
+    assert _plan(op="Convolution") is None                       # eager, interpreted, training
+    assert _plan(op="Convolution", is_train=True) is None
     assert _plan(dtype=np.float64) is not None
     assert _plan(dtype=np.float16) is None
     assert _plan(xs=(1, 16, 28, 28)) is None                     # too few input channels

@@ -220,14 +220,17 @@ def winograd_plan(call, geom):
     then runs in three parallel phases (``conv_winograd.wino_forward``), the
     returned ``band`` the image's tile rows.
 
-    Inference: ``_nbdl_fused_conv`` always (only graphs bound without
-    gradients have it: ``nbdl.graph.fuse``), ``Convolution`` when the call
-    is not a training one (eager calls outside ``autograd.record``,
-    ``interpret``).  A bound graph prepares its plain Convolutions' forward
-    for training and runs that launch in both modes, so those keep im2col,
-    and training compiles nothing more (issue 10's first-step figures)."""
+    Inference only, and only in bound graphs: ``_nbdl_fused_conv`` (only
+    graphs bound without gradients have it: ``nbdl.graph.fuse``; a bound
+    graph's first runs use the launch's im2col fallback until the Winograd
+    kernels are compiled).  A plain ``Convolution`` keeps im2col: a bound
+    graph prepares its forward for training and runs that launch in both
+    modes (so training compiles nothing more: issue 10's first-step
+    figures), and an eager or interpreted call, which has no fallback,
+    would compile the Winograd kernels at once (a fresh machine's first
+    eager ResNet-18 forward: 15 -> 28 s)."""
     from ... import config
-    if call.op.name != "_nbdl_fused_conv" and call.is_train:
+    if call.op.name != "_nbdl_fused_conv":
         return None
     if not config.conv_winograd():
         return None

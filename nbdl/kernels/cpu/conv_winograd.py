@@ -513,7 +513,8 @@ def _finish_rows(dst, r3, st, ep, n, f, y0, y1, w):
 @njit(cache=True)
 def _direct_band(img, wt, out3, r3, st, ep, add, n, y0, y1):
     """Output rows [y0, y1) of image n summed directly, tap by tap (what
-    im2col's product computes), then through the epilogue: the band's
+    im2col's product computes: padding multiplied as zeros, the taps that
+    read only padding left out), then through the epilogue: the band's
     input or the weights hold an inf or a NaN, which the transforms would
     spread as NaN where the direct sum gives an inf (``inf - inf``) and into
     outputs whose window does not hold it (``0 * inf``)."""
@@ -528,13 +529,16 @@ def _direct_band(img, wt, out3, r3, st, ep, add, n, y0, y1):
                 for c in range(n_c):
                     plane = img[n, c, 0]
                     for a in range(3):
-                        yy = y + a - 1
-                        if yy < 0 or yy >= h:
+                        if h == 1 and a != 1:       # a tap im2col leaves out
                             continue
+                        yy = y + a - 1
                         for e in range(3):
+                            if w == 1 and e != 1:
+                                continue
                             xx = x + e - 1
-                            if xx >= 0 and xx < w:
-                                acc += kern[9 * c + 3 * a + e] * plane[yy, xx]
+                            # padding is a zero im2col multiplies (inf * 0 = NaN)
+                            v = plane[yy, xx] if 0 <= yy < h and 0 <= xx < w else zero
+                            acc += kern[9 * c + 3 * a + e] * v
                 if add:
                     dst[y * w + x] += acc
                 else:

@@ -316,9 +316,10 @@ def _conv_forward(call, geom):
     """Convolution's forward, and ``_nbdl_fused_conv``'s (a folded BatchNorm,
     a residual and ReLU in its output loop; ``ops/conv_fused.py``): one kernel
     for both, absent inputs as empty stand-ins.  Depthwise convolutions run
-    ``conv_depthwise``'s direct loops, inference 3x3 "same" convolutions of
-    32-256 channels ``conv_winograd``'s (``conv_plan.winograd_plan``; with
-    im2col's launch as the fallback), the others im2col + GEMM blocks."""
+    ``conv_depthwise``'s direct loops, the fused op's 3x3 "same"
+    convolutions of 32-256 channels ``conv_winograd``'s
+    (``conv_plan.winograd_plan``; with im2col's launch as the fallback), the
+    others im2col + GEMM blocks."""
     img, cols, w = geom["img"], geom["cols"], geom["w"]
     depthwise = is_depthwise(geom)
     if depthwise:
