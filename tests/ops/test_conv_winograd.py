@@ -48,7 +48,7 @@ def _call(xs, nf, dtype, req=REQ_WRITE, is_train=False, op="_nbdl_fused_conv", *
     k = tuple(parsed["kernel"])
     ws = (nf, xs[1] // parsed["num_group"]) + k
     shapes = [tuple(xs), ws] + ([] if parsed["no_bias"] else [(nf,)])
-    out = o.infer_shape(parsed, shapes + [None] * 0, [None])[1][0]
+    out = o.infer_shape(parsed, list(shapes), [None])[1][0]
     return o, Call(o, parsed, shapes, [np.dtype(dtype)] * len(shapes), [out],
                    [np.dtype(dtype)], req=[req], device=cpu(), is_train=is_train)
 
