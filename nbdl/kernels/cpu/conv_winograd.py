@@ -86,6 +86,14 @@ def winograd_scratch(n_c, n_f, w, band, nt, m=2, images=1):
 # -- F(2x2, 3x3): 4x4 patches, 16 products -------------------------------------------------
 
 @njit(cache=True, inline="always")
+def _nonfinite9(g0, g1, g2, g3, g4, g5, g6, g7, g8):
+    """0 when the nine values of a 3x3 kernel are finite, NaN otherwise (the
+    weights' transforms sum it: ``wino_forward`` then sums directly)."""
+    return ((g0 - g0) + (g1 - g1) + (g2 - g2) + (g3 - g3) + (g4 - g4) + (g5 - g5)
+            + (g6 - g6) + (g7 - g7) + (g8 - g8))
+
+
+@njit(cache=True, inline="always")
 def _gt(a, b, e, half):
     """(row) G^T: [a, (a + b + e) / 2, (a - b + e) / 2, e]."""
     s, d = half * (a + e), half * b
@@ -112,8 +120,7 @@ def _weight_rows(w, u, n_c, f0, f1):
             g0, g1, g2 = src[o], src[o + _U(1)], src[o + _U(2)]
             g3, g4, g5 = src[o + _U(3)], src[o + _U(4)], src[o + _U(5)]
             g6, g7, g8 = src[o + _U(6)], src[o + _U(7)], src[o + _U(8)]
-            chk += ((g0 - g0) + (g1 - g1) + (g2 - g2) + (g3 - g3) + (g4 - g4) + (g5 - g5)
-                    + (g6 - g6) + (g7 - g7) + (g8 - g8))
+            chk += _nonfinite9(g0, g1, g2, g3, g4, g5, g6, g7, g8)
             # the rows of G g: g's first row, the half sum and half difference
             # of its rows around the middle one, its last row
             p0, p1, p2 = half * (g0 + g6), half * (g1 + g7), half * (g2 + g8)
@@ -286,6 +293,18 @@ def _g6(a, b, e, q, s6, s12, s24):
 
 
 @njit(cache=True, inline="always")
+def _put6(u, r, k, a, b, e, q, s6, s12, s24):
+    """u[6r .. 6r+5, k] = row r of G g (``a, b, e``) times G^T."""
+    x0, x1, x2, x3, x4, x5 = _g6(a, b, e, q, s6, s12, s24)
+    u[6 * r, k] = x0
+    u[6 * r + 1, k] = x1
+    u[6 * r + 2, k] = x2
+    u[6 * r + 3, k] = x3
+    u[6 * r + 4, k] = x4
+    u[6 * r + 5, k] = x5
+
+
+@njit(cache=True, inline="always")
 def _at6(m0, m1, m2, m3, m4, m5):
     """A^T of six values."""
     s, d = m1 + m2, m1 - m2
@@ -309,55 +328,18 @@ def _weight_rows4(w, u, n_c, f0, f1):
             g0, g1, g2 = src[o], src[o + _U(1)], src[o + _U(2)]
             g3, g4, g5 = src[o + _U(3)], src[o + _U(4)], src[o + _U(5)]
             g6, g7, g8 = src[o + _U(6)], src[o + _U(7)], src[o + _U(8)]
-            chk += ((g0 - g0) + (g1 - g1) + (g2 - g2) + (g3 - g3) + (g4 - g4) + (g5 - g5)
-                    + (g6 - g6) + (g7 - g7) + (g8 - g8))
+            chk += _nonfinite9(g0, g1, g2, g3, g4, g5, g6, g7, g8)
             # G g: G on each kernel column (rows r of the result)
             c00, c10, c20, c30, c40, c50 = _g6(g0, g3, g6, q, s6, s12, s24)
             c01, c11, c21, c31, c41, c51 = _g6(g1, g4, g7, q, s6, s12, s24)
             c02, c12, c22, c32, c42, c52 = _g6(g2, g5, g8, q, s6, s12, s24)
             k = base + c
-            x0, x1, x2, x3, x4, x5 = _g6(c00, c01, c02, q, s6, s12, s24)
-            u[0, k] = x0
-            u[1, k] = x1
-            u[2, k] = x2
-            u[3, k] = x3
-            u[4, k] = x4
-            u[5, k] = x5
-            x0, x1, x2, x3, x4, x5 = _g6(c10, c11, c12, q, s6, s12, s24)
-            u[6, k] = x0
-            u[7, k] = x1
-            u[8, k] = x2
-            u[9, k] = x3
-            u[10, k] = x4
-            u[11, k] = x5
-            x0, x1, x2, x3, x4, x5 = _g6(c20, c21, c22, q, s6, s12, s24)
-            u[12, k] = x0
-            u[13, k] = x1
-            u[14, k] = x2
-            u[15, k] = x3
-            u[16, k] = x4
-            u[17, k] = x5
-            x0, x1, x2, x3, x4, x5 = _g6(c30, c31, c32, q, s6, s12, s24)
-            u[18, k] = x0
-            u[19, k] = x1
-            u[20, k] = x2
-            u[21, k] = x3
-            u[22, k] = x4
-            u[23, k] = x5
-            x0, x1, x2, x3, x4, x5 = _g6(c40, c41, c42, q, s6, s12, s24)
-            u[24, k] = x0
-            u[25, k] = x1
-            u[26, k] = x2
-            u[27, k] = x3
-            u[28, k] = x4
-            u[29, k] = x5
-            x0, x1, x2, x3, x4, x5 = _g6(c50, c51, c52, q, s6, s12, s24)
-            u[30, k] = x0
-            u[31, k] = x1
-            u[32, k] = x2
-            u[33, k] = x3
-            u[34, k] = x4
-            u[35, k] = x5
+            _put6(u, 0, k, c00, c01, c02, q, s6, s12, s24)
+            _put6(u, 1, k, c10, c11, c12, q, s6, s12, s24)
+            _put6(u, 2, k, c20, c21, c22, q, s6, s12, s24)
+            _put6(u, 3, k, c30, c31, c32, q, s6, s12, s24)
+            _put6(u, 4, k, c40, c41, c42, q, s6, s12, s24)
+            _put6(u, 5, k, c50, c51, c52, q, s6, s12, s24)
     return chk
 
 
@@ -546,6 +528,40 @@ def _direct_band(img, wt, out3, r3, st, ep, add, n, y0, y1):
         _finish_rows(dst, r3, st, ep, n, f, y0, y1, w)
 
 
+@njit(cache=True, inline="always")
+def _weights(tm, w, u, n_c, f0, f1):
+    """F(tm x tm)'s weight transform of output channels [f0, f1)."""
+    if tm == 2:
+        return _weight_rows(w, u, n_c, f0, f1)
+    return _weight_rows4(w, u, n_c, f0, f1)
+
+
+@njit(cache=True, inline="always")
+def _inputs(tm, img, n, i0, i1, v, rb, c0, c1, col0, nv):
+    """F(tm x tm)'s input transform (``_input_band``)."""
+    if tm == 2:
+        return _input_band(img, n, i0, i1, v, rb, c0, c1, col0, nv)
+    return _input_band4(img, n, i0, i1, v, rb, c0, c1, col0, nv)
+
+
+@njit(cache=True, inline="always")
+def _outputs(tm, m, f0, f1, out3, r3, st, ep, add, n, i0, i1, h, w, rb, col0, nv):
+    """F(tm x tm)'s output transform (``_output_band``)."""
+    if tm == 2:
+        _output_band(m, f0, f1, out3, r3, st, ep, add, n, i0, i1, h, w, rb, col0, nv)
+    else:
+        _output_band4(m, f0, f1, out3, r3, st, ep, add, n, i0, i1, h, w, rb, col0, nv)
+
+
+@njit(cache=True)
+def _products(u, v, m, n_f, n_c, nv, x0, x1):
+    """M[xi] = U[xi] . V[xi] for planes [x0, x1), ``nv`` columns (BLAS)."""
+    for xi in range(x0, x1):
+        gemm(u[xi, :n_f * n_c].reshape(n_f, n_c)[:, :],
+             v[xi, :n_c * nv].reshape(n_c, nv)[:, :],
+             m[xi, :n_f * nv].reshape(n_f, nv)[:, :], 1.0, 0.0)
+
+
 @njit(cache=True)
 def _bands(lo, hi, per, band, tm, img, wt, u, wbad, n_f, out3, r3, st, ep, add, v, m, rb):
     """Work items [lo, hi) of the (image, band) pairs (``per`` bands an
@@ -561,21 +577,11 @@ def _bands(lo, hi, per, band, tm, img, wt, u, wbad, n_f, out3, r3, st, ep, add, 
         i0 = (item - n * per) * band
         i1 = min(th, i0 + band)
         nt_ = _slots(i1 - i0, w, tm)[0]
-        if tm == 2:
-            chk = _input_band(img, n, i0, i1, v, rb, 0, n_c, 0, nt_)
-        else:
-            chk = _input_band4(img, n, i0, i1, v, rb, 0, n_c, 0, nt_)
-        if wbad or chk != zero:
+        if wbad or _inputs(tm, img, n, i0, i1, v, rb, 0, n_c, 0, nt_) != zero:
             _direct_band(img, wt, out3, r3, st, ep, add, n, tm * i0, min(h, tm * i1))
             continue
-        for xi in range((tm + 2) * (tm + 2)):
-            gemm(u[xi, :n_f * n_c].reshape(n_f, n_c)[:, :],
-                 v[xi, :n_c * nt_].reshape(n_c, nt_)[:, :],
-                 m[xi, :n_f * nt_].reshape(n_f, nt_)[:, :], 1.0, 0.0)
-        if tm == 2:
-            _output_band(m, 0, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb, 0, nt_)
-        else:
-            _output_band4(m, 0, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb, 0, nt_)
+        _products(u, v, m, n_f, n_c, nt_, 0, (tm + 2) * (tm + 2))
+        _outputs(tm, m, 0, n_f, out3, r3, st, ep, add, n, i0, i1, h, w, rb, 0, nt_)
 
 
 def wino_forward(img, w, b, gamma, beta, mm, mv, res, cols, u, v, m, rb, st, has_bias,
@@ -605,10 +611,7 @@ def wino_forward(img, w, b, gamma, beta, mm, mv, res, cols, u, v, m, rb, st, has
     chk = u.dtype.type(0)
     for t in prange(nt):
         f0, f1 = chunk(n_f, t, nt)
-        if tm == 2:
-            chk += _weight_rows(w, u, img.shape[1], f0, f1)
-        else:
-            chk += _weight_rows4(w, u, img.shape[1], f0, f1)
+        chk += _weights(tm, w, u, img.shape[1], f0, f1)
     wbad = chk != u.dtype.type(0)
     a2 = (tm + 2) * (tm + 2)
     if phases:
@@ -622,10 +625,7 @@ def wino_forward(img, w, b, gamma, beta, mm, mv, res, cols, u, v, m, rb, st, has
         for t in prange(nt):
             c0, c1 = chunk(n_c, t, nt)
             for n in range(n_img):
-                if tm == 2:
-                    chk2 += _input_band(img, n, 0, th, vv, rb[t], c0, c1, n * one, nv)
-                else:
-                    chk2 += _input_band4(img, n, 0, th, vv, rb[t], c0, c1, n * one, nv)
+                chk2 += _inputs(tm, img, n, 0, th, vv, rb[t], c0, c1, n * one, nv)
         if wbad or chk2 != u.dtype.type(0):
             for t in prange(nt):
                 n0, n1 = chunk(n_img, t, nt)
@@ -634,19 +634,12 @@ def wino_forward(img, w, b, gamma, beta, mm, mv, res, cols, u, v, m, rb, st, has
         else:
             for t in prange(nt):
                 x0, x1 = chunk(a2, t, nt)
-                for xi in range(x0, x1):
-                    gemm(u[xi, :n_f * n_c].reshape(n_f, n_c)[:, :],
-                         vv[xi, :n_c * nv].reshape(n_c, nv)[:, :],
-                         mv_[xi, :n_f * nv].reshape(n_f, nv)[:, :], 1.0, 0.0)
+                _products(u, vv, mv_, n_f, n_c, nv, x0, x1)
             for t in prange(nt):
                 f0, f1 = chunk(n_f, t, nt)
                 for n in range(n_img):
-                    if tm == 2:
-                        _output_band(mv_, f0, f1, out3, r3, st, ep, add, n, 0, th, h, w_n,
-                                     rb[t], n * one, nv)
-                    else:
-                        _output_band4(mv_, f0, f1, out3, r3, st, ep, add, n, 0, th, h, w_n,
-                                      rb[t], n * one, nv)
+                    _outputs(tm, mv_, f0, f1, out3, r3, st, ep, add, n, 0, th, h, w_n, rb[t],
+                             n * one, nv)
     else:
         for t in prange(nt):
             lo, hi = chunk(items, t, nt)
