@@ -83,6 +83,49 @@ def winograd_scratch(n_c, n_f, w, band, nt, m=2, images=1):
             (m + 2) * (band * m * tw1 + 2) + w)
 
 
+# -- what both tiles share: the row buffers' padding and output rows --------------------------
+
+@njit(cache=True)
+def _zero_pads(rb, planes, plane_n, nb, wb, w):
+    """Zero the padding of ``planes`` planes of combined rows in ``rb``
+    (``plane_n`` long, ``nb`` rows ``wb`` apart: the column before the image,
+    those after it, and the two elements after the last row) and the zero
+    row after them; returns that row (``w`` long)."""
+    zero = rb.dtype.type(0)
+    zrow = rb[planes * plane_n:planes * plane_n + _U(w)]
+    for x in range(_U(w)):
+        zrow[x] = zero
+    for k in range(planes):
+        plane = rb[_U(k) * plane_n:_U(k + 1) * plane_n]
+        for i in range(nb):
+            o = i * wb
+            plane[o] = zero
+            for x in range(w + 1, wb):
+                plane[o + x] = zero
+        plane[nb * wb] = zero
+        plane[nb * wb + 1] = zero
+    return zrow
+
+
+@njit(cache=True)
+def _rows_out(dst, rb, size, tm, i0, i1, h, w, wb, add):
+    """dst's output rows of tile rows [i0, i1) (=|+=) the first ``w`` values
+    of each row of the ``tm`` row buffers ``rb[k*size:(k+1)*size]`` (buffer
+    k holds output row k of every tile row, ``wb`` apart)."""
+    for i in range(i0, i1):
+        y = tm * i
+        src0 = _U((i - i0) * wb)
+        for k in range(min(tm, h - y)):
+            src = rb[_U(k) * size + src0:_U(k) * size + src0 + _U(w)]
+            base = _U((y + k) * w)
+            if add:
+                for x in range(_U(w)):
+                    dst[base + x] += src[x]
+            else:
+                for x in range(_U(w)):
+                    dst[base + x] = src[x]
+
+
 # -- F(2x2, 3x3): 4x4 patches, 16 products -------------------------------------------------
 
 @njit(cache=True, inline="always")
@@ -157,18 +200,7 @@ def _input_band(img, n, i0, i1, v, rb, c0, c1, col0, nv):
     zero = rb.dtype.type(0)
     q0, q1 = rb[0:plane_n], rb[plane_n:2 * plane_n]
     q2, q3 = rb[2 * plane_n:3 * plane_n], rb[3 * plane_n:4 * plane_n]
-    zrow = rb[4 * plane_n:4 * plane_n + _U(w)]
-    for x in range(_U(w)):
-        zrow[x] = zero
-    for k in range(4):
-        plane = rb[_U(k) * plane_n:_U(k + 1) * plane_n]
-        for i in range(nb):
-            o = i * wb
-            plane[o] = zero
-            for x in range(w + 1, wb):
-                plane[o + x] = zero
-        plane[nb * wb] = zero
-        plane[nb * wb + 1] = zero
+    zrow = _zero_pads(rb, 4, plane_n, nb, wb, w)
     chk = zero
     for c in range(c0, c1):
         img_c = img[n, c, 0]
@@ -244,19 +276,7 @@ def _output_band(m, f0, f1, out3, r3, st, ep, add, n, i0, i1, h, w, rb, col0, nv
             o0[x + _U(1)] = s01 - s02 - s03
             o1[x] = s10 + s11 + s12
             o1[x + _U(1)] = s11 - s12 - s13
-        for i in range(i0, i1):
-            y = 2 * i
-            rows = min(2, h - y)
-            src0 = _U((i - i0) * wb)
-            for k in range(rows):
-                src = o0 if k == 0 else o1
-                base = _U((y + k) * w)
-                if add:
-                    for x in range(_U(w)):
-                        dst[base + x] += src[src0 + x]
-                else:
-                    for x in range(_U(w)):
-                        dst[base + x] = src[src0 + x]
+        _rows_out(dst, rb, half, 2, i0, i1, h, w, wb, add)
         if ep:
             _finish_rows(dst, r3, st, ep, n, f, 2 * i0, min(h, 2 * i1), w)
 
@@ -353,18 +373,7 @@ def _input_band4(img, n, i0, i1, v, rb, c0, c1, col0, nv):
     tb, wb = _slots(nb, w, 4)
     plane_n = _U(nb * wb + 2)
     zero = rb.dtype.type(0)
-    zrow = rb[6 * plane_n:6 * plane_n + _U(w)]
-    for x in range(_U(w)):
-        zrow[x] = zero
-    for k in range(6):
-        plane = rb[_U(k) * plane_n:_U(k + 1) * plane_n]
-        for i in range(nb):
-            o = i * wb
-            plane[o] = zero
-            for x in range(w + 1, wb):
-                plane[o + x] = zero
-        plane[nb * wb] = zero
-        plane[nb * wb + 1] = zero
+    zrow = _zero_pads(rb, 6, plane_n, nb, wb, w)
     q0, q1, q2 = rb[0:plane_n], rb[plane_n:2 * plane_n], rb[2 * plane_n:3 * plane_n]
     q3, q4, q5 = rb[3 * plane_n:4 * plane_n], rb[4 * plane_n:5 * plane_n], \
         rb[5 * plane_n:6 * plane_n]
@@ -465,19 +474,7 @@ def _output_band4(m, f0, f1, out3, r3, st, ep, add, n, i0, i1, h, w, rb, col0, n
             o3[x + _U(1)] = y1_
             o3[x + _U(2)] = y2_
             o3[x + _U(3)] = y3_
-        for i in range(i0, i1):
-            y = 4 * i
-            rows = min(4, h - y)
-            src0 = _U((i - i0) * wb)
-            for k in range(rows):
-                src = o0 if k == 0 else (o1 if k == 1 else (o2 if k == 2 else o3))
-                base = _U((y + k) * w)
-                if add:
-                    for x in range(_U(w)):
-                        dst[base + x] += src[src0 + x]
-                else:
-                    for x in range(_U(w)):
-                        dst[base + x] = src[src0 + x]
+        _rows_out(dst, rb, size, 4, i0, i1, h, w, wb, add)
         if ep:
             _finish_rows(dst, r3, st, ep, n, f, 4 * i0, min(h, 4 * i1), w)
 
