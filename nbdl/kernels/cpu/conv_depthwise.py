@@ -101,6 +101,9 @@ def _fill_phases(src, buf, dq, hq, wq, sd, sh, sw, pd, ph, pw, d_n, h_n, w_n):
 
 # output positions a strip: a strip's sums stay in L1 while every tap adds to them
 _STRIP = 256
+# output rows at least this wide are summed a row at a time (``_row3x3``);
+# narrower ones (7x7 maps) by strips, which cover several rows a loop
+_ROW_MIN = 16
 
 
 @njit(cache=True, inline="always")
@@ -134,6 +137,62 @@ def _plane(j, fill, img, w, out, res, st, buf, ep, add, fg, g_n,
     if fill:
         _fill_phases(img[i].reshape(d_n * h_n * w_n), buf, dq, hq, wq, sd, sh, sw, pd, ph, pw,
                      d_n, h_n, w_n)
+    n_out = od_n * oh_n * ow_n
+    dst = out[j].reshape(n_out)
+    r_flat = res[j].reshape(n_out) if ep & EP_RESIDUAL else dst
+    s, t = channel(st, c, ep)
+    if (kd == 1 and kh == 3 and kw == 3 and dh == 1 and dw == 1 and sh == sw and sh <= 2
+            and ow_n >= _ROW_MIN):
+        # a row's sums, then its epilogue while they are in L1
+        phases, sums = buf[:acc0], buf[acc0:acc0 + ow_n]
+        for oh in range(oh_n):
+            _row3x3(phases, sums, wr, oh, ow_n, wq, size, sh)
+            store(dst, oh * ow_n, sums, 0, r_flat, ow_n, s, t, ep, add)
+            relu(dst, oh * ow_n, ow_n, ep)
+        return
+    _strips(buf, acc0, n_q, wr, size, hq, wq, kd, kh, kw, sd, sh, sw, dd, dh, dw)
+    for od in range(od_n):
+        for oh in range(oh_n):
+            store(dst, (od * oh_n + oh) * ow_n, buf, acc0 + (od * hq + oh) * wq, r_flat, ow_n,
+                  s, t, ep, add)
+    relu(dst, 0, n_out, ep)
+
+
+@njit(cache=True, inline="always")
+def _row3x3(src, d, wr, oh, n, wq, size, s):
+    """d[:n] = output row ``oh`` of a 3x3 kernel (stride ``s`` of 1 or
+    2 both ways, no dilation) from the phases ``src``: the nine products
+    summed in registers, one store a position (the strips' loops load and
+    store the sums once a tap: MobileNet's 112x112 planes 6.6 -> 2.7 us).
+    ``src`` and ``d`` are separate views, and the offsets unsigned with
+    unsigned constants (``x + 1`` with a signed 1 is a float64 index in
+    Numba), or LLVM does not vectorise the loop."""
+    w0, w1, w2, w3, w4, w5 = wr[0], wr[1], wr[2], wr[3], wr[4], wr[5]
+    w6, w7, w8 = wr[6], wr[7], wr[8]
+    one, two = _U(1), _U(2)
+    if s == 1:
+        a, b, c = _U(oh * wq), _U((oh + 1) * wq), _U((oh + 2) * wq)
+        for x in range(_U(n)):
+            d[x] = (w0 * src[a + x] + w1 * src[a + x + one] + w2 * src[a + x + two]
+                    + w3 * src[b + x] + w4 * src[b + x + one] + w5 * src[b + x + two]
+                    + w6 * src[c + x] + w7 * src[c + x + one] + w8 * src[c + x + two])
+        return
+    # stride 2: tap (b, e) reads phase (b % 2, e % 2) at row oh + b // 2,
+    # column x + e // 2; phase (rh, rw) starts at (rh*2 + rw) * size
+    a0, a1 = _U(oh * wq), _U(size + oh * wq)
+    b0, b1 = _U(2 * size + oh * wq), _U(3 * size + oh * wq)
+    c0, c1 = _U((oh + 1) * wq), _U(size + (oh + 1) * wq)
+    for x in range(_U(n)):
+        d[x] = (w0 * src[a0 + x] + w1 * src[a1 + x] + w2 * src[a0 + x + one]
+                + w3 * src[b0 + x] + w4 * src[b1 + x] + w5 * src[b0 + x + one]
+                + w6 * src[c0 + x] + w7 * src[c1 + x] + w8 * src[c0 + x + one])
+
+
+@njit(cache=True, inline="always")
+def _strips(buf, acc0, n_q, wr, size, hq, wq, kd, kh, kw, sd, sh, sw, dd, dh, dw):
+    """The widened output ``buf[acc0:acc0+n_q]`` of any kernel, a strip of
+    ``_STRIP`` positions at a time, one tap's multiply-add over the strip
+    after another."""
     zero = buf.dtype.type(0)
     for q0 in range(0, n_q, _STRIP):
         m = _U(min(n_q - q0, _STRIP))
@@ -156,15 +215,6 @@ def _plane(j, fill, img, w, out, res, st, buf, ep, add, fg, g_n,
                     qe, re = _carry(qe, re + dw, sw)
                 qb, rb = _carry(qb, rb + dh, sh)
             qa, ra = _carry(qa, ra + dd, sd)
-    n_out = od_n * oh_n * ow_n
-    dst = out[j].reshape(n_out)
-    r_flat = res[j].reshape(n_out) if ep & EP_RESIDUAL else dst
-    s, t = channel(st, c, ep)
-    for od in range(od_n):
-        for oh in range(oh_n):
-            store(dst, (od * oh_n + oh) * ow_n, buf, acc0 + (od * hq + oh) * wq, r_flat, ow_n,
-                  s, t, ep, add)
-    relu(dst, 0, n_out, ep)
 
 
 @njit(cache=True)
