@@ -36,6 +36,7 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_ADD, REQ_NULL
 from ..shared.conv_epilogue import EP_RESIDUAL
 from ._parallel import twins as _twins
+from .conv_depthwise_lanes import LANES, lane_group, lanes_scratch, py_uses_lanes, uses_lanes
 from .conv_epilogue import channel, fold, relu, store
 
 
@@ -46,9 +47,17 @@ def _grid(geom):
     return od + reach[0], oh + reach[1], ow + reach[2]
 
 
+def _lanes(geom):
+    """Whether ``conv_depthwise_lanes`` runs this convolution."""
+    (kd, kh, kw), (_, dh, dw) = geom["k3"], geom["d3"]
+    return py_uses_lanes(geom["w"][1], kd, kh, kw, dh, dw, geom["cols"][4])
+
+
 def scratch_size(geom):
     """Elements of one thread's scratch: every phase of a plane (one row of
-    margin each) and the widened output."""
+    margin each) and the widened output, or the lanes variant's."""
+    if _lanes(geom):
+        return lanes_scratch(*geom["cols"][3:5], *geom["s3"][1:])
     dq, hq, wq = _grid(geom)
     sd, sh, sw = geom["s3"]
     od, oh = geom["cols"][2:4]
@@ -218,14 +227,30 @@ def _strips(buf, acc0, n_q, wr, size, hq, wq, kd, kh, kw, sd, sh, sw, dd, dh, dw
 
 
 @njit(cache=True)
+def _flat_planes(out, res, ep):
+    """The output and residual planes flat, ``(planes, OD*OH*OW)`` (the
+    residual only with ``EP_RESIDUAL``)."""
+    n_out = out.shape[1] * out.shape[2] * out.shape[3]
+    out2 = out.reshape(out.shape[0], n_out)
+    return out2, (res.reshape(res.shape[0], n_out) if ep & EP_RESIDUAL else out2)
+
+
+@njit(cache=True)
 def dw_forward(img, w, b, gamma, beta, mm, mv, res, out, st, scr, has_bias, has_bn, fix_gamma,
                eps, ep, req, fg, g_n, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw):
     """out (=|+=) the depthwise convolution of img through the epilogue ``ep``."""
     if req == REQ_NULL:
         return
     fold(st, b, gamma, beta, mm, mv, has_bias, has_bn, fix_gamma, eps, ep)
+    add = req == REQ_ADD
+    if uses_lanes(fg, kd, kh, kw, dh, dw, out.shape[3]):
+        out2, res2 = _flat_planes(out, res, ep)
+        for u in range(img.shape[0] // g_n * ((g_n + LANES - 1) // LANES)):
+            lane_group(u, img, w, out2, res2, st, scr[0], ep, add, g_n, out.shape[2],
+                       out.shape[3], sh, sw, ph, pw)
+        return
     for j in range(out.shape[0]):
-        _plane(j, j % fg == 0, img, w, out, res, st, scr[0], ep, req == REQ_ADD, fg, g_n,
+        _plane(j, j % fg == 0, img, w, out, res, st, scr[0], ep, add, fg, g_n,
                kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
 
 
@@ -237,11 +262,20 @@ def dw_forward_parallel(img, w, b, gamma, beta, mm, mv, res, out, st, scr, has_b
         return
     fold(st, b, gamma, beta, mm, mv, has_bias, has_bn, fix_gamma, eps, ep)
     nt = scr.shape[0]
+    add = req == REQ_ADD
+    if uses_lanes(fg, kd, kh, kw, dh, dw, out.shape[3]):
+        out2, res2 = _flat_planes(out, res, ep)
+        n = img.shape[0] // g_n * ((g_n + LANES - 1) // LANES)
+        for t in prange(nt):
+            for u in range(n * t // nt, n * (t + 1) // nt):
+                lane_group(u, img, w, out2, res2, st, scr[t], ep, add, g_n, out.shape[2],
+                           out.shape[3], sh, sw, ph, pw)
+        return
     n = out.shape[0]
     for t in prange(nt):
         lo = n * t // nt
         for j in range(lo, n * (t + 1) // nt):
-            _plane(j, j == lo or j % fg == 0, img, w, out, res, st, scr[t], ep, req == REQ_ADD,
+            _plane(j, j == lo or j % fg == 0, img, w, out, res, st, scr[t], ep, add,
                    fg, g_n,
                    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw)
 
