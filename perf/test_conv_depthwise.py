@@ -1,6 +1,6 @@
 """One bound inference depthwise convolution (3x3, pad 1, + BatchNorm + ReLU,
 fused), per layer shape of MobileNet 1.0 at 224x224, batch 1 and 16: output
-rows of 32 and more run a plane at a time (``conv_depthwise``, each row's
+rows of 16 and more run a plane at a time (``conv_depthwise``, each row's
 nine taps summed in registers), narrower ones sixteen channels at a time
 (``conv_depthwise_lanes``); perf/README.md, tenth session, has the figures
 before and after::

@@ -1,15 +1,16 @@
 """Depthwise 3x3 convolutions of small maps on the CPU, sixteen channels at a
 time (``conv_depthwise`` runs the others a plane at a time).
 
-A plane of a 28x28, 14x14 or 7x7 map has rows of a vector or two or less,
-so a plane's loops (its padded copy, its taps, its epilogue) run mostly in
-their scalar remainders: 7-21 cycles an output against 2 on 112x112 planes.  Here a
-*group* of 16 consecutive channels of one image is first interleaved,
-zero padding included, into ``(Hp, Wp, 16)`` (a position's 16 channels one
-vector), so every output position's nine taps are nine vector
-multiply-adds whatever the width and stride; the sums, ``(OH*OW, 16)``,
-are then taken out a channel at a time through the epilogue (``conv_epilogue``: bias, folded BatchNorm, residual,
-ReLU).  A last group of fewer than 16 channels leaves its other lanes zero.
+A plane of a 14x14 or 7x7 map has rows shorter than a vector, so a
+plane's loops (its padded copy, its taps, its epilogue) run mostly in their
+scalar remainders: 7-21 cycles an output against 2 on 112x112 planes.
+Here a *group* of 16 consecutive channels of one image is first
+interleaved, zero padding included, into ``(Hp, Wp, 16)`` (a position's 16
+channels one vector), so every output position's nine taps are nine vector
+multiply-adds whatever the width and stride; the sums, ``(OH*OW, 16)``, are
+then taken out a channel at a time through the epilogue
+(``conv_epilogue``: bias, folded BatchNorm, residual, ReLU).  A last group
+of fewer than 16 channels leaves its other lanes zero.
 
 Scratch a thread (``lanes_scratch``): the interleaved input, the
 interleaved sums and the group's weights ``(9, 16)``.
@@ -24,9 +25,11 @@ from .conv_epilogue import channel, relu
 LANES = 16
 # output rows narrower than this run by lanes (one thread, ns a plane, lanes
 # against ``conv_depthwise``'s planes: 1024 channels at 7x7 73 / 209, 512 at
-# 14x14 230 / 352 and stride 2 130 / 264, 256 at 28x28 769 / 1299; at 56x56
-# the planes' rows win, 3220 / 2600)
-LANES_BELOW = 32
+# 14x14 230 / 352 and stride 2 130 / 264).  At 28x28 a group's interleaved
+# input and sums (110 KB) leave L1: 256 channels there ran 1.3-2.8x slower
+# bound in a graph at batch 16 than by planes' rows, though faster alone on
+# one thread (769 / 1299 ns a plane)
+LANES_BELOW = 16
 _U = np.uint64
 
 
