@@ -254,10 +254,12 @@ def _rnn_type(opname, backward):
 def forward_temp_sizes(T, N, I, H, L, D, G, P):
     """Forward scratch, one vector: the clipped lengths (N,), the recurrent
     state (N, R), the cell (N, H), the h2h gates (N, G*H) and, with a
-    projection, the unprojected h (N, H) and its projection (N, P)."""
+    projection, the unprojected h (N, H) and its projection (N, P), then the
+    h2h gates transposed (G*H, N) (the CPU kernels' product's result before
+    its transpose)."""
     R = rec_size(H, P)
     hasq = 1 if P > 0 else 0
-    return [N, N * R, N * H, N * G * H, hasq * N * H, N * P]
+    return [N, N * R, N * H, N * G * H, hasq * N * H, N * P, N * G * H]
 
 
 def backward_temp_sizes(T, N, I, H, L, D, G, P, gru=True, dparams_scratch=True):

@@ -137,6 +137,27 @@ def _gemm_part(a, b, out, t, nt):
 
 
 @njit(cache=True, inline="always")
+def _h2h_part(h, wh, gh, gt, t, nt):
+    """Part ``t`` of ``nt`` of a step's gh = h . W_h2h^T (``_gemm_part``'s
+    split), computed as gt = W_h2h . h^T and transposed back into gh in
+    blocks of 16 columns: OpenBLAS runs that form faster (one thread, half an
+    LSTM's 32 x 256 x 1024: 43 against 67 us, 49 with the transpose)."""
+    r0, r1, c0, c1 = part_bounds(gh.shape[0], gh.shape[1], t, nt)
+    if r1 <= r0 or c1 <= c0:
+        return
+    if h.shape[1] == 0:
+        gh[r0:r1, c0:c1] = 0
+        return
+    gemm(wh[c0:c1, :], h[r0:r1, :].T, gt[c0:c1, r0:r1], 1.0, 0.0)
+    for j0 in range(c0, c1, 16):
+        j1 = min(c1, j0 + 16)
+        for n in range(r0, r1):
+            row = gh[n]
+            for j in range(j0, j1):
+                row[j] = gt[j, n]
+
+
+@njit(cache=True, inline="always")
 def _pos(s, ln, d):
     """The time step element n is at in iteration s of direction d (padding
     steps, s >= len, map to themselves)."""
@@ -179,6 +200,8 @@ def _forward_core_py(data, params, state, cell, out, hy, cy, res, ws, mode, L, D
     hc = ws[o:o + hasq * N * H].reshape((N, hasq * H))
     o += hasq * N * H
     rb = ws[o:o + N * P].reshape((N, P))
+    o += N * P
+    gt = ws[o:o + GH * N].reshape((GH, N))
     tn = T * N
     for l in range(L):
         y, g0, e0, q0, g1, e1, q1, m, xin = _regions(res, l, T, N, D, G, H, R, extra, hasq, drop)
@@ -213,7 +236,7 @@ def _forward_core_py(data, params, state, cell, out, hy, cy, res, ws, mode, L, D
             prev = hold_blas(hold)      # the per-step products are small
             for s in range(T):
                 for tt in prange(nt):        # h . W_h2h^T, split along its longer side
-                    _gemm_part(h, wh.T, gh, tt, nt)
+                    _h2h_part(h, wh, gh, gt, tt, nt)
                 for tt in prange(nt):        # batch slices, one a thread (nt = 1: serial)
                     n0, n1 = chunk(N, tt, nt)
                     for n in range(n0, n1):
