@@ -274,14 +274,16 @@ def backward_temp_sizes(T, N, I, H, L, D, G, P, gru=True, dparams_scratch=True):
     step's of them (N, P) and of the unprojected h (N, H); then, only when
     the parameter gradient is not requested (``dparams_scratch``), room to
     compute it anyway (the kernels otherwise accumulate straight into the
-    output).  The kernels slice the vector in this order."""
+    output); then W_h2h transposed (R, G*H) and one step's product with it
+    transposed (R, N) (the CPU kernels' per-step product).  The kernels
+    slice the vector in this order."""
     R = rec_size(H, P)
     hasq = 1 if P > 0 else 0
     imax = max(I, D * R)
     return [N, T * N * D * R, T * N * imax, (D - 1) * T * N * imax, T * N * G * H,
             (T * N * G * H if gru else 0), T * N * R, N * R, N * H, N * G * H, N * R,
             T * N * P, N * P, hasq * N * H,
-            (param_size(L, D, G, H, I, P) if dparams_scratch else 0)]
+            (param_size(L, D, G, H, I, P) if dparams_scratch else 0), R * G * H, R * N]
 
 
 def backward_temp_call_sizes(call):

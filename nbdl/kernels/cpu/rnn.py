@@ -323,6 +323,48 @@ def rnn_forward_parallel(data, params, state, cell, lens, out, hy, cy, reserve, 
 
 # -- backward -------------------------------------------------------------------
 
+@njit(cache=True, inline="always")
+def _transpose_part(a, at, t, nt):
+    """Rows of ``at = a.T`` split over ``nt`` parts, part ``t``, in blocks
+    of 16 of ``a``'s rows."""
+    r0, r1 = chunk(at.shape[0], t, nt)
+    for i0 in range(0, a.shape[0], 16):
+        i1 = min(a.shape[0], i0 + 16)
+        for j in range(r0, r1):
+            row = at[j]
+            for i in range(i0, i1):
+                row[i] = a[i, j]
+
+
+@njit(cache=True, inline="always")
+def _dh_part(dgs, wht, dht, dh, dc, lens, s, gru, t, nt):
+    """Part ``t`` of ``nt`` of a backward step's dh = dgs . W_h2h (split
+    along its longer side, as ``part_bounds``), computed as dht = W_h2h^T .
+    dgs^T from the transposed copy ``wht`` and written back transposed
+    into the rows of the batch still inside their sequence (GRU adds the
+    gradient through its reset-gated path, ``dc``).  OpenBLAS runs this form
+    faster (one thread, half an LSTM's 32 x 1024 x 256: 53 against 68 us)."""
+    n_n, r_n = dh.shape[0], dh.shape[1]
+    r0, r1, c0, c1 = part_bounds(n_n, r_n, t, nt)
+    if r1 <= r0 or c1 <= c0:
+        return
+    if dgs.shape[1] == 0:
+        dht[c0:c1, r0:r1] = 0
+    else:
+        gemm(wht[c0:c1, :], dgs[r0:r1, :].T, dht[c0:c1, r0:r1], 1.0, 0.0)
+    for j0 in range(c0, c1, 16):
+        j1 = min(c1, j0 + 16)
+        for n in range(r0, r1):
+            if s >= int(lens[n]):
+                continue
+            row = dh[n]
+            if gru:
+                for j in range(j0, j1):
+                    row[j] = dht[j, n] + dc[n, j]
+            else:
+                for j in range(j0, j1):
+                    row[j] = dht[j, n]
+
 def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams, dstate, dcell,
                       ws, mode, L, D, H, P, pkeep, clip, lo, hi, hold, r_x, r_p, r_s, r_c, nt):
     T, N, I = data.shape
@@ -370,6 +412,10 @@ def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams,
     o += hasq * N * H
     # the parameter gradient accumulates in the output unless it is not wanted
     dp = ws[o:o + NP] if r_p == REQ_NULL else dparams[0:NP]
+    o += NP if r_p == REQ_NULL else 0
+    wht = ws[o:o + R * GH].reshape((R, GH))
+    o += R * GH
+    dht = ws[o:o + R * N].reshape((R, N))
     dgh = dgh_own if mode == GRU else dgx
     dp[:] = zero
     dy[...] = og
@@ -392,6 +438,8 @@ def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams,
             dh[...] = ghy[l * D + d]
             if mode == LSTM:
                 dc[...] = gcy[l * D + d]
+            for tt in prange(nt):
+                _transpose_part(wh, wht, tt, nt)
             prev = hold_blas(hold)      # the per-step products are small
             for s in range(T - 1, -1, -1):
                 for tt in prange(nt):
@@ -439,16 +487,7 @@ def _backward_core_py(og, ghy, gcy, data, params, state, cell, res, dx, dparams,
                         for k in range(GH):
                             dgs[n, k] = dgh[t, n, k]
                 for tt in prange(nt):        # dgs . W_h2h, split along its longer side
-                    r0, r1, c0, c1 = part_bounds(N, R, tt, nt)
-                    if r1 > r0 and c1 > c0:
-                        gemm(dgs[r0:r1, :], wh[:, c0:c1], dhn[r0:r1, c0:c1], 1.0, 0.0)
-                    for n in range(r0, r1):
-                        if s < int(lens[n]):
-                            for j in range(c0, c1):
-                                if mode == GRU:
-                                    dh[n, j] = dhn[n, j] + dc[n, j]
-                                else:
-                                    dh[n, j] = dhn[n, j]
+                    _dh_part(dgs, wht, dht, dh, dc, lens, s, mode == GRU, tt, nt)
             release_blas(prev)
             if r_s != REQ_NULL:
                 dstate[l * D + d] = dh

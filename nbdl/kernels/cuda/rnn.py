@@ -485,7 +485,7 @@ def prepare_rnn_backward(call):
             dx, dparams, dstate = grads
             dcell = dstate
         (lens, dy, dxl_all, _, dgx, dgh_own, hp, dh, dc, _, _, drall, _, dhc,
-         dp_scratch) = _split(ws, sizes)
+         dp_scratch, _, _) = _split(ws, sizes)
         # the parameter gradient is computed in the output unless it is not wanted
         dp = dp_scratch if r_p == REQ_NULL else dparams
         if N:
