@@ -11,7 +11,7 @@ from ..shared.jit import njit
 from ...ops.registry import REQ_ADD
 from ..shared.conv_epilogue import EP_RESIDUAL
 from ._parallel import serial_and_parallel
-from .conv_epilogue import finish_value
+from .conv_epilogue import channel, relu, store
 
 
 # -- the im2col table and one channel's im2col / col2im ------------------------------
@@ -360,13 +360,13 @@ def _scatter_unit(u, res, out3, st, r3, n0, g, g_n, ep, add):
             for q in range(n):
                 o[q] = src[q0 + q]
         return
-    r = r3[i, f] if ep & EP_RESIDUAL else o
-    if add:
-        for q in range(n):
-            o[q] += finish_value(src[q0 + q], r[q], st, c, ep)
-    else:
-        for q in range(n):
-            o[q] = finish_value(src[q0 + q], r[q], st, c, ep)
+    # the epilogue's vector loops (``finish_run``'s), not a value at a time
+    # through ``finish_value``: the 1x1 layers of 7x7 maps at batch 16,
+    # blocks of 3 images, 2048 rows of 49 a block (perf/README.md, tenth
+    # session)
+    s, t = channel(st, c, ep)
+    store(o, 0, src, q0, r3[i, f] if ep & EP_RESIDUAL else o, n, s, t, ep, add)
+    relu(o, 0, n, ep)
 
 
 @njit(cache=True)
