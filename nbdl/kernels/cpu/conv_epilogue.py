@@ -14,10 +14,9 @@ import numpy as np
 from ..shared.jit import njit
 
 from ..shared.conv_epilogue import (EP_AFFINE, EP_RELU, EP_RELU_NAN, EP_RESIDUAL,
-                                    py_channel_affine, py_finish)
+                                    py_channel_affine)
 
 _affine = njit(cache=True, inline="numba")(py_channel_affine)
-_finish = njit(cache=True, inline="numba")(py_finish)
 _U = np.uint64
 
 
@@ -87,11 +86,3 @@ def finish_run(o, r, st, c, ep, qa, qb):
     if ep & (EP_AFFINE | EP_RESIDUAL):
         store(o, qa, o, qa, r, qb - qa, s, t, ep, False)
     relu(o, qa, qb - qa, ep)
-
-
-@njit(cache=True, inline="numba")
-def finish_value(v, r, st, c, ep):
-    """One value through channel ``c``'s epilogue (``r``: the residual's value;
-    inlined: a call per value would pass ``st`` with its reference count)."""
-    s, t = channel(st, c, ep)
-    return _finish(v, s, t, r, ep, st.dtype.type(0))

@@ -360,10 +360,10 @@ def _scatter_unit(u, res, out3, st, r3, n0, g, g_n, ep, add):
             for q in range(n):
                 o[q] = src[q0 + q]
         return
-    # the epilogue's vector loops (``finish_run``'s), not a value at a time
-    # through ``finish_value``: the 1x1 layers of 7x7 maps at batch 16,
-    # blocks of 3 images, 2048 rows of 49 a block (perf/README.md, tenth
-    # session)
+    # the epilogue's vector loops (``finish_run``'s): a value at a time
+    # through the epilogue's branches (a scalar loop) took 1x1 layers of
+    # 7x7 maps at batch 16, blocks of 3 images, 2-2.4x longer (perf/README.md,
+    # tenth session)
     s, t = channel(st, c, ep)
     store(o, 0, src, q0, r3[i, f] if ep & EP_RESIDUAL else o, n, s, t, ep, add)
     relu(o, 0, n, ep)
