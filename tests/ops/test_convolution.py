@@ -414,6 +414,45 @@ def test_forward_plan_keeps_tiles_for_large_images(xs, want, monkeypatch, two_th
     assert mode == {"tiles": TILES, "split": SPLIT, "chunks": CHUNKS}[want]
 
 
+@pytest.mark.parametrize("xs,nf,want", [
+    ((1, 64, 13, 13), 16, "tiles"),   # SqueezeNet's squeeze layers: (image, tile) runs
+    ((1, 16, 55, 55), 64, "tiles"),
+    ((1, 512, 14, 14), 512, "split"),  # many filters: each thread half of them
+    ((1, 64, 4, 4), 16, "split")])     # too few columns for two threads
+def test_forward_plan_tiles_for_direct_convolutions_of_few_filters(xs, nf, want, monkeypatch,
+                                                                 two_threads):
+    """A 1x1 direct forward runs (image, tile) pairs when SPLIT would give
+    each thread a GEMM of a few rows (``DIRECT_TILES_MAX_FILTERS``) and there
+    are ``DIRECT_TILES_MIN_COLS`` columns a thread; its backward keeps
+    SPLIT."""
+    from nbdl.kernels.cpu.conv_plan import SPLIT, TILES, plan
+    from nbdl.ops.convolution import geometry
+    for k in ("NBDL_CONV_BLOCK_COLS", "NBDL_CONV_CHUNK_MIN_COLS", "NBDL_CONV_BLOCK_BYTES"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("NBDL_CONV_PARALLEL_MIN_FLOPS", "0")
+    attrs = dict(kernel=(1, 1), num_filter=nf, num_group=1, no_bias=True)
+    geom = geometry(get_op("Convolution").parse_attrs(attrs)[0], xs, False)
+    assert plan(geom, 4, forward=True)[0] == {"tiles": TILES, "split": SPLIT}[want]
+    assert plan(geom, 4)[0] == SPLIT
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_direct_convolution_tiles_against_references(groups, monkeypatch, two_threads, rng):
+    """1x1 direct convolutions by (image, tile) pairs (two images of 144
+    positions, tiles of 48: runs that end inside an image), bias, groups,
+    write / add / null: as the references."""
+    from nbdl.kernels.cpu.conv_plan import TILES, plan
+    from nbdl.ops.convolution import geometry
+    monkeypatch.setenv("NBDL_CONV_PARALLEL_MIN_FLOPS", "0")
+    monkeypatch.setenv("NBDL_CONV_CHUNK_MIN_COLS", "100000")
+    monkeypatch.setenv("NBDL_CONV_BLOCK_COLS", "48")
+    attrs = dict(kernel=(1, 1), pad=(0, 0), num_filter=6, num_group=groups, no_bias=False)
+    xs = (2, 4, 12, 12)
+    geom = geometry(get_op("Convolution").parse_attrs(attrs)[0], xs, False)
+    assert plan(geom, 4, forward=True) == (TILES, 2, 1, 48)
+    _check_against_references(False, attrs, xs, (6, 4 // groups, 1, 1), rng)
+
+
 def _check_against_references(transposed, attrs, xs, ws, rng, dt=np.float32):
     """Forward and backward through the executor, then the kernels directly
     with add and null requests, against the loop references (float64).  The

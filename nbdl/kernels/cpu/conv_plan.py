@@ -16,7 +16,9 @@ nest, and BLAS's own threads stall badly on a busy machine):
   (batch 1 at 14x14 and up, say): a ``prange`` over ``nt`` contiguous runs of the
   (image, column tile) pairs, each tile's im2col and GEMM on one thread
   while its columns are in cache (``SPLIT`` would build the whole image's
-  columns, then have every thread read all of them).
+  columns, then have every thread read all of them); also 1x1 direct
+  convolutions of few filters (each thread a GEMM of all of them over its
+  columns instead of a few rows over all columns).
 - ``SPLIT``: few columns (small batches, tiny images): a block at a time,
   im2col/gather split over (sample, channel) pairs, then each GEMM split
   over ``nt`` slices of its rows (output channels; input channels for the
@@ -85,10 +87,11 @@ def plan(geom, itemsize=4, forward=False):
     module docstring): ``SERIAL`` below ``NBDL_CONV_PARALLEL_MIN_FLOPS`` (or
     on one thread, or when BLAS's threads cannot be held), ``CHUNKS`` when
     every thread gets at least ``NBDL_CONV_BLOCK_COLS`` columns of its own
-    samples, else (``forward``, not 1x1 direct) ``TILES`` when the images
-    have an eighth of that a thread and each image a quarter of it (a tile
-    of a tiny image is the image: ResNet-18's 2x2 layers at batch 32 ran
-    32 GEMMs of 4 columns, 2.5 ms against SPLIT's 1.3), else ``SPLIT``.
+    samples, else (``forward``) ``TILES`` when the images have an eighth of
+    that a thread and each image a quarter of it (a tile of a tiny image is
+    the image: ResNet-18's 2x2 layers at batch 32 ran 32 GEMMs of 4 columns,
+    2.5 ms against SPLIT's 1.3), or for 1x1 direct convolutions when they
+    have few filters (``_tiles_pay``), else ``SPLIT``.
     (Batch 1, 2 threads: TILES took 128->128 3x3 at 28x28 from 1.53-1.71 to
     1.33-1.35 ms, 256 channels at 14x14 from 1.39-1.46 to 1.28; at 7x7 they
     were level.)
@@ -115,8 +118,7 @@ def plan(geom, itemsize=4, forward=False):
     elif n >= threads and n * p >= threads * config.conv_chunk_min_cols():
         mode, nt = CHUNKS, threads
         bs = min(-(-n // nt), per_block)
-    elif (forward and not is_direct(geom) and p >= max(1, target // 4)
-          and n * p >= threads * max(1, target // 8)):
+    elif forward and _tiles_pay(geom, n, p, target, threads):
         return TILES, threads, 1, _even_tile(n, p, target, threads)
     else:
         mode, nt, bs = SPLIT, threads, n
@@ -126,6 +128,28 @@ def plan(geom, itemsize=4, forward=False):
         tiles = -(-p // target)
         tile = -(-p // tiles)
     return mode, nt, bs, tile
+
+
+# 1x1 direct convolutions run (image, tile) pairs (``TILES``) when SPLIT would
+# give each thread a GEMM of few rows (filters) and there are this many
+# columns a thread: SqueezeNet 1.1 at batch 1 (squeeze layers of 16-64
+# filters) 2.97-3.03 -> 2.80-2.90 ms, MobileNet b1 level to 0.92, ResNet-50
+# b1 level; with every 1x1 layer (weights of up to 2 MB read by both
+# threads) ResNet-50 b1 ran 3% and MobileNet 0-6% slower (perf/README.md,
+# tenth session)
+DIRECT_TILES_MAX_FILTERS = 64
+DIRECT_TILES_MIN_COLS = 64
+
+
+def _tiles_pay(geom, n, p, target, threads):
+    """Whether a forward's (image, tile) pairs (``TILES``) beat ``SPLIT``:
+    im2col convolutions of images of a quarter of ``target`` positions and
+    up (each tile's columns stay in cache until its GEMM), 1x1 direct ones
+    of at most ``DIRECT_TILES_MAX_FILTERS`` filters a group."""
+    if is_direct(geom):
+        return (geom["w"][1] <= DIRECT_TILES_MAX_FILTERS
+                and n * p >= threads * DIRECT_TILES_MIN_COLS)
+    return p >= max(1, target // 4) and n * p >= threads * max(1, target // 8)
 
 
 def _even_tile(n, p, target, threads):
