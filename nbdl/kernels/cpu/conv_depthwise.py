@@ -50,7 +50,8 @@ def _grid(geom):
 def _lanes(geom):
     """Whether ``conv_depthwise_lanes`` runs this convolution."""
     (kd, kh, kw), (_, dh, dw) = geom["k3"], geom["d3"]
-    return py_uses_lanes(geom["w"][1], kd, kh, kw, dh, dw, geom["cols"][4])
+    return py_uses_lanes(geom["w"][1], kd, kh, kw, dh, dw, geom["cols"][4], geom["img"][2],
+                         geom["cols"][2])
 
 
 def scratch_size(geom):
@@ -151,7 +152,7 @@ def _plane(j, fill, img, w, out, res, st, buf, ep, add, fg, g_n,
     r_flat = res[j].reshape(n_out) if ep & EP_RESIDUAL else dst
     s, t = channel(st, c, ep)
     if (kd == 1 and kh == 3 and kw == 3 and dh == 1 and dw == 1 and sh == sw and sh <= 2
-            and ow_n >= _ROW_MIN):
+            and d_n == 1 and od_n == 1 and ow_n >= _ROW_MIN):
         # a row's sums, then its epilogue while they are in L1
         phases, sums = buf[:acc0], buf[acc0:acc0 + ow_n]
         for oh in range(oh_n):
@@ -243,7 +244,7 @@ def dw_forward(img, w, b, gamma, beta, mm, mv, res, out, st, scr, has_bias, has_
         return
     fold(st, b, gamma, beta, mm, mv, has_bias, has_bn, fix_gamma, eps, ep)
     add = req == REQ_ADD
-    if uses_lanes(fg, kd, kh, kw, dh, dw, out.shape[3]):
+    if uses_lanes(fg, kd, kh, kw, dh, dw, out.shape[3], img.shape[1], out.shape[1]):
         out2, res2 = _flat_planes(out, res, ep)
         for u in range(img.shape[0] // g_n * ((g_n + LANES - 1) // LANES)):
             lane_group(u, img, w, out2, res2, st, scr[0], ep, add, g_n, out.shape[2],
@@ -263,7 +264,7 @@ def dw_forward_parallel(img, w, b, gamma, beta, mm, mv, res, out, st, scr, has_b
     fold(st, b, gamma, beta, mm, mv, has_bias, has_bn, fix_gamma, eps, ep)
     nt = scr.shape[0]
     add = req == REQ_ADD
-    if uses_lanes(fg, kd, kh, kw, dh, dw, out.shape[3]):
+    if uses_lanes(fg, kd, kh, kw, dh, dw, out.shape[3], img.shape[1], out.shape[1]):
         out2, res2 = _flat_planes(out, res, ep)
         n = img.shape[0] // g_n * ((g_n + LANES - 1) // LANES)
         for t in prange(nt):

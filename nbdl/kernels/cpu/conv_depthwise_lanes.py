@@ -33,12 +33,13 @@ LANES_BELOW = 16
 _U = np.uint64
 
 
-def py_uses_lanes(fg, kd, kh, kw, dh, dw, ow):
+def py_uses_lanes(fg, kd, kh, kw, dh, dw, ow, d_in, d_out):
     """Whether a depthwise forward runs by lanes: one filter a channel, a
-    2-D 3x3 kernel without dilation (any stride and padding), output rows
-    narrower than ``LANES_BELOW``."""
+    2-D 3x3 kernel without dilation (any stride and padding; ``d_in`` and
+    ``d_out``, the input's and output's depth, 1), output rows narrower than
+    ``LANES_BELOW``."""
     return (fg == 1 and kd == 1 and kh == 3 and kw == 3 and dh == 1 and dw == 1
-            and ow < LANES_BELOW)
+            and d_in == 1 and d_out == 1 and ow < LANES_BELOW)
 
 
 uses_lanes = njit(cache=True, inline="always")(py_uses_lanes)
