@@ -13,7 +13,11 @@ between depth slices) each tap is one contiguous multiply-add of the whole
 plane, which vectorises, with no bounds tests; the columns and rows beyond
 the output are computed and dropped.  The valid positions are then written
 through the epilogue (``conv_epilogue``: bias, folded BatchNorm, residual,
-ReLU).
+ReLU).  A 2-D 3x3 kernel of stride 1 or 2 with output rows of 16 and more
+is summed a row at a time instead, its nine products in registers
+(``_row3x3``), and each row finished while it is in L1; one with one filter
+a channel and narrower rows runs sixteen channels at a time
+(``conv_depthwise_lanes``).
 
 A plane of a small map is little work (1024 planes of 7x7: 0.2 us each),
 so what each plane pays besides its multiply-adds is kept small: the plane
