@@ -332,6 +332,16 @@ def _at6(m0, m1, m2, m3, m4, m5):
     return s + p + m0, d + _C2 * q, s + _C4 * p, d + _C8 * q + m5
 
 
+@njit(cache=True, inline="always")
+def _put_at6(o, x, m0, m1, m2, m3, m4, m5):
+    """o[x .. x+3] = A^T of six values (a row of an output tile)."""
+    y0, y1, y2, y3 = _at6(m0, m1, m2, m3, m4, m5)
+    o[x] = y0
+    o[x + _U(1)] = y1
+    o[x + _U(2)] = y2
+    o[x + _U(3)] = y3
+
+
 @njit(cache=True)
 def _weight_rows4(w, u, n_c, f0, f1):
     """u[xi, f*C + c] = (G g G^T)[xi] (6x6, xi = 6 r + s) of w[0, f, 9c:9c+9]
@@ -454,26 +464,10 @@ def _output_band4(m, f0, f1, out3, r3, st, ep, add, n, i0, i1, h, w, rb, col0, n
             a04, a14, a24, a34 = _at6(m4[t], m10[t], m16[t], m22[t], m28[t], m34[t])
             a05, a15, a25, a35 = _at6(m5[t], m11[t], m17[t], m23[t], m29[t], m35[t])
             x = _U(4) * t
-            y0_, y1_, y2_, y3_ = _at6(a00, a01, a02, a03, a04, a05)
-            o0[x] = y0_
-            o0[x + _U(1)] = y1_
-            o0[x + _U(2)] = y2_
-            o0[x + _U(3)] = y3_
-            y0_, y1_, y2_, y3_ = _at6(a10, a11, a12, a13, a14, a15)
-            o1[x] = y0_
-            o1[x + _U(1)] = y1_
-            o1[x + _U(2)] = y2_
-            o1[x + _U(3)] = y3_
-            y0_, y1_, y2_, y3_ = _at6(a20, a21, a22, a23, a24, a25)
-            o2[x] = y0_
-            o2[x + _U(1)] = y1_
-            o2[x + _U(2)] = y2_
-            o2[x + _U(3)] = y3_
-            y0_, y1_, y2_, y3_ = _at6(a30, a31, a32, a33, a34, a35)
-            o3[x] = y0_
-            o3[x + _U(1)] = y1_
-            o3[x + _U(2)] = y2_
-            o3[x + _U(3)] = y3_
+            _put_at6(o0, x, a00, a01, a02, a03, a04, a05)
+            _put_at6(o1, x, a10, a11, a12, a13, a14, a15)
+            _put_at6(o2, x, a20, a21, a22, a23, a24, a25)
+            _put_at6(o3, x, a30, a31, a32, a33, a34, a35)
         _rows_out(dst, rb, size, 4, i0, i1, h, w, wb, add)
         if ep:
             _finish_rows(dst, r3, st, ep, n, f, 4 * i0, min(h, 4 * i1), w)
